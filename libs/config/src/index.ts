@@ -1,0 +1,47 @@
+import Joi from 'joi';
+
+export { Joi };
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid environment:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses an environment into a typed, frozen config. Every bad key is reported at once.
+ * Only a service's config.ts calls this (with process.env); libraries take the resulting objects.
+ */
+export function loadConfig<T>(schema: Joi.ObjectSchema<T>, env: NodeJS.ProcessEnv | Record<string, string | undefined>): Readonly<T> {
+  const { value, error } = schema.validate(env, { abortEarly: false, allowUnknown: true, stripUnknown: true, convert: true });
+  if (error) throw new ConfigError(error.details.map((d) => `${d.path.join('.')}: ${d.message.replace(/"/g, '')}`));
+  return deepFreeze(value as T);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object') {
+    Object.values(o as Record<string, unknown>).forEach(deepFreeze);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** Env fragments shared by services. Secrets have no defaults. */
+export const env = {
+  databaseUrl: () => Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).default('postgres://postgres@127.0.0.1:5432/gmg'),
+  redisUrl: () => Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  logLevel: () => Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  port: (def: number) => Joi.number().integer().min(0).max(65535).default(def),
+  positiveInt: (def: number) => Joi.number().integer().min(1).default(def),
+  bool: (def: boolean) => Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(def),
+};
+
+/** Builds the common part of every service's config: Postgres, Redis, logging, Redis policy check. */
+export const commonSchema = {
+  DATABASE_URL: env.databaseUrl(),
+  REDIS_URL: env.redisUrl(),
+  LOG_LEVEL: env.logLevel(),
+  /** Refuse to start when Redis may evict queue keys (maxmemory-policy other than noeviction). */
+  REDIS_REQUIRE_NOEVICTION: env.bool(false),
+};

@@ -1,0 +1,6 @@
+export * from './queues';
+export * from './task';
+export * from './error-types';
+export * from './models/types';
+export * from './pricing';
+export * from './models/registry';

@@ -1,0 +1,103 @@
+import type { Pool } from '../queues';
+import type { ErrorType } from '../error-types';
+
+export type Category = 'chat' | 'image' | 'video' | 'audio' | 'unknown';
+export type Operation = 'image_generation' | 'video_generation';
+/** Acknowledgement shapes of spec 2.1 (artgen has its own, see the art suite). */
+export type AckShape = 'A' | 'B' | 'C' | 'artgen';
+
+/** A JSON Schema (draft 2020-12) document or sub-schema. */
+export type JsonSchema = { [k: string]: unknown };
+
+/** One billed dimension: the first price key found in the price table wins (most specific first). */
+export interface BillingItem {
+  /** Candidate price keys, most specific first, e.g. ['lumen-2-pro@1MP', 'lumen-2-pro']. */
+  keys: string[];
+  /** Multiplier: images, seconds, batch size… */
+  quantity: number;
+  /** Human label for logs/ledger, e.g. '1 image at 1MP'. */
+  label: string;
+}
+
+/** What the upstream is asked to produce; the simulator and the e2e tests check results against it. */
+export interface ExpectedOutput {
+  kind: 'images' | 'videos' | 'assets' | 'text';
+  count: number;
+  width?: number;
+  height?: number;
+  /** jpeg | png | webp | mp4 */
+  format?: string;
+  durationSeconds?: number;
+}
+
+/** The result of validating and normalizing one request body against a model's contract. */
+export interface NormalizedRequest {
+  /** Canonical model id (aliases resolved). */
+  model: string;
+  /** The model name the client sent (may be an alias); echoed where the spec echoes it. */
+  requestedModel: string;
+  pool: Pool;
+  /**
+   * The body to send to an upstream that speaks this same API: validated, defaults filled in, server-side
+   * rewrites applied (e.g. kinetic `<<<image_1>>>`). Never contains secrets.
+   */
+  upstreamBody: Record<string, unknown>;
+  /** Derived facts: mode, output dimensions, tier... (model specific, JSON-serializable). */
+  derived: Record<string, unknown>;
+  billing: BillingItem[];
+  expected: ExpectedOutput;
+}
+
+/** A request that breaks the contract: names the field and the rule. */
+export interface ContractViolation {
+  /** 400 for most; 422 for conflicting fields (spec 7). */
+  status: 400 | 422;
+  type: ErrorType;
+  /** Dotted path of the offending field ('' for the body itself). */
+  field: string;
+  /** Short rule id, e.g. 'enum', 'max', 'required', 'together', 'exclusive', 'server:pixel-limit'. */
+  rule: string;
+  /** A message a person can act on: field, what was wrong, what is allowed. */
+  message: string;
+}
+
+export type ValidationOutcome = { ok: true; value: NormalizedRequest } | { ok: false; violation: ContractViolation };
+
+export interface ModelContract {
+  operation: Operation;
+  method: 'POST';
+  endpoint: string;
+  /** A date; later versions only add fields. */
+  schemaVersion: string;
+  /** Contract origin for debugging: `model:<family>` or `base`. */
+  source: string;
+  ack: AckShape;
+  /** Upstream poll cadence for tasks of this model. */
+  pollIntervalMs: { min: number; max: number };
+  /** Typical time to finish, seconds (shown as `estimated_time`). */
+  estimatedSeconds: number;
+  /** JSON Schema 2020-12 of the request body, derived from the same definition as the validator. */
+  inputSchema: JsonSchema;
+  /**
+   * Rules JSON Schema cannot express, enforced only server-side (documented, listed per model).
+   * Each entry: short id and one sentence.
+   */
+  serverRules: ReadonlyArray<{ id: string; description: string }>;
+  /** Joi-backed validation plus server-side rules plus normalization. Pure. */
+  validate(body: unknown, requestedModel: string): ValidationOutcome;
+}
+
+export interface ModelDefinition {
+  id: string;
+  aliases: readonly string[];
+  ownedBy: string;
+  /** Unix seconds. */
+  created: number;
+  category: Exclude<Category, 'unknown'>;
+  capabilityTags: readonly string[];
+  supportedEndpointTypes: readonly string[];
+  /** The worker pool that runs it; undefined for synchronous models (chat). */
+  pool?: Pool;
+  /** Image and video models have a contract; chat and audio do not (spec 4.1 rule 3). */
+  contract?: ModelContract;
+}

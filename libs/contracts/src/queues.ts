@@ -1,0 +1,51 @@
+/**
+ * Queue names. Their values are Redis key prefixes: renaming one strands every job already in it.
+ */
+export const QUEUES = Object.freeze({
+  image: 'gmg-image',
+  video: 'gmg-video',
+  artgen: 'gmg-artgen',
+  avatar: 'gmg-avatar',
+  billing: 'gmg-billing',
+} as const);
+
+export type Pool = 'image' | 'video' | 'artgen' | 'avatar';
+export const POOLS: readonly Pool[] = Object.freeze(['image', 'video', 'artgen', 'avatar'] as const);
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** Job names per queue (the catalog). A handler map typed over it makes a missing handler a compile error. */
+export interface TaskJobCatalog {
+  /** Drives one task through its step machine: submit to an upstream, then poll it. */
+  task: TaskJobData;
+  /** Periodic: fail tasks past their deadline, re-add pending tasks that lost their job. */
+  sweep: SweepJobData;
+}
+export interface BillingJobCatalog {
+  /** Capture (completed) or release (failed) the hold of one terminal task. jobId = `settle-<taskId>`. */
+  settle: SettleJobData;
+  /** Periodic: re-send settlements of terminal tasks left unsettled. */
+  sweep: SweepJobData;
+}
+
+export type TaskStep = 'submit' | 'poll';
+export interface TaskJobData {
+  taskId: string;
+  step: TaskStep;
+  /** Upstream submit attempts so far (for backoff and failover). Optional: old jobs lack it. */
+  submitAttempts?: number;
+  /** Consecutive failed polls (transient upstream errors while polling). */
+  pollFailures?: number;
+  /** Channels already tried and failed for this task, so failover picks another one. */
+  excludedChannels?: string[];
+}
+export interface SettleJobData {
+  taskId: string;
+}
+export interface SweepJobData {
+  /** Set by the scheduler; informative only. */
+  scheduledAt?: number;
+}
+
+/** jobId conventions: the reconciler and the billing sweeper rely on them being derived, not random. */
+export const taskJobId = (taskId: string): string => taskId;
+export const settleJobId = (taskId: string): string => `settle-${taskId}`;

@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { AccountEntity } from './entities/account.entity';
+import { ApiKeyEntity } from './entities/api-key.entity';
+import { ChannelEntity } from './entities/channel.entity';
+import { GroupEntity } from './entities/group.entity';
+import { LedgerEntryEntity } from './entities/ledger-entry.entity';
+import { PriceEntity } from './entities/price.entity';
+import { TaskEntity } from './entities/task.entity';
+import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-schema';
+
+export const ENTITIES = [AccountEntity, ApiKeyEntity, ChannelEntity, GroupEntity, LedgerEntryEntity, PriceEntity, TaskEntity];
+/** In order. A new migration is appended here. */
+export const MIGRATIONS = [InitialSchema1763769600000];
+
+export interface DbConfig {
+  url: string;
+  /** Pool size per process. */
+  poolSize?: number;
+  applicationName?: string;
+}
+
+/** synchronize is off everywhere: the schema comes from migrations only. */
+export function createDataSource(cfg: DbConfig): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: cfg.url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    extra: { max: cfg.poolSize ?? 10, application_name: cfg.applicationName ?? 'gmg' },
+  });
+}
+
+export async function runMigrations(ds: DataSource): Promise<string[]> {
+  const done = await ds.runMigrations({ transaction: 'each' });
+  return done.map((m) => m.name);
+}

@@ -1,0 +1,22 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+/** An upstream endpoint. Its api_key never enters job data or logs. */
+@Entity({ name: 'channels' })
+export class ChannelEntity {
+  @PrimaryGeneratedColumn('uuid') id!: string;
+  @Column({ type: 'text' }) name!: string;
+  /** Adapter name, e.g. `gateway` (an upstream speaking this same API). */
+  @Column({ type: 'text', default: 'gateway' }) protocol!: string;
+  @Column({ type: 'text', name: 'base_url' }) baseUrl!: string;
+  @Column({ type: 'text', name: 'api_key', select: false, default: '' }) apiKey!: string;
+  /** Models served; null = every model. */
+  @Column({ type: 'text', array: true, nullable: true }) models!: string[] | null;
+  /** Groups served; null = every group. */
+  @Column({ type: 'text', array: true, nullable: true }) groups!: string[] | null;
+  /** Higher first; weight splits traffic among equal priorities. */
+  @Column({ type: 'integer', default: 0 }) priority!: number;
+  @Column({ type: 'integer', default: 1 }) weight!: number;
+  @Column({ type: 'boolean', default: true }) enabled!: boolean;
+  @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  @UpdateDateColumn({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
+}

@@ -1,0 +1,16 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+export type LedgerKind = 'topup' | 'hold' | 'capture' | 'release' | 'adjustment';
+
+/** Append-only. UNIQUE(task_id, kind): a task has at most one hold, one capture, one release. */
+@Entity({ name: 'ledger_entries' })
+export class LedgerEntryEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
+  @Column({ type: 'uuid', name: 'account_id' }) accountId!: string;
+  @Column({ type: 'text', name: 'task_id', nullable: true }) taskId!: string | null;
+  @Column({ type: 'text' }) kind!: LedgerKind;
+  /** Minor units, always positive; the kind says which way money moved. */
+  @Column({ type: 'bigint' }) amount!: string;
+  @Column({ type: 'jsonb', nullable: true }) meta!: Record<string, unknown> | null;
+  @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+}

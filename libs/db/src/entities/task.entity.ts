@@ -1,0 +1,33 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Pool, TaskError, TaskResult, TaskStatus } from '@gmg/contracts';
+
+@Entity({ name: 'tasks' })
+export class TaskEntity {
+  /** `task_` + 24 random base62 characters: unguessable. */
+  @PrimaryColumn({ type: 'text' }) id!: string;
+  @Column({ type: 'uuid', name: 'account_id' }) accountId!: string;
+  @Column({ type: 'uuid', name: 'api_key_id' }) apiKeyId!: string;
+  /** Canonical model id. */
+  @Column({ type: 'text' }) model!: string;
+  /** What the client sent (may be an alias). */
+  @Column({ type: 'text', name: 'requested_model' }) requestedModel!: string;
+  @Column({ type: 'text' }) pool!: Pool;
+  @Column({ type: 'text', default: 'pending' }) status!: TaskStatus;
+  @Column({ type: 'integer', default: 0 }) progress!: number;
+  /** The NormalizedRequest (upstream body, derived facts, billing items, expected output). */
+  @Column({ type: 'jsonb' }) request!: Record<string, unknown>;
+  /** Price held at submit, minor units: the snapshot the task is settled with. */
+  @Column({ type: 'bigint' }) price!: string;
+  /** Quote lines and ratio at submit. */
+  @Column({ type: 'jsonb', name: 'price_snapshot' }) priceSnapshot!: Record<string, unknown>;
+  @Column({ type: 'uuid', name: 'channel_id', nullable: true }) channelId!: string | null;
+  @Column({ type: 'text', name: 'upstream_task_id', nullable: true }) upstreamTaskId!: string | null;
+  @Column({ type: 'jsonb', nullable: true }) result!: TaskResult | null;
+  @Column({ type: 'jsonb', nullable: true }) error!: TaskError | null;
+  @Column({ type: 'timestamptz', name: 'created_at', default: () => 'now()' }) createdAt!: Date;
+  @Column({ type: 'timestamptz', name: 'started_at', nullable: true }) startedAt!: Date | null;
+  @Column({ type: 'timestamptz', name: 'completed_at', nullable: true }) completedAt!: Date | null;
+  /** After this instant a non-terminal task fails with `Task timeout`. */
+  @Column({ type: 'timestamptz', name: 'deadline_at' }) deadlineAt!: Date;
+  @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
+}

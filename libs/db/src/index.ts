@@ -1,0 +1,11 @@
+export { createDataSource, runMigrations, ENTITIES, MIGRATIONS } from './data-source';
+export type { DbConfig } from './data-source';
+export { AccountEntity } from './entities/account.entity';
+export { ApiKeyEntity } from './entities/api-key.entity';
+export type { ApiKeyStatus } from './entities/api-key.entity';
+export { ChannelEntity } from './entities/channel.entity';
+export { GroupEntity } from './entities/group.entity';
+export { LedgerEntryEntity } from './entities/ledger-entry.entity';
+export type { LedgerKind } from './entities/ledger-entry.entity';
+export { PriceEntity } from './entities/price.entity';
+export { TaskEntity } from './entities/task.entity';

@@ -1,0 +1,86 @@
+import type { ContractViolation, ErrorType } from '@gmg/contracts';
+
+/**
+ * Stable internal error codes. Each maps to one spec `type` here and to one HTTP status in api-edge
+ * (services/api-edge/src/http/error-map.ts). Domain code never speaks HTTP.
+ */
+export const ERROR_CODES = {
+  invalid_request: 'invalid_request_error',
+  invalid_json: 'invalid_request_error',
+  conflicting_fields: 'invalid_request_error',
+  invalid_duration: 'invalid_duration',
+  invalid_resolution: 'invalid_resolution',
+  unsupported_image_count: 'unsupported_image_count',
+  unsupported_video_count: 'unsupported_video_count',
+  payload_too_large: 'invalid_request_error',
+  unsupported_media_type: 'invalid_request_error',
+  route_not_found: 'not_found_error',
+  method_not_allowed: 'invalid_request_error',
+  authentication: 'authentication_error',
+  permission: 'permission_error',
+  payment_required: 'payment_required',
+  task_not_found: 'not_found_error',
+  artgen_not_found: 'not_found',
+  not_found: 'not_found_error',
+  rate_limited: 'rate_limit_error',
+  idempotency_in_progress: 'invalid_request_error',
+  idempotency_mismatch: 'invalid_request_error',
+  conflict: 'invalid_request_error',
+  server_error: 'server_error',
+  bad_gateway: 'bad_gateway',
+  service_unavailable: 'service_unavailable',
+} as const satisfies Record<string, ErrorType>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface DomainErrorDetails {
+  field?: string;
+  rule?: string;
+  /** Seconds, for rate limits. */
+  retryAfter?: number;
+  /** Anything else safe to show. */
+  [k: string]: unknown;
+}
+
+/** A failure the client caused or must know about. Carries a stable code and a spec type, no HTTP. */
+export class DomainError extends Error {
+  readonly type: ErrorType;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: DomainErrorDetails = {},
+  ) {
+    super(message);
+    this.name = 'DomainError';
+    this.type = ERROR_CODES[code];
+  }
+}
+
+export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;
+
+const VIOLATION_CODES: Partial<Record<ErrorType, ErrorCode>> = {
+  invalid_duration: 'invalid_duration',
+  invalid_resolution: 'invalid_resolution',
+  unsupported_image_count: 'unsupported_image_count',
+  unsupported_video_count: 'unsupported_video_count',
+};
+
+/** A contract violation (from @gmg/contracts validation) as a DomainError. */
+export function violationError(v: ContractViolation): DomainError {
+  const code: ErrorCode = v.status === 422 ? 'conflicting_fields' : (VIOLATION_CODES[v.type] ?? 'invalid_request');
+  return new DomainError(code, v.message, { field: v.field, rule: v.rule });
+}
+
+/** Upstream failures: retryable ones (timeouts, 5xx, 429) may be retried or failed over; final ones fail the task. */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+    /** 'moderation' | 'quota' | 'timeout' | 'bad_request' | 'server' | 'network' */
+    readonly kind: string = retryable ? 'server' : 'bad_request',
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import { createDataSource, runMigrations } from '@gmg/db';
+
+/** The server tests run against; CI and the dev machine have it at 127.0.0.1. */
+export const TEST_PG_ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export const uniqueSuffix = (): string => `${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  dataSource: DataSource;
+  drop(): Promise<void>;
+}
+
+/** A fresh database with the real migrations applied. Call drop() in afterAll. */
+export async function createTestDatabase(prefix = 'gmg_test'): Promise<TestDatabase> {
+  const name = `${prefix}_${uniqueSuffix()}`;
+  const admin = new Client({ connectionString: TEST_PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(TEST_PG_ADMIN_URL);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const dataSource = createDataSource({ url, poolSize: 5, applicationName: 'gmg-test' });
+  await dataSource.initialize();
+  await runMigrations(dataSource);
+  return {
+    name,
+    url,
+    dataSource,
+    async drop() {
+      if (dataSource.isInitialized) await dataSource.destroy();
+      const c = new Client({ connectionString: TEST_PG_ADMIN_URL });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+/** A unique BullMQ/Redis key prefix per test run so parallel runs never see each other's keys. */
+export const uniqueRedisPrefix = (): string => `gmgtest:${uniqueSuffix()}`;
+
+/** Polls `fn` until it returns a truthy value or the deadline passes. Never a fixed sleep. */
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+  const interval = opts.intervalMs ?? 50;
+  let last: unknown;
+  for (let i = 0; i < 100_000; i++) {
+    try {
+      const v = await fn();
+      if (v) return v as T;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, interval));
+  }
+  throw new Error(`timed out waiting for ${opts.what ?? 'condition'}${last ? `: ${String(last)}` : ''}`);
+}
