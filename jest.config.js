@@ -20,7 +20,7 @@ const base = {
 module.exports = {
   projects: [
     { ...base, displayName: 'unit', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '\\.e2e\\.test\\.ts$', '/node_modules/'] },
-    { ...base, displayName: 'int', testMatch: ['**/*.int.test.ts'], testTimeout: 60000 },
-    { ...base, displayName: 'e2e', testMatch: ['**/*.e2e.test.ts'], testTimeout: 180000 },
+    { ...base, displayName: 'int', testMatch: ['**/*.int.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup-int.ts'] },
+    { ...base, displayName: 'e2e', testMatch: ['**/*.e2e.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup-e2e.ts'] },
   ],
 };

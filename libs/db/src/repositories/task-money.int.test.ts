@@ -1,0 +1,73 @@
+import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import type { NormalizedRequest } from '@gmg/contracts';
+import { AccountRepository } from './account.repository';
+import { ApiKeyRepository } from './api-key.repository';
+import { settleTask } from './ledger.repository';
+import { TaskRepository, type NewTask } from './task.repository';
+import { newTaskId } from '../ids';
+
+const request = { model: 'lumen-2-pro' } as unknown as NormalizedRequest;
+
+describe('task money path', () => {
+  let db: TestDatabase;
+  let tasks: TaskRepository;
+  let accounts: AccountRepository;
+  let keyId: string;
+  let accountId: string;
+
+  const newTask = (price: bigint): NewTask => ({
+    id: newTaskId(), accountId, apiKeyId: keyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
+    request, price, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+  });
+  const balance = async () => {
+    const a = (await accounts.get(accountId))!;
+    return { available: a.available, held: a.held, spent: a.spent };
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    tasks = new TaskRepository(db.dataSource);
+    accounts = new AccountRepository(db.dataSource);
+  });
+  afterAll(async () => { await db?.drop(); });
+  beforeEach(async () => {
+    accountId = (await accounts.create({ name: 't' })).id;
+    keyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+  });
+
+  it('holds on create, captures once on completion however often settlement is delivered', async () => {
+    await accounts.topup(accountId, 1000n);
+    const t = await tasks.createWithHold(newTask(300n));
+    expect(await balance()).toEqual({ available: 700n, held: 300n, spent: 0n });
+    expect(await settleTask(db.dataSource, t.id)).toBe('not_terminal');
+    expect(await tasks.complete(t.id, { images: [{ url: 'http://x/1.jpg' }] })).not.toBeNull();
+    expect(await tasks.fail(t.id, { code: 'task_failed', message: 'late' })).toBeNull();
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => settleTask(db.dataSource, t.id)));
+    expect(outcomes.filter((o) => o === 'captured')).toHaveLength(1);
+    expect(await balance()).toEqual({ available: 700n, held: 0n, spent: 300n });
+  });
+
+  it('releases a failed task: cost nets to zero', async () => {
+    await accounts.topup(accountId, 1000n);
+    const t = await tasks.createWithHold(newTask(400n));
+    await tasks.fail(t.id, { code: 'task_failed', message: 'boom' });
+    expect(await settleTask(db.dataSource, t.id)).toBe('released');
+    expect(await settleTask(db.dataSource, t.id)).toBe('duplicate');
+    expect(await balance()).toEqual({ available: 1000n, held: 0n, spent: 0n });
+  });
+
+  it('refuses a hold above the balance with payment_required and writes nothing', async () => {
+    await accounts.topup(accountId, 100n);
+    await expect(tasks.createWithHold(newTask(101n))).rejects.toMatchObject({ type: 'payment_required' });
+    const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [accountId]);
+    const [{ m }] = await db.dataSource.query(`SELECT count(*)::int AS m FROM ledger_entries WHERE account_id = $1 AND kind = 'hold'`, [accountId]);
+    expect([n, m]).toEqual([0, 0]);
+  });
+
+  it('accepts exactly as many concurrent holds as the balance covers', async () => {
+    await accounts.topup(accountId, 1000n);
+    const results = await Promise.allSettled(Array.from({ length: 40 }, () => tasks.createWithHold(newTask(100n))));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    expect(await balance()).toEqual({ available: 0n, held: 1000n, spent: 0n });
+  });
+});

@@ -1,0 +1,191 @@
+import { rowsOf, type Row } from './sql';
+import type { DataSource, EntityManager } from 'typeorm';
+import { isTerminal, type NormalizedRequest, type Pool, type TaskError, type TaskResult, type TaskStatus } from '@gmg/contracts';
+import { DomainError } from '@gmg/errors';
+
+/** A task as plain data (money as bigint). */
+export interface TaskRecord {
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  model: string;
+  requestedModel: string;
+  pool: Pool;
+  status: TaskStatus;
+  progress: number;
+  request: NormalizedRequest;
+  price: bigint;
+  priceSnapshot: Record<string, unknown>;
+  channelId: string | null;
+  upstreamTaskId: string | null;
+  result: TaskResult | null;
+  error: TaskError | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+  deadlineAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewTask {
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  model: string;
+  requestedModel: string;
+  pool: Pool;
+  request: NormalizedRequest;
+  price: bigint;
+  priceSnapshot: Record<string, unknown>;
+  deadlineAt: Date;
+}
+
+
+export function toTaskRecord(r: Row): TaskRecord {
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    apiKeyId: r.api_key_id as string,
+    model: r.model as string,
+    requestedModel: r.requested_model as string,
+    pool: r.pool as Pool,
+    status: r.status as TaskStatus,
+    progress: Number(r.progress),
+    request: r.request as NormalizedRequest,
+    price: BigInt(r.price as string),
+    priceSnapshot: r.price_snapshot as Record<string, unknown>,
+    channelId: (r.channel_id as string | null) ?? null,
+    upstreamTaskId: (r.upstream_task_id as string | null) ?? null,
+    result: (r.result as TaskResult | null) ?? null,
+    error: (r.error as TaskError | null) ?? null,
+    createdAt: new Date(r.created_at as string),
+    startedAt: r.started_at ? new Date(r.started_at as string) : null,
+    completedAt: r.completed_at ? new Date(r.completed_at as string) : null,
+    deadlineAt: new Date(r.deadline_at as string),
+    updatedAt: new Date(r.updated_at as string),
+  };
+}
+
+const OPEN = `status IN ('pending','processing')`;
+
+/**
+ * Task lifecycle writes. Every transition is one conditional UPDATE: a terminal task never changes again,
+ * so only one writer wins the terminal transition (and only the winner enqueues the settlement).
+ */
+export class TaskRepository {
+  constructor(private readonly ds: DataSource) {}
+
+  /**
+   * One transaction: conditional hold on the account (no overdraft, no row → payment_required), the task row,
+   * the ledger `hold` entry. The task exists before the client sees its id.
+   */
+  async createWithHold(t: NewTask): Promise<TaskRecord> {
+    return this.ds.transaction(async (m: EntityManager) => {
+      const held = rowsOf(await m.query(
+        `UPDATE accounts SET available = available - $2, held = held + $2, updated_at = now()
+         WHERE id = $1 AND available >= $2 RETURNING id`,
+        [t.accountId, t.price.toString()],
+      ));
+      if (held.length === 0) throw new DomainError('payment_required', 'Insufficient balance for this request');
+      const rows: Row[] = await m.query(
+        `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
+                            price, price_snapshot, deadline_at)
+         VALUES ($1,$2,$3,$4,$5,$6,'pending',0,$7,$8,$9,$10) RETURNING *`,
+        [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
+          t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt],
+      );
+      await m.query(
+        `INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta) VALUES ($1,$2,'hold',$3,$4)`,
+        [t.accountId, t.id, t.price.toString(), JSON.stringify({ model: t.model })],
+      );
+      return toTaskRecord(rows[0]);
+    });
+  }
+
+  async get(id: string): Promise<TaskRecord | null> {
+    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE id = $1`, [id]);
+    return rows[0] ? toTaskRecord(rows[0]) : null;
+  }
+
+  /** Records the upstream assignment; moves pending → processing. Null when the task is already terminal. */
+  async markSubmitted(id: string, channelId: string, upstreamTaskId: string): Promise<TaskRecord | null> {
+    return this.one(
+      `UPDATE tasks SET status = 'processing', channel_id = $2, upstream_task_id = $3,
+              started_at = COALESCE(started_at, now()), updated_at = now()
+       WHERE id = $1 AND ${OPEN} RETURNING *`,
+      [id, channelId, upstreamTaskId],
+    );
+  }
+
+  /** Progress only moves forward. Null when terminal (or unchanged). */
+  async updateProgress(id: string, progress: number): Promise<TaskRecord | null> {
+    const p = Math.max(0, Math.min(99, Math.floor(progress)));
+    return this.one(
+      `UPDATE tasks SET progress = $2, status = 'processing', updated_at = now()
+       WHERE id = $1 AND ${OPEN} AND progress < $2 RETURNING *`,
+      [id, p],
+    );
+  }
+
+  /** Terminal transition to completed. Null if another writer already ended the task. */
+  async complete(id: string, result: TaskResult): Promise<TaskRecord | null> {
+    return this.one(
+      `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now()
+       WHERE id = $1 AND ${OPEN} RETURNING *`,
+      [id, JSON.stringify(result)],
+    );
+  }
+
+  /** Terminal transition to failed. Null if another writer already ended the task. */
+  async fail(id: string, error: TaskError): Promise<TaskRecord | null> {
+    return this.one(
+      `UPDATE tasks SET status = 'failed', error = $2, completed_at = now(), updated_at = now()
+       WHERE id = $1 AND ${OPEN} RETURNING *`,
+      [id, JSON.stringify(error)],
+    );
+  }
+
+  /** Open tasks past their deadline (the timeout sweeper fails them). */
+  async findOverdue(pool: Pool, limit = 500): Promise<TaskRecord[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT * FROM tasks WHERE ${OPEN} AND deadline_at < now() AND pool = $1 ORDER BY deadline_at LIMIT $2`,
+      [pool, limit],
+    );
+    return rows.map(toTaskRecord);
+  }
+
+  /** Open tasks of a pool older than `olderThanMs` (the reconciler re-adds their job; jobId makes it idempotent). */
+  async findOpen(pool: Pool, olderThanMs: number, limit = 500): Promise<TaskRecord[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT * FROM tasks WHERE ${OPEN} AND pool = $1 AND updated_at < now() - ($2 || ' milliseconds')::interval
+       ORDER BY created_at LIMIT $3`,
+      [pool, String(olderThanMs), limit],
+    );
+    return rows.map(toTaskRecord);
+  }
+
+  /** Terminal tasks with neither capture nor release, ended more than `olderThanMs` ago (the settlement sweeper). */
+  async findUnsettled(olderThanMs: number, limit = 500): Promise<TaskRecord[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT t.* FROM tasks t
+       WHERE t.status IN ('completed','failed') AND t.completed_at < now() - ($1 || ' milliseconds')::interval
+         AND NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.task_id = t.id AND l.kind IN ('capture','release'))
+       ORDER BY t.completed_at LIMIT $2`,
+      [String(olderThanMs), limit],
+    );
+    return rows.map(toTaskRecord);
+  }
+
+  /** Unfinished tasks of one API key (in-flight limit). */
+  async countOpenForKey(apiKeyId: string): Promise<number> {
+    const rows: Row[] = await this.ds.query(`SELECT count(*)::int AS n FROM tasks WHERE api_key_id = $1 AND ${OPEN}`, [apiKeyId]);
+    return Number(rows[0].n);
+  }
+
+  private async one(sql: string, params: unknown[]): Promise<TaskRecord | null> {
+    const rows = rowsOf(await this.ds.query(sql, params));
+    return rows[0] ? toTaskRecord(rows[0]) : null;
+  }
+}
+
+export { isTerminal };

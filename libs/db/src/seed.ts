@@ -1,0 +1,56 @@
+import { readFile } from 'node:fs/promises';
+import type { DataSource } from 'typeorm';
+import { toMinor } from '@gmg/contracts';
+import { hashApiKey } from './ids';
+import { AccountRepository } from './repositories/account.repository';
+import { ApiKeyRepository } from './repositories/api-key.repository';
+import { PriceRepository } from './repositories/price.repository';
+import type { Row } from './repositories/sql';
+
+/** Fixed id of the demo account so the seed is idempotent. */
+export const DEMO_ACCOUNT_ID = '00000000-0000-4000-8000-000000000001';
+export const DEMO_CHANNEL_NAME = 'upstream-sim';
+
+export interface DemoSeed {
+  apiKey: string;
+  balanceMinor: bigint;
+  channelBaseUrl: string;
+  channelApiKey?: string;
+}
+
+/**
+ * Idempotent: the demo account (topped up to the balance once), the demo key (imported by its secret) and a
+ * channel to the simulator (base URL kept current).
+ */
+export async function seedDemo(ds: DataSource, s: DemoSeed): Promise<{ accountId: string; apiKey: string }> {
+  const accounts = new AccountRepository(ds);
+  if (!(await accounts.get(DEMO_ACCOUNT_ID))) {
+    await accounts.create({ id: DEMO_ACCOUNT_ID, name: 'demo' });
+    if (s.balanceMinor > 0n) await accounts.topup(DEMO_ACCOUNT_ID, s.balanceMinor, { reason: 'demo seed' });
+  }
+  const known: Row[] = await ds.query(`SELECT id FROM api_keys WHERE key_hash = $1`, [hashApiKey(s.apiKey)]);
+  if (known.length === 0) {
+    await new ApiKeyRepository(ds).create({ accountId: DEMO_ACCOUNT_ID, name: 'demo', secret: s.apiKey });
+  }
+  const ch: Row[] = await ds.query(`SELECT id FROM channels WHERE name = $1`, [DEMO_CHANNEL_NAME]);
+  if (ch.length === 0) {
+    await ds.query(`INSERT INTO channels (name, protocol, base_url, api_key) VALUES ($1,'gateway',$2,$3)`, [
+      DEMO_CHANNEL_NAME, s.channelBaseUrl, s.channelApiKey ?? '',
+    ]);
+  } else {
+    await ds.query(`UPDATE channels SET base_url = $2, api_key = $3, updated_at = now() WHERE name = $1`, [
+      DEMO_CHANNEL_NAME, s.channelBaseUrl, s.channelApiKey ?? '',
+    ]);
+  }
+  return { accountId: DEMO_ACCOUNT_ID, apiKey: s.apiKey };
+}
+
+/** Loads `[{key, price, description}]` (price in currency units) into the prices table; returns the count. */
+export async function loadPrices(ds: DataSource, filePath: string): Promise<number> {
+  const list = JSON.parse(await readFile(filePath, 'utf8')) as Array<{ key: string; price: number; description?: string }>;
+  if (!Array.isArray(list)) throw new Error(`${filePath}: expected an array of {key, price, description}`);
+  await new PriceRepository(ds).upsertMany(
+    list.map((p) => ({ key: p.key, unitPrice: toMinor(p.price), description: p.description ?? '' })),
+  );
+  return list.length;
+}
