@@ -1,0 +1,59 @@
+import { Queue, type JobsOptions } from 'bullmq';
+import {
+  QUEUES, POOLS, settleJobId, taskJobId,
+  type BillingJobCatalog, type Pool, type SettleJobData, type TaskJobCatalog, type TaskJobData,
+} from '@gmg/contracts';
+import type { Redis } from './connection';
+
+export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog & string>;
+export type BillingQueue = Queue<BillingJobCatalog[keyof BillingJobCatalog], unknown, keyof BillingJobCatalog & string>;
+
+/** Default options per job kind. Completed jobs are dropped quickly: the task row is the record. */
+export const TASK_JOB_OPTIONS: JobsOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 2000 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+export const SETTLE_JOB_OPTIONS: JobsOptions = {
+  attempts: 20,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: 24 * 3600, count: 100_000 },
+  removeOnFail: { age: 30 * 24 * 3600 },
+};
+
+export const queueNameOf = (pool: Pool): string => QUEUES[pool];
+
+export function createTaskQueue(pool: Pool, connection: Redis, prefix: string): TaskQueue {
+  return new Queue(QUEUES[pool], { connection, prefix, defaultJobOptions: TASK_JOB_OPTIONS }) as TaskQueue;
+}
+
+export function createBillingQueue(connection: Redis, prefix: string): BillingQueue {
+  return new Queue(QUEUES.billing, { connection, prefix, defaultJobOptions: SETTLE_JOB_OPTIONS }) as BillingQueue;
+}
+
+/** One producer per pool plus billing. */
+export class Producers {
+  readonly tasks: Record<Pool, TaskQueue>;
+  readonly billing: BillingQueue;
+  constructor(connection: Redis, prefix: string) {
+    this.tasks = Object.fromEntries(POOLS.map((p) => [p, createTaskQueue(p, connection, prefix)])) as Record<Pool, TaskQueue>;
+    this.billing = createBillingQueue(connection, prefix);
+  }
+
+  /** jobId = taskId: re-adding a task that already has a job is a no-op (the reconciler relies on it). */
+  async enqueueTask(pool: Pool, taskId: string): Promise<void> {
+    const data: TaskJobData = { taskId, step: 'submit', submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
+    await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
+  }
+
+  /** jobId = settle-<taskId>: a duplicate settlement request collapses into the existing job. */
+  async enqueueSettlement(taskId: string): Promise<void> {
+    const data: SettleJobData = { taskId };
+    await this.billing.add('settle', data, { jobId: settleJobId(taskId) });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...Object.values(this.tasks).map((q) => q.close()), this.billing.close()]);
+  }
+}
