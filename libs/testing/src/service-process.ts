@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { waitFor } from './wait-for';
+
+export const REPO_ROOT = path.resolve(__dirname, '../../..');
+
+export interface ServiceProcess {
+  name: string;
+  proc: ChildProcess;
+  /** Everything the process printed (bounded), for failure messages. */
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+  stop(graceMs?: number): Promise<number | null>;
+  /** kill -9: no cleanup at all. */
+  kill9(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `services/<name>/src/main.ts` as a real process (tsx), with `env` on top of the current environment,
+ * and waits until `healthUrl` answers 200.
+ */
+export async function startService(name: string, env: Record<string, string>, healthUrl: string, timeoutMs = 60_000): Promise<ServiceProcess> {
+  const tsx = path.join(REPO_ROOT, 'node_modules/.bin/tsx');
+  const proc = spawn(tsx, [path.join(REPO_ROOT, 'services', name, 'src/main.ts')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (d: Buffer) => { out = (out + d.toString()).slice(-20_000); };
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  let dead = false;
+  void exited.then(() => { dead = true; });
+  try {
+    await waitFor(async () => {
+      if (dead) throw new Error(`${name} exited during start:\n${out}`);
+      const r = await fetch(healthUrl).catch(() => undefined);
+      return r?.ok;
+    }, { timeoutMs, intervalMs: 100, what: `${name} health at ${healthUrl}` });
+  } catch (e) {
+    proc.kill('SIGKILL');
+    throw new Error(`${(e as Error).message}\n--- ${name} output ---\n${out}`);
+  }
+  return {
+    name,
+    proc,
+    output: () => out,
+    async stop(graceMs = 10_000) {
+      if (dead) return proc.exitCode;
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+    async kill9() {
+      if (dead) return;
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
