@@ -1,0 +1,55 @@
+import type { NormalizedRequest, TaskResult } from '@gmg/contracts';
+
+/** What an adapter needs to reach one channel. The api key is a secret: never log it, never put it in job data. */
+export interface ChannelTarget {
+  id: string;
+  name: string;
+  protocol: string;
+  baseUrl: string;
+  apiKey: string;
+}
+
+export type UpstreamStatus = 'pending' | 'processing' | 'completed' | 'failed';
+
+export interface UpstreamPoll {
+  status: UpstreamStatus;
+  /** Integer 0..100. */
+  progress: number;
+  result?: TaskResult;
+  /** Set when status is `failed`. `moderation` marks a content-moderation refusal (final, no failover). */
+  error?: { message: string; type?: string; moderation?: boolean };
+}
+
+export interface SubmitContext {
+  /** Our task id; sent as the idempotency key so a resubmit after a crash does not create a second upstream task. */
+  taskId: string;
+}
+
+/**
+ * One upstream protocol. Failures are thrown as `UpstreamError` (@gmg/errors) with `retryable` set;
+ * anything else thrown is a bug.
+ */
+export interface UpstreamAdapter {
+  readonly protocol: string;
+  submit(ch: ChannelTarget, req: NormalizedRequest, ctx: SubmitContext): Promise<{ upstreamTaskId: string }>;
+  poll(ch: ChannelTarget, upstreamTaskId: string): Promise<UpstreamPoll>;
+}
+
+export interface AdapterRegistry {
+  /** The adapter of a protocol, or undefined when none is registered (a misconfigured channel). */
+  getAdapter(protocol: string): UpstreamAdapter | undefined;
+  protocols(): string[];
+}
+
+/** Adding a vendor protocol = one adapter file plus one entry in the list given here. */
+export function createAdapterRegistry(adapters: readonly UpstreamAdapter[]): AdapterRegistry {
+  const byProtocol = new Map<string, UpstreamAdapter>();
+  for (const a of adapters) {
+    if (byProtocol.has(a.protocol)) throw new Error(`two upstream adapters for protocol "${a.protocol}"`);
+    byProtocol.set(a.protocol, a);
+  }
+  return {
+    getAdapter: (protocol) => byProtocol.get(protocol),
+    protocols: () => [...byProtocol.keys()],
+  };
+}

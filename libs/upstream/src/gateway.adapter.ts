@@ -1,0 +1,191 @@
+import http from 'node:http';
+import https from 'node:https';
+import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import { resolveModel, type NormalizedRequest, type TaskResult } from '@gmg/contracts';
+import { UpstreamError } from '@gmg/errors';
+import type { ChannelTarget, UpstreamAdapter, UpstreamPoll, UpstreamStatus } from './adapter';
+import { classifyHttpFailure, isModerationFailure, scrubSecret, truncate } from './upstream-failure';
+
+export const GATEWAY_PROTOCOL = 'gateway';
+
+export interface GatewayAdapterOptions {
+  /** Per request, connect to last byte. Default 30 s. */
+  timeoutMs?: number;
+  /** Largest response body accepted. Default 1 MiB (a task answer is a few KB). */
+  maxResponseBytes?: number;
+  /** Keep-alive sockets per upstream host. Default 64. */
+  maxSockets?: number;
+  /** Endpoint override, mostly for tests; default: the model contract's endpoint, else by pool. */
+  endpointFor?: (req: NormalizedRequest) => string | undefined;
+}
+
+const DEFAULT_ENDPOINT_BY_POOL: Record<string, string> = {
+  image: '/v1/images/generations',
+  video: '/v1/videos/generations',
+  avatar: '/v1/motion2/private-avatar',
+};
+
+function defaultEndpoint(req: NormalizedRequest): string | undefined {
+  return resolveModel(req.model)?.contract?.endpoint ?? DEFAULT_ENDPOINT_BY_POOL[req.pool];
+}
+
+const joinUrl = (base: string, path: string): string => `${base.replace(/\/+$/, '')}${path}`;
+
+type Json = Record<string, unknown>;
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Adapter for an upstream that speaks this same public API (a chained gateway, or upstream-sim).
+ * Upstream channels are operator-configured and may be on loopback, so no SSRF filter here.
+ */
+export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): UpstreamAdapter {
+  const maxSockets = opts.maxSockets ?? 64;
+  const client: AxiosInstance = axios.create({
+    timeout: opts.timeoutMs ?? 30_000,
+    maxContentLength: opts.maxResponseBytes ?? 1_048_576,
+    maxRedirects: 0,
+    proxy: false,
+    // Statuses are classified here, not thrown by axios (whose errors carry the request headers).
+    validateStatus: () => true,
+    httpAgent: new http.Agent({ keepAlive: true, maxSockets }),
+    httpsAgent: new https.Agent({ keepAlive: true, maxSockets }),
+    headers: { 'User-Agent': 'gmg-gateway-adapter/1', Accept: 'application/json' },
+  });
+  const endpointFor = opts.endpointFor ?? defaultEndpoint;
+
+  async function call(ch: ChannelTarget, describe: string, send: () => Promise<AxiosResponse<unknown>>): Promise<AxiosResponse<unknown>> {
+    let res: AxiosResponse<unknown>;
+    try {
+      res = await send();
+    } catch (e) {
+      // Never rethrow the axios error: its config holds the Authorization header.
+      const err = e as { code?: string; message?: string };
+      const tooLarge = typeof err.message === 'string' && err.message.includes('maxContentLength');
+      if (tooLarge) throw new UpstreamError(`${describe}: response larger than the size cap`, true, undefined, 'server');
+      throw classifyHttpFailure({ code: err.code }, describe);
+    }
+    if (res.status >= 200 && res.status < 300) return res;
+    const body = res.data;
+    const error = isObj(body) && isObj(body.error) ? body.error : undefined;
+    const failure = classifyHttpFailure(
+      {
+        status: res.status,
+        errorType: typeof error?.type === 'string' ? error.type : undefined,
+        errorMessage: typeof error?.message === 'string' ? scrubSecret(error.message, ch.apiKey) : undefined,
+      },
+      describe,
+    );
+    throw failure;
+  }
+
+  const headersFor = (ch: ChannelTarget): Record<string, string> =>
+    ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {};
+
+  return {
+    protocol: GATEWAY_PROTOCOL,
+
+    async submit(ch, req, ctx) {
+      const endpoint = endpointFor(req);
+      if (!endpoint) throw new UpstreamError(`no upstream endpoint known for model ${req.model}`, false, undefined, 'bad_request');
+      const describe = `upstream ${ch.name} POST ${endpoint}`;
+      const res = await call(ch, describe, () =>
+        client.post(joinUrl(ch.baseUrl, endpoint), req.upstreamBody, {
+          headers: { ...headersFor(ch), 'Content-Type': 'application/json', 'Idempotency-Key': ctx.taskId },
+        }),
+      );
+      const upstreamTaskId = parseAckTaskId(res.data);
+      if (!upstreamTaskId) {
+        // A 2xx without a task id: the upstream misbehaves; retrying with the same idempotency key is safe.
+        throw new UpstreamError(`${describe}: acknowledgement without a task id`, true, res.status, 'server');
+      }
+      return { upstreamTaskId };
+    },
+
+    async poll(ch, upstreamTaskId) {
+      const describe = `upstream ${ch.name} GET /v1/tasks/${truncate(upstreamTaskId, 80)}`;
+      const res = await call(ch, describe, () =>
+        client.get(joinUrl(ch.baseUrl, `/v1/tasks/${encodeURIComponent(upstreamTaskId)}`), { headers: headersFor(ch) }),
+      );
+      const data = isObj(res.data) ? res.data.data : undefined;
+      if (!isObj(data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
+      return mapUnifiedTask(data, describe);
+    },
+  };
+}
+
+/** Task id from acknowledgement shape A (`data[0].task_id`), B or C (`data.id`). */
+export function parseAckTaskId(body: unknown): string | undefined {
+  if (!isObj(body)) return undefined;
+  const data = body.data;
+  if (Array.isArray(data)) {
+    const first: unknown = data[0];
+    if (isObj(first) && typeof first.task_id === 'string' && first.task_id) return first.task_id;
+    return undefined;
+  }
+  if (isObj(data) && typeof data.id === 'string' && data.id) return data.id;
+  return undefined;
+}
+
+const STATUS_ALIASES: Record<string, UpstreamStatus> = {
+  pending: 'pending',
+  submitted: 'pending',
+  queued: 'pending',
+  processing: 'processing',
+  in_progress: 'processing',
+  running: 'processing',
+  completed: 'completed',
+  succeeded: 'completed',
+  success: 'completed',
+  failed: 'failed',
+  failure: 'failed',
+};
+
+/** Maps the unified task of spec 2.2 (the `data` of `GET /v1/tasks/<id>`) to an UpstreamPoll. */
+export function mapUnifiedTask(data: Record<string, unknown>, describe = 'upstream task'): UpstreamPoll {
+  const raw = typeof data.status === 'string' ? data.status.toLowerCase() : '';
+  const status = STATUS_ALIASES[raw];
+  if (!status) throw new UpstreamError(`${describe}: unrecognized status ${truncate(JSON.stringify(data.status) ?? '', 40)}`, true, undefined, 'server');
+  const p = Number(data.progress);
+  const progress = status === 'completed' ? 100 : Number.isFinite(p) ? Math.max(0, Math.min(100, Math.round(p))) : 0;
+  const poll: UpstreamPoll = { status, progress };
+  if (status === 'completed' && isObj(data.result)) poll.result = mapResult(data.result);
+  if (status === 'failed') {
+    const e = isObj(data.error) ? data.error : {};
+    const message = typeof e.message === 'string' && e.message ? e.message : 'Generation failed';
+    const type = typeof e.type === 'string' && e.type ? e.type : undefined;
+    poll.error = { message: truncate(message, 1000), ...(type ? { type } : {}), moderation: isModerationFailure(type, message) };
+  }
+  return poll;
+}
+
+/** Keeps only the known result fields, with the types the spec gives them (an upstream may send anything). */
+function mapResult(r: Record<string, unknown>): TaskResult {
+  const out: TaskResult = {};
+  if (Array.isArray(r.images)) {
+    out.images = r.images.filter(isObj).filter((i) => typeof i.url === 'string').map((i) => ({
+      url: i.url as string,
+      ...(typeof i.width === 'number' ? { width: i.width } : {}),
+      ...(typeof i.height === 'number' ? { height: i.height } : {}),
+      ...(typeof i.format === 'string' ? { format: i.format } : {}),
+    }));
+  }
+  if (Array.isArray(r.videos)) {
+    out.videos = r.videos.filter(isObj).flatMap((v) => {
+      const urls = Array.isArray(v.url) ? v.url.filter((u): u is string => typeof u === 'string') : typeof v.url === 'string' ? [v.url] : [];
+      if (urls.length === 0) return [];
+      return [{ url: urls, expires_at: typeof v.expires_at === 'number' ? v.expires_at : 0, ...(typeof v.duration === 'number' ? { duration: v.duration } : {}) }];
+    });
+  }
+  for (const k of ['assets', 'usable_assets'] as const) {
+    const list = r[k];
+    if (Array.isArray(list)) {
+      out[k] = list.filter(isObj).filter((a) => typeof a.asset_id === 'string').map((a) => ({
+        asset_id: a.asset_id as string,
+        asset_url: typeof a.asset_url === 'string' ? a.asset_url : `asset://${String(a.asset_id)}`,
+        status: typeof a.status === 'string' ? a.status : 'Active',
+      }));
+    }
+  }
+  if (typeof r.text === 'string') out.text = r.text;
+  return out;
+}
