@@ -4,3 +4,4 @@ export * from './error-types';
 export * from './models/types';
 export * from './pricing';
 export * from './models/registry';
+export * from './media-url';

@@ -1,7 +1,18 @@
-import type { ModelDefinition, ValidationOutcome } from './types';
+import type { ModelDefinition, ValidateOptions, ValidationOutcome } from './types';
+import { MODEL_DEFINITIONS } from './model-definitions';
 
-// PLACEHOLDER: replaced by the contracts work (lumen-2 first, then every model of the spec).
-const MODELS: readonly ModelDefinition[] = Object.freeze([]);
+const MODELS: readonly ModelDefinition[] = Object.freeze(MODEL_DEFINITIONS.map((m) => Object.freeze(m)));
+
+const BY_NAME: ReadonlyMap<string, ModelDefinition> = (() => {
+  const map = new Map<string, ModelDefinition>();
+  for (const m of MODELS) {
+    for (const name of [m.id, ...m.aliases]) {
+      if (map.has(name)) throw new Error(`model name ${name} is registered twice`);
+      map.set(name, m);
+    }
+  }
+  return map;
+})();
 
 /** Every model of the catalog, canonical ids only. */
 export function listModels(): readonly ModelDefinition[] {
@@ -10,11 +21,16 @@ export function listModels(): readonly ModelDefinition[] {
 
 /** Resolves a model id or alias to its definition. */
 export function resolveModel(name: string): ModelDefinition | undefined {
-  return MODELS.find((m) => m.id === name || m.aliases.includes(name));
+  return BY_NAME.get(name);
+}
+
+/** Every callable name (ids and aliases). */
+export function listModelNames(): string[] {
+  return [...BY_NAME.keys()];
 }
 
 /** Validates a submission body for a model (contract required). */
-export function validateRequest(model: ModelDefinition, body: unknown, requestedModel: string): ValidationOutcome {
+export function validateRequest(model: ModelDefinition, body: unknown, requestedModel: string, opts?: ValidateOptions): ValidationOutcome {
   if (!model.contract) throw new Error(`model ${model.id} has no request contract`);
-  return model.contract.validate(body, requestedModel);
+  return model.contract.validate(body, requestedModel, opts);
 }

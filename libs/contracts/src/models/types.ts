@@ -63,6 +63,12 @@ export interface ContractViolation {
 
 export type ValidationOutcome = { ok: true; value: NormalizedRequest } | { ok: false; violation: ContractViolation };
 
+/** Options of ModelContract.validate (additive). */
+export interface ValidateOptions {
+  /** Media URLs starting with one of these skip the public-address check (the gateway's own upload links). */
+  trustedUrlPrefixes?: readonly string[];
+}
+
 export interface ModelContract {
   operation: Operation;
   method: 'POST';
@@ -83,8 +89,11 @@ export interface ModelContract {
    * Each entry: short id and one sentence.
    */
   serverRules: ReadonlyArray<{ id: string; description: string }>;
-  /** Joi-backed validation plus server-side rules plus normalization. Pure. */
-  validate(body: unknown, requestedModel: string): ValidationOutcome;
+  /**
+   * Joi-backed validation plus server-side rules plus normalization. Pure.
+   * `opts` is optional (added later): trusted URL prefixes, e.g. the gateway's own upload links.
+   */
+  validate(body: unknown, requestedModel: string, opts?: ValidateOptions): ValidationOutcome;
 }
 
 export interface ModelDefinition {

@@ -1,0 +1,178 @@
+import type Joi from 'joi';
+import type { Pool } from '../queues';
+import type { ErrorType } from '../error-types';
+import { isBareBase64, isDataUri, mediaUrlProblem } from '../media-url';
+import type { AckShape, BillingItem, ContractViolation, ExpectedOutput, ModelContract, Operation, ValidateOptions, ValidationOutcome } from './types';
+import type { BodySpec, FieldSpec, MediaKind } from './field-dsl';
+import { bodyToJoi, JOI_OPTIONS } from './dsl-to-joi';
+import { bodyToJsonSchema } from './dsl-to-json-schema';
+import { joiToViolation } from './violation';
+
+export type Body = Record<string, unknown>;
+
+export interface RuleContext {
+  /** Canonical model id. */
+  model: string;
+  requestedModel: string;
+  trustedUrlPrefixes: readonly string[];
+}
+
+export interface RuleProblem {
+  field: string;
+  message: string;
+  status?: 400 | 422;
+  type?: ErrorType;
+}
+
+/** A rule JSON Schema cannot express: enforced only here, listed in `serverRules` and docs/models.md. */
+export interface ServerRule {
+  id: string;
+  description: string;
+  check(body: Body, ctx: RuleContext): RuleProblem | undefined;
+}
+
+export interface NormalizeResult {
+  derived: Record<string, unknown>;
+  billing: BillingItem[];
+  expected: ExpectedOutput;
+  /** Defaults to the body with defaults filled in and `model` set to the canonical id. */
+  upstreamBody?: Body;
+}
+
+export interface ContractDefinition {
+  model: string;
+  family: string;
+  operation: Operation;
+  endpoint: string;
+  schemaVersion: string;
+  ack: AckShape;
+  pool: Pool;
+  pollIntervalMs: { min: number; max: number };
+  estimatedSeconds: number;
+  body: BodySpec;
+  serverRules?: readonly ServerRule[];
+  /** Receives the validated body with defaults filled in (and the body as sent). */
+  normalize(body: Body, ctx: RuleContext, raw: Body): NormalizeResult;
+}
+
+/** A contract plus what tests and docs need beyond the public ModelContract. */
+export interface BuiltContract extends ModelContract {
+  readonly bodySpec: BodySpec;
+  readonly joiSchema: Joi.ObjectSchema;
+}
+
+interface MediaValue {
+  field: string;
+  value: string;
+  kind: MediaKind;
+}
+
+function collectMedia(props: Readonly<Record<string, FieldSpec>>, body: Body, prefix: string, out: MediaValue[]): void {
+  for (const [key, f] of Object.entries(props)) {
+    const v = body[key];
+    if (v === undefined) continue;
+    visit(f, v, `${prefix}${key}`, out);
+  }
+}
+
+function visit(f: FieldSpec, v: unknown, field: string, out: MediaValue[]): void {
+  if (f.type === 'string' && f.media && typeof v === 'string') out.push({ field, value: v, kind: f.media });
+  else if (f.type === 'array' && Array.isArray(v)) v.forEach((item, i) => visit(f.items, item, `${field}.${i}`, out));
+  else if (f.type === 'object' && v && typeof v === 'object' && !Array.isArray(v)) collectMedia(f.properties, v as Body, `${field}.`, out);
+}
+
+export const MEDIA_RULE_ID = 'media-url';
+
+function mediaRule(spec: BodySpec): ServerRule {
+  return {
+    id: MEDIA_RULE_ID,
+    description:
+      'Every media URL must be a public http(s) address: loopback, private, link-local, CGNAT and metadata addresses and internal host names are refused; Base64 / data URIs only where the field allows them.',
+    check(body, ctx) {
+      const media: MediaValue[] = [];
+      collectMedia(spec.properties, body, '', media);
+      for (const m of media) {
+        if (/^https?:\/\//i.test(m.value)) {
+          const problem = mediaUrlProblem(m.value, { trustedPrefixes: ctx.trustedUrlPrefixes });
+          if (problem) return { field: m.field, message: `\`${m.field}\` ${problem}` };
+        } else if (m.kind === 'url-or-base64') {
+          if (!isDataUri(m.value) && !isBareBase64(m.value)) {
+            return { field: m.field, message: `\`${m.field}\` must be a public http(s) URL, a data URI or Base64 image data` };
+          }
+        } else {
+          return { field: m.field, message: `\`${m.field}\` must be a public http(s) URL (Base64 and data URIs are not accepted by ${ctx.model})` };
+        }
+      }
+      return undefined;
+    },
+  };
+}
+
+function hasMedia(props: Readonly<Record<string, FieldSpec>>): boolean {
+  const walk = (f: FieldSpec): boolean =>
+    (f.type === 'string' && !!f.media) || (f.type === 'array' && walk(f.items)) || (f.type === 'object' && Object.values(f.properties).some(walk));
+  return Object.values(props).some(walk);
+}
+
+export function applyDefaults(props: Readonly<Record<string, FieldSpec>>, body: Body): Body {
+  const out: Body = { ...body };
+  for (const [k, f] of Object.entries(props)) if (f.type !== 'forbidden' && f.default !== undefined && out[k] === undefined) out[k] = f.default;
+  return out;
+}
+
+/** Compiles one contract definition into a ModelContract (Joi validator + JSON Schema from the same spec). */
+export function defineContract(def: ContractDefinition): BuiltContract {
+  const joiSchema = bodyToJoi(def.body);
+  const inputSchema = bodyToJsonSchema(def.body, `${def.model} request body`);
+  const rules: ServerRule[] = [...(hasMedia(def.body.properties) ? [mediaRule(def.body)] : []), ...(def.serverRules ?? [])];
+
+  function validate(body: unknown, requestedModel: string, opts?: ValidateOptions): ValidationOutcome {
+    const { error } = joiSchema.validate(body, JOI_OPTIONS);
+    if (error) return { ok: false, violation: joiToViolation(def.body, error) };
+    const raw = body as Body;
+    const ctx: RuleContext = { model: def.model, requestedModel, trustedUrlPrefixes: opts?.trustedUrlPrefixes ?? [] };
+    for (const r of rules) {
+      const p = r.check(raw, ctx);
+      if (p) {
+        const violation: ContractViolation = {
+          status: p.status ?? 400,
+          type: p.type ?? 'invalid_request_error',
+          field: p.field,
+          rule: `server:${r.id}`,
+          message: p.message,
+        };
+        return { ok: false, violation };
+      }
+    }
+    const withDefaults = applyDefaults(def.body.properties, raw);
+    const n = def.normalize(withDefaults, ctx, raw);
+    return {
+      ok: true,
+      value: {
+        model: def.model,
+        requestedModel,
+        pool: def.pool,
+        upstreamBody: n.upstreamBody ?? { ...withDefaults, model: def.model },
+        derived: n.derived,
+        billing: n.billing,
+        expected: n.expected,
+      },
+    };
+  }
+
+  return Object.freeze({
+    operation: def.operation,
+    method: 'POST' as const,
+    endpoint: def.endpoint,
+    schemaVersion: def.schemaVersion,
+    source: `model:${def.family}`,
+    ack: def.ack,
+    pollIntervalMs: def.pollIntervalMs,
+    estimatedSeconds: def.estimatedSeconds,
+    inputSchema,
+    serverRules: rules.map(({ id, description }) => ({ id, description })),
+    validate,
+    bodySpec: def.body,
+    joiSchema,
+  });
+}
