@@ -1,0 +1,222 @@
+/**
+ * `npm start`: the whole gateway on one machine.
+ * Postgres (DATABASE_URL → 127.0.0.1:5432 → embedded), Redis (REDIS_URL → 127.0.0.1:6379 → redis-server), migrations,
+ * prices, demo account/key/channel, then every service plus the upstream simulator as supervised child processes.
+ * `--smoke` (or START_SMOKE=1): after start-up, submit one image, poll it to the end, shut down; exit 0 only if it
+ * completed.
+ */
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { toMinor } from '@gmg/contracts';
+import { loadPrices, seedDemo } from '@gmg/db';
+import { migrate, redactUrl } from './lib/db-setup';
+import { portInUse, smokeImageTask, waitHealthy } from './lib/http-checks';
+import { resolvePostgres, type PgHandle } from './lib/postgres';
+import { evictionPolicy, resolveRedis, type RedisHandle } from './lib/redis';
+import { LOCAL_SERVICES, portOf, portOverrideVar, STOP_PHASES } from './lib/services';
+import { loadOrCreateSecrets } from './lib/state';
+import { Supervisor } from './lib/supervisor';
+
+const ROOT = path.resolve(__dirname, '..');
+const DATA = path.join(ROOT, '.data');
+const env = process.env;
+const int = (name: string, def: number): number => (env[name] ? Number(env[name]) : def);
+const smoke = process.argv.includes('--smoke') || /^(1|true)$/i.test(env.START_SMOKE ?? '');
+const color = Boolean(process.stdout.isTTY) && !env.NO_COLOR;
+
+const say = (line: string): void => {
+  process.stdout.write(`${color ? '\x1b[1mstart   |\x1b[0m' : 'start   |'} ${line}\n`);
+};
+
+const supervisor = new Supervisor({
+  stopTimeoutMs: int('STOP_TIMEOUT_MS', 25_000),
+  maxRestarts: int('MAX_RESTARTS', 5),
+  backoffBaseMs: 1000,
+  backoffMaxMs: 30_000,
+  stableAfterMs: 60_000,
+  write: (line) => process.stdout.write(`${line}\n`),
+  color,
+});
+
+let pg: PgHandle | undefined;
+let redis: RedisHandle | undefined;
+let shuttingDown: Promise<void> | undefined;
+
+async function shutdown(reason: string, code: number): Promise<never> {
+  shuttingDown ??= (async () => {
+    say(`${reason}: stopping services (SIGTERM, SIGKILL after ${int('STOP_TIMEOUT_MS', 25_000)} ms)`);
+    await supervisor.stopAll(STOP_PHASES);
+    if (redis) await redis.stop().catch((e: Error) => say(`redis stop: ${e.message}`));
+    if (pg) await pg.stop().catch((e: Error) => say(`postgres stop: ${e.message}`));
+    say('stopped');
+  })();
+  await shuttingDown;
+  process.exit(code);
+}
+
+function installSignalHandlers(): void {
+  let signals = 0;
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(sig, () => {
+      signals += 1;
+      if (signals > 1) {
+        say(`${sig} again: killing everything now`);
+        supervisor.killAllNow();
+        process.exit(130);
+      }
+      void shutdown(sig, 0);
+    });
+  }
+  // Last resort if we die some other way: never leave orphans holding the ports.
+  process.on('exit', () => supervisor.killAllNow());
+}
+
+async function prepareData(secrets: { demoApiKey: string; simApiKey: string }, simUrl: string): Promise<void> {
+  const { ds, applied } = await migrate(pg!.url);
+  try {
+    say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: schema up to date');
+    const pricesFile = env.PRICES_FILE ?? path.join(ROOT, 'infra', 'prices.json');
+    if (existsSync(pricesFile)) say(`prices loaded: ${await loadPrices(ds, pricesFile)} from ${path.relative(ROOT, pricesFile)}`);
+    else say(`WARNING: ${pricesFile} not found; no prices loaded (priced submissions will be refused)`);
+    await seedDemo(ds, {
+      apiKey: secrets.demoApiKey,
+      balanceMinor: toMinor(Number(env.DEMO_BALANCE ?? 100)),
+      channelBaseUrl: simUrl,
+      channelApiKey: secrets.simApiKey,
+    });
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/** Environment of one child: ours, minus secrets it does not need, plus its port and shared settings. */
+function childEnv(name: string, port: number, shared: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const e: NodeJS.ProcessEnv = { ...env, ...shared, ...extra };
+  delete e.PORT;
+  delete e.HEALTH_PORT;
+  delete e.DEMO_API_KEY;
+  if (name !== 'api-edge') delete e.ADMIN_TOKEN;
+  if (name !== 'upstream-sim') delete e.SIM_API_KEY;
+  const svc = LOCAL_SERVICES.find((s) => s.name === name)!;
+  e[svc.portVar] = String(port);
+  return e;
+}
+
+async function main(): Promise<void> {
+  installSignalHandlers();
+  const secrets = loadOrCreateSecrets(path.join(DATA, 'demo.json'), env);
+  const ports = new Map(LOCAL_SERVICES.map((s) => [s.name, portOf(s, env)]));
+  const busy = [];
+  for (const [name, port] of ports) if (await portInUse(port)) busy.push(`${name}: port ${port} (override with ${portOverrideVar(name)})`);
+  if (busy.length) throw new Error(`ports already in use (another npm start?):\n  ${busy.join('\n  ')}`);
+
+  pg = await resolvePostgres({
+    envUrl: env.DATABASE_URL || undefined,
+    localAdminUrl: 'postgres://postgres@127.0.0.1:5432/postgres',
+    database: 'gmg',
+    dataDir: path.join(DATA, 'pg'),
+    embeddedPort: int('EMBEDDED_PG_PORT', 54329),
+    allowCreateUser: env.EMBEDDED_PG_CREATE_USER === '1',
+    log: (l) => say(`postgres: ${l}`),
+  });
+  say(`postgres: ${pg.source} at ${redactUrl(pg.url)}`);
+  redis = await resolveRedis({
+    envUrl: env.REDIS_URL || undefined,
+    localUrl: 'redis://127.0.0.1:6379',
+    port: int('LOCAL_REDIS_PORT', 63790),
+    confFile: path.join(ROOT, 'infra', 'redis.conf'),
+    dataDir: path.join(DATA, 'redis'),
+    stopTimeoutMs: 10_000,
+    log: (l) => say(`redis: ${l}`),
+  });
+  const policy = await evictionPolicy(redis.url);
+  say(`redis: ${redis.source} at ${redactUrl(redis.url)} (maxmemory-policy ${policy ?? 'unknown'})`);
+  if (policy && policy !== 'noeviction') say('WARNING: this Redis may evict queue keys; production runs it with maxmemory-policy noeviction');
+
+  const simPort = ports.get('upstream-sim')!;
+  const apiPort = ports.get('api-edge')!;
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const baseUrl = env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}`;
+  await prepareData(secrets, simUrl);
+  if (shuttingDown) return;
+
+  const shared: NodeJS.ProcessEnv = {
+    DATABASE_URL: pg.url,
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: env.QUEUE_PREFIX ?? 'gmg',
+    LOG_LEVEL: env.LOG_LEVEL ?? 'info',
+  };
+  const extra: Record<string, NodeJS.ProcessEnv> = {
+    'api-edge': { PUBLIC_BASE_URL: baseUrl, ADMIN_TOKEN: secrets.adminToken, UPLOAD_DIR: env.UPLOAD_DIR ?? path.join(DATA, 'uploads') },
+    'upstream-sim': { SIM_TIME_SCALE: env.SIM_TIME_SCALE ?? '0.3', SIM_PUBLIC_URL: env.SIM_PUBLIC_URL ?? simUrl, SIM_API_KEY: secrets.simApiKey },
+  };
+  const started: string[] = [];
+  const missing: string[] = [];
+  for (const svc of LOCAL_SERVICES) {
+    const main = path.join('services', svc.name, 'src', 'main.ts');
+    if (!existsSync(path.join(ROOT, main))) {
+      missing.push(svc.name);
+      say(`WARNING: ${main} does not exist (not written yet?); ${svc.name} is not started`);
+      continue;
+    }
+    supervisor.start({
+      name: svc.name,
+      // In-process tsx loader: one node process per service, so SIGTERM reaches the service itself.
+      command: process.execPath,
+      args: ['--import', 'tsx', main],
+      cwd: ROOT,
+      env: childEnv(svc.name, ports.get(svc.name)!, shared, extra[svc.name] ?? {}),
+    });
+    started.push(svc.name);
+  }
+
+  const deadline = Date.now() + int('STARTUP_TIMEOUT_MS', 120_000);
+  const health = await Promise.all(
+    LOCAL_SERVICES.filter((s) => started.includes(s.name)).map(async (s) => {
+      const url = `http://127.0.0.1:${ports.get(s.name)}${s.readyPath}`;
+      const ok = await waitHealthy(url, deadline, () => Boolean(shuttingDown) || supervisor.state(s.name) === 'gave-up');
+      return { name: s.name, url, ok };
+    }),
+  );
+  if (shuttingDown) return;
+  for (const h of health) say(`${h.ok ? 'ready    ' : 'NOT READY'} ${h.name.padEnd(13)} ${h.url}`);
+  for (const m of missing) say(`MISSING   ${m.padEnd(13)} services/${m}/src/main.ts`);
+  printWelcome(baseUrl, secrets.demoApiKey, secrets.adminToken);
+
+  if (smoke) {
+    const allUp = health.every((h) => h.ok) && missing.length === 0;
+    if (!allUp) {
+      say('smoke: not every service is ready; failing');
+      await shutdown('smoke test failed', 1);
+    }
+    const r = await smokeImageTask(baseUrl, secrets.demoApiKey, 60_000);
+    say(`smoke: ${r.ok ? 'OK' : 'FAILED'} task=${r.taskId ?? '-'} status=${r.status ?? '-'}`);
+    say(`smoke: ${r.detail}`);
+    await shutdown(r.ok ? 'smoke test passed' : 'smoke test failed', r.ok ? 0 : 1);
+  }
+}
+
+function printWelcome(baseUrl: string, key: string, adminToken: string): void {
+  const lines = [
+    '',
+    `Gateway:      ${baseUrl}`,
+    `Demo API key: ${key}`,
+    `Admin token:  ${adminToken}`,
+    `(kept in .data/demo.json; DEMO_API_KEY / ADMIN_TOKEN override them)`,
+    '',
+    'Try it (submit a lumen-2-pro image, then poll the task until it is completed):',
+    `  KEY=${key}`,
+    `  TASK=$(curl -s ${baseUrl}/v1/images/generations -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\`,
+    `    -d '{"model":"lumen-2-pro","prompt":"a lighthouse at dawn","resolution":"1MP","size":"16:9"}' | grep -o 'task_[A-Za-z0-9]*' | head -n1)`,
+    `  until curl -s ${baseUrl}/v1/tasks/$TASK -H "Authorization: Bearer $KEY" | tee /dev/stderr | grep -Eq '"status":"(completed|failed)"'; do sleep 1; echo; done`,
+    '',
+    'Ctrl-C stops everything.',
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch(async (e: unknown) => {
+  say(`FAILED: ${e instanceof Error ? e.message : String(e)}`);
+  await shutdown('start-up failed', 1);
+});

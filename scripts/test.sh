@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole gate: typecheck, module boundaries, import cycles, then every jest project.
+# Extra arguments go straight to a single jest run instead (e.g. `npm test -- libs/db`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=node_modules/.bin
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "typecheck (tsc -p tsconfig.json)"
+"$bin/tsc" -p tsconfig.json
+echo "typecheck: ok"
+
+step "module boundaries"
+node --import tsx scripts/check-boundaries.ts
+
+step "import cycles (madge)"
+if ! out=$("$bin/madge" --circular --no-spinner --no-color --extensions ts --ts-config tsconfig.json libs services 2>&1); then
+  echo "$out" >&2
+  echo "import cycles: FOUND (see above); break the cycle (move the shared piece into its own file or lib)" >&2
+  exit 1
+fi
+echo "$out" | tail -n 2
+
+if [ "$#" -gt 0 ]; then
+  step "jest $*"
+  exec "$bin/jest" "$@"
+fi
+
+# 2 cores: unit tests are pure and parallel well; int/e2e tests share one Postgres, one Redis and fixed-time
+# upstream simulations, so they run one file at a time to stay deterministic.
+step "jest: unit (-w 2)"
+"$bin/jest" --selectProjects unit -w 2
+step "jest: int + e2e (--runInBand)"
+"$bin/jest" --selectProjects int e2e --runInBand --passWithNoTests
