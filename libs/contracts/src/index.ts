@@ -5,3 +5,5 @@ export * from './models/types';
 export * from './pricing';
 export * from './models/registry';
 export * from './media-url';
+export * from './catalog';
+export * from './artgen-billing';

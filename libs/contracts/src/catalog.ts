@@ -1,0 +1,160 @@
+import type { AckShape, Category, JsonSchema, ModelDefinition, Operation } from './models/types';
+import { listModels, resolveModel } from './models/registry';
+
+/** `parameters` block of spec 2.4. */
+export interface ModelParameters {
+  operation: Operation;
+  method: 'POST';
+  endpoint: string;
+  schema_version: string;
+  source: string;
+  input_schema: JsonSchema;
+}
+
+/** One item of `GET /v1/models` (spec 2.4). */
+export interface ModelListItem {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  supported_endpoint_types: string[];
+  category?: Category;
+  capability_tags?: string[];
+  parameters?: ModelParameters;
+}
+
+export interface CatalogOptions {
+  /** The key's model restriction list; null = no restriction. */
+  keyModels: readonly string[] | null;
+  /** The models of the key's group; null = no restriction. */
+  groupModels: readonly string[] | null;
+  expand?: string;
+  category?: string;
+}
+
+export const CATALOG_EXPANDS = ['category', 'parameters'] as const;
+export const CATALOG_CATEGORIES: readonly Category[] = ['chat', 'image', 'video', 'audio', 'unknown'];
+
+/** Every name a list may mention for a model (its id and aliases are interchangeable, spec 9). */
+const namesOf = (m: ModelDefinition): string[] => [m.id, ...m.aliases];
+
+function listAllows(list: readonly string[] | null, name: string): boolean {
+  if (list === null) return true;
+  const m = resolveModel(name);
+  return m ? namesOf(m).some((n) => list.includes(n)) : list.includes(name);
+}
+
+/** Whether a key with these restriction lists may call a model (alias-aware: allowing an id allows its aliases). */
+export function isModelAllowed(modelId: string, keyModels: readonly string[] | null, groupModels: readonly string[] | null): boolean {
+  return listAllows(keyModels, modelId) && listAllows(groupModels, modelId);
+}
+
+function parametersOf(m: ModelDefinition): ModelParameters | undefined {
+  const c = m.contract;
+  if (!c || (m.category !== 'image' && m.category !== 'video')) return undefined;
+  return { operation: c.operation, method: c.method, endpoint: c.endpoint, schema_version: c.schemaVersion, source: c.source, input_schema: c.inputSchema };
+}
+
+function itemOf(name: string, m: ModelDefinition | undefined, expand: 'category' | 'parameters' | undefined): ModelListItem {
+  const item: ModelListItem = m
+    ? { id: name, object: 'model', created: m.created, owned_by: m.ownedBy, supported_endpoint_types: [...m.supportedEndpointTypes] }
+    : { id: name, object: 'model', created: 0, owned_by: 'custom', supported_endpoint_types: [] };
+  if (!expand) return item;
+  item.category = m?.category ?? 'unknown';
+  if (m && m.capabilityTags.length) item.capability_tags = [...m.capabilityTags];
+  if (expand === 'parameters' && m) {
+    const p = parametersOf(m);
+    if (p) item.parameters = p;
+  }
+  return item;
+}
+
+/**
+ * `GET /v1/models` (spec 2.4, 4.1 rules 1-3). The scope (which ids) never depends on `expand`; `category`
+ * filters only together with a recognized `expand`; an unrecognized `expand` gives the legacy basic list.
+ */
+export function listCatalog(opts: CatalogOptions): ModelListItem[] {
+  const expand = (CATALOG_EXPANDS as readonly string[]).includes(opts.expand ?? '') ? (opts.expand as 'category' | 'parameters') : undefined;
+  const items: ModelListItem[] = [];
+  const seen = new Set<string>();
+  for (const m of listModels()) {
+    for (const name of namesOf(m)) {
+      if (!isModelAllowed(name, opts.keyModels, opts.groupModels)) continue;
+      seen.add(name);
+      items.push(itemOf(name, m, expand));
+    }
+  }
+  // names a key whitelists without catalog metadata are still callable: list them as `unknown`
+  for (const name of opts.keyModels ?? []) {
+    if (seen.has(name) || resolveModel(name) || !listAllows(opts.groupModels, name)) continue;
+    seen.add(name);
+    items.push(itemOf(name, undefined, expand));
+  }
+  if (expand && opts.category) return items.filter((i) => i.category === opts.category);
+  return items;
+}
+
+/** `idempotency` block of the schema document: how `Idempotency-Key` behaves on submissions. */
+export const IDEMPOTENCY_CONTRACT = Object.freeze({
+  supported: true,
+  header: 'Idempotency-Key',
+  max_length: 255,
+  scope: 'api_key',
+  retention_seconds: 86400,
+  replay: 'the same key with the same body within the retention window returns the original acknowledgement (same task_id); no new task, no new charge',
+  conflict: { status: 409, type: 'invalid_request_error', when: 'the same key is sent again while the first request is still being processed' },
+  mismatch: { status: 422, type: 'invalid_request_error', when: 'the same key is sent with a different body' },
+});
+
+const ACKS: Record<Exclude<AckShape, 'artgen'>, Record<string, unknown>> = {
+  A: { shape: 'A', http_status: 200, fields: { code: 200, data: [{ status: 'submitted', task_id: 'task_…' }] }, task_id_path: 'data[0].task_id' },
+  B: {
+    shape: 'B',
+    http_status: 202,
+    fields: { code: 202, request_id: 'string', data: { id: 'task_…', object: 'generation.task', type: 'image', status: 'pending', progress: 0, poll_url: '/v1/tasks/<task_id>' } },
+    task_id_path: 'data.id',
+  },
+  C: {
+    shape: 'C',
+    http_status: 200,
+    fields: { code: 200, data: { id: 'task_…', object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: 'string' } },
+    task_id_path: 'data.id',
+  },
+};
+
+function responseContract(m: ModelDefinition): Record<string, unknown> {
+  const c = m.contract!;
+  const resultFields =
+    c.operation === 'image_generation'
+      ? { 'data.result.images[].url': 'string' }
+      : { 'data.result.videos[].url': 'string[] (the file is the first element)', 'data.result.videos[].expires_at': 'integer (Unix seconds)' };
+  return {
+    ack: c.ack === 'artgen' ? { shape: 'artgen' } : ACKS[c.ack],
+    poll: {
+      method: 'GET',
+      path: '/v1/tasks/{task_id}',
+      first_poll_after_seconds: Math.round(c.pollIntervalMs.min / 1000),
+      interval_seconds: { min: Math.round(c.pollIntervalMs.min / 1000), max: Math.round(c.pollIntervalMs.max / 1000) },
+      estimated_seconds: c.estimatedSeconds,
+    },
+    task: {
+      envelope: '{code, data}',
+      status_values: ['pending', 'processing', 'completed', 'failed'],
+      terminal: ['completed', 'failed'],
+      result_fields: resultFields,
+      error_fields: { 'data.error.code': 'task_failed', 'data.error.message': 'string', 'data.error.type': 'string (optional)' },
+      failed_http_status: 200,
+      cost_on_failure: 0,
+    },
+    server_rules: c.serverRules,
+  };
+}
+
+/** `GET /v1/models/{model}/schema`: one item with parameters plus idempotency and response-contract blocks. */
+export function modelSchemaDocument(name: string): (ModelListItem & { idempotency?: unknown; response_contract?: unknown }) | undefined {
+  const m = resolveModel(name);
+  if (!m) return undefined;
+  const item = itemOf(name, m, 'parameters');
+  if (!m.contract) return item;
+  return { ...item, idempotency: IDEMPOTENCY_CONTRACT, response_contract: responseContract(m) };
+}
