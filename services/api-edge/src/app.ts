@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type RequestHandler } from 'express';
+import pinoHttp from 'pino-http';
+import type { DataSource } from 'typeorm';
+import { ApiKeyRepository, PriceRepository, TaskRepository, newTaskId } from '@gmg/db';
+import type { Logger } from '@gmg/logger';
+import type { Producers, Redis } from '@gmg/queue';
+import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
+import { KeyAuthenticator } from './auth/key-authenticator';
+import type { ApiEdgeConfig } from './config';
+import { errorHandler, routeNotFound } from './http/error-handler';
+import { jsonBody } from './http/json-body';
+import { authMiddleware } from './middleware/auth.middleware';
+import { PriceTableCache } from './pricing/price-table.cache';
+import { generationsRouter } from './routes/generations.routes';
+import { healthRouter } from './routes/health.routes';
+import { tasksRouter } from './routes/tasks.routes';
+
+export type AppConfig = Pick<
+  ApiEdgeConfig,
+  'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
+>;
+
+/** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
+export interface AppDeps {
+  config: AppConfig;
+  logger: Logger;
+  dataSource: DataSource;
+  /** A ready client connection: task views, readiness, rate limits. */
+  redis: Redis;
+  producers: Pick<Producers, 'enqueueTask'>;
+  /** True while shutting down: /readyz answers 503 so the load balancer stops sending traffic. */
+  isDraining?: () => boolean;
+  /** Overrides for tests. */
+  newTaskId?: () => string;
+  now?: () => Date;
+}
+
+export interface App extends Express {
+  /** The in-process key cache (tests and management actions that must apply at once clear it). */
+  readonly keyAuthenticator: KeyAuthenticator;
+}
+
+export function createApp(deps: AppDeps): App {
+  const { config, logger, dataSource, redis } = deps;
+  const tasks = new TaskRepository(dataSource);
+  const views = new TaskViewStore(redis, config.queuePrefix);
+  const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
+  const prices = new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs);
+  const auth = authMiddleware(keys);
+  const json = jsonBody(config.maxBodyBytes);
+
+  const app = express() as unknown as App;
+  Object.defineProperty(app, 'keyAuthenticator', { value: keys });
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (_req, res) => {
+        const id = `req_${randomUUID().replace(/-/g, '')}`;
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+    }),
+  );
+
+  app.use(
+    healthRouter({
+      probes: { postgres: () => dataSource.query('SELECT 1'), redis: () => redis.ping() },
+      isDraining: deps.isDraining ?? (() => false),
+    }),
+  );
+
+  // MOUNT POINT (management API): `app.use('/api', createManagementRouter(deps))` from ./management once it
+  // lands. It authenticates with ADMIN_TOKEN itself, so it sits before the key auth of /v1.
+
+  app.use('/v1', auth);
+
+  // MOUNT POINT (submission guards): the rate-limit and idempotency middlewares of ./middleware/rate-limit*.ts
+  // and ./middleware/idempotency*.ts go here, in that order, once they land (after auth: they need the principal).
+  const submitGuards: RequestHandler[] = [];
+
+  app.use(
+    generationsRouter(
+      {
+        tasks,
+        prices,
+        views,
+        queue: deps.producers,
+        logger,
+        publicBaseUrl: config.publicBaseUrl,
+        taskTimeoutSeconds: config.taskTimeoutSeconds,
+        newTaskId: deps.newTaskId ?? newTaskId,
+        now: deps.now,
+      },
+      json,
+      submitGuards,
+    ),
+  );
+  app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
+
+  app.use(routeNotFound);
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { AuthPrincipal } from '@gmg/db';
+
+export interface KeyLookup {
+  authenticate(secret: string): Promise<AuthPrincipal | null>;
+}
+
+export interface KeyAuthenticatorOptions {
+  /** How long a known key is trusted without asking Postgres (a revoked key keeps working at most this long). */
+  ttlMs: number;
+  /** Unknown keys are remembered shorter: a key created a moment ago should work almost at once. */
+  missTtlMs?: number;
+  maxEntries?: number;
+}
+
+interface Entry {
+  principal: AuthPrincipal | null;
+}
+
+/** Longest secret we bother hashing; anything longer is not one of our keys. */
+const MAX_SECRET_LENGTH = 256;
+
+/**
+ * API key → principal, with a short in-process cache keyed by the key's SHA-256 (the raw secret is never a
+ * map key) and one in-flight lookup per key, so a burst of requests with one key costs one query.
+ */
+export class KeyAuthenticator {
+  private readonly cache: LRUCache<string, Entry>;
+  private readonly inflight = new Map<string, Promise<AuthPrincipal | null>>();
+  private readonly missTtlMs: number;
+
+  constructor(private readonly lookup: KeyLookup, private readonly opts: KeyAuthenticatorOptions) {
+    this.missTtlMs = opts.missTtlMs ?? Math.min(1000, opts.ttlMs);
+    this.cache = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000, ttl: Math.max(1, opts.ttlMs), ttlAutopurge: false });
+  }
+
+  async authenticate(secret: string): Promise<AuthPrincipal | null> {
+    if (!secret || secret.length > MAX_SECRET_LENGTH) return null;
+    if (this.opts.ttlMs <= 0) return this.lookup.authenticate(secret);
+    const id = createHash('sha256').update(secret, 'utf8').digest('hex');
+    const hit = this.cache.get(id);
+    if (hit) return hit.principal;
+    const pending = this.inflight.get(id);
+    if (pending) return pending;
+    const p = this.lookup
+      .authenticate(secret)
+      .then((principal) => {
+        this.cache.set(id, { principal }, principal ? undefined : { ttl: Math.max(1, this.missTtlMs) });
+        return principal;
+      })
+      .finally(() => this.inflight.delete(id));
+    this.inflight.set(id, p);
+    return p;
+  }
+
+  /** Forget every cached key (tests; a management action that must apply at once). */
+  clear(): void {
+    this.cache.clear();
+  }
+}

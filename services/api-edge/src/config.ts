@@ -1,0 +1,77 @@
+import { Joi, commonSchema, env, loadConfig } from '@gmg/config';
+
+/** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
+export interface ApiEdgeConfig {
+  port: number;
+  /** Absolute base of this gateway as clients see it (upload links, docs). No trailing slash. */
+  publicBaseUrl: string;
+  /** Bearer token of the management API (`/api/*`). Secret: no default. */
+  adminToken: string;
+  /** A task not finished this long after submission fails with `Task timeout`. */
+  taskTimeoutSeconds: number;
+  /** Largest accepted request body (JSON with Base64 references). */
+  maxBodyBytes: number;
+  /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
+  authCacheTtlMs: number;
+  priceCacheTtlMs: number;
+  databaseUrl: string;
+  redisUrl: string;
+  logLevel: string;
+  /** BullMQ key prefix; also prefixes the Redis task view. */
+  queuePrefix: string;
+  redisRequireNoeviction: boolean;
+}
+
+const MIB = 1024 * 1024;
+
+const schema = Joi.object({
+  ...commonSchema,
+  PORT: env.port(8080),
+  PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  ADMIN_TOKEN: Joi.string().min(8).required(),
+  TASK_TIMEOUT_SECONDS: env.positiveInt(1800),
+  MAX_BODY_BYTES: Joi.number().integer().min(1024).max(200 * MIB).default(25 * MIB),
+  // At most 5 s: a revoked key must stop working within 5 seconds.
+  AUTH_CACHE_TTL_MS: Joi.number().integer().min(0).max(5000).default(2000),
+  PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
+  QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).default('gmg'),
+});
+
+interface RawEnv {
+  PORT: number;
+  PUBLIC_BASE_URL?: string;
+  ADMIN_TOKEN: string;
+  TASK_TIMEOUT_SECONDS: number;
+  MAX_BODY_BYTES: number;
+  AUTH_CACHE_TTL_MS: number;
+  PRICE_CACHE_TTL_MS: number;
+  QUEUE_PREFIX: string;
+  DATABASE_URL: string;
+  REDIS_URL: string;
+  LOG_LEVEL: string;
+  REDIS_REQUIRE_NOEVICTION: boolean;
+}
+
+/** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
+export function parseConfig(source: Record<string, string | undefined>): Readonly<ApiEdgeConfig> {
+  const e = loadConfig<RawEnv>(schema as Joi.ObjectSchema<RawEnv>, source);
+  return Object.freeze({
+    port: e.PORT,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
+    adminToken: e.ADMIN_TOKEN,
+    taskTimeoutSeconds: e.TASK_TIMEOUT_SECONDS,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    queuePrefix: e.QUEUE_PREFIX,
+    redisRequireNoeviction: e.REDIS_REQUIRE_NOEVICTION,
+  });
+}
+
+/** The service's config from process.env. */
+export function loadApiEdgeConfig(): Readonly<ApiEdgeConfig> {
+  return parseConfig(process.env);
+}

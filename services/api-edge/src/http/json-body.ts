@@ -1,0 +1,25 @@
+import express, { type RequestHandler } from 'express';
+import { DomainError } from '@gmg/errors';
+
+const JSON_TYPES = ['application/json', '+json'];
+
+/**
+ * Body handling of JSON routes: a body of another media type is 415; then the JSON parser (limit → 413,
+ * invalid JSON → 400, both mapped in the error handler). A request without a body gets `{}`, so validation
+ * reports the missing fields by name.
+ */
+export function jsonBody(limitBytes: number): RequestHandler[] {
+  const requireJson: RequestHandler = (req, _res, next) => {
+    // req.is: null = no body, false = a body of another type
+    if (req.is(JSON_TYPES) === false) {
+      throw new DomainError('unsupported_media_type', `Content-Type must be application/json (got '${req.headers['content-type'] ?? ''}')`);
+    }
+    next();
+  };
+  const parse = express.json({ limit: limitBytes, type: JSON_TYPES, strict: true });
+  const defaultBody: RequestHandler = (req, _res, next) => {
+    if (req.body === undefined) req.body = {};
+    next();
+  };
+  return [requireJson, parse, defaultBody];
+}

@@ -1,0 +1,64 @@
+import 'reflect-metadata';
+import type { Server } from 'node:http';
+import { createDataSource } from '@gmg/db';
+import { createLogger } from '@gmg/logger';
+import { Producers, checkRedisPolicy, createRedis } from '@gmg/queue';
+import { createApp } from './app';
+import { loadApiEdgeConfig } from './config';
+
+/** How long in-flight requests may take to finish after SIGTERM before connections are cut. */
+const DRAIN_TIMEOUT_MS = 25_000;
+
+async function main(): Promise<void> {
+  const config = loadApiEdgeConfig();
+  const logger = createLogger({ service: 'api-edge', level: config.logLevel });
+
+  const dataSource = createDataSource({ url: config.databaseUrl, poolSize: 20, applicationName: 'api-edge' });
+  await dataSource.initialize();
+  // 'producer': fail fast while Redis is away instead of queueing commands behind a request.
+  const redis = createRedis(config.redisUrl, 'producer');
+  await new Promise<void>((resolve, reject) => {
+    if (redis.status === 'ready') return resolve();
+    redis.once('ready', () => resolve());
+    redis.once('error', reject);
+  });
+  redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+  await checkRedisPolicy(redis, config.redisRequireNoeviction, (msg) => logger.warn(msg));
+  const producers = new Producers(redis, config.queuePrefix);
+
+  let draining = false;
+  const app = createApp({ config, logger, dataSource, redis, producers, isDraining: () => draining });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(config.port, () => resolve(s));
+  });
+  logger.info({ port: config.port, publicBaseUrl: config.publicBaseUrl }, 'api-edge listening');
+
+  const shutdown = async (signal: string) => {
+    if (draining) return;
+    draining = true;
+    logger.info({ signal }, 'draining: no new connections, finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.warn('drain timeout: closing remaining connections');
+      server.closeAllConnections();
+    }, DRAIN_TIMEOUT_MS);
+    force.unref();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    clearTimeout(force);
+    await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
+    await redis.quit().catch(() => redis.disconnect());
+    await dataSource.destroy().catch((err: unknown) => logger.warn({ err }, 'closing postgres'));
+    logger.info('api-edge stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  // The logger may not exist yet (bad environment): plain stderr, then a non-zero exit.
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,31 @@
+import { Router, type RequestHandler } from 'express';
+import { methodNotAllowed } from '../http/error-handler';
+import { principalOf } from '../http/principal';
+import { RESPONSE_VERSION_HEADER } from '../use-cases/response-version';
+import { submitTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+
+export const IMAGE_GENERATIONS_PATH = '/v1/images/generations';
+export const VIDEO_GENERATIONS_PATH = '/v1/videos/generations';
+
+/**
+ * `POST /v1/images/generations` and `POST /v1/videos/generations` (mounted at the root, after auth).
+ * `guards` run between auth and body parsing: rate limit, idempotency.
+ */
+export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHandler[], guards: RequestHandler[]): Router {
+  const router = Router();
+  for (const endpoint of [IMAGE_GENERATIONS_PATH, VIDEO_GENERATIONS_PATH]) {
+    router.post(endpoint, ...guards, ...bodyParsers, async (req, res) => {
+      const result = await submitTask(deps, {
+        principal: principalOf(res),
+        endpoint,
+        body: req.body,
+        requestId: String(req.id),
+        responseVersion: req.get(RESPONSE_VERSION_HEADER),
+      });
+      if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
+      res.status(result.httpStatus).json(result.body);
+    });
+    router.all(endpoint, methodNotAllowed(['POST']));
+  }
+  return router;
+}

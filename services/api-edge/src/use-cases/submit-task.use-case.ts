@@ -1,0 +1,140 @@
+import {
+  PriceNotFoundError, quote, resolveModel, validateRequest,
+  type ModelDefinition, type NormalizedRequest, type Pool, type Quote,
+} from '@gmg/contracts';
+import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
+import { DomainError, violationError } from '@gmg/errors';
+import type { Logger } from '@gmg/logger';
+import { isModelAllowedFor } from '../catalog/model-access';
+import type { PriceTableCache } from '../pricing/price-table.cache';
+import { parseResponseVersion } from './response-version';
+
+export interface SubmitTaskDeps {
+  tasks: { createWithHold(t: NewTask): Promise<TaskRecord> };
+  prices: Pick<PriceTableCache, 'get'>;
+  views: { write(t: TaskRecord): Promise<unknown> };
+  queue: { enqueueTask(pool: Pool, taskId: string): Promise<void> };
+  logger: Logger;
+  publicBaseUrl: string;
+  taskTimeoutSeconds: number;
+  newTaskId: () => string;
+  now?: () => Date;
+}
+
+export interface SubmitTaskInput {
+  principal: AuthPrincipal;
+  /** The path the request came in on: a model is only served by the endpoint of its contract. */
+  endpoint: string;
+  body: unknown;
+  requestId: string;
+  /** `X-Service-Response-Version` as sent (shape B models only). */
+  responseVersion?: string;
+}
+
+export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
+export type ShapeB = {
+  code: 202;
+  request_id: string;
+  data: { id: string; object: 'generation.task'; type: 'image'; status: 'pending'; progress: 0; poll_url: string };
+};
+
+export type SubmitTaskResult =
+  | { ack: 'A'; httpStatus: 200; body: ShapeA; taskId: string }
+  | { ack: 'B'; httpStatus: 202; body: ShapeB; taskId: string; responseVersion: string };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const ENDPOINT_OF_OPERATION = { image_generation: 'POST /v1/images/generations', video_generation: 'POST /v1/videos/generations' } as const;
+
+/** The model named by the body, served by this endpoint and callable by this key; else a 400/403. */
+function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { model: ModelDefinition; requested: string } {
+  if (!isObject(body)) throw new DomainError('invalid_request', 'Request body must be a JSON object', { field: '' });
+  const requested = body.model;
+  if (typeof requested !== 'string' || requested.trim() === '') {
+    throw new DomainError('invalid_request', '`model` is required: a model name from GET /v1/models', { field: 'model', rule: 'required' });
+  }
+  const model = resolveModel(requested);
+  if (!model) {
+    throw new DomainError('invalid_request', `\`model\`: unknown model '${requested}'; GET /v1/models lists the models this key can use`, {
+      field: 'model',
+      rule: 'unknown',
+    });
+  }
+  if (!model.contract || model.contract.endpoint !== endpoint) {
+    const where = model.contract ? `; use ${ENDPOINT_OF_OPERATION[model.contract.operation]}` : '';
+    throw new DomainError('invalid_request', `\`model\`: '${requested}' is not served by POST ${endpoint}${where}`, {
+      field: 'model',
+      rule: 'endpoint',
+    });
+  }
+  if (!isModelAllowedFor(model, principal.keyModels, principal.groupModels)) {
+    throw new DomainError('permission', `This API key is not allowed to use model '${requested}'`, { field: 'model' });
+  }
+  return { model, requested };
+}
+
+/**
+ * Submit one generation task: model → permission → contract validation → price quote → hold + task row (one
+ * transaction) → task view → queue. Everything that can reject the request happens before money moves, and
+ * nothing reaches the queue before the task row is committed.
+ */
+export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): Promise<SubmitTaskResult> {
+  const { principal } = input;
+  const { model, requested } = modelFor(input.body, input.endpoint, principal);
+  const contract = model.contract!;
+  const responseVersion = contract.ack === 'B' ? parseResponseVersion(input.responseVersion) : undefined;
+
+  const outcome = validateRequest(model, input.body, requested, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
+  if (!outcome.ok) throw violationError(outcome.violation);
+  const request: NormalizedRequest = outcome.value;
+
+  const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
+  const now = (deps.now ?? (() => new Date()))();
+  const task = await deps.tasks.createWithHold({
+    id: deps.newTaskId(),
+    accountId: principal.accountId,
+    apiKeyId: principal.keyId,
+    model: request.model,
+    requestedModel: request.requestedModel,
+    pool: request.pool,
+    request,
+    price: price.total,
+    priceSnapshot: { total: price.total.toString(), ratio: price.ratio, lines: price.lines },
+    deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
+  });
+
+  // Postgres is the record from here on: a failed view write or enqueue must not turn an accepted, paid task
+  // into an error. Polling falls back to Postgres, and the worker sweeper's reconciler re-adds pending tasks
+  // without a job (jobId = taskId makes that idempotent).
+  await deps.views.write(task).catch((err: unknown) => deps.logger.warn({ err, taskId: task.id }, 'task view write failed after submit'));
+  await deps.queue.enqueueTask(task.pool, task.id).catch((err: unknown) =>
+    deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
+  );
+
+  if (contract.ack === 'B') {
+    return {
+      ack: 'B',
+      httpStatus: 202,
+      taskId: task.id,
+      responseVersion: responseVersion!,
+      body: {
+        code: 202,
+        request_id: input.requestId,
+        data: { id: task.id, object: 'generation.task', type: 'image', status: 'pending', progress: 0, poll_url: `/v1/tasks/${task.id}` },
+      },
+    };
+  }
+  return { ack: 'A', httpStatus: 200, taskId: task.id, body: { code: 200, data: [{ status: 'submitted', task_id: task.id }] } };
+}
+
+async function quoteOrUnavailable(deps: SubmitTaskDeps, request: NormalizedRequest, ratio: number): Promise<Quote> {
+  const table = await deps.prices.get();
+  try {
+    return quote(request.billing, table, ratio);
+  } catch (err) {
+    if (!(err instanceof PriceNotFoundError)) throw err;
+    // An operator mistake, not the client's: loud in the log, a retryable 503 for the client.
+    deps.logger.error({ model: request.model, keys: err.keys }, 'model not priced: no price for any billing key');
+    throw new DomainError('service_unavailable', `Model '${request.requestedModel}' is temporarily unavailable (model not priced)`);
+  }
+}
