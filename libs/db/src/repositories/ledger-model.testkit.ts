@@ -1,0 +1,268 @@
+/**
+ * Model-based checking of the money path (test support, imported by *.int.test.ts only).
+ *
+ * A run is a short random sequence of operations on one fresh account: topups, holds (createWithHold, alone or
+ * concurrent), terminal transitions, and settlement deliveries that are duplicated, reordered and concurrent.
+ * A plain in-memory model predicts the money; after every step the database is compared with the model and the
+ * ledger invariants are checked. The operations are injectable so a mutation test can run the same property
+ * against a deliberately broken hold or settlement and see it fail.
+ */
+import fc from 'fast-check';
+import type { DataSource } from 'typeorm';
+import type { NormalizedRequest } from '@gmg/contracts';
+import { newTaskId } from '../ids';
+import { AccountRepository } from './account.repository';
+import { ApiKeyRepository } from './api-key.repository';
+import { settleTask } from './ledger.repository';
+import { TaskRepository, type NewTask } from './task.repository';
+import type { Row } from './sql';
+
+export interface LedgerOps {
+  createWithHold(ds: DataSource, t: NewTask): Promise<unknown>;
+  settle(ds: DataSource, taskId: string): Promise<unknown>;
+}
+
+export const realOps: LedgerOps = {
+  createWithHold: (ds, t) => new TaskRepository(ds).createWithHold(t),
+  settle: (ds, id) => settleTask(ds, id),
+};
+
+export type Op =
+  | { t: 'topup'; amount: number }
+  | { t: 'submit'; price: number }
+  | { t: 'submitConcurrent'; prices: number[] }
+  | { t: 'finish'; pick: number; ok: boolean }
+  | { t: 'settle'; pick: number; copies: number }
+  | { t: 'settleAll'; copies: number; seed: number };
+
+const price = fc.integer({ min: 0, max: 600 });
+export const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: fc.record({ t: fc.constant('topup' as const), amount: fc.integer({ min: 1, max: 1000 }) }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('submit' as const), price }), weight: 3 },
+  { arbitrary: fc.record({ t: fc.constant('submitConcurrent' as const), prices: fc.array(price, { minLength: 2, maxLength: 5 }) }), weight: 1 },
+  { arbitrary: fc.record({ t: fc.constant('finish' as const), pick: fc.nat(20), ok: fc.boolean() }), weight: 3 },
+  { arbitrary: fc.record({ t: fc.constant('settle' as const), pick: fc.nat(20), copies: fc.integer({ min: 1, max: 4 }) }), weight: 3 },
+  { arbitrary: fc.record({ t: fc.constant('settleAll' as const), copies: fc.integer({ min: 1, max: 3 }), seed: fc.nat() }), weight: 2 },
+);
+
+interface ModelTask {
+  price: bigint;
+  status: 'open' | 'completed' | 'failed';
+  settled: boolean;
+}
+
+interface Model {
+  available: bigint;
+  held: bigint;
+  spent: bigint;
+  topups: bigint;
+  tasks: Map<string, ModelTask>;
+}
+
+/** Thrown when the database disagrees with the model or breaks an invariant; the message names which. */
+export class InvariantViolation extends Error {
+  constructor(readonly invariant: string, detail: string) {
+    super(`${invariant}: ${detail}`);
+    this.name = 'InvariantViolation';
+  }
+}
+
+const request = { model: 'lumen-2-pro' } as unknown as NormalizedRequest;
+
+/** Deterministic shuffle (fast-check shrinks the seed like any other value). */
+function shuffle<T>(items: T[], seed: number): T[] {
+  const out = items.slice();
+  let s = seed >>> 0 || 1;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+const isPaymentRequired = (e: unknown): boolean => (e as { type?: string } | null)?.type === 'payment_required';
+
+export class LedgerRun {
+  private readonly m: Model = { available: 0n, held: 0n, spent: 0n, topups: 0n, tasks: new Map() };
+  private readonly accounts: AccountRepository;
+  private readonly tasks: TaskRepository;
+
+  private constructor(
+    private readonly ds: DataSource,
+    private readonly ops: LedgerOps,
+    private readonly accountId: string,
+    private readonly keyId: string,
+  ) {
+    this.accounts = new AccountRepository(ds);
+    this.tasks = new TaskRepository(ds);
+  }
+
+  /** A fresh account and key per run, so runs never see each other's money. */
+  static async start(ds: DataSource, ops: LedgerOps = realOps): Promise<LedgerRun> {
+    const account = await new AccountRepository(ds).create({ name: 'property' });
+    const { key } = await new ApiKeyRepository(ds).create({ accountId: account.id });
+    return new LedgerRun(ds, ops, account.id, key.id);
+  }
+
+  private newTask(p: bigint): NewTask {
+    return {
+      id: newTaskId(), accountId: this.accountId, apiKeyId: this.keyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro',
+      pool: 'image', request, price: p, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 600_000),
+    };
+  }
+
+  private ids(filter: (t: ModelTask) => boolean): string[] {
+    return [...this.m.tasks].filter(([, t]) => filter(t)).map(([id]) => id);
+  }
+
+  /** Settles one terminal task in the model (a duplicate delivery changes nothing). */
+  private settleModel(id: string): void {
+    const t = this.m.tasks.get(id)!;
+    if (t.status === 'open' || t.settled) return;
+    t.settled = true;
+    this.m.held -= t.price;
+    if (t.status === 'completed') this.m.spent += t.price;
+    else this.m.available += t.price;
+  }
+
+  async apply(op: Op): Promise<void> {
+    switch (op.t) {
+      case 'topup': {
+        await this.accounts.topup(this.accountId, BigInt(op.amount));
+        this.m.available += BigInt(op.amount);
+        this.m.topups += BigInt(op.amount);
+        return;
+      }
+      case 'submit': {
+        const p = BigInt(op.price);
+        const task = this.newTask(p);
+        const covered = this.m.available >= p;
+        try {
+          await this.ops.createWithHold(this.ds, task);
+        } catch (e) {
+          if (covered || !isPaymentRequired(e)) throw new InvariantViolation('hold', `price ${p} with available ${this.m.available} threw ${String(e)}`);
+          return;
+        }
+        if (!covered) throw new InvariantViolation('no overdraft', `hold of ${p} accepted with only ${this.m.available} available`);
+        this.m.available -= p;
+        this.m.held += p;
+        this.m.tasks.set(task.id, { price: p, status: 'open', settled: false });
+        return;
+      }
+      case 'submitConcurrent': {
+        const before = this.m.available;
+        const batch = op.prices.map((x) => this.newTask(BigInt(x)));
+        const results = await Promise.allSettled(batch.map((t) => this.ops.createWithHold(this.ds, t)));
+        let accepted = 0n;
+        results.forEach((r, i) => {
+          if (r.status === 'fulfilled') {
+            accepted += batch[i].price;
+            this.m.tasks.set(batch[i].id, { price: batch[i].price, status: 'open', settled: false });
+          } else if (!isPaymentRequired(r.reason)) {
+            throw new InvariantViolation('hold', `concurrent hold threw ${String(r.reason)}`);
+          }
+        });
+        if (accepted > before) throw new InvariantViolation('no overdraft', `concurrent holds took ${accepted} of ${before}`);
+        // available only falls during the batch, so a refused hold was larger than what finally remained
+        results.forEach((r, i) => {
+          if (r.status === 'rejected' && batch[i].price <= before - accepted) {
+            throw new InvariantViolation('hold', `refused ${batch[i].price} although ${before - accepted} remained`);
+          }
+        });
+        this.m.available -= accepted;
+        this.m.held += accepted;
+        return;
+      }
+      case 'finish': {
+        const open = this.ids((t) => t.status === 'open');
+        if (open.length === 0) return;
+        const id = open[op.pick % open.length];
+        const done = op.ok
+          ? await this.tasks.complete(id, { images: [{ url: 'http://127.0.0.1/x.png' }] })
+          : await this.tasks.fail(id, { code: 'task_failed', message: 'property' });
+        if (!done) throw new InvariantViolation('terminal transition', `${id} was not open in the database`);
+        this.m.tasks.get(id)!.status = op.ok ? 'completed' : 'failed';
+        return;
+      }
+      case 'settle': {
+        const all = [...this.m.tasks.keys()];
+        if (all.length === 0) return;
+        const id = all[op.pick % all.length];
+        await Promise.all(Array.from({ length: op.copies }, () => this.ops.settle(this.ds, id)));
+        this.settleModel(id);
+        return;
+      }
+      case 'settleAll': {
+        const terminal = this.ids((t) => t.status !== 'open');
+        const deliveries = shuffle(terminal.flatMap((id) => Array.from({ length: op.copies }, () => id)), op.seed);
+        await Promise.all(deliveries.map((id) => this.ops.settle(this.ds, id)));
+        terminal.forEach((id) => this.settleModel(id));
+        return;
+      }
+    }
+  }
+
+  /** Compares the database with the model and checks every ledger invariant. */
+  async check(): Promise<void> {
+    const [acc]: Row[] = await this.ds.query(`SELECT available, held, spent FROM accounts WHERE id = $1`, [this.accountId]);
+    const available = BigInt(acc.available as string);
+    const held = BigInt(acc.held as string);
+    const spent = BigInt(acc.spent as string);
+    if (available < 0n || held < 0n) throw new InvariantViolation('non-negative', `available ${available}, held ${held}`);
+
+    const entries: Row[] = await this.ds.query(
+      `SELECT task_id, kind, count(*)::int AS n, sum(amount)::text AS total FROM ledger_entries
+       WHERE account_id = $1 GROUP BY task_id, kind`,
+      [this.accountId],
+    );
+    const byTask = new Map<string | null, Record<string, { n: number; total: bigint }>>();
+    for (const e of entries) {
+      const k = (e.task_id as string | null) ?? null;
+      const slot = byTask.get(k) ?? {};
+      slot[e.kind as string] = { n: Number(e.n), total: BigInt(e.total as string) };
+      byTask.set(k, slot);
+    }
+    const sumKind = (kind: string): bigint => [...byTask.values()].reduce((s, v) => s + (v[kind]?.total ?? 0n), 0n);
+    const topups = sumKind('topup');
+    const captures = sumKind('capture');
+
+    if (available + held !== topups - captures) {
+      throw new InvariantViolation('balance', `available ${available} + held ${held} != topups ${topups} - captures ${captures}`);
+    }
+    let expectedCaptures = 0n;
+    for (const [id, t] of this.m.tasks) {
+      const e = byTask.get(id) ?? {};
+      const cap = e.capture?.n ?? 0;
+      const rel = e.release?.n ?? 0;
+      if ((e.hold?.n ?? 0) !== 1 || e.hold?.total !== t.price) throw new InvariantViolation('one hold', `${id}: ${JSON.stringify(e.hold ?? null, big)}`);
+      if (t.settled) {
+        if (cap + rel !== 1) throw new InvariantViolation('exactly one settlement', `${id} (${t.status}): ${cap} captures, ${rel} releases`);
+        if (t.status === 'completed' && (cap !== 1 || e.capture!.total !== t.price)) throw new InvariantViolation('capture', `${id}`);
+        if (t.status === 'failed' && (rel !== 1 || e.hold!.total - e.release!.total !== 0n)) throw new InvariantViolation('failed nets 0', `${id}`);
+        if (t.status === 'completed') expectedCaptures += t.price;
+      } else if (cap + rel !== 0) {
+        throw new InvariantViolation('no early settlement', `${id} (${t.status}) has ${cap} captures, ${rel} releases`);
+      }
+    }
+    if (captures !== expectedCaptures || spent !== expectedCaptures) {
+      throw new InvariantViolation('captures = completed prices', `captures ${captures}, spent ${spent}, completed+settled prices ${expectedCaptures}`);
+    }
+    if (topups !== this.m.topups || available !== this.m.available || held !== this.m.held || spent !== this.m.spent) {
+      throw new InvariantViolation('model', `db ${available}/${held}/${spent}, model ${this.m.available}/${this.m.held}/${this.m.spent}`);
+    }
+  }
+}
+
+const big = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v);
+
+/** The property: any short sequence of operations keeps every invariant after every step. */
+export function ledgerProperty(ds: DataSource, ops: LedgerOps = realOps, maxOps = 8): fc.IAsyncProperty<[Op[]]> {
+  return fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: maxOps }), async (seq) => {
+    const run = await LedgerRun.start(ds, ops);
+    for (const op of seq) {
+      await run.apply(op);
+      await run.check();
+    }
+  });
+}

@@ -1,0 +1,99 @@
+import fc from 'fast-check';
+import type { DataSource, EntityManager } from 'typeorm';
+import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { DomainError } from '@gmg/errors';
+import { InvariantViolation, ledgerProperty, realOps, type LedgerOps } from './ledger-model.testkit';
+import type { NewTask } from './task.repository';
+import { rowsOf, type Row } from './sql';
+
+/**
+ * Mutation tests: the ledger properties must FAIL when a safeguard is removed, in a scratch database.
+ * If one of these starts passing, the property tests have stopped proving anything.
+ */
+
+/** createWithHold with the conditional hold replaced by an unconditional one (no `AND available >= $2`). */
+async function unconditionalHold(ds: DataSource, t: NewTask): Promise<void> {
+  await ds.transaction(async (m: EntityManager) => {
+    const held = rowsOf(await m.query(
+      `UPDATE accounts SET available = available - $2, held = held + $2 WHERE id = $1 RETURNING id`,
+      [t.accountId, t.price.toString()],
+    ));
+    if (held.length === 0) throw new DomainError('payment_required', 'no account');
+    await m.query(
+      `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price,
+                          price_snapshot, deadline_at) VALUES ($1,$2,$3,$4,$5,$6,'pending',0,$7,$8,$9,$10)`,
+      [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request), t.price.toString(),
+        JSON.stringify(t.priceSnapshot), t.deadlineAt],
+    );
+    await m.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,'hold',$3)`, [
+      t.accountId, t.id, t.price.toString(),
+    ]);
+  });
+}
+
+/** settleTask as it would look without the unique constraint to lean on: a plain insert, then move the money. */
+async function settleWithoutConflictGuard(ds: DataSource, taskId: string): Promise<void> {
+  await ds.transaction(async (m: EntityManager) => {
+    const [t]: Row[] = await m.query(`SELECT account_id, status, price FROM tasks WHERE id = $1`, [taskId]);
+    if (!t || (t.status !== 'completed' && t.status !== 'failed')) return;
+    const done: Row[] = await m.query(
+      `SELECT 1 FROM ledger_entries WHERE task_id = $1 AND kind IN ('capture','release')`, [taskId],
+    );
+    if (done.length > 0) return; // check-then-insert: racy without the constraint
+    const kind = t.status === 'completed' ? 'capture' : 'release';
+    await m.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4)`, [
+      t.account_id, taskId, kind, t.price,
+    ]);
+    await m.query(
+      kind === 'capture'
+        ? `UPDATE accounts SET held = held - $2, spent = spent + $2 WHERE id = $1`
+        : `UPDATE accounts SET held = held - $2, available = available + $2 WHERE id = $1`,
+      [t.account_id, t.price],
+    );
+  });
+}
+
+const failureOf = async (ds: DataSource, ops: LedgerOps, numRuns: number): Promise<string> => {
+  const out = await fc.check(ledgerProperty(ds, ops), { numRuns });
+  expect(out.failed).toBe(true);
+  const err = out.errorInstance;
+  return err instanceof Error ? err.message : String(err);
+};
+
+describe('ledger properties fail when a safeguard is removed (scratch databases)', () => {
+  let noUnique: TestDatabase;
+  let noCheck: TestDatabase;
+
+  beforeAll(async () => {
+    noUnique = await createTestDatabase('gmg_mut_unique');
+    await noUnique.dataSource.query(`ALTER TABLE ledger_entries DROP CONSTRAINT ledger_task_kind_unique`);
+    noCheck = await createTestDatabase('gmg_mut_hold');
+  });
+  afterAll(async () => {
+    await noUnique?.drop();
+    await noCheck?.drop();
+  });
+
+  it('without UNIQUE(task_id, kind) the real settleTask cannot settle at all (ON CONFLICT has no arbiter)', async () => {
+    const msg = await failureOf(noUnique.dataSource, realOps, 300);
+    expect(msg).toMatch(/no unique or exclusion constraint matching the ON CONFLICT/);
+  }, 120_000);
+
+  it('without UNIQUE(task_id, kind) a check-then-insert settlement double-settles duplicated concurrent deliveries', async () => {
+    const msg = await failureOf(noUnique.dataSource, { ...realOps, settle: settleWithoutConflictGuard }, 1000);
+    expect(msg).toMatch(/exactly one settlement|non-negative|captures = completed prices|check constraint/);
+  }, 120_000);
+
+  it('with an unconditional hold the balance CHECK turns an overdraft into an error, not a 402', async () => {
+    const msg = await failureOf(noCheck.dataSource, { ...realOps, createWithHold: unconditionalHold }, 300);
+    expect(msg).toMatch(/^hold: .*accounts_available_check/);
+  }, 120_000);
+
+  it('with an unconditional hold and no balance CHECK the account overdraws', async () => {
+    await noCheck.dataSource.query(`ALTER TABLE accounts DROP CONSTRAINT accounts_available_check`);
+    const out = await fc.check(ledgerProperty(noCheck.dataSource, { ...realOps, createWithHold: unconditionalHold }), { numRuns: 300 });
+    expect(out.failed).toBe(true);
+    expect(out.errorInstance).toBeInstanceOf(InvariantViolation);
+    expect((out.errorInstance as InvariantViolation).invariant).toBe('no overdraft');
+  }, 120_000);
+});
