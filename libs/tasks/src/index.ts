@@ -1,2 +1,15 @@
 export { toUnifiedTask } from './unified-task';
 export { TaskViewStore, TASK_VIEW_TTL_SECONDS } from './task-view.store';
+export { TaskLifecycle } from './task-lifecycle';
+export type { SettlementSink } from './task-lifecycle';
+export { TaskStepProcessor, TASK_FAILURE_TYPES } from './task-step.processor';
+export type { TaskJobState, TaskProcessorDeps, TaskProcessorOptions } from './task-step.processor';
+export { PoolSweeper } from './pool-sweeper';
+export type { PoolSweepResult } from './pool-sweeper';
+export { startPoolWorker } from './pool-worker';
+export type { PoolWorker, PoolWorkerDeps, PoolWorkerOptions } from './pool-worker';
+export { ChannelGroupResolver } from './channel-group.repository';
+export { pollDelayMs, retryDelayMs, DEFAULT_POLL_INTERVAL_MS, MIN_STEP_DELAY_MS } from './step-timing';
+export { poolWorkerEnvSchema } from './pool-worker.config';
+export type { PoolWorkerConfig } from './pool-worker.config';
+export { runPoolWorkerService } from './pool-worker.service';

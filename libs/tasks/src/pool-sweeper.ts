@@ -1,0 +1,62 @@
+import { TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
+import type { TaskRepository } from '@gmg/db';
+import type { Logger } from '@gmg/logger';
+import type { TaskQueue } from '@gmg/queue';
+import type { TaskLifecycle } from './task-lifecycle';
+import { TASK_FAILURE_TYPES } from './task-step.processor';
+
+export interface PoolSweepResult {
+  timedOut: number;
+  readded: number;
+}
+
+/** Job states in which a job still drives its task; anything else (failed, completed, gone) leaves the task orphaned. */
+const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+/**
+ * The periodic `sweep` job of a pool (one job scheduler across all replicas):
+ * (a) open tasks past their deadline fail with `Task timeout` (winners settle), so a task whose job was lost
+ *     still ends and is refunded;
+ * (b) open tasks without a live job get one again (jobId = taskId, so a task never has two), stepping to `poll`
+ *     when the row already has an upstream id: a lost job never resubmits.
+ */
+export class PoolSweeper {
+  constructor(
+    private readonly pool: Pool,
+    private readonly tasks: TaskRepository,
+    private readonly lifecycle: TaskLifecycle,
+    private readonly queue: TaskQueue,
+    private readonly logger: Logger,
+    /** A task untouched for this long is checked for a job (the edge enqueues right after its commit). */
+    private readonly orphanAfterMs: number,
+  ) {}
+
+  async sweep(): Promise<PoolSweepResult> {
+    let timedOut = 0;
+    for (const t of await this.tasks.findOverdue(this.pool)) {
+      if (await this.lifecycle.fail(t.id, TASK_TIMEOUT_MESSAGE, TASK_FAILURE_TYPES.timeout)) timedOut++;
+    }
+    let readded = 0;
+    for (const t of await this.tasks.findOpen(this.pool, this.orphanAfterMs)) {
+      const jobId = taskJobId(t.id);
+      const job = await this.queue.getJob(jobId);
+      if (job) {
+        const state = await job.getState();
+        if (LIVE_STATES.has(state)) continue;
+        // A finished job would block re-adding under the same id; a locked one refuses removal (then skip it).
+        try {
+          await job.remove();
+        } catch (e) {
+          this.logger.warn({ taskId: t.id, state, err: (e as Error).message }, 'could not remove the finished job of an open task');
+          continue;
+        }
+      }
+      const data: TaskJobData = { taskId: t.id, step: t.upstreamTaskId ? 'poll' : 'submit', submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
+      await this.queue.add('task', data, { jobId });
+      readded++;
+      this.logger.warn({ taskId: t.id, step: data.step, hadJob: Boolean(job) }, 'open task had no live job; re-added');
+    }
+    if (timedOut || readded) this.logger.info({ pool: this.pool, timedOut, readded }, 'pool sweep');
+    return { timedOut, readded };
+  }
+}

@@ -1,0 +1,28 @@
+import { Joi, commonSchema, env } from '@gmg/config';
+
+export interface PoolWorkerConfig {
+  DATABASE_URL: string;
+  REDIS_URL: string;
+  LOG_LEVEL: string;
+  REDIS_REQUIRE_NOEVICTION: boolean;
+  QUEUE_PREFIX: string;
+  HEALTH_PORT: number;
+  WORKER_CONCURRENCY: number;
+  POLL_INTERVAL_SCALE: number;
+  UPSTREAM_TIMEOUT_MS: number;
+  SWEEP_INTERVAL_MS: number;
+}
+
+/** The environment of a pool worker service; only the health port default differs between pools. */
+export function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema<PoolWorkerConfig> {
+  return Joi.object<PoolWorkerConfig>({
+    ...commonSchema,
+    QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg'),
+    HEALTH_PORT: env.port(defaultHealthPort),
+    WORKER_CONCURRENCY: env.positiveInt(50).max(10_000),
+    /** Multiplies upstream poll intervals and retry backoffs; small values are for tests. */
+    POLL_INTERVAL_SCALE: Joi.number().greater(0).max(100).default(1),
+    UPSTREAM_TIMEOUT_MS: env.positiveInt(30_000),
+    SWEEP_INTERVAL_MS: env.positiveInt(15_000).min(100),
+  });
+}

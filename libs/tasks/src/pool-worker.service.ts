@@ -1,0 +1,40 @@
+import type { Pool } from '@gmg/contracts';
+import { createDataSource } from '@gmg/db';
+import { createLogger } from '@gmg/logger';
+import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
+import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
+import type { PoolWorkerConfig } from './pool-worker.config';
+import { startPoolWorker } from './pool-worker';
+
+/**
+ * Runs one pool worker as a process: Postgres, Redis, adapters, the worker, the health server, and graceful
+ * shutdown on SIGTERM/SIGINT (stop taking jobs, let active steps finish, close connections, exit 0).
+ * Each worker service's main.ts is this call with its pool and config.
+ */
+export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWorkerConfig>): Promise<void> {
+  const logger = createLogger({ service: `worker-${pool}`, level: config.LOG_LEVEL });
+  const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(20, config.WORKER_CONCURRENCY + 2), applicationName: `gmg-worker-${pool}` });
+  await ds.initialize();
+  const redis = createRedis(config.REDIS_URL, 'worker');
+  await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
+  const adapters = createAdapterRegistry([createGatewayAdapter({ timeoutMs: config.UPSTREAM_TIMEOUT_MS })]);
+  const pw = await startPoolWorker(
+    { pool, ds, redis, prefix: config.QUEUE_PREFIX, adapters, logger },
+    { concurrency: config.WORKER_CONCURRENCY, pollIntervalScale: config.POLL_INTERVAL_SCALE, sweepIntervalMs: config.SWEEP_INTERVAL_MS },
+  );
+  let draining = false;
+  const health = await startHealthServer({
+    port: config.HEALTH_PORT,
+    checks: { postgres: () => ds.query('SELECT 1'), redis: () => redis.ping() },
+    isDraining: () => draining,
+  });
+  logger.info({ pool, healthPort: health.port }, 'worker ready');
+  onShutdownSignals(async () => {
+    draining = true;
+    await pw.close();
+    await health.close();
+    await redis.quit();
+    await ds.destroy();
+    logger.info('worker stopped');
+  }, { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) });
+}

@@ -1,0 +1,29 @@
+import { DEFAULT_POLL_INTERVAL_MS, MIN_STEP_DELAY_MS, pollDelayMs, retryDelayMs } from './step-timing';
+
+describe('pollDelayMs', () => {
+  it('stays within the default interval for a model without a contract, at scale 1', () => {
+    for (const r of [0, 0.5, 0.999]) {
+      const d = pollDelayMs('no-such-model', { scale: 1, random: () => r });
+      expect(d).toBeGreaterThanOrEqual(DEFAULT_POLL_INTERVAL_MS.min);
+      expect(d).toBeLessThanOrEqual(DEFAULT_POLL_INTERVAL_MS.max);
+    }
+  });
+
+  it('scales the interval down but never below the floor', () => {
+    expect(pollDelayMs('no-such-model', { scale: 0.1, random: () => 0 })).toBe(200);
+    expect(pollDelayMs('no-such-model', { scale: 0.0001, random: () => 0 })).toBe(MIN_STEP_DELAY_MS);
+  });
+});
+
+describe('retryDelayMs', () => {
+  const t = { scale: 1, baseMs: 1000, maxMs: 8000 };
+  it('doubles per attempt with jitter in the upper half of the step', () => {
+    expect(retryDelayMs(1, { ...t, random: () => 0 })).toBe(500);
+    expect(retryDelayMs(1, { ...t, random: () => 0.999 })).toBeLessThanOrEqual(1000);
+    expect(retryDelayMs(3, { ...t, random: () => 0 })).toBe(2000);
+  });
+
+  it('caps the step at maxMs', () => {
+    expect(retryDelayMs(20, { ...t, random: () => 0.999 })).toBeLessThanOrEqual(8000);
+  });
+});

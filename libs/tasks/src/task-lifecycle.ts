@@ -1,0 +1,54 @@
+import type { TaskError, TaskResult } from '@gmg/contracts';
+import type { TaskRecord, TaskRepository } from '@gmg/db';
+import type { Logger } from '@gmg/logger';
+import type { TaskViewStore } from './task-view.store';
+
+/** Where the winner of a terminal transition sends the settlement (Producers and a billing Queue fit). */
+export interface SettlementSink {
+  enqueueSettlement(taskId: string): Promise<void>;
+}
+
+/**
+ * State changes of a task as the workers make them: the row first (Postgres is the record), then the Redis view.
+ * Terminal transitions are conditional UPDATEs: only the winner (non-null) enqueues the settlement and writes the
+ * view, so a task is settled once however many writers race (a poll, the timeout sweeper, a resumed stalled job).
+ */
+export class TaskLifecycle {
+  constructor(
+    private readonly tasks: TaskRepository,
+    private readonly views: TaskViewStore,
+    private readonly settlements: SettlementSink,
+    private readonly logger: Logger,
+  ) {}
+
+  /** A view write failure is logged, never fatal: reads fall back to Postgres. */
+  async writeView(t: TaskRecord): Promise<void> {
+    try {
+      await this.views.write(t);
+    } catch (e) {
+      this.logger.warn({ taskId: t.id, err: (e as Error).message }, 'task view write failed');
+    }
+  }
+
+  async complete(taskId: string, result: TaskResult): Promise<TaskRecord | null> {
+    return this.settleWinner(await this.tasks.complete(taskId, result), 'completed');
+  }
+
+  async fail(taskId: string, message: string, type?: string): Promise<TaskRecord | null> {
+    const error: TaskError = { code: 'task_failed', message, ...(type ? { type } : {}) };
+    return this.settleWinner(await this.tasks.fail(taskId, error), 'failed');
+  }
+
+  private async settleWinner(rec: TaskRecord | null, outcome: string): Promise<TaskRecord | null> {
+    if (!rec) return null;
+    this.logger.info({ taskId: rec.id, model: rec.model, outcome, error: rec.error?.message }, 'task finished');
+    await this.writeView(rec);
+    try {
+      await this.settlements.enqueueSettlement(rec.id);
+    } catch (e) {
+      // The billing sweeper finds terminal tasks without capture/release and settles them later.
+      this.logger.error({ taskId: rec.id, err: (e as Error).message }, 'settlement enqueue failed; the billing sweeper will retry');
+    }
+    return rec;
+  }
+}

@@ -1,0 +1,215 @@
+import { DelayedError, type Job } from 'bullmq';
+import {
+  MODERATION_MESSAGE, NO_UPSTREAM_MESSAGE, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData,
+} from '@gmg/contracts';
+import type { ChannelRepository, ChannelWithSecret, TaskRecord, TaskRepository } from '@gmg/db';
+import { UpstreamError } from '@gmg/errors';
+import type { Logger } from '@gmg/logger';
+import { requireTaskId } from '@gmg/queue';
+import { pickChannel, type AdapterRegistry, type ChannelTarget, type CircuitBreaker, type UpstreamPoll } from '@gmg/upstream';
+import type { ChannelGroupResolver } from './channel-group.repository';
+import type { TaskLifecycle } from './task-lifecycle';
+import { pollDelayMs, retryDelayMs, MIN_STEP_DELAY_MS } from './step-timing';
+
+/**
+ * The job data of a task job. `channelFailures` (retryable submit failures per channel id) is kept here until
+ * TaskJobData in @gmg/contracts gains it; optional, so jobs written without it still work.
+ */
+export type TaskJobState = TaskJobData & { channelFailures?: Record<string, number> };
+
+/** Failure `type`s this worker writes on a task (the message is what the client reads). */
+export const TASK_FAILURE_TYPES = Object.freeze({
+  timeout: 'timeout',
+  moderation: 'moderation',
+  noUpstream: 'no_upstream',
+  upstream: 'upstream_error',
+} as const);
+
+export interface TaskProcessorDeps {
+  tasks: TaskRepository;
+  channels: Pick<ChannelRepository, 'candidates' | 'getWithSecret'>;
+  groups: Pick<ChannelGroupResolver, 'groupOf'>;
+  adapters: AdapterRegistry;
+  breaker: CircuitBreaker;
+  lifecycle: TaskLifecycle;
+  logger: Logger;
+}
+
+export interface TaskProcessorOptions {
+  /** POLL_INTERVAL_SCALE: multiplies poll intervals and retry backoffs. */
+  timeScale: number;
+  /** First retry delay of a failed submit or poll (before scale). Default 1 s. */
+  retryBaseMs?: number;
+  /** Largest retry delay (before scale). Default 60 s. */
+  retryMaxMs?: number;
+  /** Retryable submit failures on one channel before it is excluded and another one tried. Default 3. */
+  failuresPerChannel?: number;
+  /** Retryable submit failures (all channels) plus waits for a closed circuit before `No available upstream`. Default 10. */
+  maxSubmitAttempts?: number;
+  /** Consecutive transient poll failures before the task fails. Default 20. */
+  maxPollFailures?: number;
+  random?: () => number;
+}
+
+type Outcome = { kind: 'done' } | { kind: 'delay'; ms: number; data: TaskJobState };
+const DONE: Outcome = { kind: 'done' };
+
+const targetOf = (c: ChannelWithSecret): ChannelTarget => ({ id: c.id, name: c.name, protocol: c.protocol, baseUrl: c.baseUrl, apiKey: c.apiKey });
+
+/**
+ * The `task` job: a step machine kept in job.data. `submit` picks a channel and hands the task to it, `poll` asks
+ * for its state. Between steps the job waits in the delayed set (moveToDelayed + DelayedError): no worker slot is
+ * held while an upstream renders. Every step first re-reads the row, so a resumed job (stalled, re-added by the
+ * sweeper, duplicated) continues from the task's real state: an upstream id on the row means poll, never resubmit.
+ */
+export class TaskStepProcessor {
+  private readonly o: Required<Omit<TaskProcessorOptions, 'random'>> & Pick<TaskProcessorOptions, 'random'>;
+
+  constructor(private readonly d: TaskProcessorDeps, opts: TaskProcessorOptions) {
+    this.o = {
+      retryBaseMs: 1000, retryMaxMs: 60_000, failuresPerChannel: 3, maxSubmitAttempts: 10, maxPollFailures: 20, ...opts,
+    };
+  }
+
+  /** BullMQ processor of the `task` job. */
+  async process(job: Job<TaskJobData>, token: string | undefined): Promise<void> {
+    const taskId = requireTaskId(job.data);
+    const out = await this.step(taskId, { ...job.data });
+    if (out.kind === 'done') return;
+    if (!token) throw new Error('task job without a lock token cannot be delayed');
+    await job.updateData(out.data);
+    await job.moveToDelayed(Date.now() + out.ms, token);
+    throw new DelayedError();
+  }
+
+  /** One step from the row's state. Exposed for tests. */
+  async step(taskId: string, s: TaskJobState): Promise<Outcome> {
+    const task = await this.d.tasks.get(taskId);
+    if (!task) {
+      this.d.logger.warn({ taskId }, 'task job for a task that does not exist; dropping it');
+      return DONE;
+    }
+    if (isTerminal(task.status)) return DONE;
+    if (task.deadlineAt.getTime() <= Date.now()) {
+      await this.d.lifecycle.fail(task.id, TASK_TIMEOUT_MESSAGE, TASK_FAILURE_TYPES.timeout);
+      return DONE;
+    }
+    const out = task.upstreamTaskId && task.channelId
+      ? await this.poll(task, task.channelId, task.upstreamTaskId, { ...s, step: 'poll' })
+      : await this.submit(task, { ...s, step: 'submit' });
+    if (out.kind === 'delay') {
+      // Wake up by the deadline at the latest, so a timeout is noticed on time even with a long interval.
+      out.ms = Math.max(MIN_STEP_DELAY_MS, Math.min(out.ms, task.deadlineAt.getTime() - Date.now() + MIN_STEP_DELAY_MS));
+    }
+    return out;
+  }
+
+  private async submit(task: TaskRecord, s: TaskJobState): Promise<Outcome> {
+    const group = await this.d.groups.groupOf(task.apiKeyId, task.accountId);
+    const excluded = new Set(s.excludedChannels ?? []);
+    const usable = (await this.d.channels.candidates(task.model, group)).filter((c) => !excluded.has(c.id));
+    if (usable.length === 0) return this.failNoUpstream(task, 'no channel serves this model and group');
+    const ch = pickChannel(usable, this.d.breaker);
+    const attempts = (s.submitAttempts ?? 0) + 1;
+    if (!ch) {
+      // Every usable channel has an open circuit: wait for one to cool down, a bounded number of times.
+      if (attempts >= this.o.maxSubmitAttempts) return this.failNoUpstream(task, 'all channel circuits open');
+      return { kind: 'delay', ms: this.retryDelay(attempts), data: { ...s, submitAttempts: attempts } };
+    }
+    const adapter = this.d.adapters.getAdapter(ch.protocol);
+    if (!adapter) {
+      this.d.logger.error({ taskId: task.id, channel: ch.name, protocol: ch.protocol }, 'channel protocol has no adapter; skipping channel');
+      return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, excludedChannels: [...excluded, ch.id] } };
+    }
+    try {
+      const { upstreamTaskId } = await adapter.submit(targetOf(ch), task.request, { taskId: task.id });
+      this.d.breaker.recordSuccess(ch.id);
+      const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
+      if (!rec) return DONE; // ended meanwhile (timeout sweeper): nothing left to do
+      this.d.logger.info({ taskId: task.id, channel: ch.name, upstreamTaskId }, 'task submitted upstream');
+      await this.d.lifecycle.writeView(rec);
+      return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, step: 'poll', pollFailures: 0 } };
+    } catch (e) {
+      if (!(e instanceof UpstreamError)) throw e;
+      if (!e.retryable) return this.failFinal(task, e);
+      this.d.breaker.recordFailure(ch.id);
+      const onChannel = (s.channelFailures?.[ch.id] ?? 0) + 1;
+      this.d.logger.warn(
+        { taskId: task.id, channel: ch.name, kind: e.kind, status: e.status, attempt: attempts, onChannel, err: e.message },
+        'upstream submit failed (retryable)',
+      );
+      if (attempts >= this.o.maxSubmitAttempts) return this.failNoUpstream(task, 'submit attempts exhausted');
+      const next: TaskJobState = { ...s, submitAttempts: attempts, channelFailures: { ...s.channelFailures, [ch.id]: onChannel } };
+      // Fail over only when another channel is left; a single channel keeps being retried with backoff.
+      if (onChannel >= this.o.failuresPerChannel && usable.length > 1) {
+        next.excludedChannels = [...excluded, ch.id];
+        return { kind: 'delay', ms: this.retryDelay(1), data: next };
+      }
+      return { kind: 'delay', ms: this.retryDelay(onChannel), data: next };
+    }
+  }
+
+  private async poll(task: TaskRecord, channelId: string, upstreamTaskId: string, s: TaskJobState): Promise<Outcome> {
+    const ch = await this.d.channels.getWithSecret(channelId);
+    const adapter = ch ? this.d.adapters.getAdapter(ch.protocol) : undefined;
+    if (!ch || !adapter) return this.failNoUpstream(task, 'the channel holding the task is gone or has no adapter');
+    let p: UpstreamPoll;
+    try {
+      p = await adapter.poll(targetOf(ch), upstreamTaskId);
+      this.d.breaker.recordSuccess(ch.id);
+    } catch (e) {
+      if (!(e instanceof UpstreamError)) throw e;
+      if (!e.retryable) return this.failFinal(task, e);
+      this.d.breaker.recordFailure(ch.id);
+      const failures = (s.pollFailures ?? 0) + 1;
+      this.d.logger.warn({ taskId: task.id, channel: ch.name, kind: e.kind, failures, err: e.message }, 'upstream poll failed (retryable)');
+      if (failures > this.o.maxPollFailures) {
+        await this.d.lifecycle.fail(task.id, 'Upstream unavailable', TASK_FAILURE_TYPES.upstream);
+        return DONE;
+      }
+      const ms = Math.max(this.pollDelay(task), this.retryDelay(failures));
+      return { kind: 'delay', ms, data: { ...s, pollFailures: failures } };
+    }
+    if (p.status === 'completed') {
+      await this.d.lifecycle.complete(task.id, p.result ?? {});
+      return DONE;
+    }
+    if (p.status === 'failed') {
+      const moderation = p.error?.moderation === true;
+      const message = moderation ? MODERATION_MESSAGE : (p.error?.message || 'Generation failed');
+      await this.d.lifecycle.fail(task.id, message, p.error?.type ?? (moderation ? TASK_FAILURE_TYPES.moderation : undefined));
+      return DONE;
+    }
+    if (p.progress > task.progress) {
+      const rec = await this.d.tasks.updateProgress(task.id, p.progress);
+      if (rec) await this.d.lifecycle.writeView(rec);
+    }
+    return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 } };
+  }
+
+  /** A final upstream refusal (4xx, moderation): another channel would refuse too, so no retry. */
+  private async failFinal(task: TaskRecord, e: UpstreamError): Promise<Outcome> {
+    this.d.logger.info({ taskId: task.id, kind: e.kind, status: e.status, err: e.message }, 'upstream refused the task (final)');
+    if (e.kind === 'moderation') await this.d.lifecycle.fail(task.id, MODERATION_MESSAGE, TASK_FAILURE_TYPES.moderation);
+    else {
+      // The upstream's own message names our channel and endpoint: the client gets a neutral one.
+      const detail = e.status ? ` (HTTP ${e.status})` : '';
+      await this.d.lifecycle.fail(task.id, `Upstream rejected the request${detail}`, TASK_FAILURE_TYPES.upstream);
+    }
+    return DONE;
+  }
+
+  private async failNoUpstream(task: TaskRecord, why: string): Promise<Outcome> {
+    this.d.logger.warn({ taskId: task.id, model: task.model, why }, 'no upstream for task');
+    await this.d.lifecycle.fail(task.id, NO_UPSTREAM_MESSAGE, TASK_FAILURE_TYPES.noUpstream);
+    return DONE;
+  }
+
+  private pollDelay(task: TaskRecord): number {
+    return pollDelayMs(task.model, { scale: this.o.timeScale, random: this.o.random });
+  }
+
+  private retryDelay(attempt: number): number {
+    return retryDelayMs(attempt, { scale: this.o.timeScale, baseMs: this.o.retryBaseMs, maxMs: this.o.retryMaxMs, random: this.o.random });
+  }
+}

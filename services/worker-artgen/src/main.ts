@@ -1,0 +1,8 @@
+import 'reflect-metadata';
+import { runPoolWorkerService } from '@gmg/tasks';
+import { loadWorkerConfig } from './config';
+
+runPoolWorkerService('artgen', loadWorkerConfig()).catch((e: unknown) => {
+  console.error('worker-artgen failed to start:', e instanceof Error ? e.message : e);
+  process.exit(1);
+});
