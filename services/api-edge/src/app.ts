@@ -12,6 +12,7 @@ import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { authMiddleware } from './middleware/auth.middleware';
 import { PriceTableCache } from './pricing/price-table.cache';
+import { catalogRouter } from './routes/catalog.routes';
 import { generationsRouter } from './routes/generations.routes';
 import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps): App {
     ),
   );
   app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
+  app.use(catalogRouter());
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));

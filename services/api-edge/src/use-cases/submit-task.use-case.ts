@@ -1,11 +1,10 @@
 import {
-  PriceNotFoundError, quote, resolveModel, validateRequest,
+  PriceNotFoundError, isModelAllowed, quote, resolveModel, validateRequest,
   type ModelDefinition, type NormalizedRequest, type Pool, type Quote,
 } from '@gmg/contracts';
 import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
-import { isModelAllowedFor } from '../catalog/model-access';
 import type { PriceTableCache } from '../pricing/price-table.cache';
 import { parseResponseVersion } from './response-version';
 
@@ -67,7 +66,7 @@ function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { 
       rule: 'endpoint',
     });
   }
-  if (!isModelAllowedFor(model, principal.keyModels, principal.groupModels)) {
+  if (!isModelAllowed(model.id, principal.keyModels, principal.groupModels)) {
     throw new DomainError('permission', `This API key is not allowed to use model '${requested}'`, { field: 'model' });
   }
   return { model, requested };

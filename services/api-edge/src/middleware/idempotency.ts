@@ -1,0 +1,185 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { DomainError } from '@gmg/errors';
+import type { Logger } from '@gmg/logger';
+import type { Redis } from '@gmg/queue';
+import { principalOf } from '../http/principal';
+import { fullPath } from '../http/request-path';
+import { requestFingerprint } from './idempotency-fingerprint';
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+export interface IdempotencyOptions {
+  /** A ready ioredis client shared by every replica (the claim is a Redis SET NX). */
+  redis: Redis;
+  /** Redis key prefix, e.g. the QUEUE_PREFIX; keys are `<prefix>:idem:<apiKeyId>:<sha256(Idempotency-Key)>`. */
+  prefix: string;
+  /** How long a finished answer is kept for replay. Default 24 h. */
+  ttlSeconds?: number;
+  /** How long a claim lives without an answer (a crashed replica frees the key after this). Default 300 s. */
+  lockTtlSeconds?: number;
+  /** Larger answers are not kept: the key is released instead. Default 1 MiB. */
+  maxStoredBytes?: number;
+  /**
+   * Body parsers to run first when the body is not parsed yet, so the middleware can sit before them
+   * (running a parser twice is harmless: a consumed body is skipped).
+   */
+  bodyParsers?: RequestHandler[];
+  logger?: Pick<Logger, 'warn' | 'error'>;
+}
+
+/** Headers of the first answer that are not replayed (per-request or transport headers). */
+const NOT_REPLAYED = new Set([
+  'x-request-id', 'date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding',
+  'set-cookie', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'vary', REPLAYED_HEADER.toLowerCase(),
+]);
+
+interface StoredAnswer {
+  fp: string;
+  status: number;
+  headers: Record<string, string | string[]>;
+  /** Base64 of the exact bytes sent. */
+  body: string;
+}
+
+// Value layout: `R:<token>:<fingerprint>` while running, `D:<json StoredAnswer>` when done.
+/** Replace our own claim (and only ours) by the answer, or delete it when ARGV[2] is empty. */
+const FINISH_LUA = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3])) end
+return 1`;
+
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+
+const isJson = (req: Request): boolean => /(^application\/json|\+json)(\s*;|$)/i.test(req.headers['content-type'] ?? '');
+
+function runChain(handlers: RequestHandler[], req: Request, res: Response, done: (err?: unknown) => void): void {
+  const step = (i: number, err?: unknown): void => {
+    if (err !== undefined || i === handlers.length) return done(err);
+    try {
+      const out = handlers[i](req, res, (e?: unknown) => step(i + 1, e)) as unknown;
+      if (out && typeof (out as Promise<void>).then === 'function') (out as Promise<void>).catch((e) => step(handlers.length, e));
+    } catch (e) {
+      done(e);
+    }
+  };
+  step(0);
+}
+
+/**
+ * `Idempotency-Key` on every POST under /v1/ (other requests pass through), scoped to the API key of
+ * `res.locals.principal` (mount after auth). Same key and same request → the first answer replayed byte for byte
+ * with `Idempotent-Replayed: true`, nothing runs again; same key and another request → 422; first still running
+ * → 409. An answer with status 5xx or 429 is not kept: the key is released so a retry runs again.
+ */
+export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHandler {
+  const ttl = opts.ttlSeconds ?? 86_400;
+  const lockTtl = opts.lockTtlSeconds ?? 300;
+  const maxStored = opts.maxStoredBytes ?? 1024 * 1024;
+  const { redis } = opts;
+  const warned = new Set<string>();
+
+  const claimAndRun = async (req: Request, res: Response, next: NextFunction, idemKey: string, path: string): Promise<void> => {
+    const principal = principalOf(res);
+    const redisKey = `${opts.prefix}:idem:${principal.keyId}:${createHash('sha256').update(idemKey).digest('hex')}`;
+    const fp = requestFingerprint(req, path);
+    const claim = `R:${randomBytes(16).toString('hex')}:${fp}`;
+
+    // A claim can vanish between SET NX and GET (released after a 5xx, expired): then try to claim again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if ((await redis.set(redisKey, claim, 'EX', lockTtl, 'NX')) === 'OK') {
+        captureAndFinish(res, redisKey, claim, fp);
+        next();
+        return;
+      }
+      const current = await redis.get(redisKey);
+      if (current === null) continue;
+      if (current.startsWith('R:')) {
+        if (current.slice(current.lastIndexOf(':') + 1) !== fp) throw mismatch();
+        throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry later`, { retryAfter: 1 });
+      }
+      const stored = JSON.parse(current.slice(2)) as StoredAnswer;
+      if (stored.fp !== fp) throw mismatch();
+      replay(res, stored);
+      return;
+    }
+    throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is being retried concurrently; retry later`, { retryAfter: 1 });
+  };
+
+  const captureAndFinish = (res: Response, redisKey: string, claim: string, fp: string): void => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let finished = false;
+    const origWrite = res.write.bind(res) as (...a: unknown[]) => boolean;
+    const origEnd = res.end.bind(res) as (...a: unknown[]) => Response;
+    const keep = (chunk: unknown, enc: unknown): void => {
+      if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8');
+      size += buf.length;
+      if (size <= maxStored) chunks.push(buf);
+    };
+    res.write = ((chunk: unknown, enc?: unknown, cb?: unknown) => {
+      keep(chunk, enc);
+      return origWrite(chunk, enc, cb);
+    }) as Response['write'];
+    res.end = ((chunk?: unknown, enc?: unknown, cb?: unknown) => {
+      if (finished) return origEnd(chunk, enc, cb);
+      finished = true;
+      keep(chunk, enc);
+      const status = res.statusCode;
+      const keepIt = status < 500 && status !== 429 && size <= maxStored;
+      const value = keepIt ? `D:${JSON.stringify({ fp, status, headers: replayableHeaders(res), body: Buffer.concat(chunks).toString('base64') } satisfies StoredAnswer)}` : '';
+      // Stored before the answer leaves: once the client has it, a retry replays instead of seeing 409.
+      redis
+        .eval(FINISH_LUA, 1, redisKey, claim, value, String(ttl))
+        .catch((err: unknown) => opts.logger?.error({ err }, 'idempotency: could not store the answer; the claim expires by itself'))
+        .finally(() => origEnd(chunk, enc, cb));
+      return res;
+    }) as Response['end'];
+  };
+
+  return async (req, res, next) => {
+    const path = fullPath(req);
+    if (req.method !== 'POST' || !path.startsWith('/v1/')) return next();
+    const idemKey = req.get(IDEMPOTENCY_HEADER);
+    if (idemKey === undefined) return next();
+    if (idemKey.length === 0 || idemKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+      throw new DomainError('invalid_request', `${IDEMPOTENCY_HEADER} must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, { field: IDEMPOTENCY_HEADER });
+    }
+    if (req.body === undefined && hasBody(req)) {
+      if (opts.bodyParsers?.length) {
+        await new Promise<void>((resolve, reject) => runChain(opts.bodyParsers!, req, res, (e) => (e === undefined ? resolve() : reject(e))));
+      } else if (isJson(req)) {
+        throw new Error('idempotency middleware reached before the JSON body was parsed: mount it after the parser or pass bodyParsers');
+      } else {
+        // A body we cannot fingerprint (e.g. multipart before multer): no idempotency rather than a wrong one.
+        if (!warned.has(path)) opts.logger?.warn({ path }, 'idempotency: unparsed non-JSON body, Idempotency-Key ignored');
+        warned.add(path);
+        return next();
+      }
+    }
+    await claimAndRun(req, res, next, idemKey, path);
+  };
+}
+
+function mismatch(): DomainError {
+  return new DomainError('idempotency_mismatch', `This ${IDEMPOTENCY_HEADER} was already used with a different request; use a new key for a new request`, { field: IDEMPOTENCY_HEADER });
+}
+
+function replayableHeaders(res: Response): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(res.getHeaders())) {
+    if (value === undefined || NOT_REPLAYED.has(name.toLowerCase()) || name.toLowerCase().startsWith('x-ratelimit-')) continue;
+    out[name] = Array.isArray(value) ? value.map(String) : String(value);
+  }
+  return out;
+}
+
+function replay(res: Response, a: StoredAnswer): void {
+  for (const [name, value] of Object.entries(a.headers)) res.setHeader(name, value);
+  res.setHeader(REPLAYED_HEADER, 'true');
+  res.status(a.status).end(Buffer.from(a.body, 'base64'));
+}

@@ -1,0 +1,97 @@
+import type { RequestHandler } from 'express';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { DataSource } from 'typeorm';
+import { TaskRepository, type AuthPrincipal } from '@gmg/db';
+import { DomainError } from '@gmg/errors';
+import type { Logger } from '@gmg/logger';
+import type { Redis } from '@gmg/queue';
+import { principalOf } from '../http/principal';
+
+export interface RateLimitOptions {
+  /** A ready ioredis client shared by every replica: the counters live in Redis, so the limit is global. */
+  redis: Redis;
+  /** Redis key prefix, e.g. the QUEUE_PREFIX; counters are `<prefix>:rps:<apiKeyId>`. */
+  prefix: string;
+  logger?: Pick<Logger, 'warn'>;
+}
+
+/** Whole seconds until the window resets, at least 1 (Retry-After). */
+export const retryAfterSeconds = (msBeforeNext: number): number => Math.max(1, Math.ceil(msBeforeNext / 1000));
+
+/**
+ * Requests per second per API key (`principal.rpsLimit`, the key's override else its group's; null = unlimited),
+ * counted in fixed one-second windows in Redis. Over the limit → 429 `rate_limit_error` with `Retry-After`.
+ * Mount after auth (reads `res.locals.principal`). When Redis is unreachable it lets the request through and
+ * warns: an outage of the limiter must not become an outage of the API.
+ */
+export function createRateLimitMiddleware(opts: RateLimitOptions): RequestHandler {
+  // One limiter for every key: its own ceiling is never reached, the per-key limit is compared below, so keys
+  // with different limits share one Redis counter layout.
+  const limiter = new RateLimiterRedis({
+    storeClient: opts.redis,
+    keyPrefix: `${opts.prefix}:rps`,
+    points: Number.MAX_SAFE_INTEGER,
+    duration: 1,
+  });
+  let lastWarn = 0;
+
+  return async (_req, res, next) => {
+    const principal = principalOf(res);
+    const limit = principal.rpsLimit;
+    if (limit === null || limit === undefined) return next();
+    let r: RateLimiterRes;
+    try {
+      r = await limiter.consume(principal.keyId, 1);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) r = err;
+      else {
+        if (Date.now() - lastWarn > 10_000) {
+          lastWarn = Date.now();
+          opts.logger?.warn({ err }, 'rate limit: Redis unavailable, requests are not limited');
+        }
+        return next();
+      }
+    }
+    res.setHeader('X-RateLimit-Limit', String(limit));
+    res.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - r.consumedPoints)));
+    if (r.consumedPoints > limit) {
+      const retryAfter = retryAfterSeconds(r.msBeforeNext);
+      res.setHeader('Retry-After', String(retryAfter));
+      throw new DomainError('rate_limited', `Rate limit exceeded: at most ${limit} requests per second for this key`, { retryAfter });
+    }
+    next();
+  };
+}
+
+export interface InflightOptions {
+  ds: DataSource;
+  /** Retry-After for a full in-flight budget: tasks take seconds to minutes. Default 5. */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * `checkInflight(principal)`: throws 429 `rate_limited` when the key already has `inflightLimit` unfinished
+ * tasks (null = unlimited). Counts with the partial index tasks_key_open_idx. A soft limit: submits racing
+ * each other may pass the count together and go over by at most the number of racers.
+ */
+export function createInflightCheck(opts: InflightOptions): (principal: AuthPrincipal) => Promise<void> {
+  const tasks = new TaskRepository(opts.ds);
+  const retryAfter = opts.retryAfterSeconds ?? 5;
+  return async (principal) => {
+    const limit = principal.inflightLimit;
+    if (limit === null || limit === undefined) return;
+    const open = await tasks.countOpenForKey(principal.keyId);
+    if (open >= limit) {
+      throw new DomainError('rate_limited', `Too many unfinished tasks: this key may have at most ${limit} in flight; wait for some to finish`, { retryAfter, inflightLimit: limit });
+    }
+  };
+}
+
+/** The in-flight check as a middleware for submission routes (after auth). */
+export function createInflightLimitMiddleware(opts: InflightOptions): RequestHandler {
+  const check = createInflightCheck(opts);
+  return async (_req, res, next) => {
+    await check(principalOf(res));
+    next();
+  };
+}
