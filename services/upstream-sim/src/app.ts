@@ -1,0 +1,79 @@
+import { timingSafeEqual } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { resolveModel, validateRequest } from '@gmg/contracts';
+import { createLogger, type Logger } from '@gmg/logger';
+import { filesHandler } from './files.handler';
+import { ImageRenderer } from './media/image-renderer';
+import { VideoRenderer } from './media/video-renderer';
+import { sendError } from './sim-errors';
+import { SimTaskStore } from './sim-task.store';
+import { submitHandler, type SimModels } from './submit.handler';
+import { unifiedTaskAt } from './task-view';
+
+export interface SimAppOptions {
+  /** Multiplies every simulated duration. */
+  timeScale: number;
+  /** Base of result file links, no trailing slash. */
+  publicUrl: string;
+  /** When set, /v1 calls need `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  maxTasks?: number;
+  logger?: Logger;
+  now?: () => number;
+  /** Defaults to the real model registry of @gmg/contracts. */
+  models?: SimModels;
+  /** Defaults to the ffmpeg binary of @ffmpeg-installer/ffmpeg. */
+  ffmpegPath?: string;
+  imageCacheBytes?: number;
+}
+
+function bearerGuard(apiKey: string) {
+  const expected = Buffer.from(apiKey);
+  return (req: Request, res: Response, next: NextFunction) => {
+    const m = /^Bearer\s+(.+)$/i.exec(req.header('authorization') ?? '');
+    const given = Buffer.from(m?.[1]?.trim() ?? '');
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return next();
+    sendError(res, 401, 'authentication_error', 'invalid or missing API key');
+  };
+}
+
+/** The simulator's HTTP app (never listens; main.ts does). */
+export function createSimApp(opts: SimAppOptions): express.Express {
+  const log = opts.logger ?? createLogger({ service: 'upstream-sim', level: 'silent' });
+  const now = opts.now ?? Date.now;
+  const publicUrl = opts.publicUrl.replace(/\/+$/, '');
+  const store = new SimTaskStore(opts.maxTasks);
+  const models: SimModels = opts.models ?? { resolveModel, validateRequest };
+  const images = new ImageRenderer(opts.imageCacheBytes);
+  const videos = new VideoRenderer({ ffmpegPath: opts.ffmpegPath });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', tasks: store.size, video: videos.available });
+  });
+  app.get('/files/:name', filesHandler({ images, videos, log }));
+
+  const v1 = express.Router();
+  if (opts.apiKey) v1.use(bearerGuard(opts.apiKey));
+  v1.use(express.json({ limit: '30mb' }));
+  const submit = submitHandler({ store, models, timeScale: opts.timeScale, now, log });
+  v1.post('/images/generations', submit);
+  v1.post('/videos/generations', submit);
+  v1.get('/tasks/:id', (req, res) => {
+    const task = store.get(String(req.params.id));
+    if (!task) return sendError(res, 404, 'not_found_error', 'task not found');
+    res.json({ code: 200, data: unifiedTaskAt(task, now(), publicUrl) });
+  });
+  app.use('/v1', v1);
+
+  app.use((_req: Request, res: Response) => sendError(res, 404, 'not_found_error', 'route not found'));
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number };
+    if (e.type === 'entity.parse.failed') return sendError(res, 400, 'invalid_request_error', 'request body is not valid JSON');
+    if (e.type === 'entity.too.large') return sendError(res, 413, 'invalid_request_error', 'request body is too large');
+    log.error({ err }, 'sim request failed');
+    sendError(res, 500, 'server_error', 'internal error');
+  });
+  return app;
+}

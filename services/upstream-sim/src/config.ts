@@ -1,0 +1,50 @@
+import { Joi, env, loadConfig } from '@gmg/config';
+
+/** Everything upstream-sim reads from its environment, parsed once, frozen. The only place that reads process.env. */
+export interface SimConfig {
+  port: number;
+  /** Multiplies every simulated duration (0.05 in tests: a 2.5 s image task takes 125 ms). */
+  timeScale: number;
+  /** Base of the file links in results. No trailing slash. */
+  publicUrl: string;
+  /** When set, every /v1 call needs `Authorization: Bearer <key>`. Secret: no default. */
+  apiKey?: string;
+  /** Tasks kept in memory (least recently used ones are forgotten). */
+  maxTasks: number;
+  logLevel: string;
+}
+
+const schema = Joi.object({
+  PORT: env.port(9090),
+  SIM_TIME_SCALE: Joi.number().min(0).max(1000).default(1),
+  SIM_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  SIM_API_KEY: Joi.string().min(1),
+  SIM_MAX_TASKS: Joi.number().integer().min(100).max(10_000_000).default(50_000),
+  LOG_LEVEL: env.logLevel(),
+});
+
+interface RawEnv {
+  PORT: number;
+  SIM_TIME_SCALE: number;
+  SIM_PUBLIC_URL?: string;
+  SIM_API_KEY?: string;
+  SIM_MAX_TASKS: number;
+  LOG_LEVEL: string;
+}
+
+/** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
+export function parseSimConfig(source: Record<string, string | undefined>): Readonly<SimConfig> {
+  const e = loadConfig<RawEnv>(schema as Joi.ObjectSchema<RawEnv>, source);
+  return Object.freeze({
+    port: e.PORT,
+    timeScale: e.SIM_TIME_SCALE,
+    publicUrl: (e.SIM_PUBLIC_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
+    ...(e.SIM_API_KEY ? { apiKey: e.SIM_API_KEY } : {}),
+    maxTasks: e.SIM_MAX_TASKS,
+    logLevel: e.LOG_LEVEL,
+  });
+}
+
+export function loadSimConfig(): Readonly<SimConfig> {
+  return parseSimConfig(process.env);
+}
