@@ -64,3 +64,44 @@ export const audioSurchargeItem = (model: string, tier: string, seconds: number)
 });
 
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Output size of a video from its `<N>p` / `4k` resolution and a `W:H` ratio (the short side is N). */
+export function videoDims(resolution: string, ratio: string): { width: number; height: number } | undefined {
+  const r = resolution.toLowerCase();
+  const short = r === '4k' ? 2160 : /^\d+p$/.test(r) ? parseInt(r, 10) : NaN;
+  const m = /^(\d+(?:\.\d+)?):(\d+(?:\.\d+)?)$/.exec(ratio);
+  if (!m || Number.isNaN(short)) return undefined;
+  const [w, h] = [Number(m[1]), Number(m[2])];
+  const long = Math.round((short * Math.max(w, h)) / Math.min(w, h) / 2) * 2;
+  return w >= h ? { width: long, height: short } : { width: short, height: long };
+}
+
+/** Output size of an image whose long side is `longSide`, for a `W:H` ratio (sides rounded to 16). */
+export function imageDims(longSide: number, ratio: string): { width: number; height: number } | undefined {
+  const m = /^(\d+(?:\.\d+)?):(\d+(?:\.\d+)?)$/.exec(ratio);
+  if (!m) return undefined;
+  const [w, h] = [Number(m[1]), Number(m[2])];
+  const short = Math.max(16, Math.round((longSide * Math.min(w, h)) / Math.max(w, h) / 16) * 16);
+  return w >= h ? { width: longSide, height: short } : { width: short, height: longSide };
+}
+
+export interface VideoNormalizeInput {
+  model: string;
+  /** Price tier qualifier, e.g. `720p` or `pro`. */
+  tier: string;
+  seconds: number;
+  audio?: boolean;
+  mode: string;
+  dims?: { width: number; height: number };
+  extraDerived?: Record<string, unknown>;
+}
+
+export function videoResult(v: VideoNormalizeInput) {
+  const billing = [videoSecondsItem(v.model, v.tier, v.seconds)];
+  if (v.audio) billing.push(audioSurchargeItem(v.model, v.tier, v.seconds));
+  return {
+    derived: { mode: v.mode, tier: v.tier, durationSeconds: v.seconds, ...(v.audio !== undefined ? { audio: v.audio } : {}), ...(v.dims ?? {}), ...v.extraDerived },
+    billing,
+    expected: { kind: 'videos' as const, count: 1, format: 'mp4', durationSeconds: v.seconds, ...(v.dims ?? {}) },
+  };
+}

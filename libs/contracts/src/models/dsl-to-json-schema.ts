@@ -58,7 +58,9 @@ export function bodyToJsonSchema(spec: BodySpec, title: string): JsonSchema {
     required: [...spec.required],
     properties: mapProps(spec.properties),
   };
-  if (spec.anyOf?.length) doc.anyOf = spec.anyOf.map((f) => ({ required: [f] }));
+  // `properties: {f: true}` beside `required` keeps Ajv's strictRequired happy inside applicators
+  const req = (fields: readonly string[]) => ({ properties: Object.fromEntries(fields.map((f) => [f, true])), required: [...fields] });
+  if (spec.anyOf?.length) doc.anyOf = spec.anyOf.map((f) => req([f]));
   const allOf: JsonSchema[] = [];
   if (spec.together?.length) {
     const dep: Record<string, string[]> = {};
@@ -66,7 +68,7 @@ export function bodyToJsonSchema(spec: BodySpec, title: string): JsonSchema {
     doc.dependentRequired = dep;
   }
   for (const c of spec.conflicts ?? []) {
-    const pairs = c.a.flatMap((x) => c.b.map((y) => ({ required: [x, y] })));
+    const pairs = c.a.flatMap((x) => c.b.map((y) => req([x, y])));
     allOf.push({ description: `${c.id}: ${c.message}`, not: { anyOf: pairs } });
   }
   if (allOf.length) doc.allOf = allOf;
