@@ -112,7 +112,7 @@ async function main(): Promise<void> {
 
   pg = await resolvePostgres({
     envUrl: env.DATABASE_URL || undefined,
-    localAdminUrl: 'postgres://postgres@127.0.0.1:5432/postgres',
+    localAdminUrl: env.LOCAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     database: 'gmg',
     dataDir: path.join(DATA, 'pg'),
     embeddedPort: int('EMBEDDED_PG_PORT', 54329),
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   say(`postgres: ${pg.source} at ${redactUrl(pg.url)}`);
   redis = await resolveRedis({
     envUrl: env.REDIS_URL || undefined,
-    localUrl: 'redis://127.0.0.1:6379',
+    localUrl: env.LOCAL_REDIS_URL ?? 'redis://127.0.0.1:6379',
     port: int('LOCAL_REDIS_PORT', 63790),
     confFile: path.join(ROOT, 'infra', 'redis.conf'),
     dataDir: path.join(DATA, 'redis'),
@@ -170,6 +170,7 @@ async function main(): Promise<void> {
     started.push(svc.name);
   }
 
+  if (started.length === 0) throw new Error('no service has a src/main.ts yet: nothing to run');
   const deadline = Date.now() + int('STARTUP_TIMEOUT_MS', 120_000);
   const health = await Promise.all(
     LOCAL_SERVICES.filter((s) => started.includes(s.name)).map(async (s) => {

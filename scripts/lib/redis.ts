@@ -78,13 +78,16 @@ export async function resolveRedis(o: RedisOptions): Promise<RedisHandle> {
   const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const relay = (chunk: Buffer): void => {
-    for (const line of chunk.toString().split('\n')) if (/#|WARNING|error/i.test(line)) o.log(line.trim());
+    for (const line of chunk.toString().split('\n')) if (/#|\*\*\*|>>>|WARNING|error|fatal/i.test(line)) o.log(line.trim());
   };
   child.stdout?.on('data', relay);
   child.stderr?.on('data', relay);
 
   const up = await Promise.race([
     waitUntil(() => redisAnswers(url, 500), 10_000),
+    exited.then(() => {
+      throw new Error(`redis-server exited at start (code ${child.exitCode}); see its output above`);
+    }),
     spawnError.then((e) => {
       throw new Error(
         (e as NodeJS.ErrnoException).code === 'ENOENT'
