@@ -1,0 +1,112 @@
+import express, { type RequestHandler } from 'express';
+import request from 'supertest';
+import type { NormalizedRequest } from '@gmg/contracts';
+import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, type AuthPrincipal } from '@gmg/db';
+import { createLogger } from '@gmg/logger';
+import { createRedis, type Redis } from '@gmg/queue';
+import { TEST_REDIS_URL, createTestDatabase, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
+import { errorHandler } from '../http/error-handler';
+import { setPrincipal } from '../http/principal';
+import { createInflightCheck, createRateLimitMiddleware } from './rate-limit';
+
+const principal = (keyId: string, rpsLimit: number | null, inflightLimit: number | null = null): AuthPrincipal => ({
+  keyId, accountId: 'acc', groupName: 'default', keyModels: null, groupModels: null, priceRatio: 1, rpsLimit, inflightLimit,
+});
+
+describe('rate limits (real Redis and Postgres)', () => {
+  const redisClients: Redis[] = [];
+  const prefixes: string[] = [];
+  const logger = createLogger({ service: 'test', level: 'silent' });
+
+  /** One "replica": its own Redis connection, the shared prefix; the principal comes from test headers. */
+  const replica = (prefix: string) => {
+    const redis = createRedis(TEST_REDIS_URL);
+    redisClients.push(redis);
+    const app = express();
+    const fakeAuth: RequestHandler = (req, res, next) => {
+      const limit = req.get('x-test-rps');
+      setPrincipal(res, principal(req.get('x-test-key') ?? 'k', limit === undefined || limit === 'none' ? null : Number(limit)));
+      next();
+    };
+    app.get('/v1/ping', fakeAuth, createRateLimitMiddleware({ redis, prefix }), (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.use(errorHandler(logger));
+    return app;
+  };
+  const newPrefix = () => {
+    const p = uniqueRedisPrefix();
+    prefixes.push(p);
+    return p;
+  };
+
+  afterAll(async () => {
+    const r = redisClients[0];
+    for (const p of prefixes) {
+      const keys = r ? await r.keys(`${p}:*`) : [];
+      if (keys.length) await r.del(...keys);
+    }
+    await Promise.all(redisClients.map((c) => c.quit()));
+  });
+
+  it('with a limit of 5 per second answers the 6th request within the second with 429 and Retry-After', async () => {
+    const app = replica(newPrefix());
+    const results = await Promise.all(Array.from({ length: 6 }, () => request(app).get('/v1/ping').set('x-test-rps', '5')));
+    const limited = results.filter((r) => r.status === 429);
+    expect(results.filter((r) => r.status === 200)).toHaveLength(5);
+    expect(limited).toHaveLength(1);
+    expect(Number(limited[0].headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(limited[0].body.error).toMatchObject({ code: 429, type: 'rate_limit_error' });
+  });
+
+  it('shares the count across replicas through Redis', async () => {
+    const prefix = newPrefix();
+    const [a, b] = [replica(prefix), replica(prefix)];
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => request(i % 2 ? a : b).get('/v1/ping').set('x-test-key', 'shared').set('x-test-rps', '4')),
+    );
+    expect(results.filter((r) => r.status === 200)).toHaveLength(4);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(4);
+  });
+
+  it('counts each key separately and never limits a key without a limit', async () => {
+    const app = replica(newPrefix());
+    const limited = await Promise.all(Array.from({ length: 3 }, () => request(app).get('/v1/ping').set('x-test-key', 'one').set('x-test-rps', '2')));
+    const other = await request(app).get('/v1/ping').set('x-test-key', 'two').set('x-test-rps', '2');
+    const free = await Promise.all(Array.from({ length: 30 }, () => request(app).get('/v1/ping').set('x-test-key', 'free').set('x-test-rps', 'none')));
+    expect(limited.map((r) => r.status).sort()).toEqual([200, 200, 429]);
+    expect(other.status).toBe(200);
+    expect(free.every((r) => r.status === 200)).toBe(true);
+  });
+
+  describe('in-flight task limit', () => {
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await createTestDatabase();
+    });
+    afterAll(async () => {
+      await db?.drop();
+    });
+
+    it('refuses with rate_limited once the key has inflightLimit unfinished tasks, and allows again when one ends', async () => {
+      const ds = db.dataSource;
+      const account = await new AccountRepository(ds).create({ name: 'inflight' });
+      await new AccountRepository(ds).topup(account.id, 1000n);
+      const { key } = await new ApiKeyRepository(ds).create({ accountId: account.id });
+      const tasks = new TaskRepository(ds);
+      const submit = () => tasks.createWithHold({
+        id: newTaskId(), accountId: account.id, apiKeyId: key.id, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
+        request: {} as NormalizedRequest, price: 1n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+      });
+      const check = createInflightCheck({ ds });
+      const p = principal(key.id, null, 2);
+      await check(p);
+      const first = await submit();
+      await submit();
+      await expect(check(p)).rejects.toMatchObject({ code: 'rate_limited', details: { retryAfter: 5 } });
+      await expect(check(principal(key.id, null, null))).resolves.toBeUndefined();
+      await tasks.fail(first.id, { code: 'task_failed', message: 'x' });
+      await expect(check(p)).resolves.toBeUndefined();
+    });
+  });
+});
