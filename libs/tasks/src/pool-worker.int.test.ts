@@ -1,0 +1,277 @@
+import { settleTask, TaskRepository, AccountRepository, type TaskRecord } from '@gmg/db';
+import { createLogger } from '@gmg/logger';
+import { createRedis, type Redis } from '@gmg/queue';
+import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase } from '@gmg/testing';
+import { createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
+import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
+import { TaskViewStore } from './task-view.store';
+import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
+import { seedAccount, seedChannel, seedTask, type SeededAccount } from './test-support/seed-task';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+const gateway = (): AdapterRegistry => createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]);
+
+/** One isolated world per test: its own database, Redis prefix and settlement log. */
+interface World {
+  db: TestDatabase;
+  redis: Redis;
+  prefix: string;
+  account: SeededAccount;
+  tasks: TaskRepository;
+  views: TaskViewStore;
+  settled: string[];
+  workers: PoolWorker[];
+  start(opts?: Partial<PoolWorkerOptions>, adapters?: AdapterRegistry): Promise<PoolWorker>;
+  enqueue(w: PoolWorker, t: TaskRecord): Promise<void>;
+  waitTerminal(id: string, timeoutMs?: number): Promise<TaskRecord>;
+  close(): Promise<void>;
+}
+
+const worlds: World[] = [];
+const upstreams: FakeUpstream[] = [];
+
+async function world(): Promise<World> {
+  const db = await createTestDatabase();
+  const redis = createRedis(TEST_REDIS_URL, 'worker');
+  const prefix = uniqueRedisPrefix();
+  const tasks = new TaskRepository(db.dataSource);
+  const settled: string[] = [];
+  const workers: PoolWorker[] = [];
+  const w: World = {
+    db, redis, prefix, tasks, settled, workers,
+    account: await seedAccount(db.dataSource),
+    views: new TaskViewStore(redis, prefix),
+    async start(opts = {}, adapters = gateway()) {
+      const pw = await startPoolWorker(
+        {
+          pool: 'image', ds: db.dataSource, redis, prefix, adapters, logger,
+          // Stands in for billing: records who enqueued, settles right away.
+          settlements: { enqueueSettlement: async (id) => { settled.push(id); await settleTask(db.dataSource, id); } },
+        },
+        { concurrency: 5, pollIntervalScale: 0.05, sweepIntervalMs: 0, retryBaseMs: 200, ...opts },
+      );
+      workers.push(pw);
+      return pw;
+    },
+    async enqueue(pw, t) {
+      await pw.queue.add('task', { taskId: t.id, step: 'submit', submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
+    },
+    async waitTerminal(id, timeoutMs = 15_000) {
+      return waitFor(async () => {
+        const t = await tasks.get(id);
+        return t && (t.status === 'completed' || t.status === 'failed') ? t : undefined;
+      }, { timeoutMs, what: `task ${id} to end` });
+    },
+    async close() {
+      for (const pw of workers) await pw.close(true).catch(() => undefined);
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+        cursor = next;
+        if (keys.length) await redis.del(...keys);
+      } while (cursor !== '0');
+      await redis.quit();
+      await db.drop();
+    },
+  };
+  worlds.push(w);
+  return w;
+}
+
+async function upstream(opts: Parameters<typeof startFakeUpstream>[0] = {}): Promise<FakeUpstream> {
+  const u = await startFakeUpstream(opts);
+  upstreams.push(u);
+  return u;
+}
+
+const available = async (w: World): Promise<bigint> => (await new AccountRepository(w.db.dataSource).get(w.account.accountId))!.available;
+
+afterEach(async () => {
+  while (worlds.length) await worlds.pop()!.close();
+  while (upstreams.length) await upstreams.pop()!.close();
+});
+
+describe('pool worker step machine', () => {
+  it('completes tasks through submit and polls, waiting delayed between polls instead of holding its single slot', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 4 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start({ concurrency: 1 });
+    const list = await Promise.all([1, 2, 3].map((i) => seedTask(w.db.dataSource, w.account, `a cat ${i}`)));
+    for (const t of list) await w.enqueue(pw, t);
+
+    await waitFor(async () => (await (await pw.queue.getJob(list[0].id))?.getState()) === 'delayed', { what: 'a delayed job' });
+    const job = await pw.queue.getJob(list[0].id);
+    expect(JSON.stringify(job?.data)).not.toContain(up.apiKey);
+
+    const done = await Promise.all(list.map((t) => w.waitTerminal(t.id)));
+    expect(done.map((t) => t.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(done[0].result?.images?.[0].url).toContain('/img/');
+    // With one slot, a sleeping job would poll one task to the end before the next: polls interleave instead.
+    const [a, b] = [up.polls.get(done[0].upstreamTaskId!)!, up.polls.get(done[1].upstreamTaskId!)!];
+    expect(a.length).toBeGreaterThanOrEqual(4);
+    expect(b.some((tb) => tb > a[0] && tb < a[a.length - 1])).toBe(true);
+    expect(up.unauthorized).toBe(0);
+
+    const view = await w.views.read(list[0].id);
+    expect(view?.task).toMatchObject({ status: 'completed', progress: 100, cost: 0.001 });
+    expect([...w.settled].sort()).toEqual(list.map((t) => t.id).sort());
+    expect(await available(w)).toBe(1_000_000n - 3000n);
+  });
+
+  it('fails a [sim:fail] task with the upstream message and releases the hold', async () => {
+    const w = await world();
+    const up = await upstream();
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'a dog [sim:fail]');
+    expect(await available(w)).toBe(1_000_000n - 1000n);
+    await w.enqueue(pw, t);
+    const end = await w.waitTerminal(t.id);
+    expect(end.status).toBe('failed');
+    expect(end.error).toEqual({ code: 'task_failed', message: 'Generation failed: simulated', type: 'generation_error' });
+    await waitFor(async () => (await available(w)) === 1_000_000n, { what: 'refund' });
+    expect((await w.views.read(t.id))?.task).toMatchObject({ status: 'failed', cost: 0 });
+  });
+
+  it('fails a moderated prompt at submit once, without retries or failover', async () => {
+    const w = await world();
+    const up1 = await upstream();
+    const up2 = await upstream({ apiKey: up1.apiKey });
+    await seedChannel(w.db.dataSource, up1.baseUrl, up1.apiKey, { priority: 5 });
+    await seedChannel(w.db.dataSource, up2.baseUrl, up2.apiKey, { priority: 1 });
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'forbidden [sim:moderation]');
+    await w.enqueue(pw, t);
+    const end = await w.waitTerminal(t.id);
+    expect(end.error).toMatchObject({ message: 'Banned prompt detected', type: 'moderation' });
+    expect(up1.submits.get(t.id)).toBe(1);
+    expect(up2.submits.get(t.id)).toBeUndefined();
+    expect(w.settled).toEqual([t.id]);
+  });
+
+  it('reports a moderation failure found while polling as Banned prompt detected', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 1 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'later [sim:moderation-late]');
+    await w.enqueue(pw, t);
+    expect((await w.waitTerminal(t.id)).error?.message).toBe('Banned prompt detected');
+  });
+
+  it('fails over to a second channel after repeated 503s on the first', async () => {
+    const w = await world();
+    const bad = await upstream({ submitStatus: 503 });
+    const good = await upstream({ apiKey: 'sk-good-upstream', pollsToComplete: 2 });
+    const badId = await seedChannel(w.db.dataSource, bad.baseUrl, bad.apiKey, { priority: 10 });
+    const goodId = await seedChannel(w.db.dataSource, good.baseUrl, good.apiKey, { priority: 0 });
+    const pw = await w.start({ failuresPerChannel: 2 });
+    const t = await seedTask(w.db.dataSource, w.account, 'a horse');
+    await w.enqueue(pw, t);
+    const end = await w.waitTerminal(t.id);
+    expect(end.status).toBe('completed');
+    expect(end.channelId).toBe(goodId);
+    expect(end.channelId).not.toBe(badId);
+    expect(bad.submits.get(t.id)).toBe(2);
+    expect(good.submits.get(t.id)).toBe(1);
+  });
+
+  it('fails with No available upstream when no channel serves the model', async () => {
+    const w = await world();
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'nobody home');
+    await w.enqueue(pw, t);
+    expect((await w.waitTerminal(t.id)).error).toMatchObject({ message: 'No available upstream' });
+    await waitFor(async () => (await available(w)) === 1_000_000n, { what: 'refund' });
+  });
+
+  it('fails a task that never finishes with Task timeout at its deadline and refunds it', async () => {
+    const w = await world();
+    const up = await upstream();
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'forever [sim:never]', { deadlineMs: 1500 });
+    await w.enqueue(pw, t);
+    const end = await w.waitTerminal(t.id);
+    expect(end.error).toMatchObject({ code: 'task_failed', message: 'Task timeout' });
+    expect(up.polls.get(end.upstreamTaskId!)?.length).toBeGreaterThan(0);
+    await waitFor(async () => (await available(w)) === 1_000_000n, { what: 'refund' });
+  });
+
+  it('lets only one of two racing terminal writers settle the task', async () => {
+    const w = await world();
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'race');
+    const sweepA = pw.sweeper;
+    await w.db.dataSource.query(`UPDATE tasks SET deadline_at = now() - interval '1 second' WHERE id = $1`, [t.id]);
+    const results = await Promise.all([sweepA.sweep(), sweepA.sweep(), pw.processor.step(t.id, { taskId: t.id, step: 'poll' })]);
+    expect(results[0].timedOut + results[1].timedOut).toBeLessThanOrEqual(1);
+    expect(w.settled).toEqual([t.id]);
+    expect((await w.tasks.get(t.id))?.error?.message).toBe('Task timeout');
+  });
+});
+
+describe('pool sweeper and crash recovery', () => {
+  it('re-adds a pending task whose job was lost, and one in processing straight to poll without resubmitting', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 2 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start({ orphanAfterMs: 0 });
+    const lost = await seedTask(w.db.dataSource, w.account, 'never enqueued');
+    const running = await seedTask(w.db.dataSource, w.account, 'job removed mid-flight');
+    await w.enqueue(pw, running);
+    await waitFor(async () => (await w.tasks.get(running.id))?.upstreamTaskId, { what: 'submitted' });
+    await waitFor(async () => (await (await pw.queue.getJob(running.id))?.getState()) === 'delayed', { what: 'delayed' });
+    await (await pw.queue.getJob(running.id))!.remove();
+
+    const swept = await pw.sweeper.sweep();
+    expect(swept.readded).toBe(2);
+    expect((await pw.queue.getJob(running.id))?.data.step).toBe('poll');
+    const [a, b] = await Promise.all([w.waitTerminal(lost.id), w.waitTerminal(running.id)]);
+    expect([a.status, b.status]).toEqual(['completed', 'completed']);
+    expect(up.submits.get(running.id)).toBe(1);
+    expect((await pw.sweeper.sweep()).readded).toBe(0);
+  });
+
+  it('fails an overdue task that has no job from the sweeper with Task timeout', async () => {
+    const w = await world();
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'orphan', { deadlineMs: -1000 });
+    expect(await pw.sweeper.sweep()).toEqual({ timedOut: 1, readded: 0 });
+    expect((await w.tasks.get(t.id))?.error?.message).toBe('Task timeout');
+    expect(w.settled).toEqual([t.id]);
+  });
+
+  it('finishes tasks on a new worker after the first is closed without waiting, including one stuck mid-submit', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 3 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    // Worker A hangs forever inside submit for the "stuck" task: a process that died with the job active.
+    const real = createGatewayAdapter({ timeoutMs: 5000 });
+    let stuckEntered = false;
+    const hanging: UpstreamAdapter = {
+      protocol: real.protocol,
+      poll: (ch, id) => real.poll(ch, id),
+      submit: async (ch, req, ctx) => {
+        if (String(req.upstreamBody.prompt).includes('stuck')) {
+          stuckEntered = true;
+          return new Promise<never>(() => undefined);
+        }
+        return real.submit(ch, req, ctx);
+      },
+    };
+    const lock = { lockDuration: 1000, stalledInterval: 500 };
+    const a = await w.start(lock, createAdapterRegistry([hanging]));
+    const list = await Promise.all(['one', 'two', 'stuck'].map((p) => seedTask(w.db.dataSource, w.account, p)));
+    for (const t of list) await w.enqueue(a, t);
+    await waitFor(async () => stuckEntered && (await w.tasks.get(list[0].id))?.upstreamTaskId && (await w.tasks.get(list[1].id))?.upstreamTaskId, { what: 'tasks in flight' });
+    await a.close(true);
+
+    await w.start(lock);
+    const ends = await Promise.all(list.map((t) => w.waitTerminal(t.id, 20_000)));
+    expect(ends.map((t) => t.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(list.map((t) => up.submits.get(t.id))).toEqual([1, 1, 1]);
+    expect([...w.settled].sort()).toEqual(list.map((t) => t.id).sort());
+  });
+});

@@ -1,0 +1,119 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+
+/**
+ * A small upstream speaking the gateway protocol (ack shape A, GET /v1/tasks/<id>) for the worker tests.
+ * Prompt markers choose the outcome: [sim:fail] fails at poll, [sim:moderation] is refused at submit,
+ * [sim:moderation-late] fails at poll with a moderation error, [sim:never] never finishes, [sim:hold-submit]
+ * answers the submit only after `release()`. `submitStatus` makes every submit answer that HTTP status.
+ */
+export interface FakeUpstream {
+  baseUrl: string;
+  apiKey: string;
+  /** Submit calls per idempotency key (task id). */
+  submits: Map<string, number>;
+  /** Poll times per upstream task id. */
+  polls: Map<string, number[]>;
+  /** Requests with a wrong Authorization header. */
+  unauthorized: number;
+  submitStatus?: number;
+  /** Lets held submits answer. */
+  release(): void;
+  /** Number of submits currently held. */
+  held(): number;
+  close(): Promise<void>;
+}
+
+interface FakeTask {
+  id: string;
+  prompt: string;
+  polls: number;
+}
+
+export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete?: number; submitStatus?: number } = {}): Promise<FakeUpstream> {
+  const apiKey = opts.apiKey ?? `sk-up-${Math.random().toString(36).slice(2)}`;
+  const pollsToComplete = opts.pollsToComplete ?? 3;
+  const byKey = new Map<string, FakeTask>();
+  const byId = new Map<string, FakeTask>();
+  let heldResolvers: Array<() => void> = [];
+  let released = false;
+  const app = express();
+  app.use(express.json());
+  const fake: FakeUpstream = {
+    baseUrl: '',
+    apiKey,
+    submits: new Map(),
+    polls: new Map(),
+    unauthorized: 0,
+    submitStatus: opts.submitStatus,
+    release() {
+      released = true;
+      heldResolvers.forEach((r) => r());
+      heldResolvers = [];
+    },
+    held: () => heldResolvers.length,
+    close: async () => undefined,
+  };
+  app.use((req, res, next) => {
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      fake.unauthorized++;
+      res.status(401).json({ error: { code: 401, message: 'bad key', type: 'authentication_error' } });
+      return;
+    }
+    next();
+  });
+  app.post(/^\/v1\/.*/, async (req, res) => {
+    const key = String(req.headers['idempotency-key'] ?? '');
+    fake.submits.set(key, (fake.submits.get(key) ?? 0) + 1);
+    const prompt = String((req.body as { prompt?: unknown })?.prompt ?? '');
+    if (fake.submitStatus) {
+      res.status(fake.submitStatus).json({ error: { code: fake.submitStatus, message: 'temporarily unavailable', type: 'service_unavailable' } });
+      return;
+    }
+    if (prompt.includes('[sim:moderation]')) {
+      res.status(400).json({ error: { code: 400, message: 'Banned prompt detected', type: 'content_policy_violation' } });
+      return;
+    }
+    if (prompt.includes('[sim:hold-submit]') && !released) await new Promise<void>((r) => heldResolvers.push(r));
+    let t = byKey.get(key);
+    if (!t) {
+      t = { id: `up_${byId.size + 1}_${Math.random().toString(36).slice(2, 8)}`, prompt, polls: 0 };
+      byKey.set(key, t);
+      byId.set(t.id, t);
+    }
+    res.json({ code: 200, data: [{ status: 'submitted', task_id: t.id }] });
+  });
+  app.get('/v1/tasks/:id', (req, res) => {
+    const t = byId.get(req.params.id);
+    if (!t) {
+      res.status(404).json({ error: { code: 404, message: 'task not found', type: 'not_found_error' } });
+      return;
+    }
+    t.polls++;
+    fake.polls.set(t.id, [...(fake.polls.get(t.id) ?? []), Date.now()]);
+    const base = { id: t.id, object: 'generation.task', model: 'lumen-2', created: 0, cost: 0 };
+    if (t.polls >= pollsToComplete && !t.prompt.includes('[sim:never]')) {
+      if (t.prompt.includes('[sim:fail]')) {
+        res.json({ code: 200, data: { ...base, status: 'failed', progress: 50, error: { code: 'task_failed', message: 'Generation failed: simulated', type: 'generation_error' } } });
+        return;
+      }
+      if (t.prompt.includes('[sim:moderation-late]')) {
+        res.json({ code: 200, data: { ...base, status: 'failed', progress: 10, error: { code: 'task_failed', message: 'Banned prompt detected' } } });
+        return;
+      }
+      res.json({ code: 200, data: { ...base, status: 'completed', progress: 100, result: { images: [{ url: `http://127.0.0.1/img/${t.id}.png`, width: 1024, height: 1024 }] } } });
+      return;
+    }
+    res.json({ code: 200, data: { ...base, status: 'processing', progress: Math.min(99, Math.floor((100 * t.polls) / (pollsToComplete + 1))) } });
+  });
+  const server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.close = () => new Promise<void>((resolve) => {
+    fake.release();
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+  return fake;
+}

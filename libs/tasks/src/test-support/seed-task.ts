@@ -1,0 +1,37 @@
+import type { DataSource } from 'typeorm';
+import type { NormalizedRequest } from '@gmg/contracts';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
+
+export interface SeededAccount {
+  accountId: string;
+  apiKeyId: string;
+}
+
+export async function seedAccount(ds: DataSource, balanceMinor = 1_000_000n): Promise<SeededAccount> {
+  const account = await new AccountRepository(ds).create({ name: `acct-${Math.random().toString(36).slice(2, 8)}` });
+  await new AccountRepository(ds).topup(account.id, balanceMinor, { reason: 'test' });
+  const { key } = await new ApiKeyRepository(ds).create({ accountId: account.id, name: 'test' });
+  return { accountId: account.id, apiKeyId: key.id };
+}
+
+export async function seedChannel(ds: DataSource, baseUrl: string, apiKey: string, extra: { name?: string; priority?: number } = {}): Promise<string> {
+  const ch = await new ChannelRepository(ds).create({ name: extra.name ?? `ch-${Math.random().toString(36).slice(2, 8)}`, baseUrl, apiKey, priority: extra.priority ?? 0 });
+  return ch.id;
+}
+
+export function lumenRequest(prompt: string): NormalizedRequest {
+  return {
+    model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
+    upstreamBody: { model: 'lumen-2', prompt },
+    derived: {}, billing: [], expected: { kind: 'images', count: 1 },
+  };
+}
+
+/** A pending lumen-2 task with its hold, as the edge creates it. */
+export async function seedTask(ds: DataSource, a: SeededAccount, prompt: string, opts: { price?: bigint; deadlineMs?: number } = {}): Promise<TaskRecord> {
+  return new TaskRepository(ds).createWithHold({
+    id: newTaskId(), accountId: a.accountId, apiKeyId: a.apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
+    request: lumenRequest(prompt), price: opts.price ?? 1000n, priceSnapshot: {},
+    deadlineAt: new Date(Date.now() + (opts.deadlineMs ?? 60_000)),
+  });
+}

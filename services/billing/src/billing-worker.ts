@@ -1,0 +1,67 @@
+import type { Worker } from 'bullmq';
+import type { DataSource } from 'typeorm';
+import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
+import { TaskRepository } from '@gmg/db';
+import type { Logger } from '@gmg/logger';
+import {
+  BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, requireTaskId,
+  type BillingQueue, type JobHandlers, type Redis,
+} from '@gmg/queue';
+import { TaskViewStore } from '@gmg/tasks';
+import { BillingSweeper } from './billing-sweeper';
+import { SettleTaskHandler } from './settle-task.handler';
+
+export interface BillingWorkerDeps {
+  ds: DataSource;
+  /** A worker connection (maxRetriesPerRequest: null). */
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+}
+
+export interface BillingWorkerOptions {
+  concurrency: number;
+  /** 0 or less: no sweep scheduler (tests sweep by hand). */
+  sweepIntervalMs: number;
+  /** Terminal tasks unsettled this long are re-sent. Default 30 s. */
+  unsettledAfterMs?: number;
+  lockDuration?: number;
+  stalledInterval?: number;
+}
+
+export interface BillingWorker {
+  worker: Worker;
+  queue: BillingQueue;
+  settler: SettleTaskHandler;
+  sweeper: BillingSweeper;
+  close(force?: boolean): Promise<void>;
+}
+
+/** The `billing` queue: `settle` jobs and the periodic `sweep`. */
+export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingWorkerOptions): Promise<BillingWorker> {
+  const { ds, redis, prefix, logger } = deps;
+  const queue = createBillingQueue(redis, prefix);
+  const settler = new SettleTaskHandler(ds, new TaskViewStore(redis, prefix), logger);
+  const sweeper = new BillingSweeper(new TaskRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
+  const handlers: JobHandlers<BillingJobCatalog> = {
+    settle: (job) => settler.settle(requireTaskId(job.data)),
+    sweep: () => sweeper.sweep(),
+  };
+  const worker = createTypedWorker<BillingJobCatalog>(QUEUES.billing, handlers, BILLING_JOB_NAMES, {
+    connection: redis, prefix, concurrency: opts.concurrency, lockDuration: opts.lockDuration, stalledInterval: opts.stalledInterval,
+  });
+  worker.on('failed', (job, err) => logger.error({ jobId: job?.id, job: job?.name, attempts: job?.attemptsMade, err: err.message }, 'billing job failed'));
+  worker.on('error', (err) => logger.error({ err: err.message }, 'billing worker error'));
+  if (opts.sweepIntervalMs > 0) {
+    await queue.upsertJobScheduler('sweep', { every: opts.sweepIntervalMs }, {
+      name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
+    });
+  }
+  return {
+    worker, queue, settler, sweeper,
+    async close(force = false) {
+      await worker.close(force);
+      await queue.close();
+    },
+  };
+}

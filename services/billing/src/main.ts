@@ -1,0 +1,39 @@
+import 'reflect-metadata';
+import { createDataSource } from '@gmg/db';
+import { createLogger } from '@gmg/logger';
+import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
+import { startBillingWorker } from './billing-worker';
+import { loadBillingConfig } from './config';
+
+async function main(): Promise<void> {
+  const config = loadBillingConfig();
+  const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL });
+  const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(30, config.SETTLE_CONCURRENCY + 2), applicationName: 'gmg-billing' });
+  await ds.initialize();
+  const redis = createRedis(config.REDIS_URL, 'worker');
+  await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
+  const billing = await startBillingWorker(
+    { ds, redis, prefix: config.QUEUE_PREFIX, logger },
+    { concurrency: config.SETTLE_CONCURRENCY, sweepIntervalMs: config.SWEEP_INTERVAL_MS, unsettledAfterMs: config.UNSETTLED_AFTER_MS },
+  );
+  let draining = false;
+  const health = await startHealthServer({
+    port: config.HEALTH_PORT,
+    checks: { postgres: () => ds.query('SELECT 1'), redis: () => redis.ping() },
+    isDraining: () => draining,
+  });
+  logger.info({ healthPort: health.port }, 'billing ready');
+  onShutdownSignals(async () => {
+    draining = true;
+    await billing.close();
+    await health.close();
+    await redis.quit();
+    await ds.destroy();
+    logger.info('billing stopped');
+  }, { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) });
+}
+
+main().catch((e: unknown) => {
+  console.error('billing failed to start:', e instanceof Error ? e.message : e);
+  process.exit(1);
+});
