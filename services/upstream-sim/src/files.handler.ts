@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from '@gmg/logger';
 import { CONTENT_TYPES, normalizeImageFormat, validSize, type ImageRenderer } from './media/image-renderer';
@@ -6,6 +7,11 @@ import { sendError } from './sim-errors';
 
 const IMAGE_NAME = /^(task_[A-Za-z0-9]{1,64})-(\d{1,3})-(\d{1,5})x(\d{1,5})\.(jpg|png|webp)$/;
 const VIDEO_NAME = /^(task_[A-Za-z0-9]{1,64})-(\d{1,3})-(\d{1,3}(?:\.\d{1,3})?)s\.mp4$/;
+
+/** Eight palettes, not one per task: a load test hitting many links of one size mostly hits the render cache. */
+function paletteOf(name: string): string {
+  return `palette-${createHash('sha1').update(name).digest()[0] % 8}`;
+}
 
 /** GET /files/<name>: renders (or serves from cache) the file a result link names. Public, like a CDN link. */
 export function filesHandler(deps: { images: ImageRenderer; videos: VideoRenderer; log: Logger }): RequestHandler {
@@ -24,7 +30,7 @@ export function filesHandler(deps: { images: ImageRenderer; videos: VideoRendere
         const height = Number(h);
         if (!validSize(width, height)) return sendError(res, 404, 'not_found_error', 'file not found');
         const format = normalizeImageFormat(ext);
-        return send(res, CONTENT_TYPES[format], await deps.images.render(`${taskId}-${index}`, width, height, format));
+        return send(res, CONTENT_TYPES[format], await deps.images.render(paletteOf(`${taskId}-${index}`), width, height, format));
       }
       const vid = VIDEO_NAME.exec(name);
       if (vid) {
