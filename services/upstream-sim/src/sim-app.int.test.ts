@@ -224,3 +224,28 @@ describe('upstream-sim with SIM_API_KEY', () => {
     await request(app).get('/files/task_abc-0-64x64.jpg').expect(200);
   });
 });
+
+describe('upstream-sim with the real model registry', () => {
+  const app = createSimApp({ timeScale: 0.02, publicUrl: PUBLIC });
+
+  it('answers spark-imagine-image-2.0 with acknowledgement shape B and HTTP 202', async () => {
+    const res = await request(app).post('/v1/images/generations').send({ model: 'spark-imagine-image-2.0', prompt: 'a kite', n: 2 }).expect(202);
+    expect(res.body).toMatchObject({ code: 202, data: { object: 'generation.task', type: 'image', status: 'pending', progress: 0 } });
+    expect(res.body.data.poll_url).toBe(`/v1/tasks/${res.body.data.id}`);
+    const done = await waitFor(async () => {
+      const r = await request(app).get(`/v1/tasks/${res.body.data.id}`);
+      return r.body.data.status === 'completed' ? r.body : undefined;
+    }, { timeoutMs: 5000 });
+    expect(done.data.result.images).toHaveLength(2);
+  });
+
+  it('runs a pixel-v6 video task to an MP4 of the requested duration', async () => {
+    const sub = await request(app).post('/v1/videos/generations').send({ model: 'pixel-v6', prompt: 'rain', duration: 2 }).expect(200);
+    const done = await waitFor(async () => {
+      const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
+      return r.body.data.status === 'completed' ? r.body : undefined;
+    }, { timeoutMs: 10_000, what: 'pixel-v6 completed' });
+    const file = await request(app).get(filePath(done.data.result.videos[0].url[0])).buffer(true).parse(binary).expect(200);
+    expect(mp4DurationSeconds(file.body as Buffer)).toBeCloseTo(2, 1);
+  }, 30_000);
+});
