@@ -1,3 +1,4 @@
+import type { TaskJobData } from '@gmg/contracts';
 import { settleTask, TaskRepository, AccountRepository, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
@@ -227,7 +228,7 @@ describe('pool sweeper and crash recovery', () => {
 
     const swept = await pw.sweeper.sweep();
     expect(swept.readded).toBe(2);
-    expect((await pw.queue.getJob(running.id))?.data.step).toBe('poll');
+    expect(((await pw.queue.getJob(running.id))?.data as TaskJobData | undefined)?.step).toBe('poll');
     const [a, b] = await Promise.all([w.waitTerminal(lost.id), w.waitTerminal(running.id)]);
     expect([a.status, b.status]).toEqual(['completed', 'completed']);
     expect(up.submits.get(running.id)).toBe(1);

@@ -1,0 +1,108 @@
+import { settleJobId } from '@gmg/contracts';
+import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
+import { createLogger } from '@gmg/logger';
+import { createRedis, type Redis } from '@gmg/queue';
+import { TaskViewStore } from '@gmg/tasks';
+import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase } from '@gmg/testing';
+import { startBillingWorker, type BillingWorker } from './billing-worker';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+const START = 1_000_000n;
+const PRICE = 2500n;
+
+let db: TestDatabase;
+let redis: Redis;
+let prefix: string;
+let billing: BillingWorker;
+let tasks: TaskRepository;
+let accountId: string;
+let apiKeyId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  redis = createRedis(TEST_REDIS_URL, 'worker');
+  prefix = uniqueRedisPrefix();
+  tasks = new TaskRepository(db.dataSource);
+  billing = await startBillingWorker({ ds: db.dataSource, redis, prefix, logger }, { concurrency: 5, sweepIntervalMs: 0, unsettledAfterMs: 0 });
+});
+
+beforeEach(async () => {
+  const accounts = new AccountRepository(db.dataSource);
+  accountId = (await accounts.create({ name: 'billing-test' })).id;
+  await accounts.topup(accountId, START);
+  apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+});
+
+afterAll(async () => {
+  await billing.close(true);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+  await redis.quit();
+  await db.drop();
+});
+
+const newTask = (id = newTaskId()): Promise<TaskRecord> => tasks.createWithHold({
+  id, accountId, apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
+  request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
+  price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+});
+const account = async () => (await new AccountRepository(db.dataSource).get(accountId))!;
+const entries = async (taskId: string): Promise<string[]> =>
+  (await db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])).map((r: { kind: string }) => r.kind);
+
+describe('billing worker', () => {
+  it('captures a completed task exactly once although three settle jobs arrive', async () => {
+    const t = await newTask();
+    await tasks.complete(t.id, { images: [{ url: 'http://127.0.0.1/x.png' }] });
+    await billing.queue.add('settle', { taskId: t.id }, { jobId: settleJobId(t.id) });
+    await billing.queue.add('settle', { taskId: t.id }, { jobId: settleJobId(t.id) });
+    await billing.queue.add('settle', { taskId: t.id }, { jobId: `${settleJobId(t.id)}-replayed` });
+    await waitFor(async () => (await billing.queue.getJob(`${settleJobId(t.id)}-replayed`))?.isCompleted(), { what: 'replayed settle' });
+    await waitFor(async () => (await billing.queue.getJob(settleJobId(t.id)))?.isCompleted(), { what: 'settle' });
+    expect(await entries(t.id)).toEqual(['hold', 'capture']);
+    const a = await account();
+    expect([a.available, a.held, a.spent]).toEqual([START - PRICE, 0n, PRICE]);
+  });
+
+  it('releases a failed task and rewrites its view with cost 0', async () => {
+    const t = await newTask();
+    await tasks.fail(t.id, { code: 'task_failed', message: 'Generation failed' });
+    await billing.queue.add('settle', { taskId: t.id }, { jobId: settleJobId(t.id) });
+    await waitFor(async () => (await entries(t.id)).includes('release'), { what: 'release' });
+    expect(await entries(t.id)).toEqual(['hold', 'release']);
+    const a = await account();
+    expect([a.available, a.held, a.spent]).toEqual([START, 0n, 0n]);
+    const view = await waitFor(() => new TaskViewStore(redis, prefix).read(t.id), { what: 'view' });
+    expect(view.task).toMatchObject({ status: 'failed', cost: 0, error: { message: 'Generation failed' } });
+  });
+
+  it('retries a settlement that arrives before the task ended, and settles once it has', async () => {
+    const t = await newTask();
+    await billing.queue.add('settle', { taskId: t.id }, { jobId: settleJobId(t.id) });
+    await waitFor(async () => ((await billing.queue.getJob(settleJobId(t.id)))?.attemptsMade ?? 0) >= 1, { what: 'a failed attempt' });
+    expect(await entries(t.id)).toEqual(['hold']);
+    await tasks.complete(t.id, {});
+    await waitFor(async () => (await entries(t.id)).includes('capture'), { timeoutMs: 15_000, what: 'capture on retry' });
+  });
+
+  it('sweeps a terminal task that was never settled, also when a finished job holds its settle id', async () => {
+    const lost = await newTask();
+    await tasks.complete(lost.id, {});
+    // A settle job that finished before the task existed ("not_found") blocks re-adding under the same id.
+    const blockedId = newTaskId();
+    await billing.queue.add('settle', { taskId: blockedId }, { jobId: settleJobId(blockedId) });
+    await waitFor(async () => (await billing.queue.getJob(settleJobId(blockedId)))?.isCompleted(), { what: 'not_found job done' });
+    const blocked = await newTask(blockedId);
+    await tasks.fail(blocked.id, { code: 'task_failed', message: 'x' });
+
+    const r = await billing.sweeper.sweep();
+    expect(r).toEqual({ resent: 1, settledDirectly: 1 });
+    await waitFor(async () => (await entries(lost.id)).includes('capture'), { what: 'swept capture' });
+    expect(await entries(blocked.id)).toEqual(['hold', 'release']);
+    expect(await billing.sweeper.sweep()).toEqual({ resent: 0, settledDirectly: 0 });
+  });
+});
