@@ -11,6 +11,8 @@ import type { ApiEdgeConfig } from './config';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { authMiddleware } from './middleware/auth.middleware';
+import { createIdempotencyMiddleware } from './middleware/idempotency';
+import { createInflightLimitMiddleware, createRateLimitMiddleware } from './middleware/rate-limit';
 import { PriceTableCache } from './pricing/price-table.cache';
 import { catalogRouter } from './routes/catalog.routes';
 import { generationsRouter } from './routes/generations.routes';
@@ -80,9 +82,14 @@ export function createApp(deps: AppDeps): App {
 
   app.use('/v1', auth);
 
-  // MOUNT POINT (submission guards): the rate-limit and idempotency middlewares of ./middleware/rate-limit*.ts
-  // and ./middleware/idempotency*.ts go here, in that order, once they land (after auth: they need the principal).
-  const submitGuards: RequestHandler[] = [];
+  // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
+  // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
+  // in-flight tasks per key.
+  const submitGuards: RequestHandler[] = [
+    createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
+    createIdempotencyMiddleware({ redis, prefix: config.queuePrefix, bodyParsers: json, logger }),
+    createInflightLimitMiddleware({ ds: dataSource }),
+  ];
 
   app.use(
     generationsRouter(

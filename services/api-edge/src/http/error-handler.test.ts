@@ -1,0 +1,68 @@
+import { Writable } from 'node:stream';
+import express from 'express';
+import request from 'supertest';
+import { DomainError, violationError } from '@gmg/errors';
+import { createLogger } from '@gmg/logger';
+import { errorHandler, routeNotFound } from './error-handler';
+
+function appThrowing(err: unknown, lines: string[] = []) {
+  const logger = createLogger({
+    service: 'test',
+    destination: new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } }),
+  });
+  const app = express();
+  const fail: express.RequestHandler = () => { throw err; };
+  app.get('/v1/x', fail);
+  app.get('/v1/artgen/x', fail);
+  app.use(routeNotFound);
+  app.use(errorHandler(logger));
+  return app;
+}
+
+describe('errorHandler', () => {
+  it('maps a 422 contract violation to 422 invalid_request_error in the standard shape', async () => {
+    const err = violationError({ status: 422, type: 'invalid_request_error', field: 'image_urls', rule: 'exclusive', message: 'image-to-video and multimodal fields together' });
+    const res = await request(appThrowing(err)).get('/v1/x');
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ error: { code: 422, type: 'invalid_request_error', message: 'image-to-video and multimodal fields together' } });
+  });
+
+  it('keeps the spec type of model-specific 400 violations (invalid_duration)', async () => {
+    const err = violationError({ status: 400, type: 'invalid_duration', field: 'duration', rule: 'enum', message: '`duration` must be 4, 6, 8 or 10' });
+    const res = await request(appThrowing(err)).get('/v1/x');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({ code: 400, type: 'invalid_duration', message: '`duration` must be 4, 6, 8 or 10' });
+  });
+
+  it('sets Retry-After when details.retryAfter is given', async () => {
+    const res = await request(appThrowing(new DomainError('rate_limited', 'slow down', { retryAfter: 2.2 }))).get('/v1/x');
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('3');
+    expect(res.body.error.type).toBe('rate_limit_error');
+  });
+
+  it('answers art-suite paths without `code` and with the art-suite type names', async () => {
+    const nf = await request(appThrowing(new DomainError('task_not_found', 'Task task_x not found'))).get('/v1/artgen/x');
+    expect(nf.status).toBe(404);
+    expect(nf.body).toEqual({ error: { type: 'not_found', message: 'Task task_x not found' } });
+    const boom = await request(appThrowing(new Error('kaput'))).get('/v1/artgen/x');
+    expect(boom.status).toBe(500);
+    expect(boom.body.error).toEqual({ type: 'internal_error', message: expect.stringMatching(/error id err_/) });
+  });
+
+  it('turns an unexpected error into 500 server_error whose error id is also in the log, without the internal message', async () => {
+    const lines: string[] = [];
+    const res = await request(appThrowing(new Error('secret internals'), lines)).get('/v1/x');
+    expect(res.status).toBe(500);
+    expect(res.body.error).toMatchObject({ code: 500, type: 'server_error' });
+    expect(res.body.error.message).not.toContain('secret internals');
+    const errorId = /error id (err_[0-9a-f-]+)/.exec(res.body.error.message)![1];
+    expect(lines.some((l) => l.includes(errorId) && l.includes('secret internals'))).toBe(true);
+  });
+
+  it('answers an unknown route with 404 not_found_error', async () => {
+    const res = await request(appThrowing(new Error('unused'))).post('/v1/unknown');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: { code: 404, type: 'not_found_error', message: 'No route for POST /v1/unknown' } });
+  });
+});

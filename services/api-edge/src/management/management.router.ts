@@ -1,0 +1,122 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import type { DataSource } from 'typeorm';
+import type { AuthPrincipal } from '@gmg/db';
+import { DomainError, isDomainError } from '@gmg/errors';
+import type { Logger } from '@gmg/logger';
+import { httpStatusOf } from '../http/error-map';
+import { ManagementService } from './management.service';
+
+export interface ManagementRouterDeps {
+  ds: DataSource;
+  /** ADMIN_TOKEN; an empty token disables every admin route (401). */
+  adminToken: string;
+  /** API key → principal (the app's cached authenticator), for the key-authenticated routes. */
+  authenticate: (secret: string) => Promise<AuthPrincipal | null>;
+  /** Called after a key was revoked (e.g. to clear this replica's key cache at once). */
+  onKeyRevoked?: (keyId: string) => void;
+  logger: Pick<Logger, 'error' | 'warn' | 'info'>;
+  /** Largest accepted JSON body. Default 1 MiB (price tables). */
+  maxBodyBytes?: number;
+}
+
+/** The management API's envelope (spec 4.4). Errors use it too, with an honest status. */
+export interface Envelope<T> {
+  success: boolean;
+  message: string;
+  data: T | null;
+}
+
+const PRINCIPAL = 'managementPrincipal';
+
+const send = <T>(res: Response, status: number, data: T, message = 'ok'): void => {
+  res.status(status).json({ success: true, message, data } satisfies Envelope<T>);
+};
+
+const bearer = (req: Request): string | undefined => /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(req.headers.authorization ?? '')?.[1];
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/**
+ * The management API, mounted at `/api`: admin routes (Bearer ADMIN_TOKEN) for accounts, keys, channels, prices
+ * and groups; key routes (Bearer API key) for the caller's balance and logs. Every answer, errors included,
+ * is `{success, message, data}` with an honest HTTP status; the router has its own 404 and error handler so
+ * nothing under /api falls through to the public error shape.
+ */
+export function createManagementRouter(deps: ManagementRouterDeps): Router {
+  const svc = new ManagementService(deps.ds);
+  const adminDigest = deps.adminToken ? digest(deps.adminToken) : undefined;
+  const router = Router();
+
+  // Constant-time on fixed-length digests: neither the token's content nor its length leaks through timing.
+  const admin: RequestHandler = (req, _res, next) => {
+    const token = bearer(req);
+    if (!token || !adminDigest || !timingSafeEqual(digest(token), adminDigest)) {
+      throw new DomainError('authentication', 'Admin token required: send `Authorization: Bearer <ADMIN_TOKEN>`');
+    }
+    next();
+  };
+  const key: RequestHandler = async (req, res, next) => {
+    const secret = bearer(req);
+    if (!secret) throw new DomainError('authentication', 'Missing API key: send `Authorization: Bearer <API_KEY>`');
+    const principal = await deps.authenticate(secret);
+    if (!principal) throw new DomainError('authentication', 'Invalid API key');
+    res.locals[PRINCIPAL] = principal;
+    next();
+  };
+  const principal = (res: Response): AuthPrincipal => res.locals[PRINCIPAL] as AuthPrincipal;
+  const id = (req: Request): string => String(req.params.id);
+
+  router.use(express.json({ limit: deps.maxBodyBytes ?? 1024 * 1024 }));
+
+  router.post('/accounts', admin, async (req, res) => send(res, 201, await svc.createAccount(req.body), 'account created'));
+  router.get('/accounts/:id', admin, async (req, res) => send(res, 200, await svc.getAccount(id(req))));
+  router.post('/accounts/:id/topups', admin, async (req, res) => send(res, 201, await svc.topup(id(req), req.body), 'topped up'));
+
+  router.post('/keys', admin, async (req, res) => send(res, 201, await svc.createKey(req.body), 'key created; the secret is shown only now'));
+  router.get('/keys', admin, async (req, res) => send(res, 200, await svc.listKeys(req.query)));
+  router.delete('/keys/:id', admin, async (req, res) => {
+    const { key: k, changed } = await svc.revokeKey(id(req));
+    if (changed) deps.onKeyRevoked?.(k.id);
+    send(res, 200, k, changed ? 'key revoked' : 'key was already revoked');
+  });
+
+  router.get('/channels', admin, async (_req, res) => send(res, 200, await svc.listChannels()));
+  router.post('/channels', admin, async (req, res) => send(res, 201, await svc.createChannel(req.body), 'channel created'));
+  router.patch('/channels/:id', admin, async (req, res) => send(res, 200, await svc.updateChannel(id(req), req.body), 'channel updated'));
+
+  router.get('/prices', admin, async (_req, res) => send(res, 200, await svc.listPrices()));
+  router.put('/prices', admin, async (req, res) => send(res, 200, await svc.putPrices(req.body), 'prices saved'));
+
+  router.get('/groups', admin, async (_req, res) => send(res, 200, await svc.listGroups()));
+  router.put('/groups', admin, async (req, res) => send(res, 200, await svc.putGroups(req.body), 'groups saved'));
+
+  router.get('/balance', key, async (_req, res) => send(res, 200, await svc.balance(principal(res).accountId)));
+  router.get('/logs', key, async (req, res) => send(res, 200, await svc.logs(principal(res).accountId, req.query)));
+
+  router.use((req) => {
+    throw new DomainError('route_not_found', `No management route for ${req.method} ${req.baseUrl}${req.path}`);
+  });
+  router.use(managementErrorHandler(deps.logger));
+  return router;
+}
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+}
+
+function managementErrorHandler(logger: Pick<Logger, 'error'>): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) return next(err);
+    const fail = (status: number, message: string) => res.status(status).json({ success: false, message, data: null } satisfies Envelope<null>);
+    if (isDomainError(err)) return fail(httpStatusOf(err.code), err.message);
+    const bp = err as BodyParserError;
+    if (bp?.type === 'entity.parse.failed') return fail(400, 'Request body is not valid JSON');
+    if (bp?.type === 'entity.too.large') return fail(413, 'Request body is too large');
+    if (typeof bp?.status === 'number' && bp.status >= 400 && bp.status < 500) return fail(bp.status, bp.message);
+    const errorId = `err_${randomUUID()}`;
+    logger.error({ errorId, method: req.method, path: req.originalUrl.split('?')[0], err }, 'management API: unexpected error');
+    return fail(500, `Internal server error (error id ${errorId})`);
+  };
+}

@@ -1,0 +1,87 @@
+import Joi from 'joi';
+import { DomainError } from '@gmg/errors';
+
+/** Money in the API: a decimal number of currency units, at most 6 decimals (1 unit = 1,000,000 minor). */
+const money = () => Joi.number().precision(6).strict(false).max(1_000_000_000);
+const modelList = () => Joi.array().items(Joi.string().trim().min(1).max(200)).max(1000).allow(null);
+const limit = () => Joi.number().integer().min(1).max(1_000_000).allow(null);
+const groupName = () => Joi.string().trim().min(1).max(100).pattern(/^[A-Za-z0-9_.:-]+$/);
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Ids are uuids; anything else cannot exist (answered as 404, never a database error). */
+export const isUuid = (s: string): boolean => UUID_RE.test(s);
+
+export const createAccountSchema = Joi.object({
+  name: Joi.string().trim().min(1).max(200).required(),
+  group: groupName(),
+  balance: money().min(0),
+});
+
+export const topupSchema = Joi.object({
+  amount: money().greater(0).required(),
+  note: Joi.string().max(500),
+});
+
+export const createKeySchema = Joi.object({
+  account_id: Joi.string().required(),
+  name: Joi.string().trim().max(200).allow(''),
+  models: modelList(),
+  group: groupName().allow(null),
+  rps_limit: limit(),
+  inflight_limit: limit(),
+});
+
+const channelFields = {
+  name: Joi.string().trim().min(1).max(200),
+  protocol: Joi.string().trim().min(1).max(50),
+  base_url: Joi.string().uri({ scheme: ['http', 'https'] }),
+  api_key: Joi.string().max(4096).allow(''),
+  models: modelList(),
+  groups: Joi.array().items(groupName()).max(1000).allow(null),
+  priority: Joi.number().integer().min(-1_000_000).max(1_000_000),
+  weight: Joi.number().integer().min(0).max(1_000_000),
+  enabled: Joi.boolean(),
+};
+export const createChannelSchema = Joi.object({
+  ...channelFields,
+  name: channelFields.name.required(),
+  base_url: channelFields.base_url.required(),
+});
+export const updateChannelSchema = Joi.object(channelFields).min(1);
+
+const priceItem = Joi.object({
+  key: Joi.string().trim().min(1).max(200).required(),
+  price: money().min(0).required(),
+  description: Joi.string().max(1000).allow(''),
+});
+export const putPricesSchema = Joi.array().items(priceItem).min(1).max(10_000);
+
+const groupItem = Joi.object({
+  name: groupName().required(),
+  price_ratio: Joi.number().greater(0).max(1000).precision(4).default(1),
+  models: modelList().default(null),
+  rps_limit: limit().default(null),
+  inflight_limit: limit().default(null),
+});
+export const putGroupsSchema = Joi.alternatives().try(groupItem, Joi.array().items(groupItem).min(1).max(1000));
+
+export const logsQuerySchema = Joi.object({
+  limit: Joi.number().integer().min(1).max(100).default(20),
+  cursor: Joi.string().max(500),
+  from: Joi.number().integer().min(0),
+  to: Joi.number().integer().min(0),
+  model: Joi.string().trim().min(1).max(200),
+});
+
+export const listKeysQuerySchema = Joi.object({ account_id: Joi.string().required() });
+
+/** Validates and converts; a failure is 400 naming the field. */
+export function validate<T>(schema: Joi.Schema, value: unknown, where = 'body'): T {
+  const { value: out, error } = schema.validate(value ?? {}, { abortEarly: true, convert: true, stripUnknown: false });
+  if (error) {
+    const d = error.details[0];
+    const field = d.path.join('.');
+    throw new DomainError('invalid_request', `Invalid ${where}${field ? ` field '${field}'` : ''}: ${d.message.replace(/"/g, "'")}`, { field });
+  }
+  return out as T;
+}

@@ -1,0 +1,221 @@
+import type { DataSource } from 'typeorm';
+import { fromMinor, toMinor } from '@gmg/contracts';
+import {
+  AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, PriceRepository,
+  type AccountRecord, type ApiKeyRecord, type ChannelInput, type ChannelRecord, type GroupRecord, type PriceRecord,
+} from '@gmg/db';
+import { DomainError } from '@gmg/errors';
+import { queryLogs, type LogsPage } from './logs.query';
+import {
+  createAccountSchema, createChannelSchema, createKeySchema, isUuid, listKeysQuerySchema, logsQuerySchema, putGroupsSchema,
+  putPricesSchema, topupSchema, updateChannelSchema, validate,
+} from './management.schemas';
+
+/** Views: what the management API and the admin CLI show. snake_case, money in currency units, never a secret. */
+export interface AccountView {
+  id: string;
+  name: string;
+  group: string;
+  /** available + held. */
+  balance: number;
+  available: number;
+  held: number;
+  spent: number;
+  created_at: number;
+}
+export interface KeyView {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  models: string[] | null;
+  group: string | null;
+  rps_limit: number | null;
+  inflight_limit: number | null;
+  status: 'active' | 'revoked';
+  created_at: number;
+  revoked_at: number | null;
+}
+export interface ChannelView {
+  id: string;
+  name: string;
+  protocol: string;
+  base_url: string;
+  models: string[] | null;
+  groups: string[] | null;
+  priority: number;
+  weight: number;
+  enabled: boolean;
+}
+export interface PriceView {
+  key: string;
+  price: number;
+  description: string;
+}
+export interface GroupView {
+  name: string;
+  price_ratio: number;
+  models: string[] | null;
+  rps_limit: number | null;
+  inflight_limit: number | null;
+}
+
+const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
+
+export const accountView = (a: AccountRecord): AccountView => ({
+  id: a.id, name: a.name, group: a.groupName, balance: fromMinor(a.available + a.held), available: fromMinor(a.available),
+  held: fromMinor(a.held), spent: fromMinor(a.spent), created_at: secs(a.createdAt),
+});
+export const keyView = (k: ApiKeyRecord): KeyView => ({
+  id: k.id, account_id: k.accountId, name: k.name, prefix: k.prefix, models: k.models, group: k.groupName, rps_limit: k.rpsLimit,
+  inflight_limit: k.inflightLimit, status: k.status, created_at: secs(k.createdAt), revoked_at: k.revokedAt ? secs(k.revokedAt) : null,
+});
+export const channelView = (c: ChannelRecord): ChannelView => ({
+  id: c.id, name: c.name, protocol: c.protocol, base_url: c.baseUrl, models: c.models, groups: c.groups, priority: c.priority,
+  weight: c.weight, enabled: c.enabled,
+});
+const priceView = (p: PriceRecord): PriceView => ({ key: p.key, price: fromMinor(p.unitPrice), description: p.description });
+const groupView = (g: GroupRecord): GroupView => ({
+  name: g.name, price_ratio: g.priceRatio, models: g.models, rps_limit: g.rpsLimit, inflight_limit: g.inflightLimit,
+});
+
+const CHANNEL_FIELDS: Record<string, keyof ChannelInput> = {
+  name: 'name', protocol: 'protocol', base_url: 'baseUrl', api_key: 'apiKey', models: 'models', groups: 'groups',
+  priority: 'priority', weight: 'weight', enabled: 'enabled',
+};
+function toChannelInput(body: Record<string, unknown>): Partial<ChannelInput> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (k in CHANNEL_FIELDS) out[CHANNEL_FIELDS[k]] = v;
+  return out as Partial<ChannelInput>;
+}
+
+/**
+ * The operator's operations, shared by the HTTP management API and the admin CLI. Inputs are the API bodies
+ * (validated here, 400 naming the field); missing things are 404.
+ */
+export class ManagementService {
+  private readonly accounts: AccountRepository;
+  private readonly keys: ApiKeyRepository;
+  private readonly channels: ChannelRepository;
+  private readonly prices: PriceRepository;
+  private readonly groups: GroupRepository;
+
+  constructor(private readonly ds: DataSource) {
+    this.accounts = new AccountRepository(ds);
+    this.keys = new ApiKeyRepository(ds);
+    this.channels = new ChannelRepository(ds);
+    this.prices = new PriceRepository(ds);
+    this.groups = new GroupRepository(ds);
+  }
+
+  private async requireGroup(name: string, field: string): Promise<void> {
+    if (!(await this.groups.get(name))) throw new DomainError('invalid_request', `Unknown group '${name}' in field '${field}'; create it with PUT /api/groups first`, { field });
+  }
+
+  private async requireAccount(id: string): Promise<AccountRecord> {
+    const a = isUuid(id) ? await this.accounts.get(id) : null;
+    if (!a) throw new DomainError('not_found', `Account ${id} not found`);
+    return a;
+  }
+
+  async createAccount(body: unknown): Promise<AccountView> {
+    const b = validate<{ name: string; group?: string; balance?: number }>(createAccountSchema, body);
+    if (b.group !== undefined) await this.requireGroup(b.group, 'group');
+    const created = await this.accounts.create({ name: b.name, groupName: b.group });
+    const minor = b.balance === undefined ? 0n : toMinor(b.balance);
+    if (minor === 0n) return accountView(created);
+    return accountView((await this.accounts.topup(created.id, minor, { reason: 'initial balance' }))!);
+  }
+
+  async getAccount(id: string): Promise<AccountView> {
+    return accountView(await this.requireAccount(id));
+  }
+
+  async topup(id: string, body: unknown): Promise<AccountView> {
+    const b = validate<{ amount: number; note?: string }>(topupSchema, body);
+    await this.requireAccount(id);
+    const minor = toMinor(b.amount);
+    if (minor <= 0n) throw new DomainError('invalid_request', "Invalid body field 'amount': must be at least 0.000001", { field: 'amount' });
+    const a = await this.accounts.topup(id, minor, b.note ? { note: b.note } : {});
+    if (!a) throw new DomainError('not_found', `Account ${id} not found`);
+    return accountView(a);
+  }
+
+  /** The secret is in the answer of this call only; it is stored hashed. */
+  async createKey(body: unknown): Promise<KeyView & { key: string }> {
+    const b = validate<{ account_id: string; name?: string; models?: string[] | null; group?: string | null; rps_limit?: number | null; inflight_limit?: number | null }>(createKeySchema, body);
+    await this.requireAccount(b.account_id);
+    if (b.group) await this.requireGroup(b.group, 'group');
+    const { key, secret } = await this.keys.create({
+      accountId: b.account_id, name: b.name, models: b.models ?? null, groupName: b.group ?? null,
+      rpsLimit: b.rps_limit ?? null, inflightLimit: b.inflight_limit ?? null,
+    });
+    return { ...keyView(key), key: secret };
+  }
+
+  async listKeys(query: unknown): Promise<KeyView[]> {
+    const q = validate<{ account_id: string }>(listKeysQuerySchema, query, 'query');
+    await this.requireAccount(q.account_id);
+    return (await this.keys.listForAccount(q.account_id)).map(keyView);
+  }
+
+  /** Idempotent: revoking a revoked key answers the key as it is. */
+  async revokeKey(id: string): Promise<{ key: KeyView; changed: boolean }> {
+    if (!isUuid(id) || !(await this.keys.get(id))) throw new DomainError('not_found', `Key ${id} not found`);
+    const changed = await this.keys.revoke(id);
+    return { key: keyView((await this.keys.get(id))!), changed };
+  }
+
+  async listChannels(): Promise<ChannelView[]> {
+    return (await this.channels.list()).map(channelView);
+  }
+
+  async createChannel(body: unknown): Promise<ChannelView> {
+    const b = validate<Record<string, unknown>>(createChannelSchema, body);
+    return channelView(await this.channels.create(toChannelInput(b) as ChannelInput));
+  }
+
+  async updateChannel(id: string, body: unknown): Promise<ChannelView> {
+    const b = validate<Record<string, unknown>>(updateChannelSchema, body);
+    const c = isUuid(id) ? await this.channels.update(id, toChannelInput(b)) : null;
+    if (!c) throw new DomainError('not_found', `Channel ${id} not found`);
+    return channelView(c);
+  }
+
+  async listPrices(): Promise<PriceView[]> {
+    return (await this.prices.list()).map(priceView);
+  }
+
+  /** Upserts the given prices (others stay); answers the whole table. */
+  async putPrices(body: unknown): Promise<PriceView[]> {
+    const list = validate<Array<{ key: string; price: number; description?: string }>>(putPricesSchema, body);
+    await this.prices.upsertMany(list.map((p) => ({ key: p.key, unitPrice: toMinor(p.price), description: p.description ?? '' })));
+    return this.listPrices();
+  }
+
+  async listGroups(): Promise<GroupView[]> {
+    return (await this.groups.list()).map(groupView);
+  }
+
+  /** Creates or replaces one group (or a list); omitted fields take their defaults (ratio 1, no limits). */
+  async putGroups(body: unknown): Promise<GroupView[]> {
+    const v = validate<GroupView | GroupView[]>(putGroupsSchema, body);
+    const out: GroupView[] = [];
+    for (const g of Array.isArray(v) ? v : [v]) {
+      out.push(groupView(await this.groups.upsert({
+        name: g.name, priceRatio: g.price_ratio, models: g.models, rpsLimit: g.rps_limit, inflightLimit: g.inflight_limit,
+      })));
+    }
+    return out;
+  }
+
+  async balance(accountId: string): Promise<AccountView & { account_id: string }> {
+    const a = await this.requireAccount(accountId);
+    return { account_id: a.id, ...accountView(a) };
+  }
+
+  async logs(accountId: string, query: unknown): Promise<LogsPage> {
+    const q = validate<{ limit: number; cursor?: string; from?: number; to?: number; model?: string }>(logsQuerySchema, query, 'query');
+    return queryLogs(this.ds, { accountId, ...q });
+  }
+}
