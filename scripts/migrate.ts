@@ -2,7 +2,9 @@
  * Applies pending migrations to DATABASE_URL (default postgres://postgres@127.0.0.1:5432/gmg) and exits.
  * Used by `npm run migrate`, `npm start`, the docker-compose `migrate` one-shot and the Kubernetes migration Job.
  * MIGRATE_CREATE_DATABASE=1 creates the database first when it is missing (local use; off in Kubernetes).
+ * PRICES_FILE=path also upserts the price list from that file afterwards (idempotent; compose and the Job set it).
  */
+import { loadPrices } from '@gmg/db';
 import { ensureDatabase, migrate, redactUrl } from './lib/db-setup';
 
 async function main(): Promise<void> {
@@ -11,8 +13,12 @@ async function main(): Promise<void> {
     if (await ensureDatabase(url)) console.log(`migrate: created database of ${redactUrl(url)}`);
   }
   const { ds, applied } = await migrate(url);
-  await ds.destroy();
-  console.log(applied.length ? `migrate: applied ${applied.join(', ')}` : 'migrate: schema up to date');
+  try {
+    console.log(applied.length ? `migrate: applied ${applied.join(', ')}` : 'migrate: schema up to date');
+    if (process.env.PRICES_FILE) console.log(`migrate: ${await loadPrices(ds, process.env.PRICES_FILE)} prices loaded from ${process.env.PRICES_FILE}`);
+  } finally {
+    await ds.destroy();
+  }
 }
 
 main().catch((e: unknown) => {

@@ -1,0 +1,216 @@
+/**
+ * docker-compose.yml, k8s/ and the code must describe the same system: every service deployed everywhere, the same
+ * environment variable names on both sides (and each one actually read by the code), probes on every Deployment,
+ * and one scaler per worker pool reading its own BullMQ wait list.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import YAML from 'yaml';
+import { QUEUES } from '@gmg/contracts';
+import { LOCAL_SERVICES } from '../../scripts/lib/services';
+
+const ROOT = path.resolve(__dirname, '../..');
+const read = (rel: string): string => readFileSync(path.join(ROOT, rel), 'utf8');
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const serviceDirs = readdirSync(path.join(ROOT, 'services'))
+  .filter((d) => existsSync(path.join(ROOT, 'services', d, 'project.json')))
+  .sort();
+const workerPools = serviceDirs.filter((s) => s.startsWith('worker-'));
+
+const compose = YAML.parse(read('docker-compose.yml'), { merge: true }) as Obj;
+const k8sFiles = readdirSync(path.join(ROOT, 'k8s')).filter((f) => /\.ya?ml$/.test(f));
+const k8sDocs: Obj[] = k8sFiles
+  .filter((f) => f !== 'kustomization.yaml')
+  .flatMap((f) => YAML.parseAllDocuments(read(`k8s/${f}`)).map((d) => ({ ...(d.toJS() as Obj), __file: f })));
+const ofKind = (kind: string): Obj[] => k8sDocs.filter((d) => d.kind === kind);
+const deployment = (name: string): Obj | undefined => ofKind('Deployment').find((d) => d.metadata.name === name);
+const container = (d: Obj): Obj => d.spec.template.spec.containers[0];
+const configMaps = new Map(ofKind('ConfigMap').map((c) => [c.metadata.name as string, c.data as Record<string, string>]));
+const secretKeys = new Map(ofKind('Secret').map((s) => [s.metadata.name as string, Object.keys({ ...s.data, ...s.stringData })]));
+
+/** Launcher variables, read by the image's CMD rather than by the service. */
+const LAUNCHER_VARS = new Set(['SERVICE']);
+
+function k8sEnvNames(d: Obj): string[] {
+  const c = container(d);
+  const explicit = (c.env ?? []).map((e: Obj) => e.name as string);
+  const fromRefs = (c.envFrom ?? []).flatMap((f: Obj) => Object.keys(configMaps.get(f.configMapRef?.name) ?? {}));
+  return [...new Set([...explicit, ...fromRefs])].sort();
+}
+const k8sEnvValue = (d: Obj, name: string): string | undefined => {
+  const c = container(d);
+  const e = (c.env ?? []).find((x: Obj) => x.name === name);
+  if (e?.value !== undefined) return String(e.value);
+  for (const f of c.envFrom ?? []) {
+    const v = configMaps.get(f.configMapRef?.name)?.[name];
+    if (v !== undefined) return v;
+  }
+  return undefined;
+};
+const composeEnvNames = (svc: string): string[] => Object.keys(compose.services[svc].environment ?? {}).sort();
+
+function sourceText(dir: string): string {
+  const abs = path.join(ROOT, dir);
+  if (!existsSync(abs)) return '';
+  return readdirSync(abs)
+    .map((e) => {
+      const rel = `${dir}/${e}`;
+      if (statSync(path.join(ROOT, rel)).isDirectory()) return sourceText(rel);
+      return /\.ts$/.test(e) && !/\.test\.ts$/.test(e) ? read(rel) : '';
+    })
+    .join('\n');
+}
+const libsSource = readdirSync(path.join(ROOT, 'libs')).map((l) => sourceText(`libs/${l}/src`)).join('\n');
+
+describe('deployment descriptions agree with each other and with the code', () => {
+  it('finds the services, the compose file and the Kubernetes manifests', () => {
+    expect(serviceDirs).toEqual(expect.arrayContaining(['api-edge', 'billing', 'upstream-sim', 'worker-image']));
+    expect(ofKind('Deployment').length).toBeGreaterThan(0);
+    expect(Object.keys(compose.services).length).toBeGreaterThan(0);
+  });
+
+  it.each(serviceDirs)('%s is in docker-compose, has a Kubernetes Deployment and is started by npm start', (svc) => {
+    expect(compose.services[svc]).toBeDefined();
+    // upstream-sim is deployed in k8s too (staging, demos, load tests); production overlays drop it.
+    expect(deployment(svc)).toBeDefined();
+    expect(LOCAL_SERVICES.map((s) => s.name)).toContain(svc);
+  });
+
+  it('has no compose service or Deployment without a services/ folder (besides infrastructure)', () => {
+    const infra = ['postgres', 'redis', 'migrate'];
+    expect(Object.keys(compose.services).filter((s) => !infra.includes(s)).sort()).toEqual(serviceDirs);
+    expect(ofKind('Deployment').map((d) => d.metadata.name).sort()).toEqual(serviceDirs);
+  });
+
+  it.each(serviceDirs)('%s gets the same environment variable names in compose and in Kubernetes', (svc) => {
+    expect(k8sEnvNames(deployment(svc)!)).toEqual(composeEnvNames(svc));
+  });
+
+  it.each(serviceDirs)('%s: every environment variable it is given is read by its code or a lib', (svc) => {
+    const code = `${sourceText(`services/${svc}/src`)}\n${libsSource}`;
+    const unread = composeEnvNames(svc).filter((n) => !LAUNCHER_VARS.has(n) && !new RegExp(`\\b${n}\\b`).test(code));
+    expect(unread).toEqual([]);
+  });
+
+  it.each(serviceDirs)('%s listens on the same port in compose, Kubernetes and npm start', (svc) => {
+    const local = LOCAL_SERVICES.find((s) => s.name === svc)!;
+    const composePort = compose.services[svc].environment[local.portVar];
+    const d = deployment(svc)!;
+    expect(Number(composePort)).toBe(local.defaultPort);
+    expect(Number(k8sEnvValue(d, local.portVar))).toBe(local.defaultPort);
+    expect(container(d).ports.map((p: Obj) => p.containerPort)).toContain(local.defaultPort);
+  });
+
+  it.each(serviceDirs)('%s Deployment has readiness and liveness HTTP probes on its own port, resources and a grace period', (svc) => {
+    const d = deployment(svc)!;
+    const c = container(d);
+    const named = new Map<string, number>((c.ports ?? []).map((p: Obj) => [p.name, p.containerPort]));
+    for (const probe of [c.readinessProbe, c.livenessProbe]) {
+      expect(probe?.httpGet?.path).toMatch(/^\/(healthz|readyz)$/);
+      const port = typeof probe.httpGet.port === 'string' ? named.get(probe.httpGet.port) : probe.httpGet.port;
+      expect(port).toBe(LOCAL_SERVICES.find((s) => s.name === svc)!.defaultPort);
+    }
+    expect(c.resources?.requests?.cpu).toBeDefined();
+    expect(c.resources?.limits?.memory).toBeDefined();
+    expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(30);
+    expect(c.image).toBe('gmg:latest');
+    expect(k8sEnvValue(d, 'SERVICE')).toBe(svc);
+  });
+
+  it.each(workerPools)('%s drains within its grace period (longer than one upstream call)', (svc) => {
+    const d = deployment(svc)!;
+    const upstreamMs = Number(k8sEnvValue(d, 'UPSTREAM_TIMEOUT_MS'));
+    expect(upstreamMs).toBeGreaterThan(0);
+    expect(d.spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(upstreamMs + 15_000);
+  });
+
+  const queueOf = (svc: string): string =>
+    svc === 'billing' ? QUEUES.billing : QUEUES[svc.replace('worker-', '') as keyof typeof QUEUES];
+
+  it.each([...workerPools, 'billing'])('%s has its own KEDA ScaledObject on its own BullMQ wait list and never scales to zero', (svc) => {
+    const prefix = configMaps.get('gmg-config')!.QUEUE_PREFIX;
+    const scalers = ofKind('ScaledObject').filter((s) => s.spec.scaleTargetRef.name === svc);
+    expect(scalers).toHaveLength(1);
+    const [so] = scalers;
+    const lists = so.spec.triggers.filter((t: Obj) => t.type === 'redis').map((t: Obj) => t.metadata.listName);
+    expect(queueOf(svc)).toBeDefined();
+    expect(lists).toContain(`${prefix}:${queueOf(svc)}:wait`);
+    // Every list it reads belongs to its own queue.
+    for (const l of lists) expect(l.startsWith(`${prefix}:${queueOf(svc)}:`)).toBe(true);
+    // Delayed jobs are promoted only by a running worker: zero replicas would strand them.
+    expect(so.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
+    for (const t of so.spec.triggers) expect(t.authenticationRef?.name).toBeDefined();
+  });
+
+  it('no two scalers read the same queue', () => {
+    const lists = ofKind('ScaledObject').flatMap((so) => so.spec.triggers.map((t: Obj) => t.metadata.listName));
+    expect(new Set(lists).size).toBe(lists.length);
+  });
+
+  it('api-edge scales on CPU with an HPA and is exposed by a Service; upstream-sim has a Service', () => {
+    const hpa = ofKind('HorizontalPodAutoscaler').find((h) => h.spec.scaleTargetRef.name === 'api-edge');
+    expect(hpa?.spec.metrics.some((m: Obj) => m.resource?.name === 'cpu')).toBe(true);
+    const selectors = ofKind('Service').map((s) => s.spec.selector['app.kubernetes.io/name']);
+    expect(selectors).toEqual(expect.arrayContaining(['api-edge', 'upstream-sim']));
+  });
+
+  it('every autoscaled Deployment has a PodDisruptionBudget that still allows a drain', () => {
+    for (const svc of serviceDirs.filter((s) => s !== 'upstream-sim')) {
+      const pdb = ofKind('PodDisruptionBudget').find((p) => p.spec.selector.matchLabels['app.kubernetes.io/name'] === svc);
+      expect({ svc, maxUnavailable: pdb?.spec.maxUnavailable }).toEqual({ svc, maxUnavailable: 1 });
+    }
+  });
+
+  it('every secret and config key referenced by a Deployment or Job exists', () => {
+    const refs = [...ofKind('Deployment'), ...ofKind('Job')].flatMap((d) => container(d).env ?? []);
+    for (const e of refs) {
+      const s = e.valueFrom?.secretKeyRef;
+      if (s) expect({ env: e.name, found: secretKeys.get(s.name)?.includes(s.key) }).toEqual({ env: e.name, found: true });
+      const c = e.valueFrom?.configMapKeyRef;
+      if (c) expect({ env: e.name, found: configMaps.get(c.name)?.[c.key] !== undefined }).toEqual({ env: e.name, found: true });
+    }
+    const kedaAuth = ofKind('TriggerAuthentication').flatMap((t) => t.spec.secretTargetRef);
+    for (const r of kedaAuth) expect(secretKeys.get(r.name)).toContain(r.key);
+  });
+
+  it('the migration Job and the compose one-shot run scripts/migrate.ts against DATABASE_URL', () => {
+    const job = ofKind('Job').find((j) => j.metadata.name === 'gmg-migrate')!;
+    expect(container(job).command.join(' ')).toContain('scripts/migrate.ts');
+    expect(compose.services.migrate.command.join(' ')).toContain('scripts/migrate.ts');
+    expect(container(job).env.map((e: Obj) => e.name).sort()).toEqual(Object.keys(compose.services.migrate.environment).sort());
+    expect(existsSync(path.join(ROOT, 'scripts/migrate.ts'))).toBe(true);
+  });
+
+  it('compose: every service is health-checked and waits for healthy Postgres/Redis and a finished migration', () => {
+    for (const svc of serviceDirs) {
+      const s = compose.services[svc];
+      expect({ svc, healthcheck: Boolean(s.healthcheck?.test) }).toEqual({ svc, healthcheck: true });
+      if (svc === 'upstream-sim') continue;
+      expect({ svc, deps: s.depends_on }).toEqual({
+        svc,
+        deps: {
+          postgres: { condition: 'service_healthy' },
+          redis: { condition: 'service_healthy' },
+          migrate: { condition: 'service_completed_successfully' },
+        },
+      });
+    }
+  });
+
+  it('compose Redis runs infra/redis.conf, which keeps queue keys (noeviction) and persists them (AOF)', () => {
+    const redis = compose.services.redis;
+    expect(redis.image).toMatch(/^redis:7/);
+    expect(redis.volumes.join(' ')).toContain('./infra/redis.conf:');
+    const conf = read('infra/redis.conf');
+    expect(conf).toMatch(/^maxmemory-policy noeviction$/m);
+    expect(conf).toMatch(/^appendonly yes$/m);
+    expect(compose.services.postgres.image).toMatch(/^postgres:16/);
+  });
+
+  it('kustomization.yaml lists every manifest in k8s/', () => {
+    const kust = YAML.parse(read('k8s/kustomization.yaml')) as Obj;
+    expect([...kust.resources].sort()).toEqual(k8sFiles.filter((f) => f !== 'kustomization.yaml').sort());
+  });
+});
