@@ -138,7 +138,7 @@ describe('management API /api (real Postgres)', () => {
     const seen: Array<Record<string, unknown>> = [];
     let cursor: string | null = null;
     for (let page = 0; page < 10; page++) {
-      const r = await request(app).get('/api/logs').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set('Authorization', `Bearer ${secret}`);
+      const r: request.Response = await request(app).get('/api/logs').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set('Authorization', `Bearer ${secret}`);
       expect(r.status).toBe(200);
       expect(r.body.data.items.length).toBeLessThanOrEqual(2);
       seen.push(...r.body.data.items);
