@@ -235,6 +235,27 @@ describe('submission guards', () => {
   });
 });
 
+describe('management API mount', () => {
+  it('serves /api/* in the {success, message, data} envelope with its own auth', async () => {
+    const balance = await api().get('/api/balance').set(auth());
+    expect(balance.status).toBe(200);
+    expect(balance.body).toMatchObject({ success: true, data: expect.anything() });
+    const noAdmin = await api().get('/api/prices').set(auth());
+    expect(noAdmin.status).toBe(401);
+    expect(noAdmin.body).toMatchObject({ success: false, data: null });
+    const admin = await api().get('/api/prices').set('Authorization', `Bearer ${h.config.adminToken}`);
+    expect(admin.status).toBe(200);
+  });
+
+  it('revoking a key through /api applies at once on this replica', async () => {
+    const c = await h.newCustomer({ balance: 1 });
+    expect((await api().get('/v1/models').set(auth(c.key))).status).toBe(200);
+    const del = await api().delete(`/api/keys/${c.keyId}`).set('Authorization', `Bearer ${h.config.adminToken}`);
+    expect(del.status).toBe(200);
+    expect((await api().get('/v1/models').set(auth(c.key))).status).toBe(401);
+  });
+});
+
 describe('health', () => {
   it('answers /healthz and /readyz without auth when Postgres and Redis answer', async () => {
     expect((await api().get('/healthz')).body).toEqual({ status: 'ok' });

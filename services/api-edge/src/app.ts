@@ -15,6 +15,7 @@ import { createIdempotencyMiddleware } from './middleware/idempotency';
 import { createInflightLimitMiddleware, createRateLimitMiddleware } from './middleware/rate-limit';
 import { PriceTableCache } from './pricing/price-table.cache';
 import { catalogRouter } from './routes/catalog.routes';
+import { createManagementRouter } from './management/management.router';
 import { generationsRouter } from './routes/generations.routes';
 import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
@@ -77,8 +78,19 @@ export function createApp(deps: AppDeps): App {
     }),
   );
 
-  // MOUNT POINT (management API): `app.use('/api', createManagementRouter(deps))` from ./management once it
-  // lands. It authenticates with ADMIN_TOKEN itself, so it sits before the key auth of /v1.
+  // Management API (spec 4.4, `{success, message, data}`): its own auth (ADMIN_TOKEN or an API key through the
+  // same cached authenticator) and its own error envelope, so it sits before the key auth of /v1.
+  app.use(
+    '/api',
+    createManagementRouter({
+      ds: dataSource,
+      adminToken: config.adminToken,
+      authenticate: (secret) => keys.authenticate(secret),
+      // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
+      onKeyRevoked: () => keys.clear(),
+      logger,
+    }),
+  );
 
   app.use('/v1', auth);
 
