@@ -1,0 +1,150 @@
+/**
+ * Operator CLI: the management API's operations without HTTP, straight to Postgres (DATABASE_URL).
+ * Usage: npm run admin -- <group> <command> [args] [--flags]   (npm run admin -- help)
+ * Prints JSON on stdout; exits 1 on an error, 2 on bad usage.
+ */
+import { parseArgs } from 'node:util';
+import { createDataSource, loadPrices } from '@gmg/db';
+import { isDomainError } from '@gmg/errors';
+import { ManagementService } from '../services/api-edge/src/management/management.service';
+
+const USAGE = `Usage: npm run admin -- <command> [arguments] [--flags]
+
+Money is a decimal number of currency units. Database: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/gmg).
+
+  accounts create --name <name> [--group <group>] [--balance <amount>]
+  accounts show <account_id>
+  accounts topup <account_id> <amount> [--note <text>]
+
+  keys create --account <account_id> [--name <name>] [--models a,b] [--group <group>] [--rps <n>] [--inflight <n>]
+                                      (the secret is printed once)
+  keys list <account_id>
+  keys revoke <key_id>                (other replicas stop accepting it within AUTH_CACHE_TTL_MS, at most 5 s)
+
+  channels list
+  channels add --name <name> --base-url <url> [--api-key <key>] [--protocol gateway] [--models a,b]
+               [--groups a,b] [--priority <n>] [--weight <n>] [--disabled]
+  channels update <channel_id> [any flag of add] [--enabled | --disabled]
+
+  prices list
+  prices load <file.json>             ([{key, price, description}], e.g. infra/prices.json)
+  prices set <key> <price> [--description <text>]
+
+  groups list
+  groups set <name> [--ratio <r>] [--models a,b|none] [--rps <n>|none] [--inflight <n>|none]
+                                      (fields not given keep their current value)
+`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  name: { type: 'string' }, group: { type: 'string' }, balance: { type: 'string' }, note: { type: 'string' },
+  account: { type: 'string' }, models: { type: 'string' }, rps: { type: 'string' }, inflight: { type: 'string' },
+  'base-url': { type: 'string' }, 'api-key': { type: 'string' }, protocol: { type: 'string' }, groups: { type: 'string' },
+  priority: { type: 'string' }, weight: { type: 'string' }, enabled: { type: 'boolean' }, disabled: { type: 'boolean' },
+  ratio: { type: 'string' }, description: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Flags = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
+
+/** Numbers stay numbers for the API's validation (which names the field when they are wrong). */
+const num = (v: string | boolean | undefined): number | string | undefined =>
+  typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : (v as string | undefined);
+const list = (v: string | boolean | undefined): string[] | null | undefined =>
+  typeof v !== 'string' ? undefined : v === 'none' ? null : v.split(',').map((s) => s.trim()).filter(Boolean);
+const nullable = (v: string | boolean | undefined): number | string | null | undefined => (v === 'none' ? null : num(v));
+
+/** Drops undefined fields so "not given" differs from "set to null". */
+const defined = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+function need(pos: string[], i: number, what: string): string {
+  if (pos[i] === undefined) throw new UsageError(`missing <${what}>`);
+  return pos[i];
+}
+
+function channelBody(f: Flags): Record<string, unknown> {
+  return defined({
+    name: f.name, base_url: f['base-url'], api_key: f['api-key'], protocol: f.protocol, models: list(f.models),
+    groups: list(f.groups), priority: num(f.priority), weight: num(f.weight),
+    enabled: f.disabled ? false : f.enabled ? true : undefined,
+  });
+}
+
+async function run(svc: ManagementService, loadFile: (p: string) => Promise<number>, pos: string[], f: Flags): Promise<unknown> {
+  const [group, cmd] = pos;
+  switch (`${group} ${cmd}`) {
+    case 'accounts create':
+      return svc.createAccount(defined({ name: f.name, group: f.group, balance: num(f.balance) }));
+    case 'accounts show':
+      return svc.getAccount(need(pos, 2, 'account_id'));
+    case 'accounts topup':
+      return svc.topup(need(pos, 2, 'account_id'), defined({ amount: num(need(pos, 3, 'amount')), note: f.note }));
+    case 'keys create':
+      return svc.createKey(defined({
+        account_id: f.account, name: f.name, models: list(f.models), group: f.group, rps_limit: num(f.rps), inflight_limit: num(f.inflight),
+      }));
+    case 'keys list':
+      return svc.listKeys({ account_id: need(pos, 2, 'account_id') });
+    case 'keys revoke':
+      return (await svc.revokeKey(need(pos, 2, 'key_id'))).key;
+    case 'channels list':
+      return svc.listChannels();
+    case 'channels add':
+      return svc.createChannel(channelBody(f));
+    case 'channels update':
+      return svc.updateChannel(need(pos, 2, 'channel_id'), channelBody(f));
+    case 'prices list':
+      return svc.listPrices();
+    case 'prices load': {
+      const n = await loadFile(need(pos, 2, 'file'));
+      return { loaded: n, prices: await svc.listPrices() };
+    }
+    case 'prices set':
+      return svc.putPrices([defined({ key: need(pos, 2, 'key'), price: num(need(pos, 3, 'price')), description: f.description })]);
+    case 'groups list':
+      return svc.listGroups();
+    case 'groups set': {
+      const name = need(pos, 2, 'name');
+      const current = (await svc.listGroups()).find((g) => g.name === name);
+      return svc.putGroups({
+        ...(current ?? { name }),
+        ...defined({ price_ratio: num(f.ratio), models: list(f.models), rps_limit: nullable(f.rps), inflight_limit: nullable(f.inflight) }),
+      });
+    }
+    default:
+      throw new UsageError(group ? `unknown command '${pos.slice(0, 2).join(' ')}'` : 'no command given');
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: { values: Flags; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }) as { values: Flags; positionals: string[] };
+  } catch (e) {
+    process.stderr.write(`admin: ${(e as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed.values.help || parsed.positionals.length === 0 || parsed.positionals[0] === 'help') {
+    process.stdout.write(USAGE);
+    return parsed.positionals.length === 0 && !parsed.values.help ? 2 : 0;
+  }
+  const ds = createDataSource({ url: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gmg', poolSize: 2, applicationName: 'gmg-admin' });
+  try {
+    await ds.initialize();
+    const out = await run(new ManagementService(ds), (p) => loadPrices(ds, p), parsed.positionals, parsed.values);
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`admin: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    process.stderr.write(`admin: ${isDomainError(e) ? e.message : e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  } finally {
+    if (ds.isInitialized) await ds.destroy();
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code));
