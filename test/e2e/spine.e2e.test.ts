@@ -1,0 +1,178 @@
+/**
+ * The spine, end to end, with every part real: api-edge, worker-image and billing as separate processes,
+ * the upstream simulator as a process, real Postgres and Redis. Driven over HTTP only (plus ledger queries).
+ */
+import path from 'node:path';
+import sharp from 'sharp';
+import { Queue } from 'bullmq';
+import { QUEUES, quote, resolveModel, validateRequest } from '@gmg/contracts';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, PriceRepository, loadPrices } from '@gmg/db';
+import {
+  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
+  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+} from '@gmg/testing';
+
+const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+
+describe('spine e2e: an image task travels through every service', () => {
+  let db: TestDatabase;
+  let prefix: string;
+  let base: string;
+  let sim: ServiceProcess;
+  let edge: ServiceProcess;
+  let worker: ServiceProcess;
+  let billing: ServiceProcess;
+  let workerEnv: Record<string, string>;
+  let workerHealth: string;
+  let key: string;
+  let accountId: string;
+  const accounts = () => new AccountRepository(db.dataSource);
+
+  const submit = (body: unknown, apiKey = key) =>
+    fetch(`${base}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const getTask = async (id: string, apiKey = key) => {
+    const r = await fetch(`${base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+  const waitTerminal = (id: string, timeoutMs: number) =>
+    waitFor(async () => {
+      const t = await getTask(id);
+      return ['completed', 'failed'].includes(t.body.data?.status) ? t.body.data : undefined;
+    }, { timeoutMs, intervalMs: 100, what: `task ${id} to end` });
+  const newFundedKey = async (balanceMinor: bigint) => {
+    const a = await accounts().create({ name: `e2e-${balanceMinor}` });
+    if (balanceMinor > 0n) await accounts().topup(a.id, balanceMinor);
+    const k = await new ApiKeyRepository(db.dataSource).create({ accountId: a.id });
+    return { accountId: a.id, key: k.secret };
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase('gmg_e2e');
+    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+    prefix = uniqueRedisPrefix();
+    const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
+    sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
+    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
+    workerEnv = { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' };
+    workerHealth = `http://127.0.0.1:${workerPort}/healthz`;
+    [edge, worker, billing] = await Promise.all([
+      startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
+      startService('worker-image', workerEnv, workerHealth),
+      startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+    ]);
+    base = `http://127.0.0.1:${edgePort}`;
+    ({ key, accountId } = await newFundedKey(1_000_000_000n));
+  });
+
+  afterAll(async () => {
+    await Promise.all([edge, worker, billing, sim].filter(Boolean).map((p) => p.stop()));
+    await db?.drop();
+  });
+
+  it('completes lumen-2-pro 16:9 at 1MP within 10 s with a 1344x752 JPEG, charging exactly the quote', async () => {
+    const body = { model: 'lumen-2-pro', prompt: 'a lighthouse at dusk', size: '16:9', resolution: '1MP' };
+    const r = await submit(body);
+    expect(r.status).toBe(200);
+    const ack = (await r.json()) as any;
+    expect(ack).toEqual({ code: 200, data: [{ status: 'submitted', task_id: expect.stringMatching(/^task_/) }] });
+    const id = ack.data[0].task_id;
+    const started = Date.now();
+    const task = await waitTerminal(id, 10_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(task.status).toBe('completed');
+    const img = await fetch(task.result.images[0].url);
+    const meta = await sharp(Buffer.from(await img.arrayBuffer())).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 1344, 752]);
+    const v = validateRequest(resolveModel('lumen-2-pro')!, body, 'lumen-2-pro');
+    if (!v.ok) throw new Error('fixture invalid');
+    const q = quote(v.value.billing, await new PriceRepository(db.dataSource).table());
+    expect(task.cost).toBe(Number(q.total) / 1_000_000);
+    await waitFor(async () => {
+      const rows = await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [id]);
+      return rows.length === 2 ? rows : undefined;
+    }, { timeoutMs: 10_000, what: 'capture' }).then((rows: any[]) => {
+      expect(rows).toEqual([{ kind: 'hold', amount: q.total.toString() }, { kind: 'capture', amount: q.total.toString() }]);
+    });
+  });
+
+  it('fails a [sim:fail] task with task_failed, cost 0, and puts the balance back', async () => {
+    const before = (await accounts().get(accountId))!;
+    const r = await submit({ model: 'lumen-2-flex', prompt: 'boom [sim:fail]' });
+    const id = ((await r.json()) as any).data[0].task_id;
+    const task = await waitTerminal(id, 15_000);
+    expect(task.status).toBe('failed');
+    expect(task.error.code).toBe('task_failed');
+    expect(task.cost).toBe(0);
+    const after = await waitFor(async () => {
+      const a = (await accounts().get(accountId))!;
+      return a.held === before.held && a.available === before.available ? a : undefined;
+    }, { timeoutMs: 10_000, what: 'release' });
+    expect(after.spent).toBe(before.spent);
+    const kinds = await db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [id]);
+    expect(kinds.map((k: any) => k.kind)).toEqual(['hold', 'release']);
+  });
+
+  it('answers 402 payment_required on a low balance with no task row, no job and no ledger entry', async () => {
+    const poor = await newFundedKey(1n);
+    const queue = new Queue(QUEUES.image, { connection: { url: TEST_REDIS_URL } as any, prefix });
+    try {
+      const jobsBefore = await queue.count();
+      const r = await submit({ model: 'lumen-2-max', prompt: 'too expensive' }, poor.key);
+      expect(r.status).toBe(402);
+      expect(await r.json()).toEqual({ error: { code: 402, message: expect.any(String), type: 'payment_required' } });
+      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [poor.accountId]);
+      const [{ m }] = await db.dataSource.query(`SELECT count(*)::int AS m FROM ledger_entries WHERE account_id = $1 AND kind <> 'topup'`, [poor.accountId]);
+      expect([n, m]).toEqual([0, 0]);
+      expect(await queue.count()).toBe(jobsBefore);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('loses nothing when the image worker is killed -9 with 20 tasks in flight: all complete, each captured once', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await submit({ model: 'lumen-2-pro', prompt: `slow ${i} [sim:slow]`, resolution: '1MP' });
+      expect(r.status).toBe(200);
+      ids.push(((await r.json()) as any).data[0].task_id);
+    }
+    // in flight: every task was taken by the worker and sent upstream
+    await waitFor(async () => {
+      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'processing'`, [ids]);
+      return n === 20;
+    }, { timeoutMs: 20_000, what: '20 tasks processing' });
+    await worker.kill9();
+    worker = await startService('worker-image', workerEnv, workerHealth);
+    await waitFor(async () => {
+      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
+      return n === 20;
+    }, { timeoutMs: 90_000, intervalMs: 250, what: '20 tasks completed after the restart' });
+    const rows = await waitFor(async () => {
+      const r = await db.dataSource.query(
+        `SELECT task_id, count(*) FILTER (WHERE kind = 'capture')::int AS captures,
+                count(*) FILTER (WHERE kind = 'release')::int AS releases
+         FROM ledger_entries WHERE task_id = ANY($1) GROUP BY task_id`, [ids]);
+      return r.length === 20 && r.every((x: any) => x.captures === 1) ? r : undefined;
+    }, { timeoutMs: 20_000, what: 'captures' });
+    expect(rows.every((x: any) => x.captures === 1 && x.releases === 0)).toBe(true);
+  });
+
+  it('accepts exactly 10 of 200 concurrent submits against a balance that covers 10', async () => {
+    const body = { model: 'lumen-2-flex', prompt: 'race', resolution: '1MP' };
+    const v = validateRequest(resolveModel('lumen-2-flex')!, body, 'lumen-2-flex');
+    if (!v.ok) throw new Error('fixture invalid');
+    const price = quote(v.value.billing, await new PriceRepository(db.dataSource).table()).total;
+    const racer = await newFundedKey(price * 10n);
+    const statuses = await Promise.all(Array.from({ length: 200 }, () => submit(body, racer.key).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(190);
+    const a = (await accounts().get(racer.accountId))!;
+    expect(a.available).toBe(0n);
+    expect(a.held + a.spent).toBe(price * 10n);
+  });
+});
