@@ -49,11 +49,15 @@ export async function startService(name: string, env: Record<string, string>, he
   let dead = false;
   void exited.then(() => { dead = true; });
   try {
-    await waitFor(async () => {
-      if (dead) throw new Error(`${name} exited during start:\n${out}`);
-      const r = await fetch(healthUrl).catch(() => undefined);
-      return r?.ok;
-    }, { timeoutMs, intervalMs: 100, what: `${name} health at ${healthUrl}` });
+    await Promise.race([
+      waitFor(async () => {
+        if (dead) return true;
+        const r = await fetch(healthUrl).catch(() => undefined);
+        return r?.ok;
+      }, { timeoutMs, intervalMs: 100, what: `${name} health at ${healthUrl}` }),
+      exited.then(() => undefined),
+    ]);
+    if (dead) throw new Error(`${name} exited during start (code ${proc.exitCode})`);
   } catch (e) {
     proc.kill('SIGKILL');
     throw new Error(`${(e as Error).message}\n--- ${name} output ---\n${out}`);
