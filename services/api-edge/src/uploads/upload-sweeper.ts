@@ -1,0 +1,54 @@
+import type { Logger } from '@gmg/logger';
+import type { UploadStorage } from './upload-storage';
+
+/**
+ * Removes expired uploads at most once per interval. Two ways to drive it: `poke()` from request handlers (no
+ * timer inside the app, so createApp stays side-effect free) and `start()` from main.ts for an idle replica.
+ * Never more than one sweep at a time; a failed sweep is logged and retried at the next interval.
+ */
+export class UploadSweeper {
+  private last = 0;
+  private running: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly storage: UploadStorage,
+    private readonly intervalMs: number,
+    private readonly logger: Logger,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Starts a sweep in the background when the last one is older than the interval. */
+  poke(): void {
+    if (this.running || this.now().getTime() - this.last < this.intervalMs) return;
+    void this.sweep();
+  }
+
+  /** One sweep now (waits for a running one instead of starting a second). */
+  sweep(): Promise<void> {
+    if (this.running) return this.running;
+    this.last = this.now().getTime();
+    this.running = this.storage
+      .sweepExpired(this.now())
+      .then((removed) => {
+        if (removed > 0) this.logger.info({ removed }, 'expired uploads removed');
+      })
+      .catch((err: unknown) => this.logger.warn({ err }, 'upload sweep failed'))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.poke(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}
