@@ -19,10 +19,15 @@ import { createManagementRouter } from './management/management.router';
 import { generationsRouter } from './routes/generations.routes';
 import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
+import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
+import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
+import type { UploadStorage } from './uploads/upload-storage';
+import { createUploadsRouter } from './uploads/uploads.router';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
-  'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
+  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
+  | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
 >;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
@@ -35,6 +40,8 @@ export interface AppDeps {
   producers: Pick<Producers, 'enqueueTask'>;
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending traffic. */
   isDraining?: () => boolean;
+  /** Where uploaded images live; default: local disk at `config.uploadDir` (see docs/uploads.md for object storage). */
+  uploadStorage?: UploadStorage;
   /** Overrides for tests. */
   newTaskId?: () => string;
   now?: () => Date;
@@ -89,6 +96,20 @@ export function createApp(deps: AppDeps): App {
       // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
       onKeyRevoked: () => keys.clear(),
       logger,
+    }),
+  );
+
+  // Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
+  // capability); the POST authenticates itself with the same middleware.
+  app.use(
+    createUploadsRouter({
+      storage: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
+      publicBaseUrl: config.publicBaseUrl,
+      limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
+      authenticate: auth,
+      guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
+      logger,
+      now: deps.now,
     }),
   );
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Joi, commonSchema, env, loadConfig } from '@gmg/config';
 
 /** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
@@ -20,6 +21,12 @@ export interface ApiEdgeConfig {
   /** BullMQ key prefix; also prefixes the Redis task view. */
   queuePrefix: string;
   redisRequireNoeviction: boolean;
+  /** Local-disk upload storage (absolute; relative values resolve against the working directory). */
+  uploadDir: string;
+  /** Largest accepted image of POST /v1/uploads/images (decoded bytes). */
+  uploadMaxBytes: number;
+  /** Upload links stop working this long after the upload. */
+  uploadTtlSeconds: number;
 }
 
 const MIB = 1024 * 1024;
@@ -35,6 +42,9 @@ const schema = Joi.object({
   AUTH_CACHE_TTL_MS: Joi.number().integer().min(0).max(5000).default(2000),
   PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
   QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).default('gmg'),
+  UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
+  UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
+  UPLOAD_TTL_SECONDS: Joi.number().integer().min(60).max(30 * 86400).default(86400),
 });
 
 interface RawEnv {
@@ -50,6 +60,9 @@ interface RawEnv {
   REDIS_URL: string;
   LOG_LEVEL: string;
   REDIS_REQUIRE_NOEVICTION: boolean;
+  UPLOAD_DIR: string;
+  UPLOAD_MAX_BYTES: number;
+  UPLOAD_TTL_SECONDS: number;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -68,6 +81,9 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     logLevel: e.LOG_LEVEL,
     queuePrefix: e.QUEUE_PREFIX,
     redisRequireNoeviction: e.REDIS_REQUIRE_NOEVICTION,
+    uploadDir: path.resolve(e.UPLOAD_DIR),
+    uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+    uploadTtlSeconds: e.UPLOAD_TTL_SECONDS,
   });
 }
 

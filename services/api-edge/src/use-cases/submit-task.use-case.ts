@@ -6,10 +6,11 @@ import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
+import { checkExtendSource } from './extend-source.check';
 import { parseResponseVersion } from './response-version';
 
 export interface SubmitTaskDeps {
-  tasks: { createWithHold(t: NewTask): Promise<TaskRecord> };
+  tasks: { createWithHold(t: NewTask): Promise<TaskRecord>; get(id: string): Promise<TaskRecord | null> };
   prices: Pick<PriceTableCache, 'get'>;
   views: { write(t: TaskRecord): Promise<unknown> };
   queue: { enqueueTask(pool: Pool, taskId: string): Promise<void> };
@@ -86,6 +87,8 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   const outcome = validateRequest(model, input.body, requested, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
   if (!outcome.ok) throw violationError(outcome.violation);
   const request: NormalizedRequest = outcome.value;
+  // pixel-v6 extend_from_task_id: a completed pixel-v6 task of this account, checked before any money moves
+  await checkExtendSource(deps, principal.accountId, request);
 
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
