@@ -1,5 +1,5 @@
 import { rowsOf, type Row } from './sql';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { isTerminal, type NormalizedRequest, type Pool, type TaskError, type TaskResult, type TaskStatus } from '@gmg/contracts';
 import { DomainError } from '@gmg/errors';
 
@@ -76,30 +76,32 @@ export class TaskRepository {
   constructor(private readonly ds: DataSource) {}
 
   /**
-   * One transaction: conditional hold on the account (no overdraft, no row → payment_required), the task row,
-   * the ledger `hold` entry. The task exists before the client sees its id.
+   * One statement, so one implicit transaction and one round trip: the conditional hold on the account (no
+   * overdraft; no row → payment_required), the task row and the ledger `hold` entry. The task exists before the
+   * client sees its id. The account row lock is held only for this statement and its commit, which is what bounds
+   * the submit rate of one busy account.
    */
   async createWithHold(t: NewTask): Promise<TaskRecord> {
-    return this.ds.transaction(async (m: EntityManager) => {
-      const held = rowsOf(await m.query(
-        `UPDATE accounts SET available = available - $2, held = held + $2, updated_at = now()
-         WHERE id = $1 AND available >= $2 RETURNING id`,
-        [t.accountId, t.price.toString()],
-      ));
-      if (held.length === 0) throw new DomainError('payment_required', 'Insufficient balance for this request');
-      const rows: Row[] = await m.query(
-        `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
+    const rows = rowsOf(await this.ds.query(
+      `WITH hold AS (
+         UPDATE accounts SET available = available - $8, held = held + $8, updated_at = now()
+         WHERE id = $2 AND available >= $8 RETURNING id
+       ), task AS (
+         INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
                             price, price_snapshot, deadline_at)
-         VALUES ($1,$2,$3,$4,$5,$6,'pending',0,$7,$8,$9,$10) RETURNING *`,
-        [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
-          t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt],
-      );
-      await m.query(
-        `INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta) VALUES ($1,$2,'hold',$3,$4)`,
-        [t.accountId, t.id, t.price.toString(), JSON.stringify({ model: t.model })],
-      );
-      return toTaskRecord(rows[0]);
-    });
+         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10 FROM hold
+         RETURNING *
+       ), ledger AS (
+         INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
+         SELECT $2, $1, 'hold', $8, $11 FROM hold
+         RETURNING id
+       )
+       SELECT task.* FROM task, ledger`,
+      [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
+        t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model })],
+    ));
+    if (rows.length === 0) throw new DomainError('payment_required', 'Insufficient balance for this request');
+    return toTaskRecord(rows[0]);
   }
 
   async get(id: string): Promise<TaskRecord | null> {
