@@ -11,6 +11,7 @@ export interface PoolWorkerConfig {
   POLL_INTERVAL_SCALE: number;
   UPSTREAM_TIMEOUT_MS: number;
   SWEEP_INTERVAL_MS: number;
+  WORKER_LOCK_MS: number;
 }
 
 /** The environment of a pool worker service; only the health port default differs between pools. */
@@ -24,5 +25,7 @@ export function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema
     POLL_INTERVAL_SCALE: Joi.number().greater(0).max(100).default(1),
     UPSTREAM_TIMEOUT_MS: env.positiveInt(30_000),
     SWEEP_INTERVAL_MS: env.positiveInt(15_000).min(100),
+    /** Job lock and stalled-check period: how soon the jobs of a killed worker are taken up again. */
+    WORKER_LOCK_MS: env.positiveInt(30_000).min(500),
   });
 }

@@ -20,7 +20,8 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   const adapters = createAdapterRegistry([createGatewayAdapter({ timeoutMs: config.UPSTREAM_TIMEOUT_MS })]);
   const pw = await startPoolWorker(
     { pool, ds, redis, prefix: config.QUEUE_PREFIX, adapters, logger },
-    { concurrency: config.WORKER_CONCURRENCY, pollIntervalScale: config.POLL_INTERVAL_SCALE, sweepIntervalMs: config.SWEEP_INTERVAL_MS },
+    { concurrency: config.WORKER_CONCURRENCY, pollIntervalScale: config.POLL_INTERVAL_SCALE, sweepIntervalMs: config.SWEEP_INTERVAL_MS,
+      lockDuration: config.WORKER_LOCK_MS, stalledInterval: config.WORKER_LOCK_MS },
   );
   let draining = false;
   const health = await startHealthServer({

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { NormalizedRequest } from '@gmg/contracts';
+import { resolveModel, validateRequest, type NormalizedRequest } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
 
 export interface SeededAccount {
@@ -19,18 +19,19 @@ export async function seedChannel(ds: DataSource, baseUrl: string, apiKey: strin
   return ch.id;
 }
 
+export const TEST_MODEL = 'lumen-2-flex';
+
+/** A request as the edge stores it: validated and normalized by the model's own contract. */
 export function lumenRequest(prompt: string): NormalizedRequest {
-  return {
-    model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
-    upstreamBody: { model: 'lumen-2', prompt },
-    derived: {}, billing: [], expected: { kind: 'images', count: 1 },
-  };
+  const out = validateRequest(resolveModel(TEST_MODEL)!, { model: TEST_MODEL, prompt }, TEST_MODEL);
+  if (!out.ok) throw new Error(`test request rejected: ${out.violation.message}`);
+  return out.value;
 }
 
-/** A pending lumen-2 task with its hold, as the edge creates it. */
+/** A pending lumen-2-flex task with its hold, as the edge creates it. */
 export async function seedTask(ds: DataSource, a: SeededAccount, prompt: string, opts: { price?: bigint; deadlineMs?: number } = {}): Promise<TaskRecord> {
   return new TaskRepository(ds).createWithHold({
-    id: newTaskId(), accountId: a.accountId, apiKeyId: a.apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
+    id: newTaskId(), accountId: a.accountId, apiKeyId: a.apiKeyId, model: TEST_MODEL, requestedModel: TEST_MODEL, pool: 'image',
     request: lumenRequest(prompt), price: opts.price ?? 1000n, priceSnapshot: {},
     deadlineAt: new Date(Date.now() + (opts.deadlineMs ?? 60_000)),
   });

@@ -1,0 +1,140 @@
+import { resolveModel, validateRequest } from '@gmg/contracts';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
+import { Producers, createRedis, type Redis } from '@gmg/queue';
+import { TaskViewStore } from '@gmg/tasks';
+import { execFileSync } from 'node:child_process';
+import {
+  createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL,
+  type ServiceProcess, type TestDatabase,
+} from '@gmg/testing';
+
+/**
+ * The real processes: upstream-sim, billing and worker-image. The worker is killed with SIGKILL while tasks are in
+ * flight; a new worker process takes them over (delayed jobs at once, active ones after their lock expires) and
+ * every task completes and is captured exactly once.
+ */
+const MODEL = 'lumen-2-flex';
+const PRICE = 5000n;
+const START = 1_000_000n;
+
+let db: TestDatabase;
+let redis: Redis;
+let prefix: string;
+let producers: Producers;
+const procs: ServiceProcess[] = [];
+let simUrl: string;
+let workerEnv: Record<string, string>;
+let workerPort: number;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  prefix = uniqueRedisPrefix();
+  redis = createRedis(TEST_REDIS_URL, 'producer');
+  producers = new Producers(redis, prefix);
+  const simPort = await freePort();
+  simUrl = `http://127.0.0.1:${simPort}`;
+  const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, SWEEP_INTERVAL_MS: '1000' };
+  procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '2', SIM_API_KEY: 'sk-sim-e2e-secret' }, `${simUrl}/healthz`));
+  const billingPort = await freePort();
+  procs.push(await startService('billing', { ...common, HEALTH_PORT: String(billingPort), UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`));
+  workerEnv = { ...common, POLL_INTERVAL_SCALE: '0.1', WORKER_LOCK_MS: '1000', WORKER_CONCURRENCY: '4' };
+});
+
+afterAll(async () => {
+  for (const p of procs.reverse()) await crash(p);
+  await producers.close();
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+  await redis.quit();
+  await db.drop();
+});
+
+async function startWorker(): Promise<ServiceProcess> {
+  workerPort = await freePort();
+  const p = await startService('worker-image', { ...workerEnv, HEALTH_PORT: String(workerPort) }, `http://127.0.0.1:${workerPort}/healthz`);
+  procs.push(p);
+  return p;
+}
+
+const childrenOf = (pid: number): number[] => {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)]).toString().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+};
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** kill -9 of the whole service: tsx runs the service in a child node process, which SIGKILL of tsx would orphan. */
+async function crash(p: ServiceProcess): Promise<void> {
+  const kids = childrenOf(p.proc.pid!);
+  for (const k of kids) process.kill(k, 'SIGKILL');
+  await p.kill9();
+  await waitFor(() => kids.every((k) => !alive(k)), { what: 'worker process gone' });
+}
+
+it('finishes and captures every in-flight task after the worker is killed with SIGKILL and replaced', async () => {
+  const ds = db.dataSource;
+  const accounts = new AccountRepository(ds);
+  const account = await accounts.create({ name: 'e2e' });
+  await accounts.topup(account.id, START);
+  const { key } = await new ApiKeyRepository(ds).create({ accountId: account.id });
+  await new ChannelRepository(ds).create({ name: 'sim', baseUrl: simUrl, apiKey: 'sk-sim-e2e-secret' });
+  const tasks = new TaskRepository(ds);
+  const newTask = async (prompt: string): Promise<TaskRecord> => {
+    const v = validateRequest(resolveModel(MODEL)!, { model: MODEL, prompt }, MODEL);
+    if (!v.ok) throw new Error(v.violation.message);
+    const t = await tasks.createWithHold({
+      id: newTaskId(), accountId: account.id, apiKeyId: key.id, model: MODEL, requestedModel: MODEL, pool: 'image',
+      request: v.value, price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 120_000),
+    });
+    await producers.enqueueTask('image', t.id);
+    return t;
+  };
+
+  const first = await startWorker();
+  const ready = await fetch(`http://127.0.0.1:${workerPort}/readyz`);
+  expect(ready.status).toBe(200);
+  expect(await ready.json()).toMatchObject({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+
+  const list = await Promise.all([1, 2, 3, 4, 5].map((i) => newTask(`a lighthouse ${i}`)));
+  await waitFor(async () => {
+    const rows = await Promise.all(list.map((t) => tasks.get(t.id)));
+    return rows.every((r) => r?.status === 'processing' && r.upstreamTaskId);
+  }, { timeoutMs: 30_000, what: 'all tasks submitted upstream' });
+  await crash(first);
+
+  // Submitted while no worker runs: waits in the queue.
+  list.push(await newTask('a harbour after the crash'));
+  const second = await startWorker();
+
+  const ends = await waitFor(async () => {
+    const rows = await Promise.all(list.map((t) => tasks.get(t.id)));
+    return rows.every((r) => r?.status === 'completed') ? rows : undefined;
+  }, { timeoutMs: 60_000, what: 'every task completed' });
+  expect(ends.map((r) => r?.result?.images?.length)).toEqual(list.map(() => 1));
+
+  await waitFor(async () => {
+    const rows: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'capture' AND account_id = $1`, [account.id]);
+    return rows[0].n === list.length;
+  }, { timeoutMs: 30_000, what: 'every task captured' });
+  const a = (await accounts.get(account.id))!;
+  expect([a.available, a.held, a.spent]).toEqual([START - PRICE * BigInt(list.length), 0n, PRICE * BigInt(list.length)]);
+  const view = await new TaskViewStore(redis, prefix).read(list[0].id);
+  expect(view?.task).toMatchObject({ status: 'completed', progress: 100 });
+
+  // Graceful stop: SIGTERM → exit code 0.
+  const code = await second.stop();
+  expect({ code, output: code === 0 ? "" : second.output() }).toEqual({ code: 0, output: "" });
+});
