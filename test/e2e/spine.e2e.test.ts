@@ -58,7 +58,7 @@ describe('spine e2e: an image task travels through every service', () => {
     const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
     sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    workerEnv = { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' };
+    workerEnv = { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' };
     workerHealth = `http://127.0.0.1:${workerPort}/healthz`;
     [edge, worker, billing] = await Promise.all([
       startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
@@ -146,7 +146,11 @@ describe('spine e2e: an image task travels through every service', () => {
       const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'processing'`, [ids]);
       return n === 20;
     }, { timeoutMs: 20_000, what: '20 tasks processing' });
+    const pid = worker.proc.pid!;
     await worker.kill9();
+    expect(() => process.kill(pid, 0)).toThrow(); // really gone
+    const [{ open }] = await db.dataSource.query(`SELECT count(*)::int AS open FROM tasks WHERE id = ANY($1) AND status <> 'completed'`, [ids]);
+    expect(open).toBeGreaterThan(0); // the kill happened with work in flight
     worker = await startService('worker-image', workerEnv, workerHealth);
     await waitFor(async () => {
       const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);

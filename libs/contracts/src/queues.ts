@@ -37,6 +37,8 @@ export interface TaskJobData {
   pollFailures?: number;
   /** Channels already tried and failed for this task, so failover picks another one. */
   excludedChannels?: string[];
+  /** Retryable submit failures per channel id, for failover. Optional: jobs enqueued before it lack it. */
+  channelFailures?: Record<string, number>;
 }
 export interface SettleJobData {
   taskId: string;

@@ -35,8 +35,9 @@ export async function freePort(): Promise<number> {
  * and waits until `healthUrl` answers 200.
  */
 export async function startService(name: string, env: Record<string, string>, healthUrl: string, timeoutMs = 60_000): Promise<ServiceProcess> {
-  const tsx = path.join(REPO_ROOT, 'node_modules/.bin/tsx');
-  const proc = spawn(tsx, [path.join(REPO_ROOT, 'services', name, 'src/main.ts')], {
+  // `node --import tsx` keeps the service in this one process (the tsx CLI would run it in a child), so a
+  // kill -9 really kills the service and nothing is orphaned.
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'services', name, 'src/main.ts')], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -46,6 +47,10 @@ export async function startService(name: string, env: Record<string, string>, he
   proc.stdout?.on('data', keep);
   proc.stderr?.on('data', keep);
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  // never leave a service behind when the test process itself ends
+  const reap = () => proc.kill('SIGKILL');
+  process.once('exit', reap);
+  void exited.then(() => process.removeListener('exit', reap));
   let dead = false;
   void exited.then(() => { dead = true; });
   try {
