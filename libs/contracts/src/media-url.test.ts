@@ -47,6 +47,12 @@ describe('mediaUrlProblem', () => {
     expect(mediaUrlProblem(url)).toContain(why);
   });
 
+  it('refuses paths that climb out of a trusted prefix once normalized', () => {
+    const opts = { trustedPrefixes: ['http://127.0.0.1:8080/v1/uploads/'] };
+    expect(mediaUrlProblem('http://127.0.0.1:8080/v1/uploads/../../api/keys', opts)).toBeDefined();
+    expect(mediaUrlProblem('http://127.0.0.1:8080/v1/uploads/%2e%2e/%2e%2e/api/x', opts)).toBeDefined();
+    expect(mediaUrlProblem('http://127.0.0.1:8080/v1/uploads/img_abc.png', opts)).toBeUndefined();
+  });
   it('accepts URLs under a trusted prefix even on loopback, and only under it', () => {
     const opts = { trustedPrefixes: ['http://127.0.0.1:8080/v1/uploads/'] };
     expect(mediaUrlProblem('http://127.0.0.1:8080/v1/uploads/img_1.png', opts)).toBeUndefined();

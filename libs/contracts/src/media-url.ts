@@ -91,13 +91,14 @@ function v6Blocked(g: number[]): boolean {
 
 /** Why a client media URL is refused, or undefined when it is acceptable. */
 export function mediaUrlProblem(url: string, opts: MediaUrlOptions = {}): string | undefined {
-  if (opts.trustedPrefixes?.some((p) => p.length > 0 && url.startsWith(p))) return undefined;
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     return 'is not a valid absolute URL';
   }
+  // Compare the NORMALIZED form: `…/v1/uploads/../../api/keys` and `%2e%2e` segments resolve before the check.
+  if (opts.trustedPrefixes?.some((p) => p.length > 0 && u.href.startsWith(p))) return undefined;
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must use http or https (got ${u.protocol.replace(/:$/, '')})`;
   if (u.username || u.password) return 'must not contain credentials';
   // WHATWG parsing already normalizes integer, octal and hex IPv4 forms (http://2130706433/ → 127.0.0.1)
