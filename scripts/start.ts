@@ -18,7 +18,8 @@ import { loadOrCreateSecrets } from './lib/state';
 import { Supervisor } from './lib/supervisor';
 
 const ROOT = path.resolve(__dirname, '..');
-const DATA = path.join(ROOT, '.data');
+/** Local state: embedded Postgres, Redis AOF, demo secrets. GMG_DATA_DIR moves it (tests use a temp dir). */
+const DATA = path.resolve(process.env.GMG_DATA_DIR ?? path.join(ROOT, '.data'));
 const env = process.env;
 const int = (name: string, def: number): number => (env[name] ? Number(env[name]) : def);
 const smoke = process.argv.includes('--smoke') || /^(1|true)$/i.test(env.START_SMOKE ?? '');
@@ -203,7 +204,7 @@ function printWelcome(baseUrl: string, key: string, adminToken: string): void {
     `Gateway:      ${baseUrl}`,
     `Demo API key: ${key}`,
     `Admin token:  ${adminToken}`,
-    `(kept in .data/demo.json; DEMO_API_KEY / ADMIN_TOKEN override them)`,
+    `(kept in ${path.relative(ROOT, path.join(DATA, 'demo.json'))}; DEMO_API_KEY / ADMIN_TOKEN override them)`,
     '',
     'Try it (submit a lumen-2-pro image, then poll the task until it is completed):',
     `  KEY=${key}`,
