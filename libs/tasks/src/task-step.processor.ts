@@ -11,11 +11,8 @@ import type { ChannelGroupResolver } from './channel-group.repository';
 import type { TaskLifecycle } from './task-lifecycle';
 import { pollDelayMs, retryDelayMs, MIN_STEP_DELAY_MS } from './step-timing';
 
-/**
- * The job data of a task job. `channelFailures` (retryable submit failures per channel id) is kept here until
- * TaskJobData in @gmg/contracts gains it; optional, so jobs written without it still work.
- */
-export type TaskJobState = TaskJobData & { channelFailures?: Record<string, number> };
+/** The job data of a task job. */
+export type TaskJobState = TaskJobData;
 
 /** Failure `type`s this worker writes on a task (the message is what the client reads). */
 export const TASK_FAILURE_TYPES = Object.freeze({
@@ -107,7 +104,17 @@ export class TaskStepProcessor {
   private async submit(task: TaskRecord, s: TaskJobState): Promise<Outcome> {
     const group = await this.d.groups.groupOf(task.apiKeyId, task.accountId);
     const excluded = new Set(s.excludedChannels ?? []);
-    const usable = (await this.d.channels.candidates(task.model, group)).filter((c) => !excluded.has(c.id));
+    let usable = (await this.d.channels.candidates(task.model, group)).filter((c) => !excluded.has(c.id));
+    let request = task.request;
+    const extendFrom = task.request.derived?.extendFromTaskId;
+    if (typeof extendFrom === 'string') {
+      // An extension continues an upstream task: it must go to the channel that made the source, under the
+      // source's upstream id (our task id means nothing there).
+      const source = await this.d.tasks.get(extendFrom);
+      if (!source?.upstreamTaskId || !source.channelId) return this.failNoUpstream(task, 'extension source has no upstream task');
+      usable = usable.filter((c) => c.id === source.channelId);
+      request = { ...request, upstreamBody: { ...request.upstreamBody, extend_from_task_id: source.upstreamTaskId } };
+    }
     if (usable.length === 0) return this.failNoUpstream(task, 'no channel serves this model and group');
     const ch = pickChannel(usable, this.d.breaker);
     const attempts = (s.submitAttempts ?? 0) + 1;
@@ -122,7 +129,7 @@ export class TaskStepProcessor {
       return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, excludedChannels: [...excluded, ch.id] } };
     }
     try {
-      const { upstreamTaskId } = await adapter.submit(targetOf(ch), task.request, { taskId: task.id });
+      const { upstreamTaskId } = await adapter.submit(targetOf(ch), request, { taskId: task.id });
       this.d.breaker.recordSuccess(ch.id);
       const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
       if (!rec) return DONE; // ended meanwhile (timeout sweeper): nothing left to do
