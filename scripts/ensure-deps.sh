@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs dependencies when node_modules is missing or older than package-lock.json; a fast no-op otherwise.
+# Installs dependencies (scripts/npm-install.sh: npm ci) when node_modules is missing or older than
+# package-lock.json; a fast no-op otherwise.
 # npm writes node_modules/.package-lock.json on every install, so its mtime tells when node_modules last matched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,13 +11,13 @@ if [ -d node_modules ] && [ -f "$stamp" ] && ! [ package-lock.json -nt "$stamp" 
 fi
 
 if [ ! -d node_modules ]; then
-  echo "ensure-deps: node_modules is missing; running npm ci" >&2
+  echo "ensure-deps: node_modules is missing; installing" >&2
 else
-  echo "ensure-deps: package-lock.json is newer than node_modules; running npm ci" >&2
+  echo "ensure-deps: package-lock.json is newer than node_modules; installing" >&2
 fi
 # Serialize with any other npm install in this checkout (shared working copy).
 if command -v flock >/dev/null 2>&1; then
-  flock /tmp/gmg-npm.lock npm ci --no-audit --no-fund
+  flock /tmp/gmg-npm.lock bash scripts/npm-install.sh
 else
-  npm ci --no-audit --no-fund
+  bash scripts/npm-install.sh
 fi

@@ -30,17 +30,30 @@ fi
 # 2 cores: unit tests are pure and parallel well; int/e2e tests share one Postgres, one Redis and fixed-time
 # upstream simulations, so they run one file at a time to stay deterministic.
 # Both runs always happen (one report of everything that is broken); the gate fails if either failed.
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
 step "jest: unit (-w 2)"
 unit_rc=0
-"$bin/jest" --selectProjects unit -w 2 || unit_rc=$?
+"$bin/jest" --selectProjects unit -w 2 --json --outputFile="$results/unit.json" || unit_rc=$?
 step "jest: int + e2e (--runInBand)"
 # --forceExit: a handle leaked by one suite (a socket, a timer) must not hang the gate for minutes after every test
 # has reported; jest still prints a warning when it had to force the exit, so the leak stays visible.
 int_rc=0
-"$bin/jest" --selectProjects int e2e --runInBand --passWithNoTests --forceExit || int_rc=$?
+"$bin/jest" --selectProjects int e2e --runInBand --passWithNoTests --forceExit --json --outputFile="$results/int.json" || int_rc=$?
+
+# One closing line over both runs, in the plain "N passed, N failed" form CI summaries read.
+node -e '
+  const fs = require("fs");
+  let passed = 0, failed = 0, skipped = 0;
+  for (const f of process.argv.slice(1)) {
+    if (!fs.existsSync(f)) continue;
+    const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
+    skipped += r.numPendingTests + (r.numTodoTests || 0);
+  }
+  console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+' "$results/unit.json" "$results/int.json"
 if [ "$unit_rc" -ne 0 ] || [ "$int_rc" -ne 0 ]; then
   echo "jest: FAILED (unit exit $unit_rc, int+e2e exit $int_rc)" >&2
   exit 1
 fi
-echo
-echo "all checks passed"
