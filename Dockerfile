@@ -35,6 +35,9 @@ COPY --chown=node:node services ./services
 # scripts/: migrate.ts (migration Job) and admin.ts (`docker compose exec api-edge node --import tsx scripts/admin.ts`).
 COPY --chown=node:node scripts ./scripts
 COPY --chown=node:node infra ./infra
+# Uploads (local-disk storage of api-edge): a volume is mounted here; with several replicas it must be shared.
+ENV UPLOAD_DIR=/app/data/uploads
+RUN mkdir -p /app/data/uploads && chown -R node:node /app/data
 USER node
 # api-edge and upstream-sim listen on PORT (8080 / 9090); queue consumers serve probes on HEALTH_PORT (9101-9105).
 EXPOSE 8080 9090 9101 9102 9103 9104 9105

@@ -148,7 +148,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',
   };
   const extra: Record<string, NodeJS.ProcessEnv> = {
-    'api-edge': { PUBLIC_BASE_URL: baseUrl, ADMIN_TOKEN: secrets.adminToken },
+    'api-edge': { PUBLIC_BASE_URL: baseUrl, ADMIN_TOKEN: secrets.adminToken, UPLOAD_DIR: env.UPLOAD_DIR ?? path.join(DATA, 'uploads') },
     'upstream-sim': { SIM_TIME_SCALE: env.SIM_TIME_SCALE ?? '0.3', SIM_PUBLIC_URL: env.SIM_PUBLIC_URL ?? simUrl, SIM_API_KEY: secrets.simApiKey },
   };
   const started: string[] = [];

@@ -209,6 +209,17 @@ describe('deployment descriptions agree with each other and with the code', () =
     expect(compose.services.postgres.image).toMatch(/^postgres:16/);
   });
 
+  it('api-edge keeps uploads on a mounted volume (the root filesystem is read-only), shared across replicas in k8s', () => {
+    const d = deployment('api-edge')!;
+    const dir = k8sEnvValue(d, 'UPLOAD_DIR')!;
+    const mount = container(d).volumeMounts.find((m: Obj) => dir === m.mountPath || dir.startsWith(`${m.mountPath}/`));
+    const volume = d.spec.template.spec.volumes.find((v: Obj) => v.name === mount?.name);
+    const claim = ofKind('PersistentVolumeClaim').find((c) => c.metadata.name === volume?.persistentVolumeClaim?.claimName);
+    expect(claim?.spec.accessModes).toContain('ReadWriteMany');
+    const composeDir = compose.services['api-edge'].environment.UPLOAD_DIR as string;
+    expect(compose.services['api-edge'].volumes.some((v: string) => composeDir.startsWith(v.split(':')[1]))).toBe(true);
+  });
+
   it('kustomization.yaml lists every manifest in k8s/', () => {
     const kust = YAML.parse(read('k8s/kustomization.yaml')) as Obj;
     expect([...kust.resources].sort()).toEqual(k8sFiles.filter((f) => f !== 'kustomization.yaml').sort());
