@@ -56,15 +56,17 @@ async function shutdown(reason: string, code: number): Promise<never> {
 }
 
 function installSignalHandlers(): void {
-  let signals = 0;
+  let firstAt = 0;
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(sig, () => {
-      signals += 1;
-      if (signals > 1) {
+      // A terminal Ctrl-C reaches us twice (from the tty, and forwarded by npm): one event within a second.
+      if (firstAt && Date.now() - firstAt < 1000) return;
+      if (firstAt) {
         say(`${sig} again: killing everything now`);
         supervisor.killAllNow();
         process.exit(130);
       }
+      firstAt = Date.now();
       void shutdown(sig, 0);
     });
   }
