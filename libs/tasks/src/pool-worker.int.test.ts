@@ -2,7 +2,7 @@ import type { TaskJobData } from '@gmg/contracts';
 import { settleTask, TaskRepository, AccountRepository, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
-import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
@@ -65,12 +65,7 @@ async function world(): Promise<World> {
     },
     async close() {
       for (const pw of workers) await pw.close(true).catch(() => undefined);
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
+      await deleteRedisPrefix(redis, prefix);
       await redis.quit();
       await db.drop();
     },

@@ -55,3 +55,4 @@ export const uniqueRedisPrefix = (): string => `gmgtest:${uniqueSuffix()}`;
 export { waitFor } from './wait-for';
 export { startService, freePort, REPO_ROOT } from './service-process';
 export type { ServiceProcess } from './service-process';
+export { deleteRedisPrefix } from './redis-cleanup';

@@ -3,7 +3,7 @@ import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, type Ta
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
 import { TaskViewStore } from '@gmg/tasks';
-import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { startBillingWorker, type BillingWorker } from './billing-worker';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -35,12 +35,7 @@ beforeEach(async () => {
 
 afterAll(async () => {
   await billing.close(true);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
+  await deleteRedisPrefix(redis, prefix);
   await redis.quit();
   await db.drop();
 });

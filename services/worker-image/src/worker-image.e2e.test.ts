@@ -2,11 +2,9 @@ import { resolveModel, validateRequest } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
 import { Producers, createRedis, type Redis } from '@gmg/queue';
 import { TaskViewStore } from '@gmg/tasks';
-import { execFileSync } from 'node:child_process';
 import {
   createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL,
-  type ServiceProcess, type TestDatabase,
-} from '@gmg/testing';
+  type ServiceProcess, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 
 /**
  * The real processes: upstream-sim, billing and worker-image. The worker is killed with SIGKILL while tasks are in
@@ -43,12 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of procs.reverse()) await crash(p);
   await producers.close();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
+  await deleteRedisPrefix(redis, prefix);
   await redis.quit();
   await db.drop();
 });
@@ -60,13 +53,6 @@ async function startWorker(): Promise<ServiceProcess> {
   return p;
 }
 
-const childrenOf = (pid: number): number[] => {
-  try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)]).toString().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-};
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -76,12 +62,11 @@ const alive = (pid: number): boolean => {
   }
 };
 
-/** kill -9 of the whole service: tsx runs the service in a child node process, which SIGKILL of tsx would orphan. */
+/** kill -9 of the service (startService runs it as one node process) and proof that it is gone. */
 async function crash(p: ServiceProcess): Promise<void> {
-  const kids = childrenOf(p.proc.pid!);
-  for (const k of kids) process.kill(k, 'SIGKILL');
+  const pid = p.proc.pid!;
   await p.kill9();
-  await waitFor(() => kids.every((k) => !alive(k)), { what: 'worker process gone' });
+  await waitFor(() => !alive(pid), { what: 'worker process gone' });
 }
 
 it('finishes and captures every in-flight task after the worker is killed with SIGKILL and replaced', async () => {

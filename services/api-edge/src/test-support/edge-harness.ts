@@ -6,7 +6,7 @@ import { QUEUES, toMinor, type Pool } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, GroupRepository, PriceRepository, loadPrices } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { Producers, createRedis, type Redis } from '@gmg/queue';
-import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
+import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, uniqueRedisPrefix, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { createApp, type App, type AppDeps } from '../app';
 import { parseConfig, type ApiEdgeConfig } from '../config';
 
@@ -100,12 +100,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
       server.closeAllConnections();
       await Promise.all(queues.map((q) => q.close()));
       await producers.close();
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteRedisPrefix(redis, prefix);
       await redis.quit();
       await db.drop();
     },
