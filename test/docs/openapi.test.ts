@@ -1,0 +1,516 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import express, { Router, type RequestHandler } from 'express';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import YAML from 'yaml';
+import {
+  CATALOG_CATEGORIES, CATALOG_EXPANDS, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
+  type PriceTable, type TaskResult,
+} from '@gmg/contracts';
+import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
+import { ERROR_CODES } from '@gmg/errors';
+import { createLogger } from '@gmg/logger';
+import { TASK_FAILURE_TYPES, toUnifiedTask } from '@gmg/tasks';
+import type { KeyAuthenticator } from '../../services/api-edge/src/auth/key-authenticator';
+import { errorBody } from '../../services/api-edge/src/http/error-body';
+import { errorHandler, routeNotFound } from '../../services/api-edge/src/http/error-handler';
+import { HTTP_STATUS_OF } from '../../services/api-edge/src/http/error-map';
+import { jsonBody } from '../../services/api-edge/src/http/json-body';
+import { setPrincipal } from '../../services/api-edge/src/http/principal';
+import { createManagementRouter } from '../../services/api-edge/src/management/management.router';
+import {
+  createAccountSchema, createChannelSchema, createKeySchema, putGroupsSchema, putPricesSchema, topupSchema, updateChannelSchema,
+} from '../../services/api-edge/src/management/management.schemas';
+import { accountView, channelView, keyView } from '../../services/api-edge/src/management/management.service';
+import { authMiddleware } from '../../services/api-edge/src/middleware/auth.middleware';
+import { catalogRouter } from '../../services/api-edge/src/routes/catalog.routes';
+import { generationsRouter } from '../../services/api-edge/src/routes/generations.routes';
+import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
+import { tasksRouter } from '../../services/api-edge/src/routes/tasks.routes';
+import { DEFAULT_SIDE_LIMITS, uploadImage } from '../../services/api-edge/src/uploads/upload-image.use-case';
+import type { UploadStorage } from '../../services/api-edge/src/uploads/upload-storage';
+import { createUploadsRouter } from '../../services/api-edge/src/uploads/uploads.router';
+import { renderImage } from '../../services/api-edge/src/uploads/test-images.test-util';
+import type { SubmitTaskDeps } from '../../services/api-edge/src/use-cases/submit-task.use-case';
+import { appRouterMounts, routeShape, servedRoutes, type ServedRoute } from './express-routes.test-util';
+
+/** The parsed document is untyped JSON; the checks below are what make it trustworthy. */
+type Obj = Record<string, any>;
+
+const ROOT = join(__dirname, '..', '..');
+const DOC: Obj = YAML.parse(readFileSync(join(ROOT, 'docs', 'openapi.yaml'), 'utf8'));
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+// ---------------------------------------------------------------- stubs: nothing here touches a database or Redis
+const silent = createLogger({ service: 'openapi-test', destination: new Writable({ write(_c, _e, cb) { cb(); } }) });
+const ADMIN_TOKEN = 'admin-token-for-the-openapi-test';
+const API_KEY = 'sk-openapi-test-key';
+const PUBLIC_BASE_URL = 'http://127.0.0.1:8080';
+const principal: AuthPrincipal = {
+  keyId: '00000000-0000-4000-8000-000000000001', accountId: '00000000-0000-4000-8000-000000000002', groupName: 'default',
+  keyModels: null, groupModels: null, priceRatio: 1, rpsLimit: null, inflightLimit: null,
+};
+const noDb = { query: async () => { throw new Error('no database in a unit test'); } } as unknown as DataSource;
+const PRICES: PriceTable = new Map(
+  (JSON.parse(readFileSync(join(ROOT, 'infra', 'prices.json'), 'utf8')) as Array<{ key: string; price: number }>).map((p) => [p.key, toMinor(p.price)]),
+);
+const keys = { authenticate: async (s: string) => (s === API_KEY ? principal : null) } as unknown as KeyAuthenticator;
+const noStorage: UploadStorage = { put: async () => undefined, get: async () => undefined, delete: async () => undefined, sweepExpired: async () => 0 };
+
+function taskRecord(t: NewTask, over: Partial<TaskRecord> = {}): TaskRecord {
+  const at = new Date('2025-11-22T00:00:00Z');
+  return {
+    ...t, status: 'pending', progress: 0, channelId: null, upstreamTaskId: null, result: null, error: null,
+    createdAt: at, startedAt: null, completedAt: null, updatedAt: at, ...over,
+  };
+}
+
+function submitDeps(): SubmitTaskDeps {
+  let n = 0;
+  return {
+    tasks: { createWithHold: async (t) => taskRecord(t), get: async () => null },
+    prices: { get: async () => PRICES },
+    views: { write: async () => undefined },
+    queue: { enqueueTask: async () => undefined },
+    logger: silent,
+    publicBaseUrl: PUBLIC_BASE_URL,
+    taskTimeoutSeconds: 1800,
+    newTaskId: () => `task_openapi${++n}`,
+  };
+}
+
+/** The factories createApp mounts, built with stub dependencies (walked, or driven through supertest). */
+const FACTORIES: Record<string, () => Router> = {
+  healthRouter: () => healthRouter({ probes: {}, isDraining: () => false }),
+  createManagementRouter: () =>
+    createManagementRouter({ ds: noDb, adminToken: ADMIN_TOKEN, authenticate: (s) => keys.authenticate(s), logger: silent }),
+  createUploadsRouter: () =>
+    createUploadsRouter({
+      storage: noStorage, publicBaseUrl: PUBLIC_BASE_URL, limits: { maxBytes: 1024 * 1024, ttlSeconds: 86400, ...DEFAULT_SIDE_LIMITS },
+      authenticate: authMiddleware(keys), logger: silent,
+    }),
+  generationsRouter: () => generationsRouter(submitDeps(), jsonBody(1024 * 1024), []),
+  tasksRouter: () =>
+    tasksRouter({ views: { read: async () => null, write: async () => { throw new Error('unused'); } }, tasks: { get: async () => null }, toUnifiedTask, logger: silent }),
+  catalogRouter: () => catalogRouter(),
+};
+
+// ---------------------------------------------------------------- document helpers
+function pointer(ref: string): unknown {
+  if (!ref.startsWith('#/')) throw new Error(`only local refs are used: ${ref}`);
+  return ref
+    .slice(2)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Obj)[key] : undefined), DOC);
+}
+const deref = (node: Obj): Obj => (typeof node?.$ref === 'string' ? deref(pointer(node.$ref) as Obj) : node);
+
+function allRefs(node: unknown, at = '#', out: Array<{ at: string; ref: string }> = []): Array<{ at: string; ref: string }> {
+  if (Array.isArray(node)) node.forEach((v, i) => allRefs(v, `${at}/${i}`, out));
+  else if (node && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string') out.push({ at, ref: v });
+      else allRefs(v, `${at}/${k}`, out);
+    }
+  }
+  return out;
+}
+
+interface Operation { method: string; path: string; op: Obj; pathItem: Obj }
+const OPERATIONS: Operation[] = Object.entries(DOC.paths as Obj).flatMap(([path, pathItem]) =>
+  HTTP_METHODS.filter((m) => (pathItem as Obj)[m]).map((m) => ({ method: m.toUpperCase(), path, op: (pathItem as Obj)[m] as Obj, pathItem: pathItem as Obj })),
+);
+const operation = (method: string, path: string): Obj => OPERATIONS.find((o) => o.method === method && o.path === path)!.op;
+const securityOf = (o: Operation): string[] => ((o.op.security ?? DOC.security) as Obj[]).flatMap((s) => Object.keys(s));
+
+// Ajv over the document itself: refs are made absolute so any sub-schema compiles on its own.
+const DOC_ID = 'https://gmg.local/openapi.json';
+const absolute = (node: unknown): unknown =>
+  Array.isArray(node) ? node.map(absolute)
+    : node && typeof node === 'object'
+      ? Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? `${DOC_ID}${v}` : absolute(v)]))
+      : node;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema(absolute(DOC) as Obj, DOC_ID);
+const compiled = new Map<unknown, ValidateFunction>();
+const validatorFor = (schema: Obj): ValidateFunction => {
+  if (!compiled.has(schema)) compiled.set(schema, ajv.compile(absolute(schema) as Obj));
+  return compiled.get(schema)!;
+};
+const component = (name: string): Obj => DOC.components.schemas[name] as Obj;
+
+function expectValid(schema: Obj, value: unknown, what: string): void {
+  const v = validatorFor(schema);
+  if (!v(value)) throw new Error(`${what} does not match the documented schema: ${ajv.errorsText(v.errors)}\n${JSON.stringify(value).slice(0, 800)}`);
+}
+
+/** Property names a schema documents (its own and those of its allOf members, refs followed). */
+function documentedKeys(schema: Obj): Set<string> {
+  const s = deref(schema);
+  return new Set([...Object.keys(s.properties ?? {}), ...((s.allOf ?? []) as Obj[]).flatMap((p) => [...documentedKeys(p)])]);
+}
+function expectNoUndocumentedKeys(schema: Obj, value: object, what: string): void {
+  const known = documentedKeys(schema);
+  expect({ what, extra: Object.keys(value).filter((k) => !known.has(k)) }).toEqual({ what, extra: [] });
+}
+
+/** Every JSON media type object of the document with where it is. */
+function jsonMediaTypes(): Array<{ at: string; media: Obj }> {
+  const out: Array<{ at: string; media: Obj }> = [];
+  const fromContent = (at: string, holder: Obj | undefined) => {
+    for (const [type, media] of Object.entries((holder?.content ?? {}) as Obj)) if (/json/.test(type)) out.push({ at: `${at} ${type}`, media: media as Obj });
+  };
+  for (const o of OPERATIONS) {
+    if (o.op.requestBody && !o.op.requestBody.$ref) fromContent(`${o.method} ${o.path} request`, o.op.requestBody);
+    for (const [status, r] of Object.entries(o.op.responses as Obj)) if (!(r as Obj).$ref) fromContent(`${o.method} ${o.path} ${status}`, r as Obj);
+  }
+  for (const [name, r] of Object.entries(DOC.components.responses as Obj)) fromContent(`responses/${name}`, r as Obj);
+  for (const [name, r] of Object.entries(DOC.components.requestBodies as Obj)) fromContent(`requestBodies/${name}`, r as Obj);
+  return out;
+}
+const examplesOf = (media: Obj): Array<{ name: string; value: unknown }> => [
+  ...('example' in media ? [{ name: 'example', value: media.example }] : []),
+  ...Object.entries((media.examples ?? {}) as Obj).map(([name, e]) => ({ name, value: (e as Obj).value })),
+];
+
+// ---------------------------------------------------------------- the tests
+describe('docs/openapi.yaml', () => {
+  it('is an OpenAPI 3.1 document whose every $ref resolves', () => {
+    expect(DOC.openapi).toBe('3.1.0');
+    expect(DOC.info?.title).toEqual(expect.any(String));
+    const refs = allRefs(DOC);
+    expect(refs.length).toBeGreaterThan(100);
+    const broken = refs.filter(({ ref }) => !ref.startsWith('#/') || pointer(ref) === undefined);
+    expect(broken).toEqual([]);
+  });
+
+  it('has the reusable components and headers the API relies on', () => {
+    for (const s of ['Error', 'UnifiedTask', 'ModelListItem', 'Envelope', 'AckA', 'AckB']) expect(DOC.components.schemas[s]).toBeDefined();
+    for (const h of ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed']) expect(DOC.components.headers[h]).toBeDefined();
+    expect(DOC.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header' });
+    expect(DOC.components.securitySchemes).toMatchObject({ ApiKeyAuth: { type: 'http', scheme: 'bearer' }, AdminToken: { type: 'http', scheme: 'bearer' } });
+  });
+
+  describe('routes', () => {
+    const appSource = readFileSync(join(ROOT, 'services', 'api-edge', 'src', 'app.ts'), 'utf8');
+    const mounts = appRouterMounts(appSource);
+
+    it('knows every router factory app.ts mounts (a new router must be walked here, and documented)', () => {
+      expect(mounts.map((m) => m.factory).sort()).toEqual(Object.keys(FACTORIES).sort());
+    });
+
+    const served = (): ServedRoute[] => {
+      const app = Router();
+      for (const { factory, mount } of mounts) {
+        if (mount) app.use(mount, FACTORIES[factory]());
+        else app.use(FACTORIES[factory]());
+      }
+      return servedRoutes(app);
+    };
+    const key = (method: string, path: string) => `${method} ${routeShape(path)}`;
+
+    it('documents every route the routers serve', () => {
+      const routes = served();
+      expect(routes.length).toBeGreaterThan(20);
+      const documented = new Set(OPERATIONS.map((o) => key(o.method, o.path)));
+      expect(routes.filter((r) => !documented.has(key(r.method, r.path))).map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    });
+
+    it('serves every documented route (health routes included)', () => {
+      const routes = new Set(served().map((r) => key(r.method, r.path)));
+      expect(OPERATIONS.filter((o) => !routes.has(key(o.method, o.path))).map((o) => `${o.method} ${o.path}`)).toEqual([]);
+      expect(routes.has('GET /healthz') && routes.has('GET /readyz')).toBe(true);
+    });
+
+    it('declares each path template parameter exactly once as an `in: path` parameter', () => {
+      for (const o of OPERATIONS) {
+        const inPath = [...((o.pathItem.parameters ?? []) as Obj[]), ...((o.op.parameters ?? []) as Obj[])].map(deref).filter((p) => p.in === 'path');
+        const template = [...o.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+        expect({ op: `${o.method} ${o.path}`, params: inPath.map((p) => p.name).sort() }).toEqual({ op: `${o.method} ${o.path}`, params: template.sort() });
+        for (const p of inPath) expect(p.required).toBe(true);
+      }
+    });
+  });
+
+  describe('operations', () => {
+    it('have unique operationIds, a success response, and X-Request-Id on every response', () => {
+      const ids = OPERATIONS.map((o) => o.op.operationId);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const o of OPERATIONS) {
+        const statuses = Object.keys(o.op.responses as Obj);
+        expect({ op: o.op.operationId, success: statuses.some((s) => /^2/.test(s)) }).toEqual({ op: o.op.operationId, success: true });
+        for (const s of statuses) {
+          const r = deref(o.op.responses[s] as Obj);
+          expect({ op: o.op.operationId, s, requestId: Boolean(r.headers?.['X-Request-Id']) }).toEqual({ op: o.op.operationId, s, requestId: true });
+        }
+      }
+    });
+
+    it('name only defined security schemes; /v1 needs the API key except the public upload link; health is open', () => {
+      const schemes = new Set(Object.keys(DOC.components.securitySchemes));
+      for (const o of OPERATIONS) for (const s of securityOf(o)) expect(schemes.has(s)).toBe(true);
+      for (const o of OPERATIONS.filter((x) => x.path.startsWith('/v1/'))) {
+        const expected = o.method === 'GET' && o.path === '/v1/uploads/{name}' ? [] : ['ApiKeyAuth'];
+        expect({ op: o.op.operationId, security: securityOf(o) }).toEqual({ op: o.op.operationId, security: expected });
+      }
+      expect(securityOf(OPERATIONS.find((o) => o.path === '/healthz')!)).toEqual([]);
+      expect(securityOf(OPERATIONS.find((o) => o.path === '/readyz')!)).toEqual([]);
+    });
+
+    it('document only error statuses the error map can produce, with the error object whose code is the status', () => {
+      const producible = new Set<number>(Object.values(HTTP_STATUS_OF));
+      for (const o of OPERATIONS.filter((x) => x.path.startsWith('/v1/'))) {
+        for (const [status, ref] of Object.entries(o.op.responses as Obj)) {
+          if (Number(status) < 400) continue;
+          expect({ op: o.op.operationId, status, producible: producible.has(Number(status)) }).toEqual({ op: o.op.operationId, status, producible: true });
+          const media = deref(ref as Obj).content['application/json'] as Obj;
+          expect(deref(media.schema)).toBe(component('Error'));
+          for (const ex of examplesOf(media)) expect((ex.value as Obj).error.code).toBe(Number(status));
+        }
+      }
+    });
+
+    it('every management answer, errors included, is the {success, message, data} envelope', () => {
+      for (const o of OPERATIONS.filter((x) => x.path.startsWith('/api/'))) {
+        for (const r of Object.values(o.op.responses as Obj)) {
+          const schema = deref((deref(r as Obj).content['application/json'] as Obj).schema as Obj);
+          const envelope = schema === component('EnvelopeError') || (schema.allOf as Obj[] | undefined)?.some((p) => deref(p) === component('Envelope'));
+          expect({ op: o.op.operationId, envelope }).toEqual({ op: o.op.operationId, envelope: true });
+        }
+      }
+    });
+  });
+
+  describe('examples', () => {
+    it('every JSON example matches the schema it illustrates', () => {
+      const media = jsonMediaTypes();
+      expect(media.length).toBeGreaterThan(30);
+      let checked = 0;
+      for (const { at, media: m } of media) {
+        for (const ex of examplesOf(m)) {
+          expectValid(m.schema as Obj, ex.value, `${at} example ${ex.name}`);
+          checked++;
+        }
+      }
+      expect(checked).toBeGreaterThan(25);
+    });
+
+    it('parameter examples match their schemas', () => {
+      const params = [
+        ...Object.values(DOC.components.parameters as Obj),
+        ...OPERATIONS.flatMap((o) => ((o.op.parameters ?? []) as Obj[]).filter((p) => !p.$ref)),
+      ] as Obj[];
+      for (const p of params.filter((x) => 'example' in x)) expectValid(p.schema as Obj, p.example, `parameter ${p.name}`);
+    });
+
+    const generationExamples = (body: string) =>
+      Object.entries(DOC.components.requestBodies[body].content['application/json'].examples as Obj).map(([name, e]) => ({ name, body: (e as Obj).value as Obj }));
+
+    it.each([
+      ['ImageGeneration', '/v1/images/generations'],
+      ['VideoGeneration', '/v1/videos/generations'],
+    ])('%s examples pass the model\'s published input_schema (Ajv 2020 strict) and belong to this endpoint', (body, endpoint) => {
+      const strictAjv = new Ajv2020({ strict: true, allErrors: true });
+      const examples = generationExamples(body);
+      expect(examples.length).toBeGreaterThanOrEqual(2);
+      for (const { name, body: b } of examples) {
+        const doc = modelSchemaDocument(b.model as string);
+        expect({ name, endpoint: doc?.parameters?.endpoint }).toEqual({ name, endpoint });
+        const check = strictAjv.compile(doc!.parameters!.input_schema);
+        if (!check(b)) throw new Error(`example ${name}: ${strictAjv.errorsText(check.errors)}`);
+      }
+    });
+
+    it('gives the lumen-2-pro and pixel-v6 examples the brief asks for', () => {
+      expect(generationExamples('ImageGeneration').map((e) => e.body.model)).toContain('lumen-2-pro');
+      expect(generationExamples('VideoGeneration').map((e) => e.body.model)).toContain('pixel-v6');
+    });
+
+    it('the management request examples are accepted by the real Joi schemas', () => {
+      const joiOf: Record<string, { validate(v: unknown): { error?: Error } }> = {
+        createAccount: createAccountSchema, topupAccount: topupSchema, createKey: createKeySchema, createChannel: createChannelSchema,
+        updateChannel: updateChannelSchema, putPrices: putPricesSchema, putGroups: putGroupsSchema,
+      };
+      const withBodies = OPERATIONS.filter((o) => o.path.startsWith('/api/') && o.op.requestBody);
+      expect(withBodies.map((o) => o.op.operationId).sort()).toEqual(Object.keys(joiOf).sort());
+      for (const o of withBodies) {
+        const example = o.op.requestBody.content['application/json'].example;
+        expect({ op: o.op.operationId, error: joiOf[o.op.operationId].validate(example).error?.message }).toEqual({ op: o.op.operationId, error: undefined });
+      }
+    });
+  });
+
+  describe('the shapes the code produces match the documented schemas', () => {
+    const submitApp = () => {
+      const app = express();
+      app.use((req, res, next) => {
+        (req as unknown as { id: string }).id = 'req_0123456789abcdef';
+        setPrincipal(res, principal);
+        next();
+      });
+      app.use(FACTORIES.generationsRouter());
+      app.use(routeNotFound);
+      app.use(errorHandler(silent));
+      return app;
+    };
+    const exampleBody = (body: string, model: string) =>
+      Object.values(DOC.components.requestBodies[body].content['application/json'].examples as Obj).map((e) => (e as Obj).value as Obj).find((b) => b.model === model)!;
+
+    it('every example submits through the real router with the documented status and acknowledgement', async () => {
+      for (const [body, path] of [['ImageGeneration', '/v1/images/generations'], ['VideoGeneration', '/v1/videos/generations']] as const) {
+        for (const e of Object.values(DOC.components.requestBodies[body].content['application/json'].examples as Obj)) {
+          const b = (e as Obj).value as Obj;
+          const res = await request(submitApp()).post(path).send(b);
+          const expected = resolveModel(b.model as string)!.contract!.ack === 'B' ? 202 : 200;
+          expect({ model: b.model, status: res.status, body: res.status < 300 ? 'ack' : res.body }).toEqual({ model: b.model, status: expected, body: 'ack' });
+          const documented = deref(operation('POST', path).responses[String(res.status)] as Obj);
+          expectValid(documented.content['application/json'].schema as Obj, res.body, `${b.model} acknowledgement`);
+        }
+      }
+    });
+
+    it('spark-imagine-image-2.0 answers 202 shape B and echoes X-Service-Response-Version', async () => {
+      const res = await request(submitApp()).post('/v1/images/generations').set('X-Service-Response-Version', '2026-08-01').send(exampleBody('ImageGeneration', 'spark-imagine-image-2.0'));
+      expect(res.status).toBe(202);
+      expect(res.headers['x-service-response-version']).toBe('2026-08-01');
+      expect(deref(operation('POST', '/v1/images/generations').responses['202']).headers['X-Service-Response-Version']).toBeDefined();
+      expectValid(component('AckB'), res.body, 'shape B');
+      expect(res.body.request_id).toBe('req_0123456789abcdef');
+    });
+
+    it('a contract refusal is a documented error status with the error object', async () => {
+      const res = await request(submitApp()).post('/v1/videos/generations').send({ ...exampleBody('VideoGeneration', 'Omni-Flash-Ext'), duration: 5 });
+      expect(res.status).toBe(400);
+      expect(res.body.error.type).toBe('invalid_duration');
+      expectValid(component('Error'), res.body, 'contract refusal');
+    });
+
+    it('every model with a contract acknowledges with a status its endpoint documents', () => {
+      for (const m of listModels().filter((x) => x.contract && x.contract.ack !== 'artgen')) {
+        const status = m.contract!.ack === 'B' ? '202' : '200';
+        expect({ model: m.id, documented: Boolean(operation('POST', m.contract!.endpoint).responses[status]) }).toEqual({ model: m.id, documented: true });
+      }
+    });
+
+    it('the error object of every domain error code, with its mapped status', () => {
+      const types = new Set(component('ErrorType').enum as string[]);
+      for (const [code, type] of Object.entries(ERROR_CODES)) {
+        expect({ code, documented: types.has(type) }).toEqual({ code, documented: true });
+        const status = HTTP_STATUS_OF[code as keyof typeof HTTP_STATUS_OF];
+        expectValid(component('Error'), errorBody('standard', status, type, 'm'), `error ${code}`);
+      }
+    });
+
+    it('the catalog list in every expand and category, an unknown whitelisted name included', () => {
+      expect(component('Category').enum).toEqual([...CATALOG_CATEGORIES]);
+      const expandParam = (operation('GET', '/v1/models').parameters as Obj[]).find((p) => p.name === 'expand')!;
+      expect(expandParam.schema.enum).toEqual([...CATALOG_EXPANDS]);
+      for (const expand of [undefined, 'category', 'parameters', 'bogus']) {
+        for (const category of [undefined, ...CATALOG_CATEGORIES]) {
+          const data = listCatalog({ keyModels: null, groupModels: null, expand, category });
+          expectValid(component('ModelList'), { success: true, object: 'list', data }, `catalog expand=${expand} category=${category}`);
+          for (const item of data) expectNoUndocumentedKeys(component('ModelListItem'), item, `catalog item ${item.id}`);
+        }
+      }
+      const custom = listCatalog({ keyModels: ['lumen-2-pro', 'acme/custom-model'], groupModels: null, expand: 'category' });
+      expect(custom.some((i) => i.category === 'unknown')).toBe(true);
+      expectValid(component('ModelList'), { success: true, object: 'list', data: custom }, 'catalog with an unknown name');
+    });
+
+    it('the schema document of every model name', () => {
+      const names = listModelNames();
+      expect(names.length).toBeGreaterThan(20);
+      for (const name of names) {
+        const doc = modelSchemaDocument(name)!;
+        expectValid(component('ModelSchemaDocument'), doc, `schema document of ${name}`);
+        expectNoUndocumentedKeys(component('ModelSchemaDocument'), doc, `schema document of ${name}`);
+        if (doc.parameters) expectNoUndocumentedKeys(component('ModelParameters'), doc.parameters, `parameters of ${name}`);
+      }
+    });
+
+    it('the unified task when pending, completed (image, video) and failed; failure types are the documented ones', () => {
+      const t = (model: string, over: Partial<TaskRecord>) =>
+        taskRecord({ id: 'task_abc123', accountId: 'a', apiKeyId: 'k', model, requestedModel: model, pool: resolveModel(model)!.pool!, request: {} as never, price: toMinor(0.05), priceSnapshot: {}, deadlineAt: new Date() }, over);
+      const done = new Date('2025-11-22T00:00:30Z');
+      const image: TaskResult = { images: [{ url: 'https://cdn.example.com/a.png', width: 1024, height: 1024, format: 'png' }] };
+      const video: TaskResult = { videos: [{ url: ['https://cdn.example.com/a.mp4'], expires_at: 1763856490, duration: 5 }] };
+      const rows = [
+        t('lumen-2-pro', {}),
+        t('lumen-2-pro', { status: 'processing', progress: 40 }),
+        t('lumen-2-pro', { status: 'completed', progress: 100, completedAt: done, result: image }),
+        t('pixel-v6', { status: 'completed', progress: 100, completedAt: done, result: video }),
+        t('pixel-v6', { status: 'failed', completedAt: done, error: { code: 'task_failed', message: 'Task timeout', type: TASK_FAILURE_TYPES.timeout } }),
+      ];
+      for (const row of rows) {
+        const task = toUnifiedTask(row);
+        expectValid(component('TaskEnvelope'), { code: 200, data: task }, `${row.status} ${row.model} task`);
+        expectNoUndocumentedKeys(component('UnifiedTask'), task, `${row.status} task`);
+      }
+      expect(toUnifiedTask(rows[4]).cost).toBe(0);
+      expect([...component('TaskError').properties.type.examples].sort()).toEqual(Object.values(TASK_FAILURE_TYPES).sort());
+    });
+
+    it('the upload answer of the real use case', async () => {
+      const data = await uploadImage(
+        { storage: noStorage, publicBaseUrl: PUBLIC_BASE_URL, limits: { maxBytes: 1024 * 1024, ttlSeconds: 86400, ...DEFAULT_SIDE_LIMITS } },
+        { bytes: await renderImage('png', 40, 30), accountId: principal.accountId, field: 'file' },
+      );
+      expectValid(component('UploadResponse'), { code: 200, data }, 'upload answer');
+    });
+
+    it('the management views (account, balance, key, channel)', () => {
+      const at = new Date('2025-11-22T00:00:00Z');
+      const account = accountView({ id: principal.accountId, name: 'acme', groupName: 'default', available: toMinor(9.25), held: toMinor(0.5), spent: toMinor(0.25), createdAt: at });
+      expectValid(component('Account'), account, 'account');
+      expectNoUndocumentedKeys(component('Account'), account, 'account');
+      expectValid(component('Balance'), { account_id: account.id, ...account }, 'balance');
+      const key = keyView({ id: principal.keyId, accountId: principal.accountId, name: 'k', prefix: 'sk-AbCd…', models: null, groupName: null, rpsLimit: 5, inflightLimit: null, status: 'revoked', createdAt: at, revokedAt: at });
+      expectValid(component('KeyWithSecret'), { ...key, key: 'sk-secret' }, 'key');
+      expectNoUndocumentedKeys(component('Key'), key, 'key');
+      const channel = channelView({ id: principal.keyId, name: 'sim', protocol: 'gateway', baseUrl: 'http://127.0.0.1:9090', models: null, groups: ['default'], priority: 0, weight: 1, enabled: true });
+      expectValid(component('Channel'), channel, 'channel');
+      expectNoUndocumentedKeys(component('Channel'), channel, 'channel');
+    });
+  });
+
+  describe('security matches what the routers enforce', () => {
+    const mgmtApp = () => express().use('/api', FACTORIES.createManagementRouter());
+    const concrete = (path: string) => path.replace(/\{[^}]+\}/g, '6f1c0e4e-2b1a-4c55-9a43-0d8c1f0b7e21');
+    const send = (app: express.Express, o: Operation, token?: string) => {
+      let r = (request(app) as unknown as Record<string, (p: string) => request.Test>)[o.method.toLowerCase()](concrete(o.path));
+      if (token) r = r.set('Authorization', `Bearer ${token}`);
+      return ['POST', 'PUT', 'PATCH'].includes(o.method) ? r.send({}) : r;
+    };
+
+    it('admin routes take the admin token and refuse an API key; key routes the reverse; nothing without a token', async () => {
+      const ops = OPERATIONS.filter((o) => o.path.startsWith('/api/'));
+      expect(ops.filter((o) => securityOf(o).includes('ApiKeyAuth')).map((o) => o.path).sort()).toEqual(['/api/balance', '/api/logs']);
+      for (const o of ops) {
+        const [scheme] = securityOf(o);
+        const asAdmin = await send(mgmtApp(), o, ADMIN_TOKEN);
+        const asKey = await send(mgmtApp(), o, API_KEY);
+        const anonymous = await send(mgmtApp(), o);
+        const accepted = scheme === 'AdminToken' ? asAdmin : asKey;
+        const refused = scheme === 'AdminToken' ? asKey : asAdmin;
+        expect({ op: o.op.operationId, accepted: accepted.status !== 401, refused: refused.status, anonymous: anonymous.status })
+          .toEqual({ op: o.op.operationId, accepted: true, refused: 401, anonymous: 401 });
+        expect(anonymous.body).toEqual({ success: false, message: expect.any(String), data: null });
+      }
+    });
+
+    it('the upload link is public and the upload itself needs a key', async () => {
+      const app = express().use(FACTORIES.createUploadsRouter() as RequestHandler).use(routeNotFound).use(errorHandler(silent));
+      const link = await request(app).get('/v1/uploads/img_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.png');
+      expect(link.status).toBe(404);
+      const upload = await request(app).post('/v1/uploads/images').send({ image: 'AAAA' });
+      expect(upload.status).toBe(401);
+      expectValid(component('Error'), upload.body, 'upload without a key');
+    });
+  });
+});
