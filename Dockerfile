@@ -12,13 +12,15 @@ FROM ${NODE_IMAGE} AS manifests
 WORKDIR /src
 COPY . .
 RUN mkdir /out && cp package.json package-lock.json /out/ \
+ && cp --parents scripts/npm-install.sh /out/ \
  && find libs services -maxdepth 2 -name package.json -exec cp --parents {} /out/ \;
 
 # --- deps: the locked install, then dev dependencies pruned away
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY --from=manifests /out/ ./
-RUN npm ci --no-audit --no-fund \
+# scripts/npm-install.sh = npm ci (with a fallback for registries that lack other platforms' optional binaries).
+RUN bash scripts/npm-install.sh \
  && npm prune --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 

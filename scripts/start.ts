@@ -211,8 +211,10 @@ function printWelcome(baseUrl: string, key: string, adminToken: string): void {
     'Try it (submit a lumen-2-pro image, then poll the task until it is completed):',
     `  KEY=${key}`,
     `  TASK=$(curl -s ${baseUrl}/v1/images/generations -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\`,
-    `    -d '{"model":"lumen-2-pro","prompt":"a lighthouse at dawn","resolution":"1MP","size":"16:9"}' | grep -o 'task_[A-Za-z0-9]*' | head -n1)`,
-    `  until curl -s ${baseUrl}/v1/tasks/$TASK -H "Authorization: Bearer $KEY" | tee /dev/stderr | grep -Eq '"status":"(completed|failed)"'; do sleep 1; echo; done`,
+    `    -d '{"model":"lumen-2-pro","prompt":"a lighthouse at dawn","resolution":"1MP","size":"16:9"}' | sed -n 's/.*"task_id":"\\([^"]*\\)".*/\\1/p')`,
+    `  echo "task: $TASK"`,
+    // Stops on a terminal status, or on an error answer (e.g. 404) instead of polling it forever.
+    `  until curl -s ${baseUrl}/v1/tasks/$TASK -H "Authorization: Bearer $KEY" | tee /dev/stderr | grep -Eq '"status":"(completed|failed)"|^\\{"error"'; do sleep 1; echo; done; echo`,
     '',
     'Ctrl-C stops everything.',
     '',
