@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The locked install: `npm ci`. Fallback, only when npm ci refuses the lock as "not in sync" — which happens when
-# the registry this machine reaches lacks another platform's optional binaries (e.g. @swc/core-darwin-arm64), so the
-# lock can never list them: then `npm install --no-save` installs the same locked versions without rewriting
-# package.json or package-lock.json. Any other failure fails.
+# The locked install: `npm ci`. The registry this machine reaches lacks some other platforms' optional binaries
+# (e.g. @swc/core-darwin-arm64); scripts/prune-lock.mjs keeps the lock free of them so `npm ci` accepts it (run it
+# after any `npm install` that changes the lock). Safety net, only when npm ci still refuses the lock as "not in
+# sync": `npm install --no-save` installs the same locked versions without rewriting package.json or the lock.
+# Any other failure fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
