@@ -149,10 +149,13 @@ async function main(): Promise<void> {
     QUEUE_PREFIX: env.QUEUE_PREFIX ?? 'gmg',
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',
   };
+  const simScale = env.SIM_TIME_SCALE ?? '0.3';
   const extra: Record<string, NodeJS.ProcessEnv> = {
     'api-edge': { PUBLIC_BASE_URL: baseUrl, ADMIN_TOKEN: secrets.adminToken, UPLOAD_DIR: env.UPLOAD_DIR ?? path.join(DATA, 'uploads') },
-    'upstream-sim': { SIM_TIME_SCALE: env.SIM_TIME_SCALE ?? '0.3', SIM_PUBLIC_URL: env.SIM_PUBLIC_URL ?? simUrl, SIM_API_KEY: secrets.simApiKey },
+    'upstream-sim': { SIM_TIME_SCALE: simScale, SIM_PUBLIC_URL: env.SIM_PUBLIC_URL ?? simUrl, SIM_API_KEY: secrets.simApiKey },
   };
+  // The local simulator runs faster than a real upstream; the workers poll it at the same pace.
+  for (const pool of ['image', 'video', 'artgen', 'avatar']) extra[`worker-${pool}`] = { POLL_INTERVAL_SCALE: env.POLL_INTERVAL_SCALE ?? simScale };
   const started: string[] = [];
   const missing: string[] = [];
   for (const svc of LOCAL_SERVICES) {
