@@ -1,5 +1,5 @@
 import { TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
-import type { TaskRepository } from '@gmg/db';
+import type { TaskRecord, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { TaskQueue } from '@gmg/queue';
 import type { TaskLifecycle } from './task-lifecycle';
@@ -9,6 +9,10 @@ export interface PoolSweepResult {
   timedOut: number;
   readded: number;
 }
+
+const PAGE_SIZE = 500;
+/** 200 pages × 500: up to 100,000 open tasks checked per sweep. */
+const MAX_PAGES = 200;
 
 /** Job states in which a job still drives its task; anything else (failed, completed, gone) leaves the task orphaned. */
 const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
@@ -37,7 +41,7 @@ export class PoolSweeper {
       if (await this.lifecycle.fail(t.id, TASK_TIMEOUT_MESSAGE, TASK_FAILURE_TYPES.timeout)) timedOut++;
     }
     let readded = 0;
-    for (const t of await this.tasks.findOpen(this.pool, this.orphanAfterMs)) {
+    for await (const t of this.openTasks()) {
       const jobId = taskJobId(t.id);
       const job = await this.queue.getJob(jobId);
       if (job) {
@@ -58,5 +62,16 @@ export class PoolSweeper {
     }
     if (timedOut || readded) this.logger.info({ pool: this.pool, timedOut, readded }, 'pool sweep');
     return { timedOut, readded };
+  }
+
+  /** Every open task of the pool, page by page (bounded: MAX_PAGES pages a sweep; the next sweep starts over). */
+  private async *openTasks(): AsyncGenerator<TaskRecord> {
+    let afterId: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const rows = await this.tasks.findOpen(this.pool, this.orphanAfterMs, PAGE_SIZE, afterId);
+      yield* rows;
+      if (rows.length < PAGE_SIZE) return;
+      afterId = rows[rows.length - 1]!.id;
+    }
   }
 }

@@ -70,4 +70,19 @@ describe('task money path', () => {
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
     expect(await balance()).toEqual({ available: 0n, held: 1000n, spent: 0n });
   });
+
+  it('pages through every open task exactly once with keyset pagination', async () => {
+    await accounts.topup(accountId, 1000n);
+    const ids = new Set<string>();
+    for (let i = 0; i < 20; i++) ids.add((await tasks.createWithHold(newTask(1n))).id);
+    const seen: string[] = [];
+    let afterId: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const rows = await tasks.findOpen('image', 0, 7, afterId);
+      seen.push(...rows.filter((r) => r.accountId === accountId).map((r) => r.id));
+      if (rows.length < 7) break;
+      afterId = rows[rows.length - 1]!.id;
+    }
+    expect(seen.sort()).toEqual([...ids].sort());
+  });
 });

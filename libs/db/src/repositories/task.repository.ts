@@ -156,12 +156,17 @@ export class TaskRepository {
     return rows.map(toTaskRecord);
   }
 
-  /** Open tasks of a pool older than `olderThanMs` (the reconciler re-adds their job; jobId makes it idempotent). */
-  async findOpen(pool: Pool, olderThanMs: number, limit = 500): Promise<TaskRecord[]> {
+  /**
+   * One page of open tasks of a pool untouched for `olderThanMs` (the reconciler re-adds their job; jobId makes
+   * it idempotent), in id order after `afterId`: keyset pagination, so a sweep reaches every task however many
+   * are in flight.
+   */
+  async findOpen(pool: Pool, olderThanMs: number, limit = 500, afterId?: string): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
       `SELECT * FROM tasks WHERE ${OPEN} AND pool = $1 AND updated_at < now() - ($2 || ' milliseconds')::interval
-       ORDER BY created_at LIMIT $3`,
-      [pool, String(olderThanMs), limit],
+         AND ($4::text IS NULL OR id > $4::text)
+       ORDER BY id LIMIT $3`,
+      [pool, String(olderThanMs), limit, afterId ?? null],
     );
     return rows.map(toTaskRecord);
   }
