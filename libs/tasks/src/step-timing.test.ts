@@ -27,3 +27,14 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(20, { ...t, random: () => 0.999 })).toBeLessThanOrEqual(8000);
   });
 });
+
+describe('per-model poll cadence (spec 4.2)', () => {
+  it('polls pixel-v6 every 5 s', () => {
+    for (const r of [0, 0.5, 0.999]) expect(pollDelayMs('pixel-v6', { scale: 1, random: () => r })).toBe(5000);
+  });
+  it('polls Omni-Flash-Ext every 5 to 10 s', () => {
+    expect(pollDelayMs('Omni-Flash-Ext', { scale: 1, random: () => 0 })).toBe(5000);
+    expect(pollDelayMs('Omni-Flash-Ext', { scale: 1, random: () => 0.999 })).toBeGreaterThan(9900);
+    expect(pollDelayMs('Omni-Flash-Ext', { scale: 1, random: () => 0.999 })).toBeLessThanOrEqual(10_000);
+  });
+});
