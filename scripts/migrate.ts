@@ -3,8 +3,11 @@
  * Used by `npm run migrate`, `npm start`, the docker-compose `migrate` one-shot and the Kubernetes migration Job.
  * MIGRATE_CREATE_DATABASE=1 creates the database first when it is missing (local use; off in Kubernetes).
  * PRICES_FILE=path also upserts the price list from that file afterwards (idempotent; compose and the Job set it).
+ * DEMO_API_KEY=sk-… also seeds the demo account (balance DEMO_BALANCE, default 100), that key and a channel to
+ * DEMO_CHANNEL_URL (default http://upstream-sim:9090): docker compose sets them so `compose up` is usable at once.
  */
-import { loadPrices } from '@gmg/db';
+import { toMinor } from '@gmg/contracts';
+import { loadPrices, seedDemo } from '@gmg/db';
 import { ensureDatabase, migrate, redactUrl } from './lib/db-setup';
 
 async function main(): Promise<void> {
@@ -16,6 +19,11 @@ async function main(): Promise<void> {
   try {
     console.log(applied.length ? `migrate: applied ${applied.join(', ')}` : 'migrate: schema up to date');
     if (process.env.PRICES_FILE) console.log(`migrate: ${await loadPrices(ds, process.env.PRICES_FILE)} prices loaded from ${process.env.PRICES_FILE}`);
+    if (process.env.DEMO_API_KEY) {
+      const channelBaseUrl = process.env.DEMO_CHANNEL_URL ?? 'http://upstream-sim:9090';
+      await seedDemo(ds, { apiKey: process.env.DEMO_API_KEY, balanceMinor: toMinor(Number(process.env.DEMO_BALANCE ?? 100)), channelBaseUrl });
+      console.log(`migrate: demo account, key and channel (${channelBaseUrl}) seeded`);
+    }
   } finally {
     await ds.destroy();
   }
