@@ -130,6 +130,19 @@ describe('pool worker step machine', () => {
     expect((await w.views.read(t.id))?.task).toMatchObject({ status: 'failed', cost: 0 });
   });
 
+  it('fails and refunds a task the upstream reports completed without any result', async () => {
+    const w = await world();
+    const up = await upstream();
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'nothing comes back [sim:empty]');
+    await w.enqueue(pw, t);
+    const end = await w.waitTerminal(t.id);
+    expect(end.status).toBe('failed');
+    expect(end.error?.message).toMatch(/no result/);
+    await waitFor(async () => (await available(w)) === 1_000_000n, { what: 'refund' });
+  });
+
   it('fails a moderated prompt at submit once, without retries or failover', async () => {
     const w = await world();
     const up1 = await upstream();

@@ -9,6 +9,7 @@ import { requireTaskId } from '@gmg/queue';
 import { pickChannel, type AdapterRegistry, type ChannelTarget, type CircuitBreaker, type UpstreamPoll } from '@gmg/upstream';
 import type { ChannelGroupResolver } from './channel-group.repository';
 import type { TaskLifecycle } from './task-lifecycle';
+import { hasExpectedResult } from './result-check';
 import { pollDelayMs, retryDelayMs, MIN_STEP_DELAY_MS } from './step-timing';
 
 /** The job data of a task job. */
@@ -178,7 +179,13 @@ export class TaskStepProcessor {
       return { kind: 'delay', ms, data: { ...s, pollFailures: failures } };
     }
     if (p.status === 'completed') {
-      await this.d.lifecycle.complete(task.id, p.result ?? {});
+      if (!hasExpectedResult(task.request.expected, p.result)) {
+        // Charging for nothing is worse than a failed task: fail it, which refunds.
+        this.d.logger.warn({ taskId: task.id, channel: ch.name, expected: task.request.expected?.kind }, 'upstream completed without a result');
+        await this.d.lifecycle.fail(task.id, 'Generation failed: the upstream returned no result', TASK_FAILURE_TYPES.upstream);
+        return DONE;
+      }
+      await this.d.lifecycle.complete(task.id, p.result!);
       return DONE;
     }
     if (p.status === 'failed') {

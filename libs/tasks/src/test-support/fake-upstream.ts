@@ -102,6 +102,10 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
         res.json({ code: 200, data: { ...base, status: 'failed', progress: 10, error: { code: 'task_failed', message: 'Banned prompt detected' } } });
         return;
       }
+      if (t.prompt.includes('[sim:empty]')) {
+        res.json({ code: 200, data: { ...base, status: 'completed', progress: 100 } });
+        return;
+      }
       res.json({ code: 200, data: { ...base, status: 'completed', progress: 100, result: { images: [{ url: `http://127.0.0.1/img/${t.id}.png`, width: 1024, height: 1024 }] } } });
       return;
     }
