@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.05', LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`));
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
     const started = await Promise.all([
-      startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token' }, `http://127.0.0.1:${edgePort}/healthz`),
+      startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' }, `http://127.0.0.1:${edgePort}/healthz`),
       startService('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', WORKER_CONCURRENCY: '100' }, `http://127.0.0.1:${workerPort}/healthz`),
       startService('billing', { ...common, HEALTH_PORT: String(billingPort) }, `http://127.0.0.1:${billingPort}/healthz`),
     ]);

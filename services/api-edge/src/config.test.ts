@@ -3,7 +3,7 @@ import { parseConfig } from './config';
 
 describe('parseConfig', () => {
   it('fills the documented defaults', () => {
-    const c = parseConfig({ ADMIN_TOKEN: 'admin-secret-1' });
+    const c = parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef' });
     expect(c).toMatchObject({
       port: 8080,
       publicBaseUrl: 'http://127.0.0.1:8080',
@@ -18,8 +18,19 @@ describe('parseConfig', () => {
   });
 
   it('derives PUBLIC_BASE_URL from PORT and strips a trailing slash from an explicit one', () => {
-    expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-1', PORT: '9000' }).publicBaseUrl).toBe('http://127.0.0.1:9000');
-    expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-1', PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
+    expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', PORT: '9000' }).publicBaseUrl).toBe('http://127.0.0.1:9000');
+    expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
+  });
+
+  it('refuses a short or placeholder ADMIN_TOKEN (it grants money and keys)', () => {
+    expect(() => parseConfig({ ADMIN_TOKEN: 'short-token' })).toThrow(/ADMIN_TOKEN/);
+    expect(() => parseConfig({ ADMIN_TOKEN: 'CHANGE-ME-to-a-long-random-token' })).toThrow(/ADMIN_TOKEN/);
+  });
+
+  it('has the upload defaults of the docs', () => {
+    const c = parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef' });
+    expect(c).toMatchObject({ uploadMaxBytes: 10 * 1024 * 1024, uploadTtlSeconds: 86400 });
+    expect(c.uploadDir).toMatch(/\.data\/uploads$/);
   });
 
   it('lists every bad key at once: missing ADMIN_TOKEN, auth cache above 5 s, bad port', () => {

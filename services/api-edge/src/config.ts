@@ -35,7 +35,8 @@ const schema = Joi.object({
   ...commonSchema,
   PORT: env.port(8080),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
-  ADMIN_TOKEN: Joi.string().min(8).required(),
+  // A management token grants money and keys: long, and never a copied placeholder.
+  ADMIN_TOKEN: Joi.string().min(24).pattern(/change-?me/i, { invert: true, name: 'placeholder' }).required(),
   TASK_TIMEOUT_SECONDS: env.positiveInt(1800),
   MAX_BODY_BYTES: Joi.number().integer().min(1024).max(200 * MIB).default(25 * MIB),
   // At most 5 s: a revoked key must stop working within 5 seconds.

@@ -46,7 +46,7 @@ describe('api-edge process', () => {
     const base = `http://127.0.0.1:${port}`;
     svc = await startService(
       'api-edge',
-      { PORT: String(port), ADMIN_TOKEN: 'e2e-admin-token', DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix },
+      { PORT: String(port), ADMIN_TOKEN: 'e2e-admin-token-0123456789abcdef', DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix },
       `${base}/readyz`,
     );
 

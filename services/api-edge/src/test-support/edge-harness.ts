@@ -55,7 +55,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
       .map(([key, units]) => ({ key, unitPrice: toMinor(units), description: 'api-edge test price' })),
   );
   const config = parseConfig({
-    ADMIN_TOKEN: 'test-admin-token-123',
+    ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
     QUEUE_PREFIX: prefix,
     PUBLIC_BASE_URL: 'http://127.0.0.1:8080',
     PRICE_CACHE_TTL_MS: '0',
