@@ -30,11 +30,26 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream;
 }
 
+/** Error fields that carry query parameters (channel keys, prompts, base64 images) or the raw driver error. */
+const UNSAFE_ERROR_FIELDS = ['parameters', 'query', 'driverError', 'config', 'request', 'response'];
+
+/**
+ * pino's error serializer, minus the fields through which a database or HTTP client error would copy its inputs
+ * (TypeORM's QueryFailedError keeps `parameters`; axios errors keep `config.headers`) into the log.
+ */
+export function serializeError(err: unknown): Record<string, unknown> {
+  const out = pino.stdSerializers.err(err as Error) as unknown as Record<string, unknown>;
+  if (!out || typeof out !== 'object') return out;
+  for (const k of UNSAFE_ERROR_FIELDS) delete out[k];
+  return out;
+}
+
 export function createLogger(opts: LoggerOptions): Logger {
   return pino(
     {
       name: opts.service,
       level: opts.level ?? 'info',
+      serializers: { err: serializeError, error: serializeError },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { service: opts.service, pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,

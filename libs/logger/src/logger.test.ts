@@ -15,4 +15,18 @@ describe('logger', () => {
   it('strips credentials and queries from urls', () => {
     expect(safeUrl('https://u:p@h.example/x?token=1')).toBe('https://h.example/x?…');
   });
+  it('drops the query parameters a database error carries (a channel key, a prompt)', () => {
+    const lines: string[] = [];
+    const dest = new Writable({ write(chunk, _e, cb) { lines.push(String(chunk)); cb(); } });
+    const log = createLogger({ service: 't', destination: dest });
+    const err = Object.assign(new Error('connection reset'), {
+      query: 'INSERT INTO channels (api_key) VALUES ($1)',
+      parameters: ['up-key-123'],
+      driverError: { message: 'x', parameters: ['up-key-123'] },
+    });
+    log.error({ err }, 'insert failed');
+    const out = lines.join('');
+    expect(out).toContain('connection reset');
+    expect(out).not.toContain('up-key-123');
+  });
 });
