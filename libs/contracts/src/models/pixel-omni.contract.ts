@@ -75,7 +75,7 @@ export function pixelContract(): BuiltContract {
       const mode = pixelMode(body);
       const res = body.resolution as string;
       const ratioApplies = mode === 'text-to-video' || mode === 'multi-reference';
-      return videoResult({
+      const result = videoResult({
         model,
         tier: res,
         seconds: body.duration as number,
@@ -84,6 +84,10 @@ export function pixelContract(): BuiltContract {
         dims: ratioApplies ? videoDims(res, body.size as string) : undefined,
         extraDerived: mode === 'extension' ? { extendFromTaskId: body.extend_from_task_id } : undefined,
       });
+      if (mode === 'extension' || body.extend_from_task_id === undefined) return result;
+      // An earlier mode won: the extension source is not used, and our task id means nothing upstream.
+      const { extend_from_task_id: _unused, ...upstreamBody } = body;
+      return { ...result, upstreamBody: { ...upstreamBody, model } };
     },
   });
 }
