@@ -7,3 +7,4 @@ export * from './models/registry';
 export * from './media-url';
 export * from './catalog';
 export * from './artgen-billing';
+export * from './models/base-contract';

@@ -1,6 +1,6 @@
 import {
-  PriceNotFoundError, isModelAllowed, quote, resolveModel, validateRequest,
-  type ModelDefinition, type NormalizedRequest, type Pool, type Quote,
+  PriceNotFoundError, baseContract, isModelAllowed, quote, resolveModel,
+  type ModelContract, type NormalizedRequest, type Operation, type Pool, type Quote,
 } from '@gmg/contracts';
 import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
@@ -46,20 +46,26 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 const ENDPOINT_OF_OPERATION = { image_generation: 'POST /v1/images/generations', video_generation: 'POST /v1/videos/generations' } as const;
 
+const OPERATION_OF_ENDPOINT: Readonly<Record<string, Operation>> = {
+  '/v1/images/generations': 'image_generation',
+  '/v1/videos/generations': 'video_generation',
+};
+
+const unknownModel = (requested: string) =>
+  new DomainError('invalid_request', `\`model\`: unknown model '${requested}'; GET /v1/models lists the models this key can use`, {
+    field: 'model',
+    rule: 'unknown',
+  });
+
 /** The model named by the body, served by this endpoint and callable by this key; else a 400/403. */
-function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { model: ModelDefinition; requested: string } {
+function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { contract: ModelContract; requested: string } {
   if (!isObject(body)) throw new DomainError('invalid_request', 'Request body must be a JSON object', { field: '' });
   const requested = body.model;
   if (typeof requested !== 'string' || requested.trim() === '') {
     throw new DomainError('invalid_request', '`model` is required: a model name from GET /v1/models', { field: 'model', rule: 'required' });
   }
   const model = resolveModel(requested);
-  if (!model) {
-    throw new DomainError('invalid_request', `\`model\`: unknown model '${requested}'; GET /v1/models lists the models this key can use`, {
-      field: 'model',
-      rule: 'unknown',
-    });
-  }
+  if (!model) return customModelFor(requested, endpoint, principal);
   if (!model.contract || model.contract.endpoint !== endpoint) {
     const where = model.contract ? `; use ${ENDPOINT_OF_OPERATION[model.contract.operation]}` : '';
     throw new DomainError('invalid_request', `\`model\`: '${requested}' is not served by POST ${endpoint}${where}`, {
@@ -70,7 +76,21 @@ function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { 
   if (!isModelAllowed(model.id, principal.keyModels, principal.groupModels)) {
     throw new DomainError('permission', `This API key is not allowed to use model '${requested}'`, { field: 'model' });
   }
-  return { model, requested };
+  return { contract: model.contract, requested };
+}
+
+/**
+ * Spec 2.4: a name without catalog metadata that the key's model list names exactly is still callable, through
+ * the generic base contract of the endpoint it came in on (its canonical id is the name itself). Any other
+ * unknown name stays a 400, so a key without a list cannot probe for names.
+ */
+function customModelFor(requested: string, endpoint: string, principal: AuthPrincipal): { contract: ModelContract; requested: string } {
+  const operation = OPERATION_OF_ENDPOINT[endpoint];
+  if (!operation || !principal.keyModels?.includes(requested)) throw unknownModel(requested);
+  if (principal.groupModels && !principal.groupModels.includes(requested)) {
+    throw new DomainError('permission', `This API key is not allowed to use model '${requested}'`, { field: 'model' });
+  }
+  return { contract: baseContract(requested, operation), requested };
 }
 
 /**
@@ -80,11 +100,10 @@ function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { 
  */
 export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): Promise<SubmitTaskResult> {
   const { principal } = input;
-  const { model, requested } = modelFor(input.body, input.endpoint, principal);
-  const contract = model.contract!;
+  const { contract, requested } = modelFor(input.body, input.endpoint, principal);
   const responseVersion = contract.ack === 'B' ? parseResponseVersion(input.responseVersion) : undefined;
 
-  const outcome = validateRequest(model, input.body, requested, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
+  const outcome = contract.validate(input.body, requested, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
   if (!outcome.ok) throw violationError(outcome.violation);
   const request: NormalizedRequest = outcome.value;
   // pixel-v6 extend_from_task_id: a completed pixel-v6 task of this account, checked before any money moves

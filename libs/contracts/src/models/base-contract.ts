@@ -1,0 +1,81 @@
+import { defineContract, type BuiltContract } from './define-contract';
+import { IMAGE_ENDPOINT, SCHEMA_VERSION, VIDEO_ENDPOINT, mediaArray, modelField, promptField } from './common-fields';
+import type { Operation } from './types';
+
+/**
+ * The generic contract of a model without catalog metadata (spec 2.4 `category=unknown`: a non-standard name in a
+ * key whitelist, still callable). Only `model` and a non-empty `prompt` are checked; every other field passes
+ * upstream untouched. Media URLs in `image_urls` / `video_urls` still get the public-address check, since the
+ * upstream fetches them on our behalf.
+ */
+
+const BY_OPERATION = {
+  image_generation: {
+    endpoint: IMAGE_ENDPOINT,
+    pool: 'image',
+    kind: 'images',
+    unit: 'image',
+    pollIntervalMs: { min: 2000, max: 5000 },
+    estimatedSeconds: 60,
+  },
+  video_generation: {
+    endpoint: VIDEO_ENDPOINT,
+    pool: 'video',
+    kind: 'videos',
+    unit: 'video',
+    pollIntervalMs: { min: 5000, max: 10000 },
+    estimatedSeconds: 300,
+  },
+} as const;
+
+function buildBaseContract(model: string, operation: Operation): BuiltContract {
+  const op = BY_OPERATION[operation];
+  const built = defineContract({
+    model,
+    family: 'base',
+    operation,
+    endpoint: op.endpoint,
+    schemaVersion: SCHEMA_VERSION,
+    ack: 'A',
+    pool: op.pool,
+    pollIntervalMs: op.pollIntervalMs,
+    estimatedSeconds: op.estimatedSeconds,
+    body: {
+      properties: {
+        model: modelField([model]),
+        prompt: promptField(),
+        image_urls: mediaArray('url-or-base64', { description: 'reference images (public URLs, data URIs or Base64)' }),
+        ...(operation === 'video_generation' ? { video_urls: mediaArray('url', { description: 'reference videos (public URLs)' }) } : {}),
+      },
+      required: ['model', 'prompt'],
+      additionalProperties: true,
+    },
+    normalize(_body, _ctx, raw) {
+      return {
+        derived: { mode: 'base' },
+        // operators price a custom name with PUT /api/prices; unpriced, the submit answers 503 "model not priced"
+        billing: [{ keys: [`${model}@${op.unit}`, model], quantity: 1, label: `1 ${op.unit}` }],
+        expected: { kind: op.kind, count: 1 },
+        upstreamBody: { ...raw },
+      };
+    },
+  });
+  return Object.freeze({ ...built, source: 'base' });
+}
+
+// Names come only from key whitelists (checked before a contract is built), so the cache stays small; the cap
+// only guards against an operator listing thousands of names.
+const CACHE_LIMIT = 1000;
+const cache = new Map<string, BuiltContract>();
+
+/** The generic base contract for `model` (source `base`): requires `model` and `prompt`, tolerates anything else. */
+export function baseContract(model: string, operation: Operation): BuiltContract {
+  const key = `${operation}\u0000${model}`;
+  let c = cache.get(key);
+  if (!c) {
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    c = buildBaseContract(model, operation);
+    cache.set(key, c);
+  }
+  return c;
+}
