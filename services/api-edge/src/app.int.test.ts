@@ -95,6 +95,12 @@ describe('error shapes', () => {
     expect(res.body.error).toMatchObject({ code: 415, type: 'invalid_request_error' });
   });
 
+  it('answers an empty POST with 400 naming model, not 415', async () => {
+    const res = await api().post(IMAGES).set(auth()).set('Content-Length', '0');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 400, type: 'invalid_request_error', message: expect.stringContaining('model') });
+  });
+
   it('gives every response an X-Request-Id', async () => {
     const res = await api().get('/healthz');
     expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);

@@ -82,6 +82,7 @@ export function createApp(deps: AppDeps): App {
     healthRouter({
       probes: { postgres: () => dataSource.query('SELECT 1'), redis: () => redis.ping() },
       isDraining: deps.isDraining ?? (() => false),
+      logger,
     }),
   );
 

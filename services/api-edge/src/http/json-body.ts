@@ -10,8 +10,9 @@ const JSON_TYPES = ['application/json', '+json'];
  */
 export function jsonBody(limitBytes: number): RequestHandler[] {
   const requireJson: RequestHandler = (req, _res, next) => {
-    // req.is: null = no body, false = a body of another type
-    if (req.is(JSON_TYPES) === false) {
+    // req.is: null = no body, false = a body of another type. An empty body (Content-Length: 0) is no body,
+    // whatever its Content-Type: validation then names the missing fields (400) instead of a 415.
+    if (req.headers['content-length'] !== '0' && req.is(JSON_TYPES) === false) {
       throw new DomainError('unsupported_media_type', `Content-Type must be application/json (got '${req.headers['content-type'] ?? ''}')`);
     }
     next();
