@@ -58,10 +58,11 @@ describe('checkExtendSource (pixel-v6 extend_from_task_id)', () => {
     expect(err.message).toMatch(why);
   });
 
-  it('checks the id even when an earlier mode (image-to-video) wins, so a foreign id never goes upstream', async () => {
+  it('ignores the id when an earlier mode (image-to-video) wins: the contract does not send it upstream', async () => {
     const req = extend('task_theirs', { image_urls: ['https://example.com/a.png'] });
     expect(req.derived.mode).toBe('image-to-video');
-    expect(extendSourceIdOf(req)).toBe('task_theirs');
-    await expect(checkExtendSource(deps, 'acc_a', req)).rejects.toThrow(/was not found/);
+    expect(req.upstreamBody).not.toHaveProperty('extend_from_task_id');
+    expect(extendSourceIdOf(req)).toBeUndefined();
+    await expect(checkExtendSource(deps, 'acc_a', req)).resolves.toBeUndefined();
   });
 });

@@ -9,11 +9,13 @@ export interface ExtendSourceDeps {
   tasks: { get(id: string): Promise<TaskRecord | null> };
 }
 
-/** The task id a request wants to extend, if any. Checked whenever the field reaches the upstream body, even in a
- * mode that ignores it (spec 4.7.1: first matching mode wins), so a foreign id is never passed along. */
+/**
+ * The task id a request extends, if any: only in extension mode. When an earlier mode wins (spec 4.7.1: first
+ * match wins) the contract drops the field from the upstream body, so there is nothing to check.
+ */
 export function extendSourceIdOf(request: NormalizedRequest): string | undefined {
   if (request.model !== EXTENDABLE_MODEL) return undefined;
-  const id = request.upstreamBody[FIELD] ?? request.derived.extendFromTaskId;
+  const id = request.derived.extendFromTaskId;
   return typeof id === 'string' ? id : undefined;
 }
 
