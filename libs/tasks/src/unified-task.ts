@@ -1,11 +1,13 @@
-import { fromMinor, resolveModel, type UnifiedTask } from '@gmg/contracts';
+import { baseContract, fromMinor, resolveModel, type UnifiedTask } from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 /** The unified task of spec 2.2 from a task row. `cost` is the price, and 0 once failed (refunded). */
 export function toUnifiedTask(t: TaskRecord): UnifiedTask {
-  const contract = resolveModel(t.model)?.contract;
+  // A custom (whitelisted, unregistered) model runs on the base contract of its pool.
+  const contract = resolveModel(t.model)?.contract
+    ?? (t.pool === 'image' || t.pool === 'video' ? baseContract(t.model, t.pool === 'video' ? 'video_generation' : 'image_generation') : undefined);
   const u: UnifiedTask = {
     id: t.id,
     object: 'generation.task',
