@@ -1,26 +1,79 @@
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { runMigrations } from './data-source';
 
 describe('migrations', () => {
   let db: TestDatabase;
   beforeAll(async () => { db = await createTestDatabase(); });
   afterAll(async () => { await db?.drop(); });
 
+  const q = <T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]> => db.dataSource.query(sql, params);
+  const indexes = async (): Promise<string[]> =>
+    (await q<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'tasks'`)).map((r) => r.indexname);
+  const hasSettledAt = async (): Promise<boolean> =>
+    (await q(`SELECT 1 FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'settled_at'`)).length === 1;
+
   it('create every table and refuse ledger updates', async () => {
-    const rows: Array<{ table_name: string }> = await db.dataSource.query(
+    const rows = await q<{ table_name: string }>(
       `SELECT table_name FROM information_schema.tables WHERE table_schema='public' ORDER BY 1`,
     );
     expect(rows.map((r) => r.table_name)).toEqual(
       expect.arrayContaining(['accounts', 'api_keys', 'channels', 'groups', 'ledger_entries', 'prices', 'tasks']),
     );
-    const [acc] = await db.dataSource.query(`INSERT INTO accounts (name) VALUES ('a') RETURNING id`);
-    await db.dataSource.query(`INSERT INTO ledger_entries (account_id, kind, amount) VALUES ($1, 'topup', 5)`, [acc.id]);
-    await expect(db.dataSource.query(`UPDATE ledger_entries SET amount = 6`)).rejects.toThrow(/append-only/);
-    await expect(db.dataSource.query(`UPDATE accounts SET available = -1`)).rejects.toThrow(/check/i);
+    const [acc] = await q<{ id: string }>(`INSERT INTO accounts (name) VALUES ('a') RETURNING id`);
+    await q(`INSERT INTO ledger_entries (account_id, kind, amount) VALUES ($1, 'topup', 5)`, [acc.id]);
+    await expect(q(`UPDATE ledger_entries SET amount = 6`)).rejects.toThrow(/append-only/);
+    await expect(q(`UPDATE accounts SET available = -1`)).rejects.toThrow(/check/i);
   });
 
-  it('reverts cleanly', async () => {
+  it('task-settled-at adds settled_at and the unsettled partial index, replacing the terminal index', async () => {
+    expect(await hasSettledAt()).toBe(true);
+    const [def] = await q<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_unsettled_completed_idx'`);
+    expect(def.indexdef).toMatch(/\(completed_at\) WHERE \(\(settled_at IS NULL\) AND \(status = ANY/);
+    expect(await indexes()).not.toContain('tasks_terminal_completed_idx');
+  });
+
+  it('task-settled-at backfills settled_at for tasks with a capture or release, and only those, after re-applying', async () => {
     await db.dataSource.undoLastMigration();
-    const rows: Array<{ n: string }> = await db.dataSource.query(
+    expect(await hasSettledAt()).toBe(false);
+    expect(await indexes()).toContain('tasks_terminal_completed_idx');
+
+    const [acc] = await q<{ id: string }>(`INSERT INTO accounts (name) VALUES ('b') RETURNING id`);
+    const [key] = await q<{ id: string }>(
+      `INSERT INTO api_keys (account_id, key_hash, prefix) VALUES ($1, 'h-backfill', 'p') RETURNING id`, [acc.id],
+    );
+    const task = (id: string, status: string) => q(
+      `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, request, price, price_snapshot,
+                          completed_at, deadline_at)
+       VALUES ($1, $2, $3, 'm', 'm', 'image', $4, '{}', 10, '{}', now(), now())`, [id, acc.id, key.id, status],
+    );
+    const entry = (taskId: string, kind: string) =>
+      q(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1, $2, $3, 10)`, [acc.id, taskId, kind]);
+    await task('task_captured', 'completed');
+    await entry('task_captured', 'hold');
+    await entry('task_captured', 'capture');
+    await task('task_released', 'failed');
+    await entry('task_released', 'hold');
+    await entry('task_released', 'release');
+    await task('task_unsettled', 'completed');
+    await entry('task_unsettled', 'hold');
+
+    expect(await runMigrations(db.dataSource)).toEqual(['TaskSettledAt1763856000000']);
+    const rows = await q<{ id: string; settled: boolean }>(`SELECT id, settled_at IS NOT NULL AS settled FROM tasks ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'task_captured', settled: true },
+      { id: 'task_released', settled: true },
+      { id: 'task_unsettled', settled: false },
+    ]);
+  });
+
+  it('reverts cleanly: task-settled-at first, then the initial schema', async () => {
+    await db.dataSource.undoLastMigration();
+    expect(await hasSettledAt()).toBe(false);
+    expect(await indexes()).toEqual(expect.arrayContaining(['tasks_terminal_completed_idx']));
+    expect(await indexes()).not.toContain('tasks_unsettled_completed_idx');
+
+    await db.dataSource.undoLastMigration();
+    const rows = await q<{ n: string }>(
       `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema='public' AND table_name='tasks'`,
     );
     expect(Number(rows[0].n)).toBe(0);

@@ -18,23 +18,37 @@ export class BillingSweeper {
     private readonly unsettledAfterMs: number,
   ) {}
 
-  async sweep(): Promise<{ resent: number; settledDirectly: number }> {
+  /** `failed`: tasks whose re-send or settlement threw; logged and retried next sweep, never blocking the rest. */
+  async sweep(): Promise<{ resent: number; settledDirectly: number; failed: number }> {
     let resent = 0;
     let settledDirectly = 0;
+    let failed = 0;
     for (const t of await this.tasks.findUnsettled(this.unsettledAfterMs)) {
-      const jobId = settleJobId(t.id);
-      const job = await this.queue.getJob(jobId);
-      const state = job ? await job.getState() : 'missing';
-      if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized') continue;
-      if (state === 'missing' || state === 'unknown') {
-        await this.queue.add('settle', { taskId: t.id }, { jobId });
-        resent++;
-      } else {
-        await this.settler.settle(t.id);
-        settledDirectly++;
+      try {
+        const r = await this.sweepOne(t.id);
+        if (r === 'resent') resent++;
+        if (r === 'settled') settledDirectly++;
+      } catch (e) {
+        failed++;
+        this.logger.error({ taskId: t.id, err: (e as Error).message }, 'billing sweep could not settle a task; retried next sweep');
       }
     }
-    if (resent || settledDirectly) this.logger.warn({ resent, settledDirectly }, 'billing sweep found unsettled tasks');
-    return { resent, settledDirectly };
+    if (resent || settledDirectly || failed) {
+      this.logger.warn({ resent, settledDirectly, failed }, 'billing sweep found unsettled tasks');
+    }
+    return { resent, settledDirectly, failed };
+  }
+
+  private async sweepOne(taskId: string): Promise<'pending' | 'resent' | 'settled'> {
+    const jobId = settleJobId(taskId);
+    const job = await this.queue.getJob(jobId);
+    const state = job ? await job.getState() : 'missing';
+    if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized') return 'pending';
+    if (state === 'missing' || state === 'unknown') {
+      await this.queue.add('settle', { taskId }, { jobId });
+      return 'resent';
+    }
+    await this.settler.settle(taskId);
+    return 'settled';
   }
 }

@@ -29,5 +29,7 @@ export class TaskEntity {
   @Column({ type: 'timestamptz', name: 'completed_at', nullable: true }) completedAt!: Date | null;
   /** After this instant a non-terminal task fails with `Task timeout`. */
   @Column({ type: 'timestamptz', name: 'deadline_at' }) deadlineAt!: Date;
+  /** When the capture/release was written; null while unsettled (the settlement sweeper's index). */
+  @Column({ type: 'timestamptz', name: 'settled_at', nullable: true }) settledAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
 }

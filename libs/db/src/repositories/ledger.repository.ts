@@ -21,6 +21,8 @@ export async function settleTask(ds: DataSource, taskId: string): Promise<Settle
        ON CONFLICT (task_id, kind) DO NOTHING RETURNING id`,
       [t.account_id, taskId, kind, t.price, JSON.stringify({ model: t.model })],
     );
+    // Marks the task settled for the sweeper in the same transaction; on a duplicate it is already set (harmless).
+    await m.query(`UPDATE tasks SET settled_at = now() WHERE id = $1 AND settled_at IS NULL`, [taskId]);
     if (inserted.length === 0) return 'duplicate';
     const move =
       kind === 'capture'

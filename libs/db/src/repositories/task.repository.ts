@@ -25,6 +25,11 @@ export interface TaskRecord {
   completedAt: Date | null;
   deadlineAt: Date;
   updatedAt: Date;
+  /**
+   * Set with the capture/release; null while unsettled. toTaskRecord always fills it; optional only so records
+   * built by hand (test fixtures) stay valid.
+   */
+  settledAt?: Date | null;
 }
 
 export interface NewTask {
@@ -63,6 +68,7 @@ export function toTaskRecord(r: Row): TaskRecord {
     completedAt: r.completed_at ? new Date(r.completed_at as string) : null,
     deadlineAt: new Date(r.deadline_at as string),
     updatedAt: new Date(r.updated_at as string),
+    settledAt: r.settled_at ? new Date(r.settled_at as string) : null,
   };
 }
 
@@ -171,13 +177,17 @@ export class TaskRepository {
     return rows.map(toTaskRecord);
   }
 
-  /** Terminal tasks with neither capture nor release, ended more than `olderThanMs` ago (the settlement sweeper). */
+  /**
+   * Terminal tasks not settled yet (settled_at is set with the capture/release), ended more than `olderThanMs` ago
+   * (the settlement sweeper). Served by the partial index tasks_unsettled_completed_idx: cost follows the backlog,
+   * not the history.
+   */
   async findUnsettled(olderThanMs: number, limit = 500): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT t.* FROM tasks t
-       WHERE t.status IN ('completed','failed') AND t.completed_at < now() - ($1 || ' milliseconds')::interval
-         AND NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.task_id = t.id AND l.kind IN ('capture','release'))
-       ORDER BY t.completed_at LIMIT $2`,
+      `SELECT * FROM tasks
+       WHERE settled_at IS NULL AND status IN ('completed','failed')
+         AND completed_at < now() - ($1 || ' milliseconds')::interval
+       ORDER BY completed_at LIMIT $2`,
       [String(olderThanMs), limit],
     );
     return rows.map(toTaskRecord);
