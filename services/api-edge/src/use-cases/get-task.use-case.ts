@@ -4,7 +4,7 @@ import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 
 export interface GetTaskDeps {
-  views: { read(id: string): Promise<TaskView | null>; write(t: TaskRecord): Promise<TaskView> };
+  views: { read(id: string): Promise<TaskView | null>; write(t: TaskRecord, opts?: { ifAbsent?: boolean }): Promise<TaskView> };
   tasks: { get(id: string): Promise<TaskRecord | null> };
   toUnifiedTask(t: TaskRecord): UnifiedTask;
   logger: Logger;
@@ -33,7 +33,8 @@ export async function getTask(deps: GetTaskDeps, accountId: string, id: string):
   if (!row || row.accountId !== accountId) throw notFound(id);
   const task = deps.toUnifiedTask(row);
   if (!view) {
-    await deps.views.write(row).catch((err: unknown) => deps.logger.warn({ err, taskId: id }, 'task view re-warm failed'));
+    // ifAbsent: a worker may have written a newer view since `row` was read; the re-warm must not replace it.
+    await deps.views.write(row, { ifAbsent: true }).catch((err: unknown) => deps.logger.warn({ err, taskId: id }, 'task view re-warm failed'));
   }
   return task;
 }
