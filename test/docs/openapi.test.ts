@@ -73,6 +73,7 @@ function submitDeps(): SubmitTaskDeps {
   let n = 0;
   return {
     tasks: { createWithHold: async (t) => taskRecord(t), get: async () => null },
+    assets: { ownedUsable: async () => new Set<string>() },
     prices: { get: async () => PRICES },
     views: { write: async () => undefined },
     queue: { enqueueTask: async () => undefined },

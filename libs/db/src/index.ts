@@ -27,3 +27,4 @@ export { GroupRepository } from './repositories/group.repository';
 export type { GroupRecord } from './repositories/group.repository';
 export { seedDemo, loadPrices, DEMO_ACCOUNT_ID, DEMO_CHANNEL_NAME } from './seed';
 export type { DemoSeed } from './seed';
+export { AssetRepository } from './repositories/asset.repository';

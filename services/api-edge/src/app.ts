@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
-import { ApiKeyRepository, PriceRepository, TaskRepository, newTaskId } from '@gmg/db';
+import { ApiKeyRepository, AssetRepository, PriceRepository, TaskRepository, newTaskId } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
@@ -129,6 +129,7 @@ export function createApp(deps: AppDeps): App {
     generationsRouter(
       {
         tasks,
+        assets: new AssetRepository(dataSource),
         prices,
         views,
         queue: deps.producers,

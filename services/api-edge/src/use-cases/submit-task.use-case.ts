@@ -6,11 +6,14 @@ import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
+import { checkAssetOwnership, type AssetOwnershipDeps } from './asset-ownership.check';
 import { checkExtendSource } from './extend-source.check';
 import { parseResponseVersion } from './response-version';
 
 export interface SubmitTaskDeps {
   tasks: { createWithHold(t: NewTask): Promise<TaskRecord>; get(id: string): Promise<TaskRecord | null> };
+  /** Approved avatar assets per account (motion-2.0 `asset_urls`). */
+  assets: AssetOwnershipDeps['assets'];
   prices: Pick<PriceTableCache, 'get'>;
   views: { write(t: TaskRecord): Promise<unknown> };
   queue: { enqueueTask(pool: Pool, taskId: string): Promise<void> };
@@ -108,6 +111,8 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   const request: NormalizedRequest = outcome.value;
   // pixel-v6 extend_from_task_id: a completed pixel-v6 task of this account, checked before any money moves
   await checkExtendSource(deps, principal.accountId, request);
+  // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves
+  await checkAssetOwnership(deps, principal.accountId, request);
 
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
