@@ -37,11 +37,22 @@ export const env = {
   bool: (def: boolean) => Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(def),
 };
 
-/** Builds the common part of every service's config: Postgres, Redis, logging, Redis policy check. */
+/** The environment every gateway service shares (upstream-sim excepted). */
+export interface CommonEnv {
+  DATABASE_URL: string;
+  REDIS_URL: string;
+  LOG_LEVEL: string;
+  REDIS_REQUIRE_NOEVICTION: boolean;
+  /** BullMQ key prefix; also prefixes the task views. Renaming it strands queued jobs. */
+  QUEUE_PREFIX: string;
+}
+
+/** Builds the common part of every service's config: Postgres, Redis, logging, Redis policy check, queue prefix. */
 export const commonSchema = {
   DATABASE_URL: env.databaseUrl(),
   REDIS_URL: env.redisUrl(),
   LOG_LEVEL: env.logLevel(),
   /** Refuse to start when Redis may evict queue keys (maxmemory-policy other than noeviction). */
   REDIS_REQUIRE_NOEVICTION: env.bool(false),
+  QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg'),
 };

@@ -1,11 +1,6 @@
-import { Joi, commonSchema, env } from '@gmg/config';
+import { Joi, commonSchema, env, type CommonEnv } from '@gmg/config';
 
-export interface PoolWorkerConfig {
-  DATABASE_URL: string;
-  REDIS_URL: string;
-  LOG_LEVEL: string;
-  REDIS_REQUIRE_NOEVICTION: boolean;
-  QUEUE_PREFIX: string;
+export interface PoolWorkerConfig extends CommonEnv {
   HEALTH_PORT: number;
   WORKER_CONCURRENCY: number;
   POLL_INTERVAL_SCALE: number;
@@ -18,7 +13,6 @@ export interface PoolWorkerConfig {
 export function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema<PoolWorkerConfig> {
   return Joi.object<PoolWorkerConfig>({
     ...commonSchema,
-    QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg'),
     HEALTH_PORT: env.port(defaultHealthPort),
     WORKER_CONCURRENCY: env.positiveInt(50).max(10_000),
     /** Multiplies upstream poll intervals and retry backoffs; small values are for tests. */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Joi, commonSchema, env, loadConfig } from '@gmg/config';
+import { Joi, commonSchema, env, loadConfig, type CommonEnv } from '@gmg/config';
 
 /** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
 export interface ApiEdgeConfig {
@@ -42,13 +42,12 @@ const schema = Joi.object({
   // At most 5 s: a revoked key must stop working within 5 seconds.
   AUTH_CACHE_TTL_MS: Joi.number().integer().min(0).max(5000).default(2000),
   PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
-  QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).default('gmg'),
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
   UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
   UPLOAD_TTL_SECONDS: Joi.number().integer().min(60).max(30 * 86400).default(86400),
 });
 
-interface RawEnv {
+interface RawEnv extends CommonEnv {
   PORT: number;
   PUBLIC_BASE_URL?: string;
   ADMIN_TOKEN: string;
@@ -56,11 +55,6 @@ interface RawEnv {
   MAX_BODY_BYTES: number;
   AUTH_CACHE_TTL_MS: number;
   PRICE_CACHE_TTL_MS: number;
-  QUEUE_PREFIX: string;
-  DATABASE_URL: string;
-  REDIS_URL: string;
-  LOG_LEVEL: string;
-  REDIS_REQUIRE_NOEVICTION: boolean;
   UPLOAD_DIR: string;
   UPLOAD_MAX_BYTES: number;
   UPLOAD_TTL_SECONDS: number;

@@ -1,11 +1,6 @@
-import { Joi, commonSchema, env, loadConfig } from '@gmg/config';
+import { Joi, commonSchema, env, loadConfig, type CommonEnv } from '@gmg/config';
 
-export interface BillingConfig {
-  DATABASE_URL: string;
-  REDIS_URL: string;
-  LOG_LEVEL: string;
-  REDIS_REQUIRE_NOEVICTION: boolean;
-  QUEUE_PREFIX: string;
+export interface BillingConfig extends CommonEnv {
   HEALTH_PORT: number;
   SETTLE_CONCURRENCY: number;
   SWEEP_INTERVAL_MS: number;
@@ -15,7 +10,6 @@ export interface BillingConfig {
 
 const schema = Joi.object<BillingConfig>({
   ...commonSchema,
-  QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg'),
   HEALTH_PORT: env.port(9105),
   SETTLE_CONCURRENCY: env.positiveInt(20).max(1000),
   SWEEP_INTERVAL_MS: env.positiveInt(15_000).min(100),

@@ -32,18 +32,11 @@ export interface TaskRecord {
   settledAt?: Date | null;
 }
 
-export interface NewTask {
-  id: string;
-  accountId: string;
-  apiKeyId: string;
-  model: string;
-  requestedModel: string;
-  pool: Pool;
-  request: NormalizedRequest;
-  price: bigint;
-  priceSnapshot: Record<string, unknown>;
-  deadlineAt: Date;
-}
+/** What a submit provides; the rest of the record is set by the database and the lifecycle. */
+export type NewTask = Pick<
+  TaskRecord,
+  'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'pool' | 'request' | 'price' | 'priceSnapshot' | 'deadlineAt'
+>;
 
 
 export function toTaskRecord(r: Row): TaskRecord {
