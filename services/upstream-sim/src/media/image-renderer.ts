@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { RenderCache } from './render-cache';
 import sharp from 'sharp';
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp';
@@ -24,29 +25,15 @@ export function normalizeImageFormat(f: string | undefined): ImageFormat {
  * concurrent requests for the same image share one render.
  */
 export class ImageRenderer {
-  private readonly cache: LRUCache<string, Buffer>;
-  private readonly inFlight = new Map<string, Promise<Buffer>>();
+  private readonly cache: RenderCache;
 
   constructor(maxCacheBytes = 128 * 1024 * 1024) {
-    this.cache = new LRUCache<string, Buffer>({ maxSize: maxCacheBytes, sizeCalculation: (b) => Math.max(1, b.length) });
+    this.cache = new RenderCache(new LRUCache<string, Buffer>({ maxSize: maxCacheBytes, sizeCalculation: (b) => Math.max(1, b.length) }));
   }
 
   render(seed: string, width: number, height: number, format: ImageFormat): Promise<Buffer> {
     if (!validSize(width, height)) return Promise.reject(new RangeError(`image size ${width}x${height} out of range`));
-    const key = `${seed}|${width}x${height}|${format}`;
-    const hit = this.cache.get(key);
-    if (hit) return Promise.resolve(hit);
-    let p = this.inFlight.get(key);
-    if (!p) {
-      p = encode(seed, width, height, format)
-        .then((buf) => {
-          this.cache.set(key, buf);
-          return buf;
-        })
-        .finally(() => this.inFlight.delete(key));
-      this.inFlight.set(key, p);
-    }
-    return p;
+    return this.cache.get(`${seed}|${width}x${height}|${format}`, () => encode(seed, width, height, format));
   }
 }
 

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
+import { RenderCache } from './render-cache';
 
 export const MAX_VIDEO_SECONDS = 60;
 
@@ -30,8 +31,7 @@ export interface VideoRendererOptions {
  * ffmpeg test pattern, rendered once per duration and cached, concurrent requests sharing one render.
  */
 export class VideoRenderer {
-  private readonly cache: LRUCache<string, Buffer>;
-  private readonly inFlight = new Map<string, Promise<Buffer>>();
+  private readonly cache: RenderCache;
   private readonly ffmpeg: string | undefined;
   private readonly w: number;
   private readonly h: number;
@@ -39,7 +39,7 @@ export class VideoRenderer {
 
   constructor(opts: VideoRendererOptions = {}) {
     this.ffmpeg = opts.ffmpegPath ?? bundledFfmpegPath();
-    this.cache = new LRUCache<string, Buffer>({ max: opts.maxCached ?? 64 });
+    this.cache = new RenderCache(new LRUCache<string, Buffer>({ max: opts.maxCached ?? 64 }));
     this.w = opts.width ?? 160;
     this.h = opts.height ?? 90;
     this.fps = opts.fps ?? 8;
@@ -53,20 +53,7 @@ export class VideoRenderer {
     if (!(seconds > 0 && seconds <= MAX_VIDEO_SECONDS)) return Promise.reject(new RangeError(`video duration ${seconds}s out of range`));
     // Whole frames only, so the container duration is exactly frames / fps.
     const frames = Math.max(1, Math.round(seconds * this.fps));
-    const key = String(frames);
-    const hit = this.cache.get(key);
-    if (hit) return Promise.resolve(hit);
-    let p = this.inFlight.get(key);
-    if (!p) {
-      p = this.encode(frames)
-        .then((buf) => {
-          this.cache.set(key, buf);
-          return buf;
-        })
-        .finally(() => this.inFlight.delete(key));
-      this.inFlight.set(key, p);
-    }
-    return p;
+    return this.cache.get(String(frames), () => this.encode(frames));
   }
 
   private async encode(frames: number): Promise<Buffer> {
