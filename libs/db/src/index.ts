@@ -11,7 +11,7 @@ export { PriceEntity } from './entities/price.entity';
 export { TaskEntity } from './entities/task.entity';
 export { newTaskId, newApiKeySecret, hashApiKey, keyPrefix, randomBase62 } from './ids';
 export { rowsOf } from './repositories/sql';
-export { TaskRepository, toTaskRecord } from './repositories/task.repository';
+export { TaskRepository, toTaskRecord, DuplicateSubmissionError, IDEMPOTENCY_RETENTION_HOURS } from './repositories/task.repository';
 export type { TaskRecord, NewTask } from './repositories/task.repository';
 export { settleTask } from './repositories/ledger.repository';
 export type { SettleOutcome } from './repositories/ledger.repository';

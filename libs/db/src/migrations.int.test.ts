@@ -32,6 +32,15 @@ describe('migrations', () => {
     expect(await indexes()).not.toContain('tasks_terminal_completed_idx');
   });
 
+  it('task-idempotency-key binds a key once per API key, and reverts', async () => {
+    const [def] = await q<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_idempotency_uidx'`);
+    expect(def.indexdef).toMatch(/UNIQUE INDEX .* \(api_key_id, idempotency_key\) WHERE \(idempotency_key IS NOT NULL\)/);
+    await db.dataSource.undoLastMigration();
+    const cols = await q(`SELECT 1 FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'idempotency_key'`);
+    expect(cols).toHaveLength(0);
+    expect(await indexes()).not.toContain('tasks_idempotency_uidx');
+  });
+
   it('task-settled-at backfills settled_at for tasks with a capture or release, and only those, after re-applying', async () => {
     await db.dataSource.undoLastMigration();
     expect(await hasSettledAt()).toBe(false);
@@ -57,7 +66,7 @@ describe('migrations', () => {
     await task('task_unsettled', 'completed');
     await entry('task_unsettled', 'hold');
 
-    expect(await runMigrations(db.dataSource)).toEqual(['TaskSettledAt1763856000000']);
+    expect(await runMigrations(db.dataSource)).toEqual(['TaskSettledAt1763856000000', 'TaskIdempotencyKey1763942400000']);
     const rows = await q<{ id: string; settled: boolean }>(`SELECT id, settled_at IS NOT NULL AS settled FROM tasks ORDER BY id`);
     expect(rows).toEqual([
       { id: 'task_captured', settled: true },
@@ -66,7 +75,8 @@ describe('migrations', () => {
     ]);
   });
 
-  it('reverts cleanly: task-settled-at first, then the initial schema', async () => {
+  it('reverts cleanly: task-idempotency-key, task-settled-at, then the initial schema', async () => {
+    await db.dataSource.undoLastMigration();
     await db.dataSource.undoLastMigration();
     expect(await hasSettledAt()).toBe(false);
     expect(await indexes()).toEqual(expect.arrayContaining(['tasks_terminal_completed_idx']));

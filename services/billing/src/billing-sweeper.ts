@@ -36,6 +36,9 @@ export class BillingSweeper {
     if (resent || settledDirectly || failed) {
       this.logger.warn({ resent, settledDirectly, failed }, 'billing sweep found unsettled tasks');
     }
+    // Housekeeping on the same beat: Idempotency-Keys past their 24 h are unbound from their tasks.
+    await this.tasks.expireIdempotencyKeys().catch((e: unknown) =>
+      this.logger.warn({ err: (e as Error).message }, 'could not expire idempotency keys; retried next sweep'));
     return { resent, settledDirectly, failed };
   }
 

@@ -32,4 +32,6 @@ export class TaskEntity {
   /** When the capture/release was written; null while unsettled (the settlement sweeper's index). */
   @Column({ type: 'timestamptz', name: 'settled_at', nullable: true }) settledAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
+  /** The client's Idempotency-Key; unique per API key while kept (24 h). */
+  @Column({ type: 'text', name: 'idempotency_key', nullable: true }) idempotencyKey!: string | null;
 }

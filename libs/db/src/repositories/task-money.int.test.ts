@@ -85,4 +85,26 @@ describe('task money path', () => {
     }
     expect(seen.sort()).toEqual([...ids].sort());
   });
+
+  it('refuses a second task under the same Idempotency-Key and API key without holding anything', async () => {
+    await accounts.topup(accountId, 1000n);
+    const first = await tasks.createWithHold({ ...newTask(100n), idempotencyKey: 'order-7' });
+    await expect(tasks.createWithHold({ ...newTask(100n), idempotencyKey: 'order-7' })).rejects.toMatchObject({
+      name: 'DuplicateSubmissionError',
+      existing: expect.objectContaining({ id: first.id }),
+    });
+    expect(await balance()).toEqual({ available: 900n, held: 100n, spent: 0n });
+    // another key of the same account may use the same Idempotency-Key
+    const otherKey = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+    await tasks.createWithHold({ ...newTask(100n), apiKeyId: otherKey, idempotencyKey: 'order-7' });
+    expect((await balance()).held).toBe(200n);
+  });
+
+  it('unbinds Idempotency-Keys after the retention, so the key can be used again', async () => {
+    await accounts.topup(accountId, 1000n);
+    const first = await tasks.createWithHold({ ...newTask(100n), idempotencyKey: 'order-8' });
+    await db.dataSource.query(`UPDATE tasks SET created_at = now() - interval '25 hours' WHERE id = $1`, [first.id]);
+    expect(await tasks.expireIdempotencyKeys()).toBeGreaterThanOrEqual(1);
+    await expect(tasks.createWithHold({ ...newTask(100n), idempotencyKey: 'order-8' })).resolves.toMatchObject({ status: 'pending' });
+  });
 });

@@ -36,7 +36,21 @@ export interface TaskRecord {
 export type NewTask = Pick<
   TaskRecord,
   'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'pool' | 'request' | 'price' | 'priceSnapshot' | 'deadlineAt'
->;
+> & {
+  /** The client's Idempotency-Key: a second task under the same key and API key is refused by the database. */
+  idempotencyKey?: string;
+};
+
+/** A submission whose Idempotency-Key already made a task: nothing was held; `existing` is that task. */
+export class DuplicateSubmissionError extends Error {
+  constructor(readonly existing: TaskRecord) {
+    super(`a task with this Idempotency-Key exists: ${existing.id}`);
+    this.name = 'DuplicateSubmissionError';
+  }
+}
+
+/** How long an Idempotency-Key stays bound to its task (the Redis record lives as long). */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
 
 
 export function toTaskRecord(r: Row): TaskRecord {
@@ -87,8 +101,8 @@ export class TaskRepository {
          WHERE id = $2 AND available >= $8 RETURNING id
        ), task AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                            price, price_snapshot, deadline_at)
-         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10 FROM hold
+                            price, price_snapshot, deadline_at, idempotency_key)
+         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12 FROM hold
          RETURNING *
        ), ledger AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
@@ -97,8 +111,16 @@ export class TaskRepository {
        )
        SELECT task.* FROM task, ledger`,
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
-        t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model })],
-    ));
+        t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
+        t.idempotencyKey ?? null],
+    ).catch(async (e: unknown) => {
+      // The statement is atomic: on this conflict nothing was held or inserted.
+      if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
+        const existing = await this.findByIdempotencyKey(t.apiKeyId, t.idempotencyKey);
+        if (existing) throw new DuplicateSubmissionError(existing);
+      }
+      throw e;
+    }));
     if (rows.length === 0) throw new DomainError('payment_required', 'Insufficient balance for this request');
     return toTaskRecord(rows[0]);
   }
@@ -106,6 +128,21 @@ export class TaskRepository {
   async get(id: string): Promise<TaskRecord | null> {
     const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE id = $1`, [id]);
     return rows[0] ? toTaskRecord(rows[0]) : null;
+  }
+
+  async findByIdempotencyKey(apiKeyId: string, idempotencyKey: string): Promise<TaskRecord | null> {
+    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, idempotencyKey]);
+    return rows[0] ? toTaskRecord(rows[0]) : null;
+  }
+
+  /** Unbinds Idempotency-Keys older than the retention, so a key may be reused after it (as the docs promise). */
+  async expireIdempotencyKeys(olderThanHours = IDEMPOTENCY_RETENTION_HOURS): Promise<number> {
+    const rows = rowsOf(await this.ds.query(
+      `UPDATE tasks SET idempotency_key = NULL
+       WHERE idempotency_key IS NOT NULL AND created_at < now() - ($1 || ' hours')::interval RETURNING id`,
+      [String(olderThanHours)],
+    ));
+    return rows.length;
   }
 
   /** Records the upstream assignment; moves pending → processing. Null when the task is already terminal. */

@@ -21,6 +21,7 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         body: req.body,
         requestId: String(req.id),
         responseVersion: req.get(RESPONSE_VERSION_HEADER),
+        idempotencyKey: req.get('Idempotency-Key') || undefined,
       });
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
       res.status(result.httpStatus).json(result.body);

@@ -2,7 +2,7 @@ import {
   PriceNotFoundError, baseContract, isModelAllowed, quote, resolveModel,
   type ModelContract, type NormalizedRequest, type Operation, type Pool, type Quote,
 } from '@gmg/contracts';
-import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
+import { DuplicateSubmissionError, type AuthPrincipal, type NewTask, type TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
@@ -32,6 +32,8 @@ export interface SubmitTaskInput {
   requestId: string;
   /** `X-Service-Response-Version` as sent (shape B models only). */
   responseVersion?: string;
+  /** `Idempotency-Key` as sent: bound to the task, so a second task under it is impossible. */
+  idempotencyKey?: string;
 }
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
@@ -116,18 +118,28 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
 
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
-  const task = await deps.tasks.createWithHold({
-    id: deps.newTaskId(),
-    accountId: principal.accountId,
-    apiKeyId: principal.keyId,
-    model: request.model,
-    requestedModel: request.requestedModel,
-    pool: request.pool,
-    request,
-    price: price.total,
-    priceSnapshot: { total: price.total.toString(), ratio: price.ratio, lines: price.lines },
-    deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
-  });
+  let task: TaskRecord;
+  try {
+    task = await deps.tasks.createWithHold({
+      id: deps.newTaskId(),
+      accountId: principal.accountId,
+      apiKeyId: principal.keyId,
+      model: request.model,
+      requestedModel: request.requestedModel,
+      pool: request.pool,
+      request,
+      price: price.total,
+      priceSnapshot: { total: price.total.toString(), ratio: price.ratio, lines: price.lines },
+      deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
+      idempotencyKey: input.idempotencyKey,
+    });
+  } catch (err) {
+    // The Redis idempotency record answers replays; when it was lost, the database refuses the second task
+    // (nothing held) and the client gets the acknowledgement of the first one.
+    if (!(err instanceof DuplicateSubmissionError)) throw err;
+    deps.logger.warn({ taskId: err.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing task');
+    return acknowledge(contract.ack, err.existing.id, input.requestId, responseVersion);
+  }
 
   // Postgres is the record from here on: a failed view write or enqueue must not turn an accepted, paid task
   // into an error. Polling falls back to Postgres, and the worker sweeper's reconciler re-adds pending tasks
@@ -137,20 +149,25 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
     deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
   );
 
-  if (contract.ack === 'B') {
+  return acknowledge(contract.ack, task.id, input.requestId, responseVersion);
+}
+
+/** Acknowledgement shape A, or B with HTTP 202 (spec 2.1). */
+function acknowledge(ack: string, taskId: string, requestId: string, responseVersion: string | undefined): SubmitTaskResult {
+  if (ack === 'B') {
     return {
       ack: 'B',
       httpStatus: 202,
-      taskId: task.id,
+      taskId,
       responseVersion: responseVersion!,
       body: {
         code: 202,
-        request_id: input.requestId,
-        data: { id: task.id, object: 'generation.task', type: 'image', status: 'pending', progress: 0, poll_url: `/v1/tasks/${task.id}` },
+        request_id: requestId,
+        data: { id: taskId, object: 'generation.task', type: 'image', status: 'pending', progress: 0, poll_url: `/v1/tasks/${taskId}` },
       },
     };
   }
-  return { ack: 'A', httpStatus: 200, taskId: task.id, body: { code: 200, data: [{ status: 'submitted', task_id: task.id }] } };
+  return { ack: 'A', httpStatus: 200, taskId, body: { code: 200, data: [{ status: 'submitted', task_id: taskId }] } };
 }
 
 async function quoteOrUnavailable(deps: SubmitTaskDeps, request: NormalizedRequest, ratio: number): Promise<Quote> {

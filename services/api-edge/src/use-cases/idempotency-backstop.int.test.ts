@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import request from 'supertest';
+import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+
+/**
+ * The Redis idempotency record answers replays. When it is lost (Redis restarted without persistence, evicted, or
+ * the store after a committed submit failed), the database constraint on (api_key_id, idempotency_key) still
+ * refuses a second task: the retry gets the first task's acknowledgement and costs nothing.
+ */
+let h: EdgeHarness;
+beforeAll(async () => {
+  h = await startEdgeHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+it('answers a retry whose Redis idempotency record was lost with the first task, holding money once', async () => {
+  const c = await h.newCustomer({ balance: 10 });
+  const body = { model: 'lumen-2-flex', prompt: 'exactly once' };
+  const send = () => request(h.baseUrl).post('/v1/images/generations').set('Authorization', `Bearer ${c.key}`).set('Idempotency-Key', 'order-99').send(body);
+
+  const first = await send();
+  expect(first.status).toBe(200);
+  const redisKey = `${h.prefix}:idem:${c.keyId}:${createHash('sha256').update('order-99').digest('hex')}`;
+  expect(await h.redis.del(redisKey)).toBe(1); // the record is gone
+
+  const retry = await send();
+  expect(retry.status).toBe(200);
+  expect(retry.body.data[0].task_id).toBe(first.body.data[0].task_id);
+  const [{ tasks, holds }] = await h.db.dataSource.query(
+    `SELECT (SELECT count(*)::int FROM tasks WHERE account_id = $1) AS tasks,
+            (SELECT count(*)::int FROM ledger_entries WHERE account_id = $1 AND kind = 'hold') AS holds`,
+    [c.accountId],
+  );
+  expect({ tasks, holds }).toEqual({ tasks: 1, holds: 1 });
+});
