@@ -1,7 +1,7 @@
 import { TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
 import type { TaskRecord, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import type { TaskQueue } from '@gmg/queue';
+import type { Redis, TaskQueue } from '@gmg/queue';
 import type { TaskLifecycle } from './task-lifecycle';
 import { TASK_FAILURE_TYPES } from './task-step.processor';
 
@@ -41,35 +41,64 @@ export class PoolSweeper {
       if (await this.lifecycle.fail(t.id, TASK_TIMEOUT_MESSAGE, TASK_FAILURE_TYPES.timeout)) timedOut++;
     }
     let readded = 0;
-    for await (const t of this.openTasks()) {
-      const jobId = taskJobId(t.id);
-      const job = await this.queue.getJob(jobId);
-      if (job) {
-        const state = await job.getState();
-        if (LIVE_STATES.has(state)) continue;
-        // A finished job would block re-adding under the same id; a locked one refuses removal (then skip it).
-        try {
-          await job.remove();
-        } catch (e) {
-          this.logger.warn({ taskId: t.id, state, err: (e as Error).message }, 'could not remove the finished job of an open task');
-          continue;
-        }
+    for await (const page of this.openTaskPages()) {
+      for (const t of await this.withoutLiveJob(page)) {
+        if (await this.readd(t)) readded++;
       }
-      const data: TaskJobData = { taskId: t.id, step: t.upstreamTaskId ? 'poll' : 'submit', submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
-      await this.queue.add('task', data, { jobId });
-      readded++;
-      this.logger.warn({ taskId: t.id, step: data.step, hadJob: Boolean(job) }, 'open task had no live job; re-added');
     }
     if (timedOut || readded) this.logger.info({ pool: this.pool, timedOut, readded }, 'pool sweep');
     return { timedOut, readded };
   }
 
+  /**
+   * The tasks of a page whose job is not live, in one pipelined round trip: a job is live when its hash exists and
+   * it is in neither the completed nor the failed set (waiting, active, delayed, prioritized). A healthy fleet of
+   * in-flight tasks costs one Redis round trip per 500 tasks.
+   */
+  private async withoutLiveJob(page: TaskRecord[]): Promise<TaskRecord[]> {
+    if (page.length === 0) return [];
+    const client = (await this.queue.client) as unknown as Redis;
+    const pipe = client.pipeline();
+    for (const t of page) {
+      const id = taskJobId(t.id);
+      pipe.exists(this.queue.toKey(id));
+      pipe.zscore(this.queue.toKey('completed'), id);
+      pipe.zscore(this.queue.toKey('failed'), id);
+    }
+    const res = (await pipe.exec()) ?? [];
+    return page.filter((_t, i) => {
+      const [exists, completed, failed] = [res[3 * i]?.[1], res[3 * i + 1]?.[1], res[3 * i + 2]?.[1]];
+      return !(exists === 1 && completed === null && failed === null);
+    });
+  }
+
+  /** Re-adds the job of an open task that has none (or only a finished one); true when it did. */
+  private async readd(t: TaskRecord): Promise<boolean> {
+    const jobId = taskJobId(t.id);
+    const job = await this.queue.getJob(jobId);
+    if (job) {
+      const state = await job.getState();
+      if (LIVE_STATES.has(state)) return false;
+      // A finished job would block re-adding under the same id; a locked one refuses removal (then skip it).
+      try {
+        await job.remove();
+      } catch (e) {
+        this.logger.warn({ taskId: t.id, state, err: (e as Error).message }, 'could not remove the finished job of an open task');
+        return false;
+      }
+    }
+    const data: TaskJobData = { taskId: t.id, step: t.upstreamTaskId ? 'poll' : 'submit', submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
+    await this.queue.add('task', data, { jobId });
+    this.logger.warn({ taskId: t.id, step: data.step, hadJob: Boolean(job) }, 'open task had no live job; re-added');
+    return true;
+  }
+
   /** Every open task of the pool, page by page (bounded: MAX_PAGES pages a sweep; the next sweep starts over). */
-  private async *openTasks(): AsyncGenerator<TaskRecord> {
+  private async *openTaskPages(): AsyncGenerator<TaskRecord[]> {
     let afterId: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const rows = await this.tasks.findOpen(this.pool, this.orphanAfterMs, PAGE_SIZE, afterId);
-      yield* rows;
+      yield rows;
       if (rows.length < PAGE_SIZE) return;
       afterId = rows[rows.length - 1]!.id;
     }

@@ -243,6 +243,24 @@ describe('pool sweeper and crash recovery', () => {
     expect((await pw.sweeper.sweep()).readded).toBe(0);
   });
 
+  it('leaves tasks with a live job alone and re-adds one whose job failed permanently', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 1000 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start({ orphanAfterMs: 0 });
+    const live = await seedTask(w.db.dataSource, w.account, 'still rendering');
+    await w.enqueue(pw, live);
+    await waitFor(async () => (await (await pw.queue.getJob(live.id))?.getState()) === 'delayed', { what: 'delayed' });
+    const dead = await seedTask(w.db.dataSource, w.account, 'job failed for good');
+    // a job in the failed set: what BullMQ leaves after the attempts ran out
+    const job = await pw.queue.add('task', { taskId: dead.id, step: 'submit' }, { jobId: dead.id, delay: 60_000 });
+    await ((await pw.queue.client) as unknown as Redis).zadd(pw.queue.toKey('failed'), Date.now(), job.id!);
+
+    expect((await pw.sweeper.sweep()).readded).toBe(1);
+    expect(await (await pw.queue.getJob(live.id))?.getState()).toBe('delayed');
+    expect(up.submits.get(live.id)).toBe(1);
+  });
+
   it('fails an overdue task that has no job from the sweeper with Task timeout', async () => {
     const w = await world();
     const pw = await w.start();
