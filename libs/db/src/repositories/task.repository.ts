@@ -1,6 +1,6 @@
 import { rowsOf, type Row } from './sql';
 import type { DataSource } from 'typeorm';
-import { isTerminal, type NormalizedRequest, type Pool, type TaskError, type TaskResult, type TaskStatus } from '@gmg/contracts';
+import { type NormalizedRequest, type Pool, type TaskError, type TaskResult, type TaskStatus } from '@gmg/contracts';
 import { DomainError } from '@gmg/errors';
 
 /** A task as plain data (money as bigint). */
@@ -235,4 +235,3 @@ export class TaskRepository {
   }
 }
 
-export { isTerminal };
