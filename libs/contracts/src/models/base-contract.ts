@@ -1,5 +1,5 @@
 import { defineContract, type BuiltContract } from './define-contract';
-import { IMAGE_ENDPOINT, SCHEMA_VERSION, VIDEO_ENDPOINT, mediaArray, modelField, promptField } from './common-fields';
+import { IMAGE_ENDPOINT, SCHEMA_VERSION, VIDEO_ENDPOINT, mediaArray, modelField, promptField, POLL } from './common-fields';
 import type { Operation } from './types';
 
 /**
@@ -15,7 +15,7 @@ const BY_OPERATION = {
     pool: 'image',
     kind: 'images',
     unit: 'image',
-    pollIntervalMs: { min: 2000, max: 5000 },
+    pollIntervalMs: POLL.image,
     estimatedSeconds: 60,
   },
   video_generation: {
@@ -23,7 +23,7 @@ const BY_OPERATION = {
     pool: 'video',
     kind: 'videos',
     unit: 'video',
-    pollIntervalMs: { min: 5000, max: 10000 },
+    pollIntervalMs: POLL.video,
     estimatedSeconds: 300,
   },
 } as const;

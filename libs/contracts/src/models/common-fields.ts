@@ -4,6 +4,13 @@ import type { BillingItem } from './types';
 /** `parameters.schema_version` of every contract in this release (later versions only add fields). */
 export const SCHEMA_VERSION = '2025-06-01';
 
+/** Upstream poll cadences (ms). Models the spec gives a cadence for (pixel-v6, Omni-Flash-Ext) say so themselves. */
+export const POLL = Object.freeze({
+  image: { min: 2000, max: 5000 },
+  videoQuick: { min: 3000, max: 8000 },
+  video: { min: 5000, max: 10000 },
+});
+
 export const IMAGE_ENDPOINT = '/v1/images/generations';
 export const VIDEO_ENDPOINT = '/v1/videos/generations';
 

@@ -1,5 +1,5 @@
 import { defineContract, type Body, type BuiltContract } from './define-contract';
-import { IMAGE_ENDPOINT, SCHEMA_VERSION, billingKeys, imageDims, imageItem, mediaArray, modelField, promptField, arr } from './common-fields';
+import { IMAGE_ENDPOINT, SCHEMA_VERSION, billingKeys, imageDims, imageItem, mediaArray, modelField, promptField, arr, POLL } from './common-fields';
 
 const IMAGE_COMMON = {
   operation: 'image_generation' as const,
@@ -19,7 +19,7 @@ export function pictContract(): BuiltContract {
     model,
     family: 'pict-image-2',
     ack: 'A',
-    pollIntervalMs: { min: 2000, max: 5000 },
+    pollIntervalMs: POLL.image,
     estimatedSeconds: 30,
     body: {
       properties: {
@@ -56,7 +56,7 @@ export function sparkImagineContract(model: 'spark-imagine-1.5-main' | 'spark-im
     model,
     family: 'spark-imagine-1.5',
     ack: 'A',
-    pollIntervalMs: { min: 2000, max: 5000 },
+    pollIntervalMs: POLL.image,
     estimatedSeconds: model === 'spark-imagine-image-quality' ? 40 : 20,
     body: {
       properties: {
@@ -91,7 +91,7 @@ export function dreamContract(model: 'dream-5-0-pro' | 'dream-5-0-lite'): BuiltC
     model,
     family: 'dream-5-0',
     ack: 'A',
-    pollIntervalMs: { min: 2000, max: 5000 },
+    pollIntervalMs: POLL.image,
     estimatedSeconds: lite ? 15 : 30,
     body: {
       properties: {
@@ -131,7 +131,7 @@ export function sparkImage2Contract(): BuiltContract {
     model,
     family: 'spark-imagine-image-2.0',
     ack: 'B',
-    pollIntervalMs: { min: 2000, max: 5000 },
+    pollIntervalMs: POLL.image,
     estimatedSeconds: 30,
     body: {
       properties: {

@@ -1,6 +1,6 @@
 import { defineContract, type BuiltContract, type ServerRule } from './define-contract';
 import type { FieldSpec } from './field-dsl';
-import { IMAGE_ENDPOINT, SCHEMA_VERSION, imageItem, mediaArray, modelField } from './common-fields';
+import { IMAGE_ENDPOINT, SCHEMA_VERSION, imageItem, mediaArray, modelField, POLL } from './common-fields';
 import {
   LUMEN_RATIOS,
   LUMEN_ALIAS_NAMES,
@@ -112,7 +112,7 @@ export function lumenContract(model: LumenModel): BuiltContract {
     schemaVersion: SCHEMA_VERSION,
     ack: 'A',
     pool: 'image',
-    pollIntervalMs: { min: 2000, max: 5000 },
+    pollIntervalMs: POLL.image,
     estimatedSeconds: model === 'lumen-2-max' ? 40 : model === 'lumen-2-pro' ? 25 : 20,
     body: {
       properties: fields(model),

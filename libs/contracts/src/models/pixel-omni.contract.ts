@@ -22,6 +22,7 @@ export function pixelContract(): BuiltContract {
     ...VIDEO_COMMON,
     model,
     family: 'pixel-v6',
+    // spec 4.2: every 5 s
     pollIntervalMs: { min: 5000, max: 5000 },
     estimatedSeconds: 90,
     body: {
@@ -100,6 +101,7 @@ export function omniContract(): BuiltContract {
     ...VIDEO_COMMON,
     model,
     family: 'omni-flash',
+    // spec 4.2: first query after 5-10 s, then every 5-10 s
     pollIntervalMs: { min: 5000, max: 10000 },
     estimatedSeconds: 240,
     body: {

@@ -1,5 +1,5 @@
 import { defineContract, type Body, type BuiltContract } from './define-contract';
-import { SCHEMA_VERSION, VIDEO_ENDPOINT, URL_PATTERN, arr, mediaArray, mediaString, modelField, promptField, videoDims, videoResult } from './common-fields';
+import { SCHEMA_VERSION, VIDEO_ENDPOINT, URL_PATTERN, arr, mediaArray, mediaString, modelField, promptField, videoDims, videoResult, POLL } from './common-fields';
 import { referenceSize } from './lumen-2.dimensions';
 
 const VIDEO_COMMON = { operation: 'video_generation' as const, endpoint: VIDEO_ENDPOINT, schemaVersion: SCHEMA_VERSION, pool: 'video' as const, ack: 'A' as const };
@@ -11,7 +11,7 @@ export function sparkVideoContract(): BuiltContract {
     ...VIDEO_COMMON,
     model,
     family: 'spark-imagine-1.5-video',
-    pollIntervalMs: { min: 5000, max: 10000 },
+    pollIntervalMs: POLL.video,
     estimatedSeconds: 120,
     body: {
       properties: {
@@ -47,7 +47,7 @@ export function waveI2vContract(): BuiltContract {
     ...VIDEO_COMMON,
     model,
     family: 'wave2.6',
-    pollIntervalMs: { min: 3000, max: 8000 },
+    pollIntervalMs: POLL.videoQuick,
     estimatedSeconds: 90,
     body: {
       properties: {
@@ -109,7 +109,7 @@ export function kineticContract(): BuiltContract {
     ...VIDEO_COMMON,
     model,
     family: 'kinetic',
-    pollIntervalMs: { min: 5000, max: 10000 },
+    pollIntervalMs: POLL.video,
     estimatedSeconds: 150,
     body: {
       properties: {
@@ -186,7 +186,7 @@ export function clipContract(model: 'clipq3-pro' | 'clipq3-turbo'): BuiltContrac
     ...VIDEO_COMMON,
     model,
     family: 'clipq3',
-    pollIntervalMs: { min: 3000, max: 8000 },
+    pollIntervalMs: POLL.videoQuick,
     estimatedSeconds: model === 'clipq3-turbo' ? 45 : 120,
     body: {
       properties: {
@@ -220,7 +220,7 @@ export function motionProContract(model: 'motion-1-0-pro-fast' | 'motion-1-0-pro
     ...VIDEO_COMMON,
     model,
     family: 'motion-1-0-pro',
-    pollIntervalMs: { min: 3000, max: 8000 },
+    pollIntervalMs: POLL.videoQuick,
     estimatedSeconds: model === 'motion-1-0-pro-fast' ? 60 : 180,
     body: {
       properties: {
@@ -253,7 +253,7 @@ export function reelContract(model: 'reel-v4-fast' | 'reel-v4-std'): BuiltContra
     ...VIDEO_COMMON,
     model,
     family: 'reel-v4',
-    pollIntervalMs: { min: 3000, max: 8000 },
+    pollIntervalMs: POLL.videoQuick,
     estimatedSeconds: model === 'reel-v4-fast' ? 60 : 150,
     body: {
       properties: {
@@ -290,7 +290,7 @@ export function waveEditContract(): BuiltContract {
     ...VIDEO_COMMON,
     model,
     family: 'wave2.7',
-    pollIntervalMs: { min: 5000, max: 10000 },
+    pollIntervalMs: POLL.video,
     estimatedSeconds: 150,
     body: {
       properties: {
@@ -320,7 +320,7 @@ export function waveR2vContract(): BuiltContract {
     ...VIDEO_COMMON,
     model,
     family: 'wave2.7',
-    pollIntervalMs: { min: 5000, max: 10000 },
+    pollIntervalMs: POLL.video,
     estimatedSeconds: 150,
     body: {
       properties: {
@@ -363,7 +363,7 @@ export function motion2Contract(): BuiltContract {
     ...VIDEO_COMMON,
     model,
     family: 'motion-2.0',
-    pollIntervalMs: { min: 5000, max: 10000 },
+    pollIntervalMs: POLL.video,
     estimatedSeconds: 120,
     body: {
       properties: {
