@@ -107,16 +107,9 @@ export class TaskStepProcessor {
     const group = await this.d.groups.groupOf(task.apiKeyId, task.accountId);
     const excluded = new Set(s.excludedChannels ?? []);
     let usable = (await this.d.channels.candidates(task.model, group)).filter((c) => !excluded.has(c.id));
-    let request = task.request;
-    const extendFrom = task.request.derived?.extendFromTaskId;
-    if (typeof extendFrom === 'string') {
-      // An extension continues an upstream task: it must go to the channel that made the source, under the
-      // source's upstream id (our task id means nothing there).
-      const source = await this.d.tasks.get(extendFrom);
-      if (!source?.upstreamTaskId || !source.channelId) return this.failNoUpstream(task, 'extension source has no upstream task');
-      usable = usable.filter((c) => c.id === source.channelId);
-      request = { ...request, upstreamBody: { ...request.upstreamBody, extend_from_task_id: source.upstreamTaskId } };
-    }
+    // A continuation (extension, follow-up, asset) names upstream ids that only its channel knows.
+    const pinned = task.request.pinnedChannelId;
+    if (pinned) usable = usable.filter((c) => c.id === pinned);
     if (usable.length === 0) return this.failNoUpstream(task, 'no channel serves this model and group');
     const ch = pickChannel(usable, this.d.breaker);
     const attempts = (s.submitAttempts ?? 0) + 1;
@@ -131,7 +124,7 @@ export class TaskStepProcessor {
       return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, excludedChannels: [...excluded, ch.id] } };
     }
     try {
-      const { upstreamTaskId } = await adapter.submit(targetOf(ch), request, { taskId: task.id });
+      const { upstreamTaskId } = await adapter.submit(targetOf(ch), task.request, { taskId: task.id });
       this.d.breaker.recordSuccess(ch.id);
       const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
       if (!rec) return DONE; // ended meanwhile (timeout sweeper): nothing left to do

@@ -46,6 +46,13 @@ export interface NormalizedRequest {
   derived: Record<string, unknown>;
   billing: BillingItem[];
   expected: ExpectedOutput;
+  /**
+   * Set by the edge (never by a contract) when the request continues something that lives on one upstream
+   * channel only — a pixel-v6 extension, an art-suite follow-up, an avatar asset: the worker submits to that
+   * channel alone, and the edge has already rewritten the reference in `upstreamBody` to the upstream's own id.
+   * Optional: added after the first release.
+   */
+  pinnedChannelId?: string;
 }
 
 /** A request that breaks the contract: names the field and the rule. */

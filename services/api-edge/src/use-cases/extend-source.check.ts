@@ -3,7 +3,7 @@ import type { TaskRecord } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 
 export const EXTENDABLE_MODEL = 'pixel-v6';
-const FIELD = 'extend_from_task_id';
+export const EXTEND_FIELD = 'extend_from_task_id';
 
 export interface ExtendSourceDeps {
   tasks: { get(id: string): Promise<TaskRecord | null> };
@@ -20,7 +20,7 @@ export function extendSourceIdOf(request: NormalizedRequest): string | undefined
 }
 
 const refuse = (message: string): DomainError =>
-  new DomainError('invalid_request', `\`${FIELD}\`: ${message}`, { field: FIELD, rule: 'server:extension-ownership' });
+  new DomainError('invalid_request', `\`${EXTEND_FIELD}\`: ${message}`, { field: EXTEND_FIELD, rule: 'server:extension-ownership' });
 
 /**
  * Spec 4.7.1 `extend_from_task_id`: only a `completed` pixel-v6 task of the caller's account. Call it before the

@@ -7,7 +7,8 @@ import { DomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
 import { checkAssetOwnership, type AssetOwnershipDeps } from './asset-ownership.check';
-import { checkExtendSource } from './extend-source.check';
+import { EXTEND_FIELD, checkExtendSource } from './extend-source.check';
+import { pinToSourceTask } from './pin-to-source';
 import { parseResponseVersion } from './response-version';
 
 export interface SubmitTaskDeps {
@@ -110,9 +111,10 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
 
   const outcome = contract.validate(input.body, requested, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
   if (!outcome.ok) throw violationError(outcome.violation);
-  const request: NormalizedRequest = outcome.value;
+  let request: NormalizedRequest = outcome.value;
   // pixel-v6 extend_from_task_id: a completed pixel-v6 task of this account, checked before any money moves
-  await checkExtendSource(deps, principal.accountId, request);
+  const extendSource = await checkExtendSource(deps, principal.accountId, request);
+  if (extendSource) request = pinToSourceTask(request, EXTEND_FIELD, extendSource);
   // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves
   await checkAssetOwnership(deps, principal.accountId, request);
 
