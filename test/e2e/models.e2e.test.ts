@@ -170,8 +170,9 @@ describe('models e2e: every image and video model completes through the real ser
     main = await newFundedKey('e2e-models');
     for (const c of [...IMAGE_CASES, ...VIDEO_CASES]) {
       normalize(c.body);
-      run(c, main.key, c.name === 'spark-imagine-image-2.0' ? { 'X-Service-Response-Version': '2026-07-27' } : {});
-      run(failing(c));
+      // started together here (the simulator renders them in parallel); each test awaits its own run
+      void run(c, main.key, c.name === 'spark-imagine-image-2.0' ? { 'X-Service-Response-Version': '2026-07-27' } : {});
+      void run(failing(c));
     }
   }, 240_000);
 

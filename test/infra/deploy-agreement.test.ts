@@ -12,7 +12,7 @@ import { LOCAL_SERVICES } from '../../scripts/lib/services';
 const ROOT = path.resolve(__dirname, '../..');
 const read = (rel: string): string => readFileSync(path.join(ROOT, rel), 'utf8');
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;
 
 const serviceDirs = readdirSync(path.join(ROOT, 'services'))
   .filter((d) => existsSync(path.join(ROOT, 'services', d, 'project.json')))

@@ -1,4 +1,4 @@
-import { rowsOf, type Row } from './sql';
+import type { Row } from './sql';
 import type { DataSource, EntityManager } from 'typeorm';
 
 export type SettleOutcome = 'captured' | 'released' | 'duplicate' | 'not_terminal' | 'not_found';
