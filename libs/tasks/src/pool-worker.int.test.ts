@@ -3,7 +3,7 @@ import { settleTask, TaskRepository, AccountRepository, type TaskRecord } from '
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
 import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
-import { createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
+import { CircuitBreaker, createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
 import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
@@ -22,7 +22,7 @@ interface World {
   views: TaskViewStore;
   settled: string[];
   workers: PoolWorker[];
-  start(opts?: Partial<PoolWorkerOptions>, adapters?: AdapterRegistry): Promise<PoolWorker>;
+  start(opts?: Partial<PoolWorkerOptions>, adapters?: AdapterRegistry, breaker?: CircuitBreaker): Promise<PoolWorker>;
   enqueue(w: PoolWorker, t: TaskRecord): Promise<void>;
   waitTerminal(id: string, timeoutMs?: number): Promise<TaskRecord>;
   close(): Promise<void>;
@@ -42,10 +42,10 @@ async function world(): Promise<World> {
     db, redis, prefix, tasks, settled, workers,
     account: await seedAccount(db.dataSource),
     views: new TaskViewStore(redis, prefix),
-    async start(opts = {}, adapters = gateway()) {
+    async start(opts = {}, adapters = gateway(), breaker?: CircuitBreaker) {
       const pw = await startPoolWorker(
         {
-          pool: 'image', ds: db.dataSource, redis, prefix, adapters, logger,
+          pool: 'image', ds: db.dataSource, redis, prefix, adapters, logger, breaker,
           // Stands in for billing: records who enqueued, settles right away.
           settlements: { enqueueSettlement: async (id) => { settled.push(id); await settleTask(db.dataSource, id); } },
         },
@@ -184,6 +184,28 @@ describe('pool worker step machine', () => {
     expect(end.channelId).not.toBe(badId);
     expect(bad.submits.get(t.id)).toBe(2);
     expect(good.submits.get(t.id)).toBe(1);
+  });
+
+  it('opens the circuit of a channel that answers 429 to submits even while its running tasks poll successfully', async () => {
+    const w = await world();
+    const u = await upstream({ pollsToComplete: 1000 });
+    const channelId = await seedChannel(w.db.dataSource, u.baseUrl, u.apiKey);
+    const breaker = new CircuitBreaker({ failureThreshold: 3, cooldownMs: 60_000 });
+    const pw = await w.start({ maxSubmitAttempts: 50 }, gateway(), breaker);
+    const running = await seedTask(w.db.dataSource, w.account, 'keeps rendering [sim:never]');
+    await w.enqueue(pw, running);
+    await waitFor(() => ((u.polls.get(u.idOf(running.id)) ?? []).length >= 2 ? true : undefined), { timeoutMs: 10_000, what: 'the running task to be polled' });
+
+    u.submitStatus = 429;
+    const refused = await seedTask(w.db.dataSource, w.account, 'a horse');
+    await w.enqueue(pw, refused);
+    await waitFor(() => (breaker.state(channelId) === 'open' ? true : undefined), { timeoutMs: 15_000, what: 'the circuit to open' });
+    expect(u.submits.get(refused.id)).toBe(3);
+    // the running task is still polled successfully, and that does not close the circuit again
+    const pollsAtOpen = (u.polls.get(u.idOf(running.id)) ?? []).length;
+    await waitFor(() => ((u.polls.get(u.idOf(running.id)) ?? []).length >= pollsAtOpen + 3 ? true : undefined), { timeoutMs: 10_000, what: 'more successful polls' });
+    expect(breaker.state(channelId)).toBe('open');
+    expect(u.submits.get(refused.id)).toBe(3);
   });
 
   it('fails with No available upstream when no channel serves the model', async () => {

@@ -157,12 +157,12 @@ export class TaskStepProcessor {
     if (!ch || !adapter) return this.failNoUpstream(task, 'the channel holding the task is gone or has no adapter');
     let p: UpstreamPoll;
     try {
+      // Polls do not feed the breaker: it answers "does this channel accept new work", which only submits tell
+      // (a channel can refuse every submit with 429 while its running tasks poll fine).
       p = await adapter.poll(targetOf(ch), upstreamTaskId);
-      this.d.breaker.recordSuccess(ch.id);
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
       if (!e.retryable) return this.failFinal(task, e);
-      this.d.breaker.recordFailure(ch.id);
       const failures = (s.pollFailures ?? 0) + 1;
       this.d.logger.warn({ taskId: task.id, channel: ch.name, kind: e.kind, failures, err: e.message }, 'upstream poll failed (retryable)');
       if (failures > this.o.maxPollFailures) {

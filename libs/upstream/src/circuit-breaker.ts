@@ -20,8 +20,9 @@ interface Entry {
 
 /**
  * Per-channel breaker, in process memory (each worker process learns on its own; that is enough to stop hammering
- * a dead channel). Feed it only retryable failures: a final error (bad request, moderation) says nothing about
- * the channel's health.
+ * a dead channel). Feed it the outcomes of submits only — whether the channel accepts new work — and of those
+ * only retryable failures: a final error (bad request, moderation) says nothing about the channel's health. After
+ * the cool-down one trial submit goes through (half-open); its success closes the circuit, its failure re-opens it.
  */
 export class CircuitBreaker implements ChannelGate {
   private readonly entries = new Map<string, Entry>();

@@ -15,6 +15,8 @@ export interface FakeUpstream {
   submits: Map<string, number>;
   /** Poll times per upstream task id. */
   polls: Map<string, number[]>;
+  /** The upstream task id created for an idempotency key (our task id). */
+  idOf(taskId: string): string;
   /** Requests with a wrong Authorization header. */
   unauthorized: number;
   submitStatus?: number;
@@ -53,6 +55,7 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
       heldResolvers = [];
     },
     held: () => heldResolvers.length,
+    idOf: (taskId) => byKey.get(taskId)?.id ?? '',
     close: async () => undefined,
   };
   app.use((req, res, next) => {
