@@ -230,16 +230,26 @@ describe('pool worker step machine', () => {
     await waitFor(async () => (await available(w)) === 1_000_000n, { what: 'refund' });
   });
 
-  it('lets only one of two racing terminal writers settle the task', async () => {
+  it('lets exactly one of two racing sweeps time a task out and settle it', async () => {
     const w = await world();
     const pw = await w.start();
     const t = await seedTask(w.db.dataSource, w.account, 'race');
-    const sweepA = pw.sweeper;
     await w.db.dataSource.query(`UPDATE tasks SET deadline_at = now() - interval '1 second' WHERE id = $1`, [t.id]);
-    const results = await Promise.all([sweepA.sweep(), sweepA.sweep(), pw.processor.step(t.id, { taskId: t.id, step: 'poll' })]);
-    expect(results[0].timedOut + results[1].timedOut).toBeLessThanOrEqual(1);
+    const [a, b] = await Promise.all([pw.sweeper.sweep(), pw.sweeper.sweep()]);
+    expect(a.timedOut + b.timedOut).toBe(1);
     expect(w.settled).toEqual([t.id]);
     expect((await w.tasks.get(t.id))?.error?.message).toBe('Task timeout');
+  });
+
+  it('settles once when sweeps and a step race to end the same overdue task', async () => {
+    const w = await world();
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'race');
+    await w.db.dataSource.query(`UPDATE tasks SET deadline_at = now() - interval '1 second' WHERE id = $1`, [t.id]);
+    await Promise.all([pw.sweeper.sweep(), pw.sweeper.sweep(), pw.processor.step(t.id, { taskId: t.id, step: 'poll' })]);
+    expect(w.settled).toEqual([t.id]);
+    const rows: Array<{ kind: string }> = await w.db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [t.id]);
+    expect(rows.map((r) => r.kind)).toEqual(['hold', 'release']);
   });
 });
 

@@ -42,13 +42,12 @@ describe('authentication', () => {
     expect(res.status).toBe(401);
   });
 
-  it('stops accepting a revoked key within the auth cache TTL (well under 5 s)', async () => {
+  it('stops accepting a revoked key within the auth cache TTL (500 ms here)', async () => {
     const c = await h.newCustomer({ balance: 1 });
     expect((await api().get('/v1/models').set(auth(c.key))).status).toBe(200);
     await new ApiKeyRepository(h.db.dataSource).revoke(c.keyId);
-    const started = Date.now();
-    await waitFor(async () => (await api().get('/v1/models').set(auth(c.key))).status === 401, { timeoutMs: 5000, intervalMs: 100, what: 'revoked key rejected' });
-    expect(Date.now() - started).toBeLessThan(5000);
+    // the TTL plus one polling interval and a request's own time; the exact expiry is unit-tested with a clock
+    await waitFor(async () => (await api().get('/v1/models').set(auth(c.key))).status === 401, { timeoutMs: 500 + 250, intervalMs: 50, what: 'revoked key rejected' });
   });
 
   it('checks the key before parsing the body (invalid JSON without a key is 401)', async () => {

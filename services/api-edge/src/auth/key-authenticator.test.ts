@@ -31,33 +31,30 @@ describe('KeyAuthenticator', () => {
   it('caches unknown keys too, but for a shorter time, so a new key works soon', async () => {
     const known: Record<string, AuthPrincipal> = {};
     const lookup = fakeLookup(known);
-    const auth = new KeyAuthenticator(lookup, { ttlMs: 60_000, missTtlMs: 30 });
+    let t = 1_000;
+    const auth = new KeyAuthenticator(lookup, { ttlMs: 60_000, missTtlMs: 30, now: () => t });
     expect(await auth.authenticate('sk-new')).toBeNull();
-    expect(await auth.authenticate('sk-new')).toBeNull();
-    expect(lookup.calls).toHaveLength(1);
     known['sk-new'] = principal;
-    const deadline = Date.now() + 2000;
-    let result: AuthPrincipal | null = null;
-    while (!result && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
-      result = await auth.authenticate('sk-new');
-    }
-    expect(result?.keyId).toBe('k1');
+    t += 29;
+    expect(await auth.authenticate('sk-new')).toBeNull(); // still the remembered miss
+    expect(lookup.calls).toHaveLength(1);
+    t += 2;
+    expect((await auth.authenticate('sk-new'))?.keyId).toBe('k1');
+    expect(lookup.calls).toHaveLength(2);
   });
 
-  it('re-reads a known key after the TTL, so a revocation applies', async () => {
+  it('re-reads a known key after the TTL, so a revocation applies, and not before', async () => {
     const known: Record<string, AuthPrincipal> = { 'sk-good': principal };
     const lookup = fakeLookup(known);
-    const auth = new KeyAuthenticator(lookup, { ttlMs: 30 });
+    let t = 1_000;
+    const auth = new KeyAuthenticator(lookup, { ttlMs: 500, now: () => t });
     expect(await auth.authenticate('sk-good')).not.toBeNull();
     delete known['sk-good'];
-    const deadline = Date.now() + 2000;
-    let result: AuthPrincipal | null = principal;
-    while (result && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
-      result = await auth.authenticate('sk-good');
-    }
-    expect(result).toBeNull();
+    t += 499;
+    expect(await auth.authenticate('sk-good')).not.toBeNull(); // trusted for the TTL
+    t += 2;
+    expect(await auth.authenticate('sk-good')).toBeNull();
+    expect(lookup.calls).toHaveLength(2);
   });
 
   it('rejects empty and absurdly long secrets without a lookup', async () => {

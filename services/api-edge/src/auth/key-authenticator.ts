@@ -12,6 +12,8 @@ export interface KeyAuthenticatorOptions {
   /** Unknown keys are remembered shorter: a key created a moment ago should work almost at once. */
   missTtlMs?: number;
   maxEntries?: number;
+  /** Clock in ms (tests inject one); with it, expiry is checked against it on every read. */
+  now?: () => number;
 }
 
 interface Entry {
@@ -32,7 +34,8 @@ export class KeyAuthenticator {
 
   constructor(private readonly lookup: KeyLookup, private readonly opts: KeyAuthenticatorOptions) {
     this.missTtlMs = opts.missTtlMs ?? Math.min(1000, opts.ttlMs);
-    this.cache = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000, ttl: Math.max(1, opts.ttlMs), ttlAutopurge: false });
+    const clock = opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {};
+    this.cache = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000, ttl: Math.max(1, opts.ttlMs), ttlAutopurge: false, ...clock });
   }
 
   async authenticate(secret: string): Promise<AuthPrincipal | null> {
