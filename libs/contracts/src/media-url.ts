@@ -1,9 +1,9 @@
 /**
  * Edge-side check of client media URLs (pure, no DNS). It refuses what can be recognized from the text alone:
  * non-http(s) schemes and literal addresses or names that point inside our network. It does not resolve names:
- * a public name that resolves to a private address passes here and goes to the upstream as a URL. Wherever the
- * gateway itself fetches a user URL, it must use `fetchUserMedia` of libs/upstream (its agent checks the
- * resolved address on every connection and redirect); today no gateway code path fetches user URLs.
+ * a public name that resolves to a private address passes here and goes to the upstream as a URL. No gateway code
+ * path fetches user URLs today; the first one that does must resolve and check every connection and redirect
+ * (e.g. request-filtering-agent), not rely on this check.
  */
 
 export interface MediaUrlOptions {

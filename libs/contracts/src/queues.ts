@@ -27,10 +27,8 @@ export interface BillingJobCatalog {
   sweep: SweepJobData;
 }
 
-export type TaskStep = 'submit' | 'poll';
 export interface TaskJobData {
   taskId: string;
-  step: TaskStep;
   /** Upstream submit attempts so far (for backoff and failover). Optional: old jobs lack it. */
   submitAttempts?: number;
   /** Consecutive failed polls (transient upstream errors while polling). */

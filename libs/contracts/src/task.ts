@@ -1,7 +1,6 @@
 import type { Pool } from './queues';
 
 export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed';
-export const TERMINAL_STATUSES: readonly TaskStatus[] = Object.freeze(['completed', 'failed'] as const);
 export const isTerminal = (s: TaskStatus): boolean => s === 'completed' || s === 'failed';
 
 export interface ImageResult {

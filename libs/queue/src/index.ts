@@ -1,6 +1,6 @@
 export { createRedis, checkRedisPolicy, redisEvictionPolicy } from './connection';
 export type { Redis, RedisConfig } from './connection';
-export { Producers, createTaskQueue, createBillingQueue, queueNameOf, TASK_JOB_OPTIONS, SETTLE_JOB_OPTIONS } from './producers';
+export { Producers, createTaskQueue, createBillingQueue, enqueueSettlement, TASK_JOB_OPTIONS, SETTLE_JOB_OPTIONS } from './producers';
 export type { TaskQueue, BillingQueue } from './producers';
 export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WORKER_LOCK_DEFAULTS } from './typed-worker';
 export type { JobHandlers, TypedWorkerOptions } from './typed-worker';

@@ -22,14 +22,18 @@ export const SETTLE_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 30 * 24 * 3600 },
 };
 
-export const queueNameOf = (pool: Pool): string => QUEUES[pool];
-
 export function createTaskQueue(pool: Pool, connection: Redis, prefix: string): TaskQueue {
   return new Queue(QUEUES[pool], { connection, prefix, defaultJobOptions: TASK_JOB_OPTIONS }) as TaskQueue;
 }
 
 export function createBillingQueue(connection: Redis, prefix: string): BillingQueue {
   return new Queue(QUEUES.billing, { connection, prefix, defaultJobOptions: SETTLE_JOB_OPTIONS }) as BillingQueue;
+}
+
+/** The one way to ask for a settlement. jobId = settle-<taskId>: a duplicate request collapses into the existing job. */
+export async function enqueueSettlement(billing: BillingQueue, taskId: string): Promise<void> {
+  const data: SettleJobData = { taskId };
+  await billing.add('settle', data, { jobId: settleJobId(taskId) });
 }
 
 /** One producer per pool plus billing. */
@@ -43,14 +47,8 @@ export class Producers {
 
   /** jobId = taskId: re-adding a task that already has a job is a no-op (the reconciler relies on it). */
   async enqueueTask(pool: Pool, taskId: string): Promise<void> {
-    const data: TaskJobData = { taskId, step: 'submit', submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
+    const data: TaskJobData = { taskId, submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
     await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
-  }
-
-  /** jobId = settle-<taskId>: a duplicate settlement request collapses into the existing job. */
-  async enqueueSettlement(taskId: string): Promise<void> {
-    const data: SettleJobData = { taskId };
-    await this.billing.add('settle', data, { jobId: settleJobId(taskId) });
   }
 
   async close(): Promise<void> {

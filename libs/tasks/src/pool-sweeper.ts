@@ -87,9 +87,10 @@ export class PoolSweeper {
         return false;
       }
     }
-    const data: TaskJobData = { taskId: t.id, step: t.upstreamTaskId ? 'poll' : 'submit', submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
+    // the step machine reads the row: an upstream id there means poll, never resubmit
+    const data: TaskJobData = { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
     await this.queue.add('task', data, { jobId });
-    this.logger.warn({ taskId: t.id, step: data.step, hadJob: Boolean(job) }, 'open task had no live job; re-added');
+    this.logger.warn({ taskId: t.id, submitted: Boolean(t.upstreamTaskId), hadJob: Boolean(job) }, 'open task had no live job; re-added');
     return true;
   }
 

@@ -1,4 +1,3 @@
-import type { TaskJobData } from '@gmg/contracts';
 import { settleTask, TaskRepository, AccountRepository, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
@@ -55,7 +54,7 @@ async function world(): Promise<World> {
       return pw;
     },
     async enqueue(pw, t) {
-      await pw.queue.add('task', { taskId: t.id, step: 'submit', submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
+      await pw.queue.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
     },
     async waitTerminal(id, timeoutMs = 15_000) {
       return waitFor(async () => {
@@ -246,7 +245,7 @@ describe('pool worker step machine', () => {
     const pw = await w.start();
     const t = await seedTask(w.db.dataSource, w.account, 'race');
     await w.db.dataSource.query(`UPDATE tasks SET deadline_at = now() - interval '1 second' WHERE id = $1`, [t.id]);
-    await Promise.all([pw.sweeper.sweep(), pw.sweeper.sweep(), pw.processor.step(t.id, { taskId: t.id, step: 'poll' })]);
+    await Promise.all([pw.sweeper.sweep(), pw.sweeper.sweep(), pw.processor.step(t.id, { taskId: t.id })]);
     expect(w.settled).toEqual([t.id]);
     const rows: Array<{ kind: string }> = await w.db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [t.id]);
     expect(rows.map((r) => r.kind)).toEqual(['hold', 'release']);
@@ -268,7 +267,6 @@ describe('pool sweeper and crash recovery', () => {
 
     const swept = await pw.sweeper.sweep();
     expect(swept.readded).toBe(2);
-    expect(((await pw.queue.getJob(running.id))?.data as TaskJobData | undefined)?.step).toBe('poll');
     const [a, b] = await Promise.all([w.waitTerminal(lost.id), w.waitTerminal(running.id)]);
     expect([a.status, b.status]).toEqual(['completed', 'completed']);
     expect(up.submits.get(running.id)).toBe(1);
@@ -285,7 +283,7 @@ describe('pool sweeper and crash recovery', () => {
     await waitFor(async () => (await (await pw.queue.getJob(live.id))?.getState()) === 'delayed', { what: 'delayed' });
     const dead = await seedTask(w.db.dataSource, w.account, 'job failed for good');
     // a job in the failed set: what BullMQ leaves after the attempts ran out
-    const job = await pw.queue.add('task', { taskId: dead.id, step: 'submit' }, { jobId: dead.id, delay: 60_000 });
+    const job = await pw.queue.add('task', { taskId: dead.id }, { jobId: dead.id, delay: 60_000 });
     await ((await pw.queue.client) as unknown as Redis).zadd(pw.queue.toKey('failed'), Date.now(), job.id!);
 
     expect((await pw.sweeper.sweep()).readded).toBe(1);

@@ -1,10 +1,10 @@
 import type { Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
-import { QUEUES, settleJobId, type Pool, type TaskJobCatalog } from '@gmg/contracts';
+import { QUEUES, type Pool, type TaskJobCatalog } from '@gmg/contracts';
 import { ChannelRepository, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import {
-  TASK_JOB_NAMES, createBillingQueue, createTaskQueue, createTypedWorker,
+  TASK_JOB_NAMES, createBillingQueue, createTaskQueue, createTypedWorker, enqueueSettlement,
   type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
 } from '@gmg/queue';
 import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
@@ -60,7 +60,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   if (!settlements) {
     const q = createBillingQueue(redis, prefix);
     billing = q;
-    settlements = { enqueueSettlement: async (taskId) => void (await q.add('settle', { taskId }, { jobId: settleJobId(taskId) })) };
+    settlements = { enqueueSettlement: (taskId) => enqueueSettlement(q, taskId) };
   }
   const lifecycle = new TaskLifecycle(tasks, new TaskViewStore(redis, prefix), settlements, logger);
   const processor = new TaskStepProcessor(

@@ -94,8 +94,8 @@ export class TaskStepProcessor {
       return DONE;
     }
     const out = task.upstreamTaskId && task.channelId
-      ? await this.poll(task, task.channelId, task.upstreamTaskId, { ...s, step: 'poll' })
-      : await this.submit(task, { ...s, step: 'submit' });
+      ? await this.poll(task, task.channelId, task.upstreamTaskId, s)
+      : await this.submit(task, s);
     if (out.kind === 'delay') {
       // Wake up by the deadline at the latest, so a timeout is noticed on time even with a long interval.
       out.ms = Math.max(MIN_STEP_DELAY_MS, Math.min(out.ms, task.deadlineAt.getTime() - Date.now() + MIN_STEP_DELAY_MS));
@@ -130,7 +130,7 @@ export class TaskStepProcessor {
       if (!rec) return DONE; // ended meanwhile (timeout sweeper): nothing left to do
       this.d.logger.info({ taskId: task.id, channel: ch.name, upstreamTaskId }, 'task submitted upstream');
       await this.d.lifecycle.writeView(rec);
-      return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, step: 'poll', pollFailures: 0 } };
+      return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 } };
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
       if (!e.retryable) return this.failFinal(task, e);

@@ -1,4 +1,4 @@
-import { channelServes, pickChannel, selectChannel, type ChannelGate } from './channel-selector';
+import { pickChannel, selectChannel, type ChannelGate } from './channel-selector';
 
 const ch = (id: string, priority: number, weight: number) => ({ id, priority, weight });
 const seq = (...values: number[]) => {
@@ -72,23 +72,3 @@ describe('pickChannel', () => {
   });
 });
 
-describe('channelServes', () => {
-  const base = { enabled: true, models: null, groups: null };
-  it('serves every model and group when both lists are null', () => {
-    expect(channelServes(base, ['lumen-2-pro'], undefined)).toBe(true);
-  });
-  it('refuses a disabled channel', () => {
-    expect(channelServes({ ...base, enabled: false }, ['lumen-2-pro'], 'default')).toBe(false);
-  });
-  it('matches a model by any of its names (alias or canonical)', () => {
-    const c = { ...base, models: ['pict-image-2-ext'] };
-    expect(channelServes(c, ['pict-image-2', 'pict-image-2-ext'], 'default')).toBe(true);
-    expect(channelServes(c, ['lumen-2-pro'], 'default')).toBe(false);
-  });
-  it('requires the group when the channel lists groups', () => {
-    const c = { ...base, groups: ['vip'] };
-    expect(channelServes(c, ['m'], 'vip')).toBe(true);
-    expect(channelServes(c, ['m'], 'default')).toBe(false);
-    expect(channelServes(c, ['m'], undefined)).toBe(false);
-  });
-});

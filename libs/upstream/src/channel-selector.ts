@@ -69,15 +69,3 @@ export function pickChannel<T extends ChannelCandidate>(
   }
   return undefined;
 }
-
-/** A channel row's routing filter: enabled, and serving this model (or alias) and group; null lists mean "all". */
-export function channelServes(
-  ch: { enabled: boolean; models: readonly string[] | null; groups: readonly string[] | null },
-  modelNames: readonly string[],
-  group: string | undefined,
-): boolean {
-  if (!ch.enabled) return false;
-  if (ch.models && !modelNames.some((m) => ch.models!.includes(m))) return false;
-  if (ch.groups && (group === undefined || !ch.groups.includes(group))) return false;
-  return true;
-}

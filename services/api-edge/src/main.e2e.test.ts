@@ -60,7 +60,7 @@ describe('api-edge process', () => {
     const id = ack.data[0].task_id;
     const queue = new Queue(QUEUES.image, { connection: redis, prefix });
     try {
-      expect((await queue.getJob(id))?.data).toMatchObject({ taskId: id, step: 'submit' });
+      expect((await queue.getJob(id))?.data).toMatchObject({ taskId: id, submitAttempts: 0 });
     } finally {
       await queue.close();
     }

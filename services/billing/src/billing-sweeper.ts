@@ -1,7 +1,7 @@
 import { settleJobId } from '@gmg/contracts';
 import type { TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import type { BillingQueue } from '@gmg/queue';
+import { enqueueSettlement, type BillingQueue } from '@gmg/queue';
 import type { SettleTaskHandler } from './settle-task.handler';
 
 /**
@@ -48,7 +48,7 @@ export class BillingSweeper {
     const state = job ? await job.getState() : 'missing';
     if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized') return 'pending';
     if (state === 'missing' || state === 'unknown') {
-      await this.queue.add('settle', { taskId }, { jobId });
+      await enqueueSettlement(this.queue, taskId);
       return 'resent';
     }
     await this.settler.settle(taskId);

@@ -7,7 +7,6 @@ import {
   BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, requireTaskId,
   type BillingQueue, type JobHandlers, type Redis,
 } from '@gmg/queue';
-import { TaskViewStore } from '@gmg/tasks';
 import { BillingSweeper } from './billing-sweeper';
 import { SettleTaskHandler } from './settle-task.handler';
 
@@ -41,7 +40,7 @@ export interface BillingWorker {
 export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingWorkerOptions): Promise<BillingWorker> {
   const { ds, redis, prefix, logger } = deps;
   const queue = createBillingQueue(redis, prefix);
-  const settler = new SettleTaskHandler(ds, new TaskViewStore(redis, prefix), logger);
+  const settler = new SettleTaskHandler(ds, logger);
   const sweeper = new BillingSweeper(new TaskRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
   const handlers: JobHandlers<BillingJobCatalog> = {
     settle: (job) => settler.settle(requireTaskId(job.data)),

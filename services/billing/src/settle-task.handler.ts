@@ -1,18 +1,14 @@
 import type { DataSource } from 'typeorm';
-import { settleTask, TaskRepository, type SettleOutcome } from '@gmg/db';
+import { settleTask, type SettleOutcome } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import type { TaskViewStore } from '@gmg/tasks';
 
 /**
- * Settles one task (capture or release, exactly once: settleTask is idempotent) and rewrites its view so `cost`
- * reads 0 once a failed task is refunded. A task that is not terminal yet throws: the job retries with backoff.
+ * Settles one task (capture or release, exactly once: settleTask is idempotent). The task view needs no rewrite:
+ * it was written at the terminal transition, and `cost` is derived from the row's status, which settling does
+ * not change. A task that is not terminal yet throws: the job retries with backoff.
  */
 export class SettleTaskHandler {
-  private readonly tasks: TaskRepository;
-
-  constructor(private readonly ds: DataSource, private readonly views: TaskViewStore, private readonly logger: Logger) {
-    this.tasks = new TaskRepository(ds);
-  }
+  constructor(private readonly ds: DataSource, private readonly logger: Logger) {}
 
   async settle(taskId: string): Promise<SettleOutcome> {
     const outcome = await settleTask(this.ds, taskId);
@@ -22,14 +18,6 @@ export class SettleTaskHandler {
       return outcome;
     }
     if (outcome !== 'duplicate') this.logger.info({ taskId, outcome }, 'task settled');
-    const t = await this.tasks.get(taskId);
-    if (t) {
-      try {
-        await this.views.write(t);
-      } catch (e) {
-        this.logger.warn({ taskId, err: (e as Error).message }, 'task view write failed after settlement');
-      }
-    }
     return outcome;
   }
 }

@@ -63,7 +63,7 @@ describe('video submissions', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ code: 200, data: [{ status: 'submitted', task_id: expect.stringMatching(/^task_/) }] });
     const id = res.body.data[0].task_id;
-    expect((await h.queue('video').getJob(id))?.data).toMatchObject({ taskId: id, step: 'submit' });
+    expect((await h.queue('video').getJob(id))?.data).toMatchObject({ taskId: id, submitAttempts: 0 });
     expect(await h.queue('image').getJob(id)).toBeUndefined();
   });
 

@@ -52,7 +52,7 @@ describe('POST /v1/images/generations', () => {
 
     const job = await h.queue('image').getJob(id);
     expect(job?.id).toBe(id);
-    expect(job?.data).toMatchObject({ taskId: id, step: 'submit' });
+    expect(job?.data).toMatchObject({ taskId: id, submitAttempts: 0 });
 
     const view = JSON.parse((await h.redis.get(`${h.prefix}:task:${id}`))!);
     expect(view).toMatchObject({ accountId: c.accountId, pool: 'image', task: { id, status: 'pending', progress: 0 } });
