@@ -2,6 +2,8 @@ export * from './queues';
 export * from './task';
 export * from './error-types';
 export * from './models/types';
+export { readImageHeader } from './models/image-header';
+export type { ImageFormat, ImageHeader } from './models/image-header';
 export * from './pricing';
 export * from './models/registry';
 export * from './media-url';

@@ -63,7 +63,7 @@ export async function uploadImage(deps: UploadImageDeps, input: UploadImageInput
   if (bytes.length === 0) throw new DomainError('invalid_request', `\`${field}\` is empty: send a JPEG, PNG, WEBP or BMP image`, { field });
   if (bytes.length > limits.maxBytes) throw tooLarge(field, limits.maxBytes);
 
-  const image = await inspectImage(bytes);
+  const image = inspectImage(bytes);
   if (!image) {
     throw new DomainError('invalid_request', `\`${field}\` is not a JPEG, PNG, WEBP or BMP image (the type is read from the file's bytes, not from its name or declared type)`, {
       field,
