@@ -20,6 +20,7 @@ export type { AccountRecord } from './repositories/account.repository';
 export { ApiKeyRepository } from './repositories/api-key.repository';
 export type { ApiKeyRecord, AuthPrincipal } from './repositories/api-key.repository';
 export { ChannelRepository } from './repositories/channel.repository';
+export { ChannelGroupResolver } from './repositories/channel-group.repository';
 export type { ChannelRecord, ChannelWithSecret, ChannelInput } from './repositories/channel.repository';
 export { PriceRepository } from './repositories/price.repository';
 export type { PriceRecord } from './repositories/price.repository';

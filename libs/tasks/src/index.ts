@@ -8,7 +8,6 @@ export { PoolSweeper } from './pool-sweeper';
 export type { PoolSweepResult } from './pool-sweeper';
 export { startPoolWorker } from './pool-worker';
 export type { PoolWorker, PoolWorkerDeps, PoolWorkerOptions } from './pool-worker';
-export { ChannelGroupResolver } from './channel-group.repository';
 export { pollDelayMs, retryDelayMs, DEFAULT_POLL_INTERVAL_MS, MIN_STEP_DELAY_MS } from './step-timing';
 export { poolWorkerEnvSchema } from './pool-worker.config';
 export type { PoolWorkerConfig } from './pool-worker.config';

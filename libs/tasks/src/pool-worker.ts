@@ -1,14 +1,13 @@
 import type { Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type Pool, type TaskJobCatalog } from '@gmg/contracts';
-import { ChannelRepository, TaskRepository } from '@gmg/db';
+import { ChannelGroupResolver, ChannelRepository, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import {
   TASK_JOB_NAMES, createBillingQueue, createTaskQueue, createTypedWorker, enqueueSettlement,
   type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
 } from '@gmg/queue';
 import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
-import { ChannelGroupResolver } from './channel-group.repository';
 import { PoolSweeper } from './pool-sweeper';
 import { TaskLifecycle, type SettlementSink } from './task-lifecycle';
 import { TaskStepProcessor, type TaskProcessorOptions } from './task-step.processor';

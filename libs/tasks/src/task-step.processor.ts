@@ -2,12 +2,11 @@ import { DelayedError, type Job } from 'bullmq';
 import {
   MODERATION_MESSAGE, NO_UPSTREAM_MESSAGE, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData,
 } from '@gmg/contracts';
-import type { ChannelRepository, ChannelWithSecret, TaskRecord, TaskRepository } from '@gmg/db';
+import type { ChannelGroupResolver, ChannelRepository, ChannelWithSecret, TaskRecord, TaskRepository } from '@gmg/db';
 import { UpstreamError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { requireTaskId } from '@gmg/queue';
 import { pickChannel, type AdapterRegistry, type ChannelTarget, type CircuitBreaker, type UpstreamPoll } from '@gmg/upstream';
-import type { ChannelGroupResolver } from './channel-group.repository';
 import type { TaskLifecycle } from './task-lifecycle';
 import { hasExpectedResult } from './result-check';
 import { pollDelayMs, retryDelayMs, MIN_STEP_DELAY_MS } from './step-timing';

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { rowsOf } from '@gmg/db';
+import { rowsOf } from './sql';
 
 /**
  * The routing group of a task: its API key's group, else its account's. Resolved at work time (not stored on the
