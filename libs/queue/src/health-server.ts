@@ -1,16 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { evaluateReadiness, type ReadinessOptions } from './readiness';
 
-export type HealthCheck = () => Promise<unknown>;
-
-export interface HealthServerOptions {
+export interface HealthServerOptions extends Omit<ReadinessOptions, 'timeoutMs'> {
   port: number;
   host?: string;
-  /** Named readiness checks (e.g. pg: SELECT 1, redis: PING); each must settle within `checkTimeoutMs`. */
-  checks: Record<string, HealthCheck>;
   checkTimeoutMs?: number;
-  /** True once shutdown began: /readyz answers 503 so traffic and scaling stop counting this replica. */
-  isDraining?: () => boolean;
 }
 
 export interface HealthServer {
@@ -18,39 +13,21 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e); });
-  });
-
-/** GET /healthz: the process is alive. GET /readyz: every dependency answers (200) or not (503, names which). */
+/**
+ * The health port of a queue consumer (workers, billing): GET /healthz, the process is alive; GET /readyz, the
+ * shared readiness rule (evaluateReadiness) — the same answer the edge gives on its own port.
+ */
 export async function startHealthServer(opts: HealthServerOptions): Promise<HealthServer> {
-  const timeout = opts.checkTimeoutMs ?? 2000;
   const server = http.createServer((req, res) => {
     const send = (status: number, body: unknown): void => {
       res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
       res.end(JSON.stringify(body));
     };
     const path = (req.url ?? '').split('?')[0];
+    if (path !== '/healthz' && path !== '/readyz') return send(404, { status: 'not_found' });
     if (req.method !== 'GET') return send(405, { status: 'method_not_allowed' });
     if (path === '/healthz') return send(200, { status: 'ok' });
-    if (path !== '/readyz') return send(404, { status: 'not_found' });
-    if (opts.isDraining?.()) return send(503, { status: 'draining' });
-    void Promise.all(
-      Object.entries(opts.checks).map(async ([name, check]) => {
-        try {
-          await withTimeout(check(), timeout);
-          return [name, 'ok'] as const;
-        } catch (e) {
-          return [name, `down: ${(e as Error)?.message ?? 'error'}`] as const;
-        }
-      }),
-    ).then((results) => {
-      const checks = Object.fromEntries(results);
-      const ok = results.every(([, r]) => r === 'ok');
-      send(ok ? 200 : 503, { status: ok ? 'ready' : 'not_ready', checks });
-    });
+    void evaluateReadiness({ ...opts, timeoutMs: opts.checkTimeoutMs }).then((r) => send(r.status, r.body));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -5,5 +5,7 @@ export type { TaskQueue, BillingQueue } from './producers';
 export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WORKER_LOCK_DEFAULTS } from './typed-worker';
 export type { JobHandlers, TypedWorkerOptions } from './typed-worker';
 export { startHealthServer } from './health-server';
-export type { HealthServer, HealthServerOptions, HealthCheck } from './health-server';
+export type { HealthServer, HealthServerOptions } from './health-server';
+export { evaluateReadiness } from './readiness';
+export type { HealthCheck, Readiness, ReadinessOptions } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     port: config.HEALTH_PORT,
     checks: { postgres: () => ds.query('SELECT 1'), redis: () => redis.ping() },
     isDraining: () => draining,
+    onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });
   logger.info({ healthPort: health.port }, 'billing ready');
   onShutdownSignals(async () => {

@@ -1,0 +1,52 @@
+export type HealthCheck = () => Promise<unknown>;
+
+export interface ReadinessOptions {
+  /** Named dependency checks (e.g. postgres: SELECT 1, redis: PING); each must settle within `timeoutMs`. */
+  checks: Record<string, HealthCheck>;
+  /** Default 2000. */
+  timeoutMs?: number;
+  /** True once shutdown began: not ready, so traffic and scaling stop counting this replica. */
+  isDraining?: () => boolean;
+  /** Where a failing check's detail goes (hosts and addresses are not for unauthenticated callers). */
+  onCheckFailed?: (name: string, err: Error) => void;
+}
+
+export interface Readiness {
+  status: 200 | 503;
+  body: { status: 'ready' | 'not_ready'; checks: Record<string, string> };
+}
+
+const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    p.then(
+      (v) => { clearTimeout(t); resolve(v); },
+      (e: unknown) => { clearTimeout(t); reject(e); },
+    );
+  });
+
+/**
+ * The one readiness rule of every service (the edge's /readyz and the consumers' health port): each check answers
+ * within the timeout and the process is not draining. The answer names each check `ok`, `error` or `timeout`; the
+ * error itself goes to `onCheckFailed` (the log), never to the caller.
+ */
+export async function evaluateReadiness(opts: ReadinessOptions): Promise<Readiness> {
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const checks: Record<string, string> = {};
+  await Promise.all(
+    Object.entries(opts.checks).map(async ([name, check]) => {
+      try {
+        await within(Promise.resolve().then(check), timeoutMs);
+        checks[name] = 'ok';
+      } catch (e) {
+        const err = e instanceof Error ? e : new Error(String(e));
+        checks[name] = err.message.startsWith('no answer within') ? 'timeout' : 'error';
+        opts.onCheckFailed?.(name, err);
+      }
+    }),
+  );
+  const draining = opts.isDraining?.() ?? false;
+  if (draining) checks.draining = 'yes';
+  const ready = !draining && Object.values(checks).every((v) => v === 'ok');
+  return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks } };
+}
