@@ -112,3 +112,6 @@ export function videoResult(v: VideoNormalizeInput) {
     expected: { kind: 'videos' as const, count: 1, format: 'mp4', durationSeconds: v.seconds, ...(v.dims ?? {}) },
   };
 }
+
+/** What every video contract shares: its operation, endpoint, schema version, pool and acknowledgement. */
+export const VIDEO_COMMON = { operation: 'video_generation' as const, endpoint: VIDEO_ENDPOINT, schemaVersion: SCHEMA_VERSION, pool: 'video' as const, ack: 'A' as const };

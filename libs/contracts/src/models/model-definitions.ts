@@ -3,17 +3,12 @@ import type { BuiltContract } from './define-contract';
 import { LUMEN_MODELS, lumenContract } from './lumen-2.contract';
 import { dreamContract, pictContract, sparkImage2Contract, sparkImagineContract } from './image-models.contract';
 import { omniContract, pixelContract } from './pixel-omni.contract';
-import {
-  clipContract,
-  kineticContract,
-  motion2Contract,
-  motionProContract,
-  reelContract,
-  sparkVideoContract,
-  waveEditContract,
-  waveI2vContract,
-  waveR2vContract,
-} from './video-models.contract';
+import { clipContract } from './clip.contract';
+import { kineticContract } from './kinetic.contract';
+import { motion2Contract, motionProContract } from './motion.contract';
+import { reelContract } from './reel.contract';
+import { sparkVideoContract } from './spark-video.contract';
+import { waveEditContract, waveI2vContract, waveR2vContract } from './wave.contract';
 
 /** 2025-06-01T00:00:00Z: the `created` of every model of this release. */
 const CREATED = 1748736000;

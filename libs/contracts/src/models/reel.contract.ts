@@ -1,0 +1,39 @@
+import { defineContract, type BuiltContract } from './define-contract';
+import { mediaArray, modelField, promptField, videoDims, videoResult, POLL, VIDEO_COMMON } from './common-fields';
+
+const REEL_I2V = ['image_urls'];
+const REEL_MULTIMODAL = ['reference_image_urls', 'reference_video_urls', 'reference_audio_urls'];
+
+export function reelContract(model: 'reel-v4-fast' | 'reel-v4-std'): BuiltContract {
+  return defineContract({
+    ...VIDEO_COMMON,
+    model,
+    family: 'reel-v4',
+    pollIntervalMs: POLL.videoQuick,
+    estimatedSeconds: model === 'reel-v4-fast' ? 60 : 150,
+    body: {
+      properties: {
+        model: modelField([model]),
+        prompt: promptField(),
+        duration: { type: 'integer', minimum: 3, maximum: 15, default: 5 },
+        resolution: { type: 'string', enum: ['480p', '720p', '1080p'], default: '720p' },
+        aspect_ratio: { type: 'string', enum: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'], default: '16:9' },
+        prompt_optimizer: { type: 'boolean', default: true },
+        image_urls: mediaArray('url', { minItems: 1, maxItems: 2, description: 'image-to-video: first frame, optional last frame' }),
+        reference_image_urls: mediaArray('url', { minItems: 1, maxItems: 9, description: 'multimodal reference images' }),
+        reference_video_urls: mediaArray('url', { minItems: 1, maxItems: 3, description: 'multimodal reference videos' }),
+        reference_audio_urls: mediaArray('url', { minItems: 1, maxItems: 3, description: 'multimodal reference audio' }),
+      },
+      required: ['model', 'prompt'],
+      conflicts: [
+        { id: 'i2v-with-multimodal', a: REEL_I2V, b: REEL_MULTIMODAL, status: 422, message: 'image-to-video fields (`image_urls`) and multimodal reference fields (`reference_*_urls`) cannot be combined; choose one mode' },
+      ],
+      additionalProperties: true,
+    },
+    normalize(body) {
+      const mode = body.image_urls !== undefined ? 'image-to-video' : REEL_MULTIMODAL.some((f) => body[f] !== undefined) ? 'multimodal-reference' : 'text-to-video';
+      const res = body.resolution as string;
+      return videoResult({ model, tier: res, seconds: body.duration as number, mode, dims: mode === 'image-to-video' ? undefined : videoDims(res, body.aspect_ratio as string) });
+    },
+  });
+}
