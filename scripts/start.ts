@@ -109,10 +109,32 @@ async function main(): Promise<void> {
   installSignalHandlers();
   const secrets = loadOrCreateSecrets(path.join(DATA, 'demo.json'), env);
   const ports = new Map(LOCAL_SERVICES.map((s) => [s.name, portOf(s, env)]));
+  await refuseBusyPorts(ports);
+  await startInfrastructure();
+
+  const simUrl = `http://127.0.0.1:${ports.get('upstream-sim')!}`;
+  const baseUrl = env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${ports.get('api-edge')!}`;
+  await prepareData(secrets, simUrl);
+  if (shuttingDown) return;
+
+  const { started, missing } = startServices(ports, serviceEnvs(secrets, simUrl, baseUrl));
+  if (started.length === 0) throw new Error('no service has a src/main.ts yet: nothing to run');
+  const health = await waitAllReady(ports, started);
+  if (shuttingDown) return;
+  for (const h of health) say(`${h.ok ? 'ready    ' : 'NOT READY'} ${h.name.padEnd(13)} ${h.url}`);
+  for (const m of missing) say(`MISSING   ${m.padEnd(13)} services/${m}/src/main.ts`);
+  printWelcome(baseUrl, secrets.demoApiKey, secrets.adminToken);
+  if (smoke) await runSmoke(baseUrl, secrets.demoApiKey, health.every((h) => h.ok) && missing.length === 0);
+}
+
+async function refuseBusyPorts(ports: Map<string, number>): Promise<void> {
   const busy = [];
   for (const [name, port] of ports) if (await portInUse(port)) busy.push(`${name}: port ${port} (override with ${portOverrideVar(name)})`);
   if (busy.length) throw new Error(`ports already in use (another npm start?):\n  ${busy.join('\n  ')}`);
+}
 
+/** Postgres and Redis: from the environment, else the local defaults, else embedded ones we start ourselves. */
+async function startInfrastructure(): Promise<void> {
   pg = await resolvePostgres({
     envUrl: env.DATABASE_URL || undefined,
     localAdminUrl: env.LOCAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -135,17 +157,17 @@ async function main(): Promise<void> {
   const policy = await evictionPolicy(redis.url);
   say(`redis: ${redis.source} at ${redactUrl(redis.url)} (maxmemory-policy ${policy ?? 'unknown'})`);
   if (policy && policy !== 'noeviction') say('WARNING: this Redis may evict queue keys; production runs it with maxmemory-policy noeviction');
+}
 
-  const simPort = ports.get('upstream-sim')!;
-  const apiPort = ports.get('api-edge')!;
-  const simUrl = `http://127.0.0.1:${simPort}`;
-  const baseUrl = env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}`;
-  await prepareData(secrets, simUrl);
-  if (shuttingDown) return;
+interface ServiceEnvs {
+  shared: NodeJS.ProcessEnv;
+  extra: Record<string, NodeJS.ProcessEnv>;
+}
 
+function serviceEnvs(secrets: { adminToken: string; simApiKey: string }, simUrl: string, baseUrl: string): ServiceEnvs {
   const shared: NodeJS.ProcessEnv = {
-    DATABASE_URL: pg.url,
-    REDIS_URL: redis.url,
+    DATABASE_URL: pg!.url,
+    REDIS_URL: redis!.url,
     QUEUE_PREFIX: env.QUEUE_PREFIX ?? 'gmg',
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',
   };
@@ -156,6 +178,10 @@ async function main(): Promise<void> {
   };
   // The local simulator runs faster than a real upstream; the workers poll it at the same pace.
   for (const pool of ['image', 'video', 'artgen', 'avatar']) extra[`worker-${pool}`] = { POLL_INTERVAL_SCALE: env.POLL_INTERVAL_SCALE ?? simScale };
+  return { shared, extra };
+}
+
+function startServices(ports: Map<string, number>, envs: ServiceEnvs): { started: string[]; missing: string[] } {
   const started: string[] = [];
   const missing: string[] = [];
   for (const svc of LOCAL_SERVICES) {
@@ -171,36 +197,34 @@ async function main(): Promise<void> {
       command: process.execPath,
       args: ['--import', 'tsx', main],
       cwd: ROOT,
-      env: childEnv(svc.name, ports.get(svc.name)!, shared, extra[svc.name] ?? {}),
+      env: childEnv(svc.name, ports.get(svc.name)!, envs.shared, envs.extra[svc.name] ?? {}),
     });
     started.push(svc.name);
   }
+  return { started, missing };
+}
 
-  if (started.length === 0) throw new Error('no service has a src/main.ts yet: nothing to run');
+async function waitAllReady(ports: Map<string, number>, started: string[]): Promise<Array<{ name: string; url: string; ok: boolean }>> {
   const deadline = Date.now() + int('STARTUP_TIMEOUT_MS', 120_000);
-  const health = await Promise.all(
+  return Promise.all(
     LOCAL_SERVICES.filter((s) => started.includes(s.name)).map(async (s) => {
       const url = `http://127.0.0.1:${ports.get(s.name)}${s.readyPath}`;
       const ok = await waitHealthy(url, deadline, () => Boolean(shuttingDown) || supervisor.state(s.name) === 'gave-up');
       return { name: s.name, url, ok };
     }),
   );
-  if (shuttingDown) return;
-  for (const h of health) say(`${h.ok ? 'ready    ' : 'NOT READY'} ${h.name.padEnd(13)} ${h.url}`);
-  for (const m of missing) say(`MISSING   ${m.padEnd(13)} services/${m}/src/main.ts`);
-  printWelcome(baseUrl, secrets.demoApiKey, secrets.adminToken);
+}
 
-  if (smoke) {
-    const allUp = health.every((h) => h.ok) && missing.length === 0;
-    if (!allUp) {
-      say('smoke: not every service is ready; failing');
-      await shutdown('smoke test failed', 1);
-    }
-    const r = await smokeImageTask(baseUrl, secrets.demoApiKey, 60_000);
-    say(`smoke: ${r.ok ? 'OK' : 'FAILED'} task=${r.taskId ?? '-'} status=${r.status ?? '-'}`);
-    say(`smoke: ${r.detail}`);
-    await shutdown(r.ok ? 'smoke test passed' : 'smoke test failed', r.ok ? 0 : 1);
+/** `--smoke`: one image task through the running gateway; exits 0 only if it completed. */
+async function runSmoke(baseUrl: string, key: string, allUp: boolean): Promise<void> {
+  if (!allUp) {
+    say('smoke: not every service is ready; failing');
+    await shutdown('smoke test failed', 1);
   }
+  const r = await smokeImageTask(baseUrl, key, 60_000);
+  say(`smoke: ${r.ok ? 'OK' : 'FAILED'} task=${r.taskId ?? '-'} status=${r.status ?? '-'}`);
+  say(`smoke: ${r.detail}`);
+  await shutdown(r.ok ? 'smoke test passed' : 'smoke test failed', r.ok ? 0 : 1);
 }
 
 function printWelcome(baseUrl: string, key: string, adminToken: string): void {
