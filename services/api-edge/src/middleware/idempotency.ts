@@ -6,6 +6,7 @@ import type { Redis } from '@gmg/queue';
 import { principalOf } from '../http/principal';
 import { fullPath } from '../http/request-path';
 import { requestFingerprint } from './idempotency-fingerprint';
+import { captureResponse } from './response-capture';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -109,36 +110,28 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
     throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is being retried concurrently; retry later`, { retryAfter: 1 });
   };
 
-  const captureAndFinish = (res: Response, redisKey: string, claim: string, fp: string): void => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let finished = false;
-    const origWrite = res.write.bind(res) as (...a: unknown[]) => boolean;
-    const origEnd = res.end.bind(res) as (...a: unknown[]) => Response;
-    const keep = (chunk: unknown, enc: unknown): void => {
-      if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
-      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8');
-      size += buf.length;
-      if (size <= maxStored) chunks.push(buf);
-    };
-    res.write = ((chunk: unknown, enc?: unknown, cb?: unknown) => {
-      keep(chunk, enc);
-      return origWrite(chunk, enc, cb);
-    }) as Response['write'];
-    res.end = ((chunk?: unknown, enc?: unknown, cb?: unknown) => {
-      if (finished) return origEnd(chunk, enc, cb);
-      finished = true;
-      keep(chunk, enc);
-      const status = res.statusCode;
-      const keepIt = status < 500 && status !== 429 && size <= maxStored;
-      const value = keepIt ? `D:${JSON.stringify({ fp, status, headers: replayableHeaders(res), body: Buffer.concat(chunks).toString('base64') } satisfies StoredAnswer)}` : '';
+  const captureAndFinish = (res: Response, redisKey: string, claim: string, fp: string): void =>
+    captureResponse(res, maxStored, async ({ status, body, complete }) => {
+      const keepIt = status < 500 && status !== 429 && complete;
+      const value = keepIt ? `D:${JSON.stringify({ fp, status, headers: replayableHeaders(res), body: body.toString('base64') } satisfies StoredAnswer)}` : '';
       // Stored before the answer leaves: once the client has it, a retry replays instead of seeing 409.
-      redis
+      await redis
         .eval(FINISH_LUA, 1, redisKey, claim, value, String(ttl))
-        .catch((err: unknown) => opts.logger?.error({ err }, 'idempotency: could not store the answer; the claim expires by itself'))
-        .finally(() => origEnd(chunk, enc, cb));
-      return res;
-    }) as Response['end'];
+        .catch((err: unknown) => opts.logger?.error({ err }, 'idempotency: could not store the answer; the claim expires by itself'));
+    });
+
+  /** Parses the body when a parser is given; false when the body cannot be fingerprinted (no idempotency then). */
+  const bodyReady = async (req: Request, res: Response, path: string): Promise<boolean> => {
+    if (req.body !== undefined || !hasBody(req)) return true;
+    if (opts.bodyParsers?.length) {
+      await new Promise<void>((resolve, reject) => runChain(opts.bodyParsers!, req, res, (e) => (e === undefined ? resolve() : reject(e))));
+      return true;
+    }
+    if (isJson(req)) throw new Error('idempotency middleware reached before the JSON body was parsed: mount it after the parser or pass bodyParsers');
+    // A body we cannot fingerprint (e.g. multipart before multer): no idempotency rather than a wrong one.
+    if (!warned.has(path)) opts.logger?.warn({ path }, 'idempotency: unparsed non-JSON body, Idempotency-Key ignored');
+    warned.add(path);
+    return false;
   };
 
   return async (req, res, next) => {
@@ -149,18 +142,7 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
     if (idemKey.length === 0 || idemKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
       throw new DomainError('invalid_request', `${IDEMPOTENCY_HEADER} must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, { field: IDEMPOTENCY_HEADER });
     }
-    if (req.body === undefined && hasBody(req)) {
-      if (opts.bodyParsers?.length) {
-        await new Promise<void>((resolve, reject) => runChain(opts.bodyParsers!, req, res, (e) => (e === undefined ? resolve() : reject(e))));
-      } else if (isJson(req)) {
-        throw new Error('idempotency middleware reached before the JSON body was parsed: mount it after the parser or pass bodyParsers');
-      } else {
-        // A body we cannot fingerprint (e.g. multipart before multer): no idempotency rather than a wrong one.
-        if (!warned.has(path)) opts.logger?.warn({ path }, 'idempotency: unparsed non-JSON body, Idempotency-Key ignored');
-        warned.add(path);
-        return next();
-      }
-    }
+    if (!(await bodyReady(req, res, path))) return next();
     await claimAndRun(req, res, next, idemKey, path);
   };
 }
