@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
-import { runMigrations } from './data-source';
+import { MIGRATIONS, runMigrations } from './data-source';
 
 describe('migrations', () => {
   let db: TestDatabase;
@@ -9,6 +9,22 @@ describe('migrations', () => {
   const q = <T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]> => db.dataSource.query(sql, params);
   const indexes = async (): Promise<string[]> =>
     (await q<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'tasks'`)).map((r) => r.indexname);
+  const lastApplied = async (): Promise<string | undefined> =>
+    (await q<{ name: string }>(`SELECT name FROM migrations ORDER BY id DESC LIMIT 1`))[0]?.name;
+  /** Reverts the newest migrations down to and including `name` (later migrations are added over time). */
+  const revertThrough = async (name: string): Promise<void> => {
+    for (let i = 0; i < MIGRATIONS.length; i++) {
+      const last = await lastApplied();
+      if (last === undefined) throw new Error(`${name} is not applied`);
+      await db.dataSource.undoLastMigration();
+      if (last === name) return;
+    }
+    throw new Error(`could not revert through ${name}`);
+  };
+  const namesAfter = (name: string): string[] => {
+    const names = MIGRATIONS.map((m) => new m().name);
+    return names.slice(names.indexOf(name));
+  };
   const hasSettledAt = async (): Promise<boolean> =>
     (await q(`SELECT 1 FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'settled_at'`)).length === 1;
 
@@ -35,14 +51,14 @@ describe('migrations', () => {
   it('task-idempotency-key binds a key once per API key, and reverts', async () => {
     const [def] = await q<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_idempotency_uidx'`);
     expect(def.indexdef).toMatch(/UNIQUE INDEX .* \(api_key_id, idempotency_key\) WHERE \(idempotency_key IS NOT NULL\)/);
-    await db.dataSource.undoLastMigration();
+    await revertThrough('TaskIdempotencyKey1763942400000');
     const cols = await q(`SELECT 1 FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'idempotency_key'`);
     expect(cols).toHaveLength(0);
     expect(await indexes()).not.toContain('tasks_idempotency_uidx');
   });
 
   it('task-settled-at backfills settled_at for tasks with a capture or release, and only those, after re-applying', async () => {
-    await db.dataSource.undoLastMigration();
+    await revertThrough('TaskSettledAt1763856000000');
     expect(await hasSettledAt()).toBe(false);
     expect(await indexes()).toContain('tasks_terminal_completed_idx');
 
@@ -66,7 +82,7 @@ describe('migrations', () => {
     await task('task_unsettled', 'completed');
     await entry('task_unsettled', 'hold');
 
-    expect(await runMigrations(db.dataSource)).toEqual(['TaskSettledAt1763856000000', 'TaskIdempotencyKey1763942400000']);
+    expect(await runMigrations(db.dataSource)).toEqual(namesAfter('TaskSettledAt1763856000000'));
     const rows = await q<{ id: string; settled: boolean }>(`SELECT id, settled_at IS NOT NULL AS settled FROM tasks ORDER BY id`);
     expect(rows).toEqual([
       { id: 'task_captured', settled: true },
@@ -75,9 +91,9 @@ describe('migrations', () => {
     ]);
   });
 
-  it('reverts cleanly: task-idempotency-key, task-settled-at, then the initial schema', async () => {
-    await db.dataSource.undoLastMigration();
-    await db.dataSource.undoLastMigration();
+  it('reverts cleanly: every later migration, then the initial schema', async () => {
+    await revertThrough('TaskSettledAt1763856000000');
+    expect(await lastApplied()).toBe('InitialSchema1763769600000');
     expect(await hasSettledAt()).toBe(false);
     expect(await indexes()).toEqual(expect.arrayContaining(['tasks_terminal_completed_idx']));
     expect(await indexes()).not.toContain('tasks_unsettled_completed_idx');

@@ -34,4 +34,6 @@ export class TaskEntity {
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
   /** The client's Idempotency-Key; unique per API key while kept (24 h). */
   @Column({ type: 'text', name: 'idempotency_key', nullable: true }) idempotencyKey!: string | null;
+  /** Hash of the request that claimed the key (a different request under it is 422). */
+  @Column({ type: 'text', name: 'idempotency_fingerprint', nullable: true }) idempotencyFingerprint!: string | null;
 }

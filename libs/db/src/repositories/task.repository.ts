@@ -39,11 +39,14 @@ export type NewTask = Pick<
 > & {
   /** The client's Idempotency-Key: a second task under the same key and API key is refused by the database. */
   idempotencyKey?: string;
+  /** What the request under that key was (a hash): a retry with another body is told apart from a replay. */
+  idempotencyFingerprint?: string;
 };
 
 /** A submission whose Idempotency-Key already made a task: nothing was held; `existing` is that task. */
 export class DuplicateSubmissionError extends Error {
-  constructor(readonly existing: TaskRecord) {
+  /** `sameRequest`: the fingerprints match (or one side has none: rows from before fingerprints were kept). */
+  constructor(readonly existing: TaskRecord, readonly sameRequest: boolean) {
     super(`a task with this Idempotency-Key exists: ${existing.id}`);
     this.name = 'DuplicateSubmissionError';
   }
@@ -101,8 +104,8 @@ export class TaskRepository {
          WHERE id = $2 AND available >= $8 RETURNING id
        ), task AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                            price, price_snapshot, deadline_at, idempotency_key)
-         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12 FROM hold
+                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint)
+         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13 FROM hold
          RETURNING *
        ), ledger AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
@@ -112,12 +115,15 @@ export class TaskRepository {
        SELECT task.* FROM task, ledger`,
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
         t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
-        t.idempotencyKey ?? null],
+        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null],
     ).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
-        const existing = await this.findByIdempotencyKey(t.apiKeyId, t.idempotencyKey);
-        if (existing) throw new DuplicateSubmissionError(existing);
+        const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [t.apiKeyId, t.idempotencyKey]);
+        if (rows[0]) {
+          const fp = rows[0].idempotency_fingerprint as string | null;
+          throw new DuplicateSubmissionError(toTaskRecord(rows[0]), !fp || !t.idempotencyFingerprint || fp === t.idempotencyFingerprint);
+        }
       }
       throw e;
     }));
@@ -130,15 +136,10 @@ export class TaskRepository {
     return rows[0] ? toTaskRecord(rows[0]) : null;
   }
 
-  async findByIdempotencyKey(apiKeyId: string, idempotencyKey: string): Promise<TaskRecord | null> {
-    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, idempotencyKey]);
-    return rows[0] ? toTaskRecord(rows[0]) : null;
-  }
-
   /** Unbinds Idempotency-Keys older than the retention, so a key may be reused after it (as the docs promise). */
   async expireIdempotencyKeys(olderThanHours = IDEMPOTENCY_RETENTION_HOURS): Promise<number> {
     const rows = rowsOf(await this.ds.query(
-      `UPDATE tasks SET idempotency_key = NULL
+      `UPDATE tasks SET idempotency_key = NULL, idempotency_fingerprint = NULL
        WHERE idempotency_key IS NOT NULL AND created_at < now() - ($1 || ' hours')::interval RETURNING id`,
       [String(olderThanHours)],
     ));

@@ -19,6 +19,8 @@ describe('Idempotency-Key middleware (real Redis)', () => {
   let gate: Promise<void>;
   let openGate: () => void;
   let failNext: boolean;
+  /** The status the handler answers next (once), without doing its work: a refusal. */
+  let refuseNext: number | undefined;
   const prefixes: string[] = [];
 
   /** A minimal app: fake principal from `x-test-key`, JSON body, the middleware, a handler that counts its runs. */
@@ -35,6 +37,12 @@ describe('Idempotency-Key middleware (real Redis)', () => {
     app.post('/v1/things', ...chain, async (req, res) => {
       runs += 1;
       await gate;
+      if (refuseNext) {
+        const status = refuseNext;
+        refuseNext = undefined;
+        res.status(status).json({ error: { code: status, message: 'refused', type: 'refused' } });
+        return;
+      }
       if (failNext) {
         failNext = false;
         res.status(503).json({ error: { code: 503, message: 'down', type: 'service_unavailable' } });
@@ -56,6 +64,7 @@ describe('Idempotency-Key middleware (real Redis)', () => {
     prefixes.push(prefix);
     runs = 0;
     failNext = false;
+    refuseNext = undefined;
     gate = Promise.resolve();
   });
   afterAll(async () => {
@@ -130,6 +139,17 @@ describe('Idempotency-Key middleware (real Redis)', () => {
     expect(retry.status).toBe(201);
     expect(retry.headers['idempotent-replayed']).toBeUndefined();
     expect(runs).toBe(2);
+  });
+
+  it.each([400, 401, 402, 403, 404, 429])('does not keep a %i refusal: the same request with the same key runs again and its success is kept', async (status) => {
+    const app = buildApp('after-parser');
+    refuseNext = status;
+    await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 }).expect(status);
+    const retry = await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 });
+    expect([retry.status, retry.headers['idempotent-replayed']]).toEqual([201, undefined]);
+    const replay = await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 });
+    expect([replay.status, replay.headers['idempotent-replayed'], replay.text]).toEqual([201, 'true', retry.text]);
+    expect(runs).toBe(2); // the refusal and the success; the replay ran nothing
   });
 
   it('scopes keys to the API key: the same Idempotency-Key of another API key is a new request', async () => {

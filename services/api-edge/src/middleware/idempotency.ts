@@ -74,7 +74,8 @@ function runChain(handlers: RequestHandler[], req: Request, res: Response, done:
  * `Idempotency-Key` on every POST under /v1/ (other requests pass through), scoped to the API key of
  * `res.locals.principal` (mount after auth). Same key and same request → the first answer replayed byte for byte
  * with `Idempotent-Replayed: true`, nothing runs again; same key and another request → 422; first still running
- * → 409. An answer with status 5xx or 429 is not kept: the key is released so a retry runs again.
+ * → 409. Only 2xx answers are kept; any other releases the key so a retry runs again. The handler finds the key
+ * and the request's fingerprint with `idempotencyOf(res)` (the database backstop binds both to the task).
  */
 export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHandler {
   const ttl = opts.ttlSeconds ?? 86_400;
@@ -92,6 +93,7 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
     // A claim can vanish between SET NX and GET (released after a 5xx, expired): then try to claim again.
     for (let attempt = 0; attempt < 3; attempt++) {
       if ((await redis.set(redisKey, claim, 'EX', lockTtl, 'NX')) === 'OK') {
+        setIdempotency(res, { key: idemKey, fingerprint: fp });
         captureAndFinish(res, redisKey, claim, fp);
         next();
         return;
@@ -112,7 +114,9 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
 
   const captureAndFinish = (res: Response, redisKey: string, claim: string, fp: string): void =>
     captureResponse(res, maxStored, async ({ status, body, complete }) => {
-      const keepIt = status < 500 && status !== 429 && complete;
+      // Only answers that started work are kept: a refusal (400, 401, 402, 403, 404, 409, 422, 429) or a 5xx
+      // releases the key, so the same request can succeed once its cause is fixed (a top-up after a 402).
+      const keepIt = status >= 200 && status < 300 && complete;
       const value = keepIt ? `D:${JSON.stringify({ fp, status, headers: replayableHeaders(res), body: body.toString('base64') } satisfies StoredAnswer)}` : '';
       // Stored before the answer leaves: once the client has it, a retry replays instead of seeing 409.
       await redis
@@ -147,7 +151,20 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
   };
 }
 
-function mismatch(): DomainError {
+export interface IdempotencyClaim {
+  key: string;
+  /** requestFingerprint of the claiming request: a retry with another body is a mismatch, even after Redis lost it. */
+  fingerprint: string;
+}
+
+const setIdempotency = (res: Response, c: IdempotencyClaim): void => {
+  res.locals.idempotency = c;
+};
+
+/** The Idempotency-Key this request claimed, if any. */
+export const idempotencyOf = (res: Response): IdempotencyClaim | undefined => res.locals.idempotency as IdempotencyClaim | undefined;
+
+export function mismatch(): DomainError {
   return new DomainError('idempotency_mismatch', `This ${IDEMPOTENCY_HEADER} was already used with a different request; use a new key for a new request`, { field: IDEMPOTENCY_HEADER });
 }
 

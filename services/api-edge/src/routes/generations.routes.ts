@@ -1,5 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
+import { idempotencyOf } from '../middleware/idempotency';
 import { principalOf } from '../http/principal';
 import { RESPONSE_VERSION_HEADER } from '../use-cases/response-version';
 import { submitTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
@@ -21,7 +22,7 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         body: req.body,
         requestId: String(req.id),
         responseVersion: req.get(RESPONSE_VERSION_HEADER),
-        idempotencyKey: req.get('Idempotency-Key') || undefined,
+        idempotency: idempotencyOf(res),
       });
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
       res.status(result.httpStatus).json(result.body);

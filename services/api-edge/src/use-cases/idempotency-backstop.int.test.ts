@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
+import { AccountRepository } from '@gmg/db';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
 
 /**
@@ -34,4 +35,34 @@ it('answers a retry whose Redis idempotency record was lost with the first task,
     [c.accountId],
   );
   expect({ tasks, holds }).toEqual({ tasks: 1, holds: 1 });
+});
+
+it('answers 422 to another request under the same key after the Redis record was lost, holding nothing more', async () => {
+  const c = await h.newCustomer({ balance: 10 });
+  const send = (prompt: string) => request(h.baseUrl).post('/v1/images/generations').set('Authorization', `Bearer ${c.key}`)
+    .set('Idempotency-Key', 'order-100').send({ model: 'lumen-2-flex', prompt });
+  expect((await send('the first')).status).toBe(200);
+  await h.redis.del(`${h.prefix}:idem:${c.keyId}:${createHash('sha256').update('order-100').digest('hex')}`);
+
+  const other = await send('something else');
+  expect(other.status).toBe(422);
+  expect(other.body.error).toMatchObject({ code: 422, type: 'invalid_request_error' });
+  const [{ tasks, holds }] = await h.db.dataSource.query(
+    `SELECT (SELECT count(*)::int FROM tasks WHERE account_id = $1) AS tasks,
+            (SELECT count(*)::int FROM ledger_entries WHERE account_id = $1 AND kind = 'hold') AS holds`,
+    [c.accountId],
+  );
+  expect({ tasks, holds }).toEqual({ tasks: 1, holds: 1 });
+});
+
+it('lets a client that got 402 top up and retry with the same Idempotency-Key', async () => {
+  const c = await h.newCustomer({ balance: 0 });
+  const send = () => request(h.baseUrl).post('/v1/images/generations').set('Authorization', `Bearer ${c.key}`)
+    .set('Idempotency-Key', 'after-topup').send({ model: 'lumen-2-flex', prompt: 'paid for later' });
+  expect((await send()).status).toBe(402);
+  await new AccountRepository(h.db.dataSource).topup(c.accountId, 10_000_000n, { reason: 'test' });
+  const retry = await send();
+  expect(retry.status).toBe(200);
+  expect(retry.headers['idempotent-replayed']).toBeUndefined();
+  expect(retry.body.data[0].task_id).toMatch(/^task_/);
 });

@@ -10,6 +10,7 @@ import { checkAssetOwnership, type AssetOwnershipDeps } from './asset-ownership.
 import { EXTEND_FIELD, checkExtendSource } from './extend-source.check';
 import { pinToSourceTask } from './pin-to-source';
 import { parseResponseVersion } from './response-version';
+import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
 
 export interface SubmitTaskDeps {
   tasks: { createWithHold(t: NewTask): Promise<TaskRecord>; get(id: string): Promise<TaskRecord | null> };
@@ -33,8 +34,8 @@ export interface SubmitTaskInput {
   requestId: string;
   /** `X-Service-Response-Version` as sent (shape B models only). */
   responseVersion?: string;
-  /** `Idempotency-Key` as sent: bound to the task, so a second task under it is impossible. */
-  idempotencyKey?: string;
+  /** The claimed `Idempotency-Key` and request fingerprint: bound to the task, so a second task under it is impossible. */
+  idempotency?: { key: string; fingerprint: string };
 }
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
@@ -133,12 +134,14 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
       price: price.total,
       priceSnapshot: { total: price.total.toString(), ratio: price.ratio, lines: price.lines },
       deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
-      idempotencyKey: input.idempotencyKey,
+      idempotencyKey: input.idempotency?.key,
+      idempotencyFingerprint: input.idempotency?.fingerprint,
     });
   } catch (err) {
     // The Redis idempotency record answers replays; when it was lost, the database refuses the second task
     // (nothing held) and the client gets the acknowledgement of the first one.
     if (!(err instanceof DuplicateSubmissionError)) throw err;
+    if (!err.sameRequest) throw idempotencyMismatch();
     deps.logger.warn({ taskId: err.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing task');
     return acknowledge(contract.ack, err.existing.id, input.requestId, responseVersion);
   }
