@@ -54,4 +54,40 @@ export class AccountRepository {
       return toAccount(list[0]);
     });
   }
+
+  /**
+   * A top-up under an Idempotency-Key: the first call credits, a retry with the same key and amount credits nothing
+   * and answers the account as it is (`replayed`), the same key with another amount is `mismatch`. The key is
+   * bound in the ledger itself (a unique index over the account and `meta.idempotency_key` of topups), so this holds
+   * across replicas and restarts. Null when the account does not exist.
+   */
+  async topupOnce(
+    id: string, amount: bigint, idempotencyKey: string, meta: Record<string, unknown> = {},
+  ): Promise<{ account: AccountRecord; replayed: boolean } | 'mismatch' | null> {
+    if (amount <= 0n) throw new RangeError('topup amount must be positive');
+    return this.ds.transaction(async (m: EntityManager) => {
+      const locked = rowsOf(await m.query(`SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, [id]));
+      if (!locked[0]) return null;
+      const inserted = rowsOf(await m.query(
+        `INSERT INTO ledger_entries (account_id, kind, amount, meta) VALUES ($1, 'topup', $2, $3)
+         ON CONFLICT (account_id, (meta->>'idempotency_key')) WHERE kind = 'topup' AND meta ? 'idempotency_key' DO NOTHING
+         RETURNING id`,
+        [id, amount.toString(), JSON.stringify({ ...meta, idempotency_key: idempotencyKey })],
+      ));
+      if (inserted.length === 0) {
+        const [first] = rowsOf(await m.query(
+          `SELECT amount FROM ledger_entries WHERE account_id = $1 AND kind = 'topup' AND meta->>'idempotency_key' = $2`,
+          [id, idempotencyKey],
+        ));
+        if (BigInt(first.amount as string) !== amount) return 'mismatch';
+        const [current] = rowsOf(await m.query(`SELECT * FROM accounts WHERE id = $1`, [id]));
+        return { account: toAccount(current), replayed: true };
+      }
+      const [updated] = rowsOf(await m.query(
+        `UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING *`,
+        [id, amount.toString()],
+      ));
+      return { account: toAccount(updated), replayed: false };
+    });
+  }
 }

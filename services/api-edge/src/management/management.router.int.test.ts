@@ -54,6 +54,23 @@ describe('management API /api (real Postgres)', () => {
     expect(topped.body.data).toMatchObject({ balance: 3.5, available: 3.5 });
   });
 
+  it('credits a top-up under an Idempotency-Key once, however often and however concurrently it is retried', async () => {
+    const created = await adminReq('post', '/api/accounts').send({ name: 'retrying-operator' });
+    const id = created.body.data.id as string;
+    const topup = (amount: number) => adminReq('post', `/api/accounts/${id}/topups`).set('Idempotency-Key', 'wire-2026-11-23-001').send({ amount });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => topup(5)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(answers.every((a) => a.body.data.balance === 5)).toBe(true);
+    expect(answers.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(9);
+    const other = await topup(7);
+    expect([other.status, other.body.success]).toEqual([422, false]);
+    expect((await adminReq('get', `/api/accounts/${id}`)).body.data).toMatchObject({ balance: 5, available: 5 });
+    const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE account_id = $1 AND kind = 'topup'`, [id]);
+    expect(n).toBe(1);
+    const plain = await adminReq('post', `/api/accounts/${id}/topups`).send({ amount: 1 });
+    expect([plain.status, plain.body.data.balance]).toEqual([201, 6]); // without the header every call credits
+  });
+
   it('answers 400 naming the field for a bad body, 404 for unknown or malformed ids, 400 for invalid JSON', async () => {
     const noName = await adminReq('post', '/api/accounts').send({ balance: 1 });
     expect([noName.status, noName.body.success, noName.body.message]).toEqual([400, false, expect.stringContaining("'name'")]);

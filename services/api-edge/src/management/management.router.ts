@@ -71,7 +71,11 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
 
   router.post('/accounts', admin, async (req, res) => send(res, 201, await svc.createAccount(req.body), 'account created'));
   router.get('/accounts/:id', admin, async (req, res) => send(res, 200, await svc.getAccount(id(req))));
-  router.post('/accounts/:id/topups', admin, async (req, res) => send(res, 201, await svc.topup(id(req), req.body), 'topped up'));
+  router.post('/accounts/:id/topups', admin, async (req, res) => {
+    const { account, replayed } = await svc.topup(id(req), req.body, req.get('Idempotency-Key'));
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    send(res, replayed ? 200 : 201, account, replayed ? 'already topped up under this Idempotency-Key' : 'topped up');
+  });
 
   router.post('/keys', admin, async (req, res) => send(res, 201, await svc.createKey(req.body), 'key created; the secret is shown only now'));
   router.get('/keys', admin, async (req, res) => send(res, 200, await svc.listKeys(req.query)));

@@ -131,14 +131,27 @@ export class ManagementService {
     return accountView(await this.requireAccount(id));
   }
 
-  async topup(id: string, body: unknown): Promise<AccountView> {
+  /** With an Idempotency-Key, a retried top-up credits once (`replayed` tells the route to answer 200, not 201). */
+  async topup(id: string, body: unknown, idempotencyKey?: string): Promise<{ account: AccountView; replayed: boolean }> {
     const b = validate<{ amount: number; note?: string }>(topupSchema, body);
     await this.requireAccount(id);
     const minor = toMinor(b.amount);
     if (minor <= 0n) throw new DomainError('invalid_request', "Invalid body field 'amount': must be at least 0.000001", { field: 'amount' });
-    const a = await this.accounts.topup(id, minor, b.note ? { note: b.note } : {});
-    if (!a) throw new DomainError('not_found', `Account ${id} not found`);
-    return accountView(a);
+    const meta = b.note ? { note: b.note } : {};
+    if (idempotencyKey === undefined) {
+      const a = await this.accounts.topup(id, minor, meta);
+      if (!a) throw new DomainError('not_found', `Account ${id} not found`);
+      return { account: accountView(a), replayed: false };
+    }
+    if (idempotencyKey.length === 0 || idempotencyKey.length > 255) {
+      throw new DomainError('invalid_request', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
+    }
+    const r = await this.accounts.topupOnce(id, minor, idempotencyKey, meta);
+    if (r === null) throw new DomainError('not_found', `Account ${id} not found`);
+    if (r === 'mismatch') {
+      throw new DomainError('idempotency_mismatch', 'This Idempotency-Key was already used for a top-up of another amount; use a new key', { field: 'Idempotency-Key' });
+    }
+    return { account: accountView(r.account), replayed: r.replayed };
   }
 
   /** The secret is in the answer of this call only; it is stored hashed. */
