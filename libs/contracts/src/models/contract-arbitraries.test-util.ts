@@ -90,6 +90,17 @@ export function invalidValue(f: FieldSpec): fc.Arbitrary<unknown> {
   return fc.oneof(...options);
 }
 
+/** A clean body also keeps the contract's pairing rules: no conflicting groups together, `together` groups whole. */
+function withPairingRules(c: BuiltContract, body: Record<string, unknown>): Record<string, unknown> {
+  for (const rule of c.bodySpec.conflicts ?? []) {
+    if (rule.a.some((f) => body[f] !== undefined)) for (const f of rule.b) delete body[f];
+  }
+  for (const group of c.bodySpec.together ?? []) {
+    if (!group.fields.every((f) => body[f] !== undefined)) for (const f of group.fields) delete body[f];
+  }
+  return body;
+}
+
 export function bodyArbitrary(c: BuiltContract, modelNames: string[], clean: boolean): fc.Arbitrary<Record<string, unknown>> {
   const entries = Object.entries(c.bodySpec.properties).map(([k, f]) => {
     const bad = clean ? 0 : 1;
@@ -104,7 +115,7 @@ export function bodyArbitrary(c: BuiltContract, modelNames: string[], clean: boo
   return fc.tuple(fc.tuple(...entries), fc.option(fc.dictionary(fc.constantFrom('extra', 'metadata', 'user'), junk), { nil: undefined })).map(([pairs, extra]) => {
     const body: Record<string, unknown> = { ...(extra ?? {}) };
     for (const [k, present] of pairs) if (present) body[k] = present.v;
-    return body;
+    return clean ? withPairingRules(c, body) : body;
   });
 }
 
