@@ -1,4 +1,8 @@
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { listModels } from './models/registry';
+import { toMinor } from './pricing';
 import { tokenCost, tokenHold, tokenPricesOf, type TokenPrices } from './messages-pricing';
 
 const P: TokenPrices = { input: 3_000_000n, output: 15_000_000n, cache_write: 3_750_000n, cache_read: 300_000n };
@@ -37,4 +41,15 @@ describe('tokenPricesOf', () => {
       prices: { input: 1n, output: 2n, cache_write: 3n, cache_read: 4n },
     });
   });
+});
+
+describe('infra/prices.json prices every model of the messages endpoint', () => {
+  const rows = JSON.parse(readFileSync(join(__dirname, '../../../infra/prices.json'), 'utf8')) as Array<{ key: string; price: number }>;
+  const table = new Map(rows.map((r) => [r.key, toMinor(r.price)]));
+  const chat = listModels().filter((m) => m.supportedEndpointTypes.includes('messages'));
+
+  it.each(chat.map((m) => [m.id]))('%s has its four token prices', (id) => {
+    expect(tokenPricesOf(id, table)).toHaveProperty('prices');
+  });
+  it('there are chat models', () => expect(chat.length).toBeGreaterThan(0));
 });
