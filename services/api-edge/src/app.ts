@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
-import { ApiKeyRepository, AssetRepository, PriceRepository, TaskRepository, newTaskId } from '@gmg/db';
+import { ApiKeyRepository, AssetRepository, ChatCallRepository, PriceRepository, TaskRepository, newTaskId } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
+import { MessagesUpstreamClient } from '@gmg/upstream';
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
 import { errorHandler, routeNotFound } from './http/error-handler';
@@ -23,11 +24,15 @@ import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
+import { ChatCallSweeper } from './messages/chat-call.sweeper';
+import { MessagesChannelCache } from './messages/messages-channel.cache';
+import { messagesRouter } from './messages/messages.router';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
+  | 'messagesCallTimeoutSeconds' | 'messagesChannelCacheTtlMs'
 >;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
@@ -42,6 +47,8 @@ export interface AppDeps {
   isDraining?: () => boolean;
   /** Where uploaded images live; default: local disk at `config.uploadDir` (see docs/uploads.md for object storage). */
   uploadStorage?: UploadStorage;
+  /** The keep-alive pools to messages upstreams (main.ts closes it at shutdown); default: a new one. */
+  messagesClient?: MessagesUpstreamClient;
   /** Overrides for tests. */
   newTaskId?: () => string;
   now?: () => Date;
@@ -50,6 +57,8 @@ export interface AppDeps {
 export interface App extends Express {
   /** The in-process key cache (tests and management actions that must apply at once clear it). */
   readonly keyAuthenticator: KeyAuthenticator;
+  /** Releases abandoned chat calls; main.ts starts its timer. */
+  readonly chatCallSweeper: ChatCallSweeper;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -143,10 +152,30 @@ export function createApp(deps: AppDeps): App {
       submitGuards,
     ),
   );
+  app.use(messagesRouterFor(deps, prices, [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })], app));
   app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
   app.use(catalogRouter());
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+/** POST /v1/messages with its own caches and sweeper (services/api-edge/src/messages, docs/messages.md). */
+function messagesRouterFor(deps: AppDeps, prices: PriceTableCache, guards: RequestHandler[], app: App) {
+  const calls = new ChatCallRepository(deps.dataSource);
+  const sweeper = new ChatCallSweeper(calls, 30_000, deps.logger);
+  Object.defineProperty(app, 'chatCallSweeper', { value: sweeper });
+  return messagesRouter({
+    calls,
+    channels: new MessagesChannelCache((m, g) => calls.channels(m, g), deps.config.messagesChannelCacheTtlMs),
+    prices,
+    client: deps.messagesClient ?? new MessagesUpstreamClient(),
+    sweeper,
+    logger: deps.logger,
+    maxBodyBytes: deps.config.maxBodyBytes,
+    callTimeoutSeconds: deps.config.messagesCallTimeoutSeconds,
+    newTaskId: deps.newTaskId ?? newTaskId,
+    guards,
+  });
 }

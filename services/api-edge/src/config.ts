@@ -27,6 +27,10 @@ export interface ApiEdgeConfig {
   uploadMaxBytes: number;
   /** Upload links stop working this long after the upload. */
   uploadTtlSeconds: number;
+  /** A messages call not settled this long after it started (its edge died) is released in full by the sweeper. */
+  messagesCallTimeoutSeconds: number;
+  /** How long the messages channels of a model are cached in-process; a channel change applies within this time. */
+  messagesChannelCacheTtlMs: number;
 }
 
 const MIB = 1024 * 1024;
@@ -45,6 +49,8 @@ const schema = Joi.object({
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
   UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
   UPLOAD_TTL_SECONDS: Joi.number().integer().min(60).max(30 * 86400).default(86400),
+  MESSAGES_CALL_TIMEOUT_SECONDS: Joi.number().integer().min(30).max(86400).default(900),
+  MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
 });
 
 interface RawEnv extends CommonEnv {
@@ -58,6 +64,8 @@ interface RawEnv extends CommonEnv {
   UPLOAD_DIR: string;
   UPLOAD_MAX_BYTES: number;
   UPLOAD_TTL_SECONDS: number;
+  MESSAGES_CALL_TIMEOUT_SECONDS: number;
+  MESSAGES_CHANNEL_CACHE_TTL_MS: number;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -79,6 +87,8 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     uploadDir: path.resolve(e.UPLOAD_DIR),
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     uploadTtlSeconds: e.UPLOAD_TTL_SECONDS,
+    messagesCallTimeoutSeconds: e.MESSAGES_CALL_TIMEOUT_SECONDS,
+    messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
   });
 }
 
