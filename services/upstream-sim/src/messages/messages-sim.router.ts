@@ -17,7 +17,7 @@ export interface MessagesSimOptions {
   fault?: 'overloaded' | 'rate_limited';
   /** Pause between deltas of a `[sim:slow]` stream. */
   slowDeltaMs?: number;
-  /** Emits 'request' ({id, stream}), 'finished' ({id}) and 'client_closed' ({id, eventsSent}). */
+  /** Emits 'request' ({id, stream}), 'refused' ({status}), 'finished' ({id}) and 'client_closed' ({id, eventsSent}). */
   events?: EventEmitter;
 }
 
@@ -69,16 +69,23 @@ export function messagesSimRouter(opts: MessagesSimOptions): Router {
     const msgs = body.messages as Json[];
     const said = contentText([...msgs].reverse().find((m) => m.role === 'user')?.content);
     if (opts.fault === 'rate_limited' || said.includes('[sim:429]')) {
+      opts.log.info({ status: 429 }, 'messages call refused');
+      opts.events?.emit('refused', { status: 429 });
       res.setHeader('retry-after', '1');
       return vendorError(res, 429, 'rate_limit_error', 'Number of requests has exceeded your rate limit');
     }
-    if (opts.fault === 'overloaded' || said.includes('[sim:529]')) return vendorError(res, 529, 'overloaded_error', 'Overloaded');
+    if (opts.fault === 'overloaded' || said.includes('[sim:529]')) {
+      opts.log.info({ status: 529 }, 'messages call refused');
+      opts.events?.emit('refused', { status: 529 });
+      return vendorError(res, 529, 'overloaded_error', 'Overloaded');
+    }
 
     const { tokens, images } = countInput(body);
     const reply = replyTo(body, images, tokens);
     if (said.includes('[sim:slow]')) lengthen(reply);
     const id = `msg_${randomBytes(12).toString('hex')}`;
     res.setHeader('request-id', `req_sim_${randomBytes(8).toString('hex')}`);
+    opts.log.info({ id, stream: body.stream === true, usage: reply.usage }, 'messages call answered');
     opts.events?.emit('request', { id, stream: body.stream === true });
     if (body.stream !== true) {
       res.json(messageOf(id, body.model as string, reply, reply.blocks, reply.usage.output_tokens, reply.stopReason));
