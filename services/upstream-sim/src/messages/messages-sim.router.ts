@@ -85,7 +85,8 @@ export function messagesSimRouter(opts: MessagesSimOptions): Router {
     if (said.includes('[sim:slow]')) lengthen(reply);
     const id = `msg_${randomBytes(12).toString('hex')}`;
     res.setHeader('request-id', `req_sim_${randomBytes(8).toString('hex')}`);
-    opts.log.info({ id, stream: body.stream === true, usage: reply.usage }, 'messages call answered');
+    const markers = ['slow', 'drop'].filter((m) => said.includes(`[sim:${m}]`));
+    opts.log.info({ id, model: body.model, stream: body.stream === true, markers, usage: reply.usage }, 'messages call answered');
     opts.events?.emit('request', { id, stream: body.stream === true });
     if (body.stream !== true) {
       res.json(messageOf(id, body.model as string, reply, reply.blocks, reply.usage.output_tokens, reply.stopReason));
@@ -129,17 +130,18 @@ async function streamReply(res: Response, p: StreamPlan, opts: MessagesSimOption
   const send = async (type: string, data: Json): Promise<boolean> => {
     if (closed) return false;
     sent++;
-    if (!res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)) {
+    const frame = `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    if (p.drop && sent === 6) {
+      // a dying upstream: once this event is out, the socket goes away without message_stop
+      closed = true;
+      res.write(frame, () => res.socket?.destroy());
+      return false;
+    }
+    if (!res.write(frame)) {
       await new Promise<void>((resolve) => {
         res.once('drain', resolve);
         res.once('close', resolve);
       });
-    }
-    if (p.drop && sent === 6) {
-      // a dying upstream: the socket goes away without message_stop
-      res.socket?.destroy();
-      closed = true;
-      return false;
     }
     if (p.slow) await new Promise((r) => setTimeout(r, opts.slowDeltaMs ?? 50));
     return !closed;
