@@ -152,7 +152,24 @@ export function createApp(deps: AppDeps): App {
       submitGuards,
     ),
   );
-  app.use(messagesRouterFor(deps, prices, [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })], app));
+  // POST /v1/messages (docs/messages.md): synchronous pass-through, its own caches and crash sweeper
+  const chatCalls = new ChatCallRepository(dataSource);
+  const chatCallSweeper = new ChatCallSweeper(chatCalls, 30_000, logger);
+  Object.defineProperty(app, 'chatCallSweeper', { value: chatCallSweeper });
+  app.use(
+    messagesRouter({
+      calls: chatCalls,
+      channels: new MessagesChannelCache((m, g) => chatCalls.channels(m, g), config.messagesChannelCacheTtlMs),
+      prices,
+      client: deps.messagesClient ?? new MessagesUpstreamClient(),
+      sweeper: chatCallSweeper,
+      logger,
+      maxBodyBytes: config.maxBodyBytes,
+      callTimeoutSeconds: config.messagesCallTimeoutSeconds,
+      newTaskId: deps.newTaskId ?? newTaskId,
+      guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
+    }),
+  );
   app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
   app.use(catalogRouter());
 
@@ -161,21 +178,3 @@ export function createApp(deps: AppDeps): App {
   return app;
 }
 
-/** POST /v1/messages with its own caches and sweeper (services/api-edge/src/messages, docs/messages.md). */
-function messagesRouterFor(deps: AppDeps, prices: PriceTableCache, guards: RequestHandler[], app: App) {
-  const calls = new ChatCallRepository(deps.dataSource);
-  const sweeper = new ChatCallSweeper(calls, 30_000, deps.logger);
-  Object.defineProperty(app, 'chatCallSweeper', { value: sweeper });
-  return messagesRouter({
-    calls,
-    channels: new MessagesChannelCache((m, g) => calls.channels(m, g), deps.config.messagesChannelCacheTtlMs),
-    prices,
-    client: deps.messagesClient ?? new MessagesUpstreamClient(),
-    sweeper,
-    logger: deps.logger,
-    maxBodyBytes: deps.config.maxBodyBytes,
-    callTimeoutSeconds: deps.config.messagesCallTimeoutSeconds,
-    newTaskId: deps.newTaskId ?? newTaskId,
-    guards,
-  });
-}
