@@ -30,3 +30,5 @@ export type { DemoSeed } from './seed';
 export { AssetRepository } from './repositories/asset.repository';
 export { ChatCallRepository } from './repositories/chat-call.repository';
 export type { NewChatCall, ChatSettlement, MessagesChannel } from './repositories/chat-call.repository';
+export { CreditLeaseRepository } from './repositories/credit-lease.repository';
+export type { LeasedCall, LeaseGrant } from './repositories/credit-lease.repository';
