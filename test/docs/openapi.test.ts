@@ -102,9 +102,9 @@ const FACTORIES: Record<string, () => Router> = {
   catalogRouter: () => catalogRouter(),
   messagesRouter: () =>
     messagesRouter({
-      calls: { open: async () => undefined, settle: async () => true }, channels: { get: async () => [] }, prices: { get: async () => PRICES },
+      book: { reserve: async () => { throw new Error('unused'); }, finish: () => undefined }, channels: { get: async () => [] }, prices: { get: async () => PRICES },
       client: new MessagesUpstreamClient(), sweeper: { poke: () => undefined }, logger: silent, maxBodyBytes: 1024 * 1024,
-      callTimeoutSeconds: 900, newTaskId: () => 'task_openapi_chat', guards: [],
+      newTaskId: () => 'task_openapi_chat', guards: [],
     }),
 };
 

@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     });
     clearTimeout(force);
     app.chatCallSweeper.stop();
+    await app.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
     await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));
     await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
     await redis.quit().catch(() => redis.disconnect());

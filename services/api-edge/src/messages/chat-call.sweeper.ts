@@ -1,9 +1,10 @@
-import type { ChatCallRepository } from '@gmg/db';
+import type { ChatCallRepository, CreditLeaseRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 
 /**
- * Releases, in full, chat calls left open past their deadline: their edge died (or hung) between the hold and the
- * settlement, and nothing reported what they used. Driven by `poke()` from the messages route (no timer inside the
+ * Closes credit leases their edge stopped renewing (it died, or lost Postgres): what they did not record goes back
+ * to the account. Also releases, in full, chat calls charged directly (a batch whose lease was closed) that were
+ * left open past their deadline. Driven by `poke()` from the messages route (no timer inside the
  * app) and by `start()` from main.ts. Settling is exactly-once in the repository, so replicas sweeping at the same
  * time, or a late edge settling the same call, are harmless.
  */
@@ -14,6 +15,7 @@ export class ChatCallSweeper {
 
   constructor(
     private readonly calls: Pick<ChatCallRepository, 'findOverdue' | 'settle'>,
+    private readonly leases: Pick<CreditLeaseRepository, 'findExpired' | 'close'>,
     private readonly intervalMs: number,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
@@ -24,7 +26,7 @@ export class ChatCallSweeper {
     void this.sweep();
   }
 
-  /** One sweep now; resolves to the number of calls it released. */
+  /** One sweep now; resolves to the number of leases and calls it released. */
   sweep(): Promise<number> {
     if (this.running) return this.running;
     this.last = this.now();
@@ -51,6 +53,13 @@ export class ChatCallSweeper {
 
   private async releaseOverdue(): Promise<number> {
     let released = 0;
+    for (const id of await this.leases.findExpired()) {
+      const rest = await this.leases.close(id);
+      if (rest !== null) {
+        released++;
+        this.logger.warn({ leaseId: id, released: rest.toString() }, 'expired credit lease closed (its edge stopped renewing it)');
+      }
+    }
     for (const id of await this.calls.findOverdue()) {
       const won = await this.calls.settle(id, {
         status: 'failed',

@@ -1,6 +1,6 @@
 import express, { Router, type RequestHandler } from 'express';
 import { isModelAllowed, resolveModel, tokenHold, tokenPricesOf, type TokenPrices } from '@gmg/contracts';
-import type { AuthPrincipal, ChatCallRepository } from '@gmg/db';
+import type { AuthPrincipal } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { MessagesUpstreamClient } from '@gmg/upstream';
@@ -8,6 +8,7 @@ import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import type { PriceTableCache } from '../pricing/price-table.cache';
 import type { ChatCallSweeper } from './chat-call.sweeper';
+import type { CreditLeaseBook } from './credit-lease.book';
 import { settlementOf } from './messages-charge';
 import type { MessagesChannelCache } from './messages-channel.cache';
 import { relayMessages } from './messages-relay';
@@ -15,15 +16,14 @@ import { parseMessagesRequest } from './messages-request';
 import { parseMessagesVersion } from './messages-version';
 
 export interface MessagesRouterDeps {
-  calls: Pick<ChatCallRepository, 'open' | 'settle'>;
+  /** Where calls reserve their money and record their cost (no Postgres round trip before the first byte). */
+  book: Pick<CreditLeaseBook, 'reserve' | 'finish'>;
   channels: Pick<MessagesChannelCache, 'get'>;
   prices: Pick<PriceTableCache, 'get'>;
   client: MessagesUpstreamClient;
   sweeper: Pick<ChatCallSweeper, 'poke'>;
   logger: Logger;
   maxBodyBytes: number;
-  /** A call still open this long after it started is released by the sweeper (its edge is presumed dead). */
-  callTimeoutSeconds: number;
   newTaskId: () => string;
   /** Mounted after auth: requests per second per key. */
   guards: RequestHandler[];
@@ -60,9 +60,9 @@ function chatModel(name: string, principal: AuthPrincipal): string {
 }
 
 /**
- * POST /v1/messages (spec 4.5): checks (version, body, model, permission, price, channel) → hold → relay →
- * settle. Everything that can reject the request happens before the hold; the settlement runs after the client
- * has its answer, so it adds nothing to the client's latency.
+ * POST /v1/messages (spec 4.5): checks (version, body, model, permission, price, channel) → reserve the most the
+ * call can cost from the account's credit lease (in memory) → relay → record the actual cost (batched, after the
+ * answer). Everything that can reject the request happens before the reservation.
  */
 export function messagesRouter(d: MessagesRouterDeps): Router {
   const router = Router();
@@ -78,18 +78,18 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     if (channels.length === 0) throw new DomainError('service_unavailable', `No upstream channel serves model '${request.model}' at the moment`);
 
     const hold = tokenHold(request.inputBound, request.maxTokens, prices, principal.priceRatio);
-    const id = d.newTaskId();
-    await d.calls.open({
-      id,
+    const reservation = await d.book.reserve(principal.accountId, hold);
+    const startedAt = new Date();
+    const call = {
+      id: d.newTaskId(),
       accountId: principal.accountId,
       apiKeyId: principal.keyId,
       model,
       requestedModel: request.model,
       request: { endpoint: 'POST /v1/messages', max_tokens: request.maxTokens, stream: request.stream, input_bound: request.inputBound, images: request.images },
-      hold,
       priceSnapshot: { total: hold.toString(), ratio: principal.priceRatio, per_million: Object.fromEntries(Object.entries(prices).map(([k, v]) => [k, v.toString()])) },
-      deadlineAt: new Date(Date.now() + d.callTimeoutSeconds * 1000),
-    });
+      startedAt,
+    };
 
     const headers: Record<string, string> = {};
     for (const h of PASSED_HEADERS) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h];
@@ -97,11 +97,11 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     try {
       outcome = await relayMessages(d.client, d.logger, { res, channels, version, body: raw, stream: request.stream, headers });
     } catch (err) {
-      // a bug, not an upstream failure: release the hold, then the error handler answers (or ends the stream)
-      void settle(d, id, { status: 'failed', cost: 0n, result: { charge_rule: 'nothing_produced', reason: 'gateway_error' }, error: { code: 'server_error', message: 'gateway error' }, channelId: null });
+      // a bug, not an upstream failure: nothing charged, then the error handler answers (or ends the stream)
+      d.book.finish(reservation, { ...call, status: 'failed', cost: 0n, result: { charge_rule: 'nothing_produced', reason: 'gateway_error' }, error: { code: 'server_error', message: 'gateway error' }, channelId: null });
       throw err;
     }
-    void settle(d, id, settlementOf(outcome, request, prices, principal.priceRatio));
+    d.book.finish(reservation, { ...call, ...settlementOf(outcome, request, prices, principal.priceRatio) });
     if (outcome.error) throw outcome.error;
   };
   router.post('/v1/messages', ...d.guards, ...rawJsonBody(d.maxBodyBytes), handler);
@@ -114,13 +114,4 @@ async function pricesOf(d: MessagesRouterDeps, model: string): Promise<TokenPric
   if ('prices' in found) return found.prices;
   d.logger.error({ model, missing: found.missing }, 'chat model not priced');
   throw new DomainError('service_unavailable', `Model '${model}' is temporarily unavailable (model not priced)`);
-}
-
-/** Settlement never fails the request: on error the call stays open and the sweeper releases it after its deadline. */
-async function settle(d: MessagesRouterDeps, id: string, s: Parameters<MessagesRouterDeps['calls']['settle']>[1]): Promise<void> {
-  try {
-    await d.calls.settle(id, s);
-  } catch (err) {
-    d.logger.error({ err, taskId: id }, 'chat call settlement failed; the sweeper will release it after its deadline');
-  }
 }

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { waitFor } from '@gmg/testing';
 import {
-  addMessagesChannel, balanceOf, chatCalls, expectedCost, sdkFor, settledLedger, startEdgeHarness, startSim,
+  addMessagesChannel, balanceOf, chargeOf, expectedCost, leasesOf, nextCall, sdkFor, startEdgeHarness, startSim,
   type EdgeHarness, type SimHandle,
 } from './test-support/messages-harness';
 
@@ -25,23 +25,28 @@ beforeAll(async () => {
   client = sdkFor(h, c.key);
 }, 60_000);
 afterAll(async () => {
+  await h?.app.creditLeases.close();
   await sim?.proc.stop();
   await h?.close();
 });
 
-const lastCall = async () => (await chatCalls(h, accountId)).at(-1)!;
+let seen = 0;
+/** The call the test just made (waits for its batch). */
+const lastCall = async () => nextCall(h, accountId, seen++);
+let lastId = '';
 
-/** The call's ledger: hold, capture of exactly the reported usage, release of the rest; balance consistent. */
+/** The call's task row and its one capture: exactly the reported usage, never above what it reserved. */
 async function expectChargedFor(usage: Anthropic.Usage, model = MODEL) {
   const call = await lastCall();
-  const ledger = await settledLedger(h, call.id as string);
+  lastId = call.id as string;
+  const ledger = await chargeOf(h, call.id as string);
   const cost = await expectedCost(h, model, {
     input: usage.input_tokens, output: usage.output_tokens,
     cacheWrite: usage.cache_creation_input_tokens ?? 0, cacheRead: usage.cache_read_input_tokens ?? 0,
   });
   expect(cost).toBeGreaterThan(0n);
   expect(ledger.capture).toBe(cost);
-  expect(ledger.release).toBe(ledger.hold - cost);
+  expect(ledger.reserved).toBeGreaterThan(cost);
   const [done] = await h.db.dataSource.query(`SELECT status, result FROM tasks WHERE id = $1`, [call.id]);
   expect(done.status).toBe('completed');
   expect(done.result).toMatchObject({ usage: { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }, charge_rule: 'upstream_usage' });
@@ -57,9 +62,9 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
     expect(msg.usage.input_tokens).toBeGreaterThan(0);
     const ledger = await expectChargedFor(msg.usage);
     const after = await balanceOf(h, accountId);
-    expect(after.held).toBe(0n);
-    expect(before.available - after.available).toBe(ledger.capture);
     expect(after.spent - before.spent).toBe(ledger.capture);
+    // the money is held as the edge's credit lease (no Postgres round trip per call); the books balance
+    expect(after.available + after.held + after.spent).toBe(before.available + before.held + before.spent);
   });
 
   it('stream helper: text events as they come, the final message assembled, charged by the final usage', async () => {
@@ -128,14 +133,15 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     expect((err as { error: unknown }).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('source') } });
-    const ledger = await settledLedger(h, (await lastCall()).id as string);
-    expect(ledger.capture).toBe(0n);
-    expect(ledger.release).toBe(ledger.hold);
+    const call = await lastCall();
+    lastId = call.id as string;
+    expect(call.status).toBe('failed');
+    expect((await chargeOf(h, lastId)).capture).toBe(0n);
   });
 
   it('the chat call shows in /api/logs with its tokens and cost', async () => {
-    const call = await lastCall();
-    const ledger = await settledLedger(h, call.id as string);
+    const call = { id: lastId };
+    const ledger = await chargeOf(h, lastId);
     const res = await fetch(`${h.baseUrl}/api/logs?limit=50`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
     const items = ((await res.json()) as { data: { items: Array<Record<string, unknown>> } }).data.items;
@@ -145,5 +151,21 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
     expect(ok.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
     expect(ok.cost).toBeGreaterThan(0);
     expect(ok.cost).toBeLessThan(ok.price as number);
+  });
+
+  it('the ledger shows each lease hold, the captures it paid and, once closed, the release of the rest', async () => {
+    const before = await balanceOf(h, accountId);
+    await h.app.creditLeases.close();
+    const leases = await leasesOf(h, accountId);
+    expect(leases.length).toBeGreaterThan(0);
+    for (const l of leases) {
+      expect(l).toMatchObject({ status: 'closed', hold: l.amount });
+      expect(BigInt(l.release as string) + BigInt(l.used as string)).toBe(BigInt(l.amount as string));
+    }
+    const [{ captured }] = await h.db.dataSource.query(`SELECT COALESCE(sum(amount), 0)::text AS captured FROM ledger_entries WHERE account_id = $1 AND kind = 'capture'`, [accountId]);
+    expect(leases.reduce((s, l) => s + BigInt(l.used as string), 0n)).toBe(BigInt(captured));
+    const after = await balanceOf(h, accountId);
+    expect(after).toEqual({ available: before.available + before.held, held: 0n, spent: before.spent });
+    expect(after.spent).toBe(BigInt(captured));
   });
 });

@@ -51,17 +51,37 @@ export { startEdgeHarness, type EdgeHarness };
 export const chatCalls = async (h: EdgeHarness, accountId: string): Promise<Row[]> =>
   h.db.dataSource.query(`SELECT id, status, price::text AS price, result FROM tasks WHERE account_id = $1 AND pool = 'chat' ORDER BY created_at, id`, [accountId]);
 
-/** Waits until the call is settled and returns its ledger amounts by kind (bigint minor units). */
-export async function settledLedger(h: EdgeHarness, taskId: string): Promise<Record<string, bigint>> {
-  const rows = await waitFor(
-    async () => {
-      const r: Row[] = await h.db.dataSource.query(`SELECT kind, amount::text AS amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId]);
-      return r.some((e) => e.kind === 'release') ? r : undefined;
-    },
-    { timeoutMs: 5000, what: `settlement of ${taskId}` },
+/**
+ * The calls of an account appear once their batch is written (a few ms after the answer): this waits for the
+ * account's next one (the first after `seen` calls) and returns it.
+ */
+export async function nextCall(h: EdgeHarness, accountId: string, seen: number): Promise<Row> {
+  const rows = await waitFor(async () => {
+    const r = await chatCalls(h, accountId);
+    return r.length > seen ? r : undefined;
+  }, { timeoutMs: 5000, what: `chat call #${seen + 1} of the account` });
+  return rows[seen];
+}
+
+/** A recorded call's money: what it reserved (its task price) and its one capture (bigint minor units). */
+export async function chargeOf(h: EdgeHarness, taskId: string): Promise<{ reserved: bigint; capture: bigint }> {
+  const rows: Row[] = await h.db.dataSource.query(`SELECT kind, amount::text AS amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId]);
+  expect(rows.map((r) => r.kind)).toEqual(['capture']);
+  const [task]: Row[] = await h.db.dataSource.query(`SELECT price::text AS price FROM tasks WHERE id = $1`, [taskId]);
+  const charge = { reserved: BigInt(task.price as string), capture: BigInt(rows[0].amount as string) };
+  expect(charge.capture <= charge.reserved).toBe(true);
+  return charge;
+}
+
+/** The account's credit leases: each one's hold and (once closed) release, and what it paid. */
+export async function leasesOf(h: EdgeHarness, accountId: string): Promise<Row[]> {
+  return h.db.dataSource.query(
+    `SELECT c.id, c.status, c.amount::text, c.used::text,
+            (SELECT amount::text FROM ledger_entries WHERE task_id = c.id AND kind = 'hold') AS hold,
+            (SELECT amount::text FROM ledger_entries WHERE task_id = c.id AND kind = 'release') AS release
+       FROM credit_leases c WHERE account_id = $1 ORDER BY created_at`,
+    [accountId],
   );
-  expect(rows.map((r) => r.kind)).toEqual(['hold', 'capture', 'release']);
-  return Object.fromEntries(rows.map((r) => [r.kind as string, BigInt(r.amount as string)]));
 }
 
 /** Minor units for token counts at per-million prices read from the price table (ceil, as documented). */
