@@ -62,7 +62,8 @@ export class CreditLeaseBook {
 
   /** Reserves `amount` for one call; a lease is granted first when the account has none with room (402 when the balance cannot cover it). */
   async reserve(accountId: string, amount: bigint): Promise<Reservation> {
-    for (let attempt = 0; attempt < 4; attempt++) {
+    // every successful grant lets at least one waiting call through, so this ends; the bound is a safety net
+    for (let attempt = 0; attempt < 1000; attempt++) {
       const l = this.current.get(accountId);
       if (l && !l.retired && this.fresh(l) && l.amount - l.committed >= amount) {
         l.committed += amount;
