@@ -9,6 +9,7 @@
  *   BENCH_MSG_REQUESTS=3000 BENCH_MSG_STREAMS=1000 npm run bench -- messages
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { appendFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -129,6 +130,7 @@ async function main(): Promise<void> {
     const rssBefore = rssMiB(edge.proc.pid, 'VmRSS');
     const many = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, STREAMS);
     const controller = new AbortController();
+    setMaxListeners(STREAMS + 10, controller.signal);
     let opened = 0;
     const streams = Array.from({ length: STREAMS }, async () => {
       const res = await many.pool.request({ method: 'POST', path: '/v1/messages', headers: { ...many.headers, 'x-mock-hold-ms': '60000' }, body: STREAM_BODY, signal: controller.signal });
