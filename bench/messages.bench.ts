@@ -112,6 +112,13 @@ async function main(): Promise<void> {
     await load(300, 1, () => call(direct1, BODY));
     await load(300, 1, () => call(gw1, BODY));
 
+    // the floor: the edge's HTTP stack alone (GET /healthz: Express, request id, logger; no auth, no work)
+    const floor = await load(REQUESTS, 1, async () => {
+      const s = performance.now();
+      const r = await gw1.pool.request({ method: 'GET', path: '/healthz' });
+      await r.body.arrayBuffer();
+      return [NaN, performance.now() - s];
+    });
     const latD = await load(REQUESTS, 1, () => call(direct1, BODY));
     const latG = await load(REQUESTS, 1, () => call(gw1, BODY));
     const ttfbD = await load(Math.floor(REQUESTS / 2), 1, () => call(direct1, STREAM_BODY), 0);
@@ -157,11 +164,12 @@ async function main(): Promise<void> {
       thr50: `${thr[50].g.toFixed(0)} vs ${thr[50].d.toFixed(0)}/s (${((100 * thr[50].g) / thr[50].d).toFixed(1)} %)`,
       ttfb: `+${f2(pct(ttfbG.lat, 50) - pct(ttfbD.lat, 50))} ms p50 (${f2(pct(ttfbG.lat, 50))} vs ${f2(pct(ttfbD.lat, 50))})`,
       rss: `${rssOpen.toFixed(0)} MiB with ${STREAMS} open (${rssBefore.toFixed(0)} before)`,
+      healthz: `p50 ${f2(pct(floor.lat, 50))} ms`,
       failures: latD.failures + latG.failures + ttfbD.failures + ttfbG.failures + thr[16].failures + thr[50].failures,
     };
     console.log(JSON.stringify(row, null, 2));
     appendFileSync(path.join(REPO_ROOT, 'docs/benchmarks.md'),
-      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.failures} |\n`);
+      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |\n`);
     if (row.failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all(pools.map((p) => p.destroy()));
