@@ -32,6 +32,19 @@ describe('migrations', () => {
     expect(await indexes()).not.toContain('tasks_terminal_completed_idx');
   });
 
+  // the newest migration: checked, then reverted, so the tests below see the chain they were written for
+  it('messages-lease adds credit_leases, channels.version_header and the chat index, and reverts', async () => {
+    const [lease] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'credit_leases'`);
+    expect(lease.n).toBe(1);
+    const [col] = await q<{ column_default: string }>(`SELECT column_default FROM information_schema.columns WHERE table_name = 'channels' AND column_name = 'version_header'`);
+    expect(col.column_default).toContain('anthropic-version');
+    expect(await indexes()).toContain('tasks_chat_open_deadline_idx');
+    await db.dataSource.undoLastMigration();
+    expect(await q(`SELECT 1 FROM information_schema.tables WHERE table_name = 'credit_leases'`)).toHaveLength(0);
+    expect(await q(`SELECT 1 FROM information_schema.columns WHERE table_name = 'channels' AND column_name = 'version_header'`)).toHaveLength(0);
+    expect(await indexes()).not.toContain('tasks_chat_open_deadline_idx');
+  });
+
   it('task-idempotency-key binds a key once per API key, and reverts', async () => {
     const [def] = await q<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_idempotency_uidx'`);
     expect(def.indexdef).toMatch(/UNIQUE INDEX .* \(api_key_id, idempotency_key\) WHERE \(idempotency_key IS NOT NULL\)/);
@@ -66,7 +79,7 @@ describe('migrations', () => {
     await task('task_unsettled', 'completed');
     await entry('task_unsettled', 'hold');
 
-    expect(await runMigrations(db.dataSource)).toEqual(['TaskSettledAt1763856000000', 'TaskIdempotencyKey1763942400000']);
+    expect(await runMigrations(db.dataSource)).toEqual(['TaskSettledAt1763856000000', 'TaskIdempotencyKey1763942400000', 'MessagesLease1764201600000']);
     const rows = await q<{ id: string; settled: boolean }>(`SELECT id, settled_at IS NOT NULL AS settled FROM tasks ORDER BY id`);
     expect(rows).toEqual([
       { id: 'task_captured', settled: true },
@@ -75,7 +88,8 @@ describe('migrations', () => {
     ]);
   });
 
-  it('reverts cleanly: task-idempotency-key, task-settled-at, then the initial schema', async () => {
+  it('reverts cleanly: messages-lease, task-idempotency-key, task-settled-at, then the initial schema', async () => {
+    await db.dataSource.undoLastMigration();
     await db.dataSource.undoLastMigration();
     await db.dataSource.undoLastMigration();
     expect(await hasSettledAt()).toBe(false);
