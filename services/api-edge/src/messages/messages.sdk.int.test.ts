@@ -151,6 +151,10 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
     expect(ok.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
     expect(ok.cost).toBeGreaterThan(0);
     expect(ok.cost).toBeLessThan(ok.price as number);
+    // the unified task view of a chat call shows the same captured cost, not the reservation
+    const task = await fetch(`${h.baseUrl}/v1/tasks/${ok.task_id as string}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(task.status).toBe(200);
+    expect(((await task.json()) as { data: { cost: number; status: string } }).data).toMatchObject({ status: 'completed', cost: ok.cost });
   });
 
   it('the ledger shows each lease hold, the captures it paid and, once closed, the release of the rest', async () => {
