@@ -31,6 +31,8 @@ import { catalogRouter } from '../../services/api-edge/src/routes/catalog.routes
 import { generationsRouter } from '../../services/api-edge/src/routes/generations.routes';
 import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
 import { tasksRouter } from '../../services/api-edge/src/routes/tasks.routes';
+import { messagesRouter } from '../../services/api-edge/src/messages/messages.router';
+import { MessagesUpstreamClient } from '@gmg/upstream';
 import { DEFAULT_SIDE_LIMITS, uploadImage } from '../../services/api-edge/src/uploads/upload-image.use-case';
 import type { UploadStorage } from '../../services/api-edge/src/uploads/upload-storage';
 import { createUploadsRouter } from '../../services/api-edge/src/uploads/uploads.router';
@@ -98,6 +100,12 @@ const FACTORIES: Record<string, () => Router> = {
   tasksRouter: () =>
     tasksRouter({ views: { read: async () => null, write: async () => { throw new Error('unused'); } }, tasks: { get: async () => null }, toUnifiedTask, logger: silent }),
   catalogRouter: () => catalogRouter(),
+  messagesRouter: () =>
+    messagesRouter({
+      book: { reserve: async () => { throw new Error('unused'); }, finish: () => undefined }, channels: { get: async () => [] }, prices: { get: async () => PRICES },
+      client: new MessagesUpstreamClient(), sweeper: { poke: () => undefined }, logger: silent, maxBodyBytes: 1024 * 1024,
+      newTaskId: () => 'task_openapi_chat', guards: [],
+    }),
 };
 
 // ---------------------------------------------------------------- document helpers
@@ -405,6 +413,7 @@ describe('docs/openapi.yaml', () => {
         expect({ code, documented: types.has(type) }).toEqual({ code, documented: true });
         const status = HTTP_STATUS_OF[code as keyof typeof HTTP_STATUS_OF];
         expectValid(component('Error'), errorBody('standard', status, type, 'm'), `error ${code}`);
+        expectValid(component('Error'), errorBody('messages', status, type, 'm'), `messages error ${code}`);
       }
     });
 

@@ -10,3 +10,4 @@ export * from './media-url';
 export * from './catalog';
 export * from './artgen-billing';
 export * from './models/base-contract';
+export * from './messages-pricing';

@@ -29,3 +29,7 @@ export type { GroupRecord } from './repositories/group.repository';
 export { seedDemo, loadPrices, DEMO_ACCOUNT_ID, DEMO_CHANNEL_NAME } from './seed';
 export type { DemoSeed } from './seed';
 export { AssetRepository } from './repositories/asset.repository';
+export { ChatCallRepository } from './repositories/chat-call.repository';
+export type { NewChatCall, ChatSettlement, MessagesChannel } from './repositories/chat-call.repository';
+export { CreditLeaseRepository } from './repositories/credit-lease.repository';
+export type { LeasedCall, LeaseGrant } from './repositories/credit-lease.repository';

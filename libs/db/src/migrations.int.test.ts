@@ -48,6 +48,18 @@ describe('migrations', () => {
     expect(await indexes()).not.toContain('tasks_terminal_completed_idx');
   });
 
+  it('messages-lease adds credit_leases, channels.version_header and the chat index, and reverts', async () => {
+    const [lease] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'credit_leases'`);
+    expect(lease.n).toBe(1);
+    const [col] = await q<{ column_default: string }>(`SELECT column_default FROM information_schema.columns WHERE table_name = 'channels' AND column_name = 'version_header'`);
+    expect(col.column_default).toContain('anthropic-version');
+    expect(await indexes()).toContain('tasks_chat_open_deadline_idx');
+    await revertThrough('MessagesLease1764201600000');
+    expect(await q(`SELECT 1 FROM information_schema.tables WHERE table_name = 'credit_leases'`)).toHaveLength(0);
+    expect(await q(`SELECT 1 FROM information_schema.columns WHERE table_name = 'channels' AND column_name = 'version_header'`)).toHaveLength(0);
+    expect(await indexes()).not.toContain('tasks_chat_open_deadline_idx');
+  });
+
   it('task-idempotency-key binds a key once per API key, and reverts', async () => {
     const [def] = await q<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_idempotency_uidx'`);
     expect(def.indexdef).toMatch(/UNIQUE INDEX .* \(api_key_id, idempotency_key\) WHERE \(idempotency_key IS NOT NULL\)/);

@@ -3,6 +3,12 @@ import type { TaskRecord } from '@gmg/db';
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
+/** A chat call (POST /v1/messages, pool `chat`) costs its captured usage (`result.cost`), not its reservation (`price`). */
+function chatCost(t: TaskRecord): string | undefined {
+  const cost = (t.result as { cost?: unknown } | null)?.cost;
+  return (t.pool as string) === 'chat' && typeof cost === 'string' && /^\d+$/.test(cost) ? cost : undefined;
+}
+
 /** The unified task of spec 2.2 from a task row. `cost` is the price, and 0 once failed (refunded). */
 export function toUnifiedTask(t: TaskRecord): UnifiedTask {
   // A custom (whitelisted, unregistered) model runs on the base contract of its pool.
@@ -14,7 +20,7 @@ export function toUnifiedTask(t: TaskRecord): UnifiedTask {
     model: t.requestedModel,
     status: t.status,
     progress: t.status === 'completed' ? 100 : t.progress,
-    cost: t.status === 'failed' ? 0 : fromMinor(t.price),
+    cost: t.status === 'failed' ? 0 : fromMinor(chatCost(t) ?? t.price),
     created: secs(t.createdAt),
   };
   if (contract) u.estimated_time = contract.estimatedSeconds;

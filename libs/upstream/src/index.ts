@@ -3,3 +3,4 @@ export * from './gateway.adapter';
 export * from './upstream-failure';
 export * from './channel-selector';
 export * from './circuit-breaker';
+export * from './messages/messages-upstream.client';

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
-import { ApiKeyRepository, AssetRepository, PriceRepository, TaskRepository, newTaskId } from '@gmg/db';
+import { ApiKeyRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
+import { MessagesUpstreamClient } from '@gmg/upstream';
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
 import { errorHandler, routeNotFound } from './http/error-handler';
@@ -23,11 +24,16 @@ import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
+import { ChatCallSweeper } from './messages/chat-call.sweeper';
+import { CreditLeaseBook } from './messages/credit-lease.book';
+import { MessagesChannelCache } from './messages/messages-channel.cache';
+import { messagesRouter } from './messages/messages.router';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
+  | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs'
 >;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
@@ -42,6 +48,8 @@ export interface AppDeps {
   isDraining?: () => boolean;
   /** Where uploaded images live; default: local disk at `config.uploadDir` (see docs/uploads.md for object storage). */
   uploadStorage?: UploadStorage;
+  /** The keep-alive pools to messages upstreams (main.ts closes it at shutdown); default: a new one. */
+  messagesClient?: MessagesUpstreamClient;
   /** Overrides for tests. */
   newTaskId?: () => string;
   now?: () => Date;
@@ -50,6 +58,10 @@ export interface AppDeps {
 export interface App extends Express {
   /** The in-process key cache (tests and management actions that must apply at once clear it). */
   readonly keyAuthenticator: KeyAuthenticator;
+  /** Closes the credit leases of dead edges and releases abandoned chat calls; main.ts starts its timer. */
+  readonly chatCallSweeper: ChatCallSweeper;
+  /** This edge's credit leases: main.ts (and tests) close it at shutdown so unspent money returns at once. */
+  readonly creditLeases: CreditLeaseBook;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -143,6 +155,28 @@ export function createApp(deps: AppDeps): App {
       submitGuards,
     ),
   );
+  // POST /v1/messages (docs/messages.md): synchronous pass-through, its own caches and crash sweeper
+  const chatCalls = new ChatCallRepository(dataSource);
+  const leaseRepo = new CreditLeaseRepository(dataSource);
+  const creditLeases = new CreditLeaseBook({
+    leases: leaseRepo, calls: chatCalls, logger, targetMinor: config.messagesLeaseMinor, ttlMs: config.messagesLeaseTtlMs,
+  });
+  const chatCallSweeper = new ChatCallSweeper(chatCalls, leaseRepo, Math.max(1000, Math.floor(config.messagesLeaseTtlMs / 3)), logger);
+  Object.defineProperty(app, 'chatCallSweeper', { value: chatCallSweeper });
+  Object.defineProperty(app, 'creditLeases', { value: creditLeases });
+  app.use(
+    messagesRouter({
+      book: creditLeases,
+      channels: new MessagesChannelCache((m, g) => chatCalls.channels(m, g), config.messagesChannelCacheTtlMs),
+      prices,
+      client: deps.messagesClient ?? new MessagesUpstreamClient(),
+      sweeper: chatCallSweeper,
+      logger,
+      maxBodyBytes: config.maxBodyBytes,
+      newTaskId: deps.newTaskId ?? newTaskId,
+      guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
+    }),
+  );
   app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
   app.use(catalogRouter());
 
@@ -150,3 +184,4 @@ export function createApp(deps: AppDeps): App {
   app.use(errorHandler(logger));
   return app;
 }
+

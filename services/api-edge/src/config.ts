@@ -27,6 +27,12 @@ export interface ApiEdgeConfig {
   uploadMaxBytes: number;
   /** Upload links stop working this long after the upload. */
   uploadTtlSeconds: number;
+  /** What a credit lease asks for (minor units): the money an edge holds per account for chat calls. */
+  messagesLeaseMinor: bigint;
+  /** A lease its edge stops renewing (a crashed edge) expires after this and is released by any edge's sweeper. */
+  messagesLeaseTtlMs: number;
+  /** How long the messages channels of a model are cached in-process; a channel change applies within this time. */
+  messagesChannelCacheTtlMs: number;
 }
 
 const MIB = 1024 * 1024;
@@ -45,6 +51,9 @@ const schema = Joi.object({
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
   UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
   UPLOAD_TTL_SECONDS: Joi.number().integer().min(60).max(30 * 86400).default(86400),
+  MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
+  MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
+  MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
 });
 
 interface RawEnv extends CommonEnv {
@@ -58,6 +67,9 @@ interface RawEnv extends CommonEnv {
   UPLOAD_DIR: string;
   UPLOAD_MAX_BYTES: number;
   UPLOAD_TTL_SECONDS: number;
+  MESSAGES_LEASE_UNITS: number;
+  MESSAGES_LEASE_TTL_SECONDS: number;
+  MESSAGES_CHANNEL_CACHE_TTL_MS: number;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -79,6 +91,9 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     uploadDir: path.resolve(e.UPLOAD_DIR),
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     uploadTtlSeconds: e.UPLOAD_TTL_SECONDS,
+    messagesLeaseMinor: BigInt(Math.round(e.MESSAGES_LEASE_UNITS * 1_000_000)),
+    messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
+    messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
   });
 }
 

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { createDataSource } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { Producers, checkRedisPolicy, createRedis } from '@gmg/queue';
+import { MessagesUpstreamClient } from '@gmg/upstream';
 import { createApp } from './app';
 import { loadApiEdgeConfig } from './config';
 
@@ -27,7 +28,9 @@ async function main(): Promise<void> {
   const producers = new Producers(redis, config.queuePrefix);
 
   let draining = false;
-  const app = createApp({ config, logger, dataSource, redis, producers, isDraining: () => draining });
+  const messagesClient = new MessagesUpstreamClient();
+  const app = createApp({ config, logger, dataSource, redis, producers, messagesClient, isDraining: () => draining });
+  app.chatCallSweeper.start();
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(config.port, () => resolve(s));
   });
@@ -47,6 +50,9 @@ async function main(): Promise<void> {
       server.closeIdleConnections();
     });
     clearTimeout(force);
+    app.chatCallSweeper.stop();
+    await app.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
+    await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));
     await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
     await redis.quit().catch(() => redis.disconnect());
     await dataSource.destroy().catch((err: unknown) => logger.warn({ err }, 'closing postgres'));

@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { resolveModel, validateRequest } from '@gmg/contracts';
 import { createLogger, type Logger } from '@gmg/logger';
 import { filesHandler } from './files.handler';
+import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
 import { sendError } from './sim-errors';
@@ -25,6 +26,8 @@ export interface SimAppOptions {
   /** Defaults to the ffmpeg binary of @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
   imageCacheBytes?: number;
+  /** The messages protocol endpoint (POST /v1/messages): fault injection and events for tests. */
+  messages?: Omit<MessagesSimOptions, 'apiKey' | 'log'>;
 }
 
 function bearerGuard(apiKey: string) {
@@ -54,6 +57,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   });
   app.get('/files/:name', filesHandler({ images, videos, log }));
 
+  app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
   if (opts.apiKey) v1.use(bearerGuard(opts.apiKey));
   v1.use(express.json({ limit: '30mb' }));

@@ -12,6 +12,10 @@ export interface SimConfig {
   /** Tasks kept in memory (least recently used ones are forgotten). */
   maxTasks: number;
   logLevel: string;
+  /** Every POST /v1/messages answers this fault (a sick channel for failover tests and demos). */
+  messagesFault?: 'overloaded' | 'rate_limited';
+  /** Pause between the deltas of a `[sim:slow]` messages stream. */
+  messagesSlowDeltaMs: number;
 }
 
 const schema = Joi.object({
@@ -21,6 +25,8 @@ const schema = Joi.object({
   SIM_API_KEY: Joi.string().min(1),
   SIM_MAX_TASKS: Joi.number().integer().min(100).max(10_000_000).default(50_000),
   LOG_LEVEL: env.logLevel(),
+  SIM_MESSAGES_FAULT: Joi.string().valid('overloaded', 'rate_limited'),
+  SIM_MESSAGES_SLOW_DELTA_MS: Joi.number().integer().min(0).max(60_000).default(50),
 });
 
 interface RawEnv {
@@ -30,6 +36,8 @@ interface RawEnv {
   SIM_API_KEY?: string;
   SIM_MAX_TASKS: number;
   LOG_LEVEL: string;
+  SIM_MESSAGES_FAULT?: 'overloaded' | 'rate_limited';
+  SIM_MESSAGES_SLOW_DELTA_MS: number;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -42,6 +50,8 @@ export function parseSimConfig(source: Record<string, string | undefined>): Read
     ...(e.SIM_API_KEY ? { apiKey: e.SIM_API_KEY } : {}),
     maxTasks: e.SIM_MAX_TASKS,
     logLevel: e.LOG_LEVEL,
+    ...(e.SIM_MESSAGES_FAULT ? { messagesFault: e.SIM_MESSAGES_FAULT } : {}),
+    messagesSlowDeltaMs: e.SIM_MESSAGES_SLOW_DELTA_MS,
   });
 }
 

@@ -11,6 +11,7 @@ function main(): void {
     apiKey: config.apiKey,
     maxTasks: config.maxTasks,
     logger: log,
+    messages: { fault: config.messagesFault, slowDeltaMs: config.messagesSlowDeltaMs },
   });
   const server = app.listen(config.port, () => {
     log.info({ port: config.port, timeScale: config.timeScale, publicUrl: config.publicUrl, auth: Boolean(config.apiKey) }, 'upstream-sim listening');

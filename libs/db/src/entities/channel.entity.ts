@@ -17,6 +17,8 @@ export class ChannelEntity {
   @Column({ type: 'integer', default: 0 }) priority!: number;
   @Column({ type: 'integer', default: 1 }) weight!: number;
   @Column({ type: 'boolean', default: true }) enabled!: boolean;
+  /** Messages-protocol channels: the name of the upstream's own version header (it gets the client's date). */
+  @Column({ type: 'text', name: 'version_header', default: 'anthropic-version' }) versionHeader!: string;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @UpdateDateColumn({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
 }

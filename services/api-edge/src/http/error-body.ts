@@ -1,11 +1,17 @@
 import type { ErrorType } from '@gmg/contracts';
 
-/** The two error dialects of the spec: `{error:{code,message,type}}` (2.6) and the art suite's `{error:{type,message}}`. */
-export type ErrorDialect = 'standard' | 'artgen';
+/**
+ * The error dialects: the spec's `{error:{code,message,type}}` (2.6), the art suite's `{error:{type,message}}`, and
+ * on the messages endpoint the same object inside the vendor's envelope `{type:"error",error:{…}}`, which the
+ * vendor's clients parse.
+ */
+export type ErrorDialect = 'standard' | 'artgen' | 'messages';
 
-export const dialectOf = (path: string): ErrorDialect => (path === '/v1/artgen' || path.startsWith('/v1/artgen/') ? 'artgen' : 'standard');
+export const dialectOf = (path: string): ErrorDialect =>
+  path === '/v1/artgen' || path.startsWith('/v1/artgen/') ? 'artgen' : path === '/v1/messages' ? 'messages' : 'standard';
 
 export interface ErrorBody {
+  type?: 'error';
   error: { code?: number; message: string; type: string };
 }
 
@@ -14,5 +20,6 @@ const ARTGEN_TYPES: Partial<Record<ErrorType, ErrorType>> = { not_found_error: '
 
 export function errorBody(dialect: ErrorDialect, status: number, type: ErrorType, message: string): ErrorBody {
   if (dialect === 'artgen') return { error: { type: ARTGEN_TYPES[type] ?? type, message } };
+  if (dialect === 'messages') return { type: 'error', error: { code: status, type, message } };
   return { error: { code: status, message, type } };
 }

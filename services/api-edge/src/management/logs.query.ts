@@ -33,6 +33,8 @@ export interface TaskLogItem {
   time: number;
   completed_time: number | null;
   entries: LedgerLine[];
+  /** Chat calls (POST /v1/messages) only: the token usage they were charged for. */
+  usage?: Record<string, number>;
 }
 
 /** Money moved without a task: topups and adjustments. */
@@ -100,10 +102,10 @@ export async function queryLogs(ds: DataSource, f: LogsFilter): Promise<LogsPage
   const rows: Row[] = await ds.query(
     `SELECT * FROM (
        (SELECT 'task' AS type, t.id AS ref, t.requested_model AS model, t.status, t.price::text AS amount, t.created_at AS at,
-               t.completed_at, t.created_at::text AS ts
+               t.completed_at, t.created_at::text AS ts, t.result->'usage' AS usage
           FROM tasks t WHERE ${taskWhere.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit})
        UNION ALL
-       (SELECT l.kind, ${ledgerRef}, NULL, NULL, l.amount::text, l.created_at, NULL, l.created_at::text
+       (SELECT l.kind, ${ledgerRef}, NULL, NULL, l.amount::text, l.created_at, NULL, l.created_at::text, NULL
           FROM ledger_entries l WHERE ${ledgerWhere.join(' AND ')} ORDER BY l.created_at DESC, l.id DESC LIMIT ${limit})
      ) u ORDER BY u.at DESC, u.ref DESC LIMIT ${limit}`,
     params,
@@ -127,17 +129,20 @@ export async function queryLogs(ds: DataSource, f: LogsFilter): Promise<LogsPage
     if (r.type === 'task') {
       const lines = byTask.get(r.ref as string) ?? [];
       const price = fromMinor(r.amount as string);
+      // a chat call captures its usage, less than its hold; a media task captures its price
+      const capture = lines.find((l) => l.kind === 'capture');
       return {
         type: 'task',
         task_id: r.ref as string,
         model: r.model as string,
         status: r.status as string,
-        cost: r.status === 'failed' ? 0 : price,
+        cost: capture ? capture.amount : r.status === 'failed' ? 0 : price,
         price,
         settled: lines.some((l) => l.kind === 'capture' || l.kind === 'release'),
         time: secs(r.at),
         completed_time: r.completed_at ? secs(r.completed_at) : null,
         entries: lines,
+        ...(r.usage ? { usage: r.usage as Record<string, number> } : {}),
       };
     }
     return { type: r.type as 'topup' | 'adjustment', entry_id: String(BigInt((r.ref as string).slice(1))), amount: fromMinor(r.amount as string), time: secs(r.at) };

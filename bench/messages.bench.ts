@@ -1,0 +1,185 @@
+/**
+ * `npm run bench -- messages`: the messages pass-through against a minimal local mock upstream
+ * (bench/messages-mock.upstream.ts), direct-to-mock and through api-edge (a real process, billing on: a real
+ * Postgres database, the hold before the relay and the settlement after it) in the same run, with the same client
+ * (an undici keep-alive pool). Loopback only; every loop bounded in count and time. Appends a row to
+ * docs/benchmarks.md.
+ *
+ *   npm run bench -- messages
+ *   BENCH_MSG_REQUESTS=3000 BENCH_MSG_STREAMS=1000 npm run bench -- messages
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { appendFileSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Pool } from 'undici';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
+import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
+
+const REQUESTS = Math.min(Number(process.env.BENCH_MSG_REQUESTS ?? 2000), 50_000);
+const STREAMS = Math.min(Number(process.env.BENCH_MSG_STREAMS ?? 1000), 5000);
+const MAX_SECONDS = 300;
+const BODY = JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: 'Hello, benchmark' }] });
+const STREAM_BODY = BODY.replace('"max_tokens":64', '"max_tokens":64,"stream":true');
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const f2 = (n: number) => n.toFixed(2);
+
+function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
+  if (!pid) return NaN;
+  try {
+    const pids = [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
+    return Math.max(...pids.map((p) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0) / 1024));
+  } catch {
+    return NaN;
+  }
+}
+
+interface Target {
+  pool: Pool;
+  headers: Record<string, string>;
+}
+
+/** One call; resolves with [time to first body byte, total] in ms. */
+async function call(t: Target, body: string, extra: Record<string, string> = {}): Promise<[number, number]> {
+  const s = performance.now();
+  const res = await t.pool.request({ method: 'POST', path: '/v1/messages', headers: { ...t.headers, ...extra }, body });
+  let first = NaN;
+  for await (const _chunk of res.body) if (Number.isNaN(first)) first = performance.now() - s;
+  if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+  return [first, performance.now() - s];
+}
+
+/** `total` calls with `concurrency` in flight: latencies (sorted) and calls per second. */
+async function load(total: number, concurrency: number, fn: () => Promise<[number, number]>, pick: 0 | 1 = 1) {
+  const lat: number[] = [];
+  let next = 0;
+  let failures = 0;
+  const deadline = Date.now() + MAX_SECONDS * 1000;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < total && Date.now() < deadline) {
+      next++;
+      try {
+        lat.push((await fn())[pick]);
+      } catch {
+        failures++;
+      }
+    }
+  }));
+  return { lat: lat.sort((a, b) => a - b), rps: lat.length / ((performance.now() - t0) / 1000), failures };
+}
+
+async function startMock(port: number): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/messages-mock.upstream.ts')], {
+    env: { ...process.env, MOCK_PORT: String(port) }, stdio: 'ignore',
+  });
+  process.once('exit', () => proc.kill('SIGKILL'));
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 30_000, what: 'mock upstream' });
+  return proc;
+}
+
+async function main(): Promise<void> {
+  const db = await createTestDatabase('gmg_bench_msg');
+  let edge: ServiceProcess | undefined;
+  let mock: ChildProcess | undefined;
+  const pools: Pool[] = [];
+  try {
+    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+    const [mockPort, edgePort] = await Promise.all([freePort(), freePort()]);
+    mock = await startMock(mockPort);
+    const mockUrl = `http://127.0.0.1:${mockPort}`;
+    await new ChannelRepository(db.dataSource).create({ name: 'mock', protocol: 'messages', baseUrl: mockUrl, apiKey: 'mock-key' });
+    edge = await startService('api-edge', {
+      DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(), LOG_LEVEL: 'error', PORT: String(edgePort),
+      ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
+    }, `http://127.0.0.1:${edgePort}/healthz`);
+    const accounts = new AccountRepository(db.dataSource);
+    const acc = await accounts.create({ name: 'bench-messages' });
+    await accounts.topup(acc.id, 10n ** 15n);
+    const key = (await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id })).secret;
+    const common = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' };
+    const target = (url: string, headers: Record<string, string>, connections: number): Target => {
+      const pool = new Pool(url, { connections, keepAliveTimeout: 60_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+      pools.push(pool);
+      return { pool, headers: { ...common, ...headers } };
+    };
+    const direct1 = target(mockUrl, { 'x-api-key': 'mock-key' }, 1);
+    const gw1 = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, 1);
+
+    // warm-up: JIT, connection pools, caches (price table, channels, key)
+    await load(300, 1, () => call(direct1, BODY));
+    await load(300, 1, () => call(gw1, BODY));
+
+    // the floor: the edge's HTTP stack alone (GET /healthz: Express, request id, logger; no auth, no work)
+    const floor = await load(REQUESTS, 1, async () => {
+      const s = performance.now();
+      const r = await gw1.pool.request({ method: 'GET', path: '/healthz' });
+      await r.body.arrayBuffer();
+      return [NaN, performance.now() - s];
+    });
+    const latD = await load(REQUESTS, 1, () => call(direct1, BODY));
+    const latG = await load(REQUESTS, 1, () => call(gw1, BODY));
+    const ttfbD = await load(Math.floor(REQUESTS / 2), 1, () => call(direct1, STREAM_BODY), 0);
+    const ttfbG = await load(Math.floor(REQUESTS / 2), 1, () => call(gw1, STREAM_BODY), 0);
+    const thr: Record<number, { d: number; g: number; failures: number }> = {};
+    for (const c of [16, 50]) {
+      const d = target(mockUrl, { 'x-api-key': 'mock-key' }, c);
+      const g = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, c);
+      const rd = await load(REQUESTS * 2, c, () => call(d, BODY));
+      const rg = await load(REQUESTS * 2, c, () => call(g, BODY));
+      thr[c] = { d: rd.rps, g: rg.rps, failures: rd.failures + rg.failures };
+    }
+
+    // memory: STREAMS streams held open through the gateway at once (the mock pings every second)
+    const settled = async () => Number((await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE pool = 'chat' AND status = 'processing'`))[0].n);
+    const rssBefore = rssMiB(edge.proc.pid, 'VmRSS');
+    const many = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, STREAMS);
+    const controller = new AbortController();
+    setMaxListeners(STREAMS + 10, controller.signal);
+    let opened = 0;
+    const streams = Array.from({ length: STREAMS }, async () => {
+      const res = await many.pool.request({ method: 'POST', path: '/v1/messages', headers: { ...many.headers, 'x-mock-hold-ms': '60000' }, body: STREAM_BODY, signal: controller.signal });
+      let counted = false;
+      try {
+        for await (const _c of res.body) if (!counted) (counted = true), opened++;
+      } catch {
+        // aborted at the end of the measurement
+      }
+    });
+    await waitFor(() => opened >= STREAMS, { timeoutMs: 120_000, intervalMs: 200, what: `${STREAMS} open streams` });
+    const rssOpen = rssMiB(edge.proc.pid, 'VmRSS');
+    controller.abort();
+    await Promise.allSettled(streams);
+    await waitFor(async () => (await settled()) === 0, { timeoutMs: 60_000, intervalMs: 200, what: 'aborted streams settled' });
+
+    const row = {
+      date: new Date().toISOString().slice(0, 16).replace('T', ' '),
+      machine: `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+      direct: `p50 ${f2(pct(latD.lat, 50))} / p99 ${f2(pct(latD.lat, 99))} ms`,
+      gateway: `p50 ${f2(pct(latG.lat, 50))} / p99 ${f2(pct(latG.lat, 99))} ms`,
+      added: `+${f2(pct(latG.lat, 50) - pct(latD.lat, 50))} / +${f2(pct(latG.lat, 99) - pct(latD.lat, 99))} ms`,
+      thr16: `${thr[16].g.toFixed(0)} vs ${thr[16].d.toFixed(0)}/s (${((100 * thr[16].g) / thr[16].d).toFixed(1)} %)`,
+      thr50: `${thr[50].g.toFixed(0)} vs ${thr[50].d.toFixed(0)}/s (${((100 * thr[50].g) / thr[50].d).toFixed(1)} %)`,
+      ttfb: `+${f2(pct(ttfbG.lat, 50) - pct(ttfbD.lat, 50))} ms p50 (${f2(pct(ttfbG.lat, 50))} vs ${f2(pct(ttfbD.lat, 50))})`,
+      rss: `${rssOpen.toFixed(0)} MiB with ${STREAMS} open (${rssBefore.toFixed(0)} before)`,
+      healthz: `p50 ${f2(pct(floor.lat, 50))} ms`,
+      failures: latD.failures + latG.failures + ttfbD.failures + ttfbG.failures + thr[16].failures + thr[50].failures,
+    };
+    console.log(JSON.stringify(row, null, 2));
+    appendFileSync(path.join(REPO_ROOT, 'docs/benchmarks.md'),
+      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |\n`);
+    if (row.failures > 0) process.exitCode = 1;
+  } finally {
+    await Promise.all(pools.map((p) => p.destroy()));
+    await edge?.stop();
+    mock?.kill('SIGTERM');
+    await db.drop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

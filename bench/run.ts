@@ -1,0 +1,11 @@
+/**
+ * `npm run bench` runs the task benchmark (bench/submit-and-poll.bench.ts); `npm run bench -- messages` the
+ * messages pass-through benchmark (bench/messages.bench.ts).
+ */
+const which = process.argv[2] ?? 'tasks';
+if (which === 'messages') void import('./messages.bench');
+else if (which === 'tasks') void import('./submit-and-poll.bench');
+else {
+  console.error(`unknown benchmark '${which}': use 'tasks' (default) or 'messages'`);
+  process.exit(2);
+}

@@ -1,0 +1,144 @@
+import type { DataSource } from 'typeorm';
+import { rowsOf, type Row } from './sql';
+
+/** A finished chat call paid from a lease, as the batch writes it (its task row and its capture). */
+export interface LeasedCall {
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  model: string;
+  requestedModel: string;
+  status: 'completed' | 'failed';
+  /** What was reserved for it (its price on the task row): the most it could cost. */
+  reserved: bigint;
+  /** What it costs; never above `reserved`. */
+  cost: bigint;
+  request: Record<string, unknown>;
+  priceSnapshot: Record<string, unknown>;
+  result: Record<string, unknown> | null;
+  error: { code: string; message: string } | null;
+  channelId: string | null;
+  startedAt: Date;
+}
+
+export interface LeaseGrant {
+  id: string;
+  amount: bigint;
+  expiresAt: Date;
+}
+
+/**
+ * Credit leases (docs/messages.md): the money path of chat calls without a Postgres round trip before the first
+ * byte. Every statement here is one round trip and atomic; the invariants (never below zero, a call captured once,
+ * a lease released once, `hold = Σ captures + release` per closed lease) hold whatever runs concurrently:
+ * grant, record (flush), renew, close, and any number of sweepers.
+ */
+export class CreditLeaseRepository {
+  constructor(private readonly ds: DataSource) {}
+
+  /**
+   * Holds up to `want` (at least `min`, else nothing: null) of the account's available money as a new lease.
+   * One statement: the account move, the lease row and the ledger `hold` on the lease id.
+   */
+  async grant(g: { id: string; accountId: string; edgeId: string; min: bigint; want: bigint; ttlMs: number }): Promise<LeaseGrant | null> {
+    const rows = rowsOf(await this.ds.query(
+      `WITH a AS (
+         SELECT id, LEAST(available, $5::bigint) AS g FROM accounts WHERE id = $2 AND available >= $4::bigint FOR UPDATE
+       ), acc AS (
+         UPDATE accounts SET available = available - a.g, held = held + a.g, updated_at = now() FROM a WHERE accounts.id = a.id RETURNING a.g
+       ), lease AS (
+         INSERT INTO credit_leases (id, account_id, edge_id, amount, expires_at)
+         SELECT $1, $2, $3, g, now() + ($6 || ' milliseconds')::interval FROM acc RETURNING amount, expires_at
+       ), led AS (
+         INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
+         SELECT $2, $1, 'hold', amount, $7 FROM lease RETURNING id
+       )
+       SELECT lease.amount::text AS amount, lease.expires_at FROM lease, led`,
+      [g.id, g.accountId, g.edgeId, g.min.toString(), g.want.toString(), String(g.ttlMs), JSON.stringify({ kind: 'credit_lease', edge: g.edgeId })],
+    ));
+    const r = rows[0];
+    return r ? { id: g.id, amount: BigInt(r.amount as string), expiresAt: new Date(r.expires_at as string) } : null;
+  }
+
+  /**
+   * Records finished calls paid by an active lease: their task rows and `capture` entries, the lease's `used` and
+   * the account's held → spent, in one statement. A call already recorded is skipped (a retried batch charges
+   * nothing twice). Returns false, recording nothing, when the lease is no longer active (the caller charges
+   * those calls another way).
+   */
+  async record(leaseId: string, calls: readonly LeasedCall[]): Promise<boolean> {
+    const input = calls.map((c) => ({
+      id: c.id, account_id: c.accountId, api_key_id: c.apiKeyId, model: c.model, requested_model: c.requestedModel, status: c.status,
+      price: c.reserved.toString(), cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(), request: c.request,
+      price_snapshot: c.priceSnapshot, result: c.result, error: c.error, channel_id: c.channelId, started_at: c.startedAt.toISOString(),
+    }));
+    const rows = rowsOf(await this.ds.query(
+      `WITH lease AS (
+         SELECT id, account_id FROM credit_leases WHERE id = $1 AND status = 'active' FOR UPDATE
+       ), x AS (
+         SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(id text, account_id uuid, api_key_id uuid, model text, requested_model text,
+           status text, price bigint, cost bigint, request jsonb, price_snapshot jsonb, result jsonb, error jsonb, channel_id uuid, started_at timestamptz)
+       ), ins AS (
+         INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price, price_snapshot,
+                            result, error, channel_id, created_at, started_at, completed_at, settled_at, deadline_at)
+         SELECT x.id, lease.account_id, x.api_key_id, x.model, x.requested_model, 'chat', x.status, 100, x.request, x.price, x.price_snapshot,
+                x.result, x.error, x.channel_id, x.started_at, x.started_at, now(), now(), now()
+           FROM x, lease WHERE x.account_id = lease.account_id
+         ON CONFLICT (id) DO NOTHING RETURNING id, account_id
+       ), cap AS (
+         INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
+         SELECT ins.account_id, ins.id, 'capture', x.cost, jsonb_build_object('lease', $1::text) FROM ins JOIN x ON x.id = ins.id
+         ON CONFLICT (task_id, kind) DO NOTHING RETURNING amount
+       ), total AS (
+         SELECT COALESCE(sum(amount), 0)::bigint AS s FROM cap
+       ), l AS (
+         UPDATE credit_leases SET used = used + total.s FROM total, lease WHERE credit_leases.id = lease.id RETURNING credit_leases.id
+       ), acc AS (
+         UPDATE accounts SET held = held - total.s, spent = spent + total.s, updated_at = now()
+           FROM total, lease WHERE accounts.id = lease.account_id AND total.s > 0 RETURNING accounts.id
+       )
+       SELECT (SELECT count(*) FROM l)::int AS active`,
+      [leaseId, JSON.stringify(input)],
+    ));
+    return Number(rows[0]?.active ?? 0) > 0;
+  }
+
+  /** Extends the leases an edge still uses; returns the ids still active (a missing one was closed by a sweeper). */
+  async renew(ids: readonly string[], ttlMs: number): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = rowsOf(await this.ds.query(
+      `UPDATE credit_leases SET expires_at = now() + ($2 || ' milliseconds')::interval
+       WHERE id = ANY($1) AND status = 'active' RETURNING id`,
+      [ids, String(ttlMs)],
+    ));
+    return new Set(rows.map((r) => r.id as string));
+  }
+
+  /** Closes a lease once: releases `amount - used` to the account (ledger `release` on the lease id). Null when it was closed already. */
+  async close(id: string): Promise<bigint | null> {
+    const rows = rowsOf(await this.ds.query(
+      `WITH l AS (
+         UPDATE credit_leases SET status = 'closed', closed_at = now() WHERE id = $1 AND status = 'active'
+         RETURNING account_id, amount - used AS rest
+       ), rel AS (
+         INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
+         SELECT account_id, $1, 'release', rest, $2 FROM l ON CONFLICT (task_id, kind) DO NOTHING RETURNING amount
+       ), acc AS (
+         UPDATE accounts SET held = held - rel.amount, available = available + rel.amount, updated_at = now()
+           FROM rel, l WHERE accounts.id = l.account_id RETURNING accounts.id
+       )
+       SELECT rest::text AS rest FROM l, acc`,
+      [id, JSON.stringify({ kind: 'credit_lease' })],
+    ));
+    return rows[0] ? BigInt(rows[0].rest as string) : null;
+  }
+
+  /** Active leases past their expiry: their edge stopped renewing them (dead, or cut off from Postgres). */
+  async findExpired(limit = 200): Promise<string[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT id FROM credit_leases WHERE status = 'active' AND expires_at < now() ORDER BY expires_at LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => r.id as string);
+  }
+}
