@@ -27,6 +27,7 @@ import {
 } from '../../services/api-edge/src/management/management.schemas';
 import { accountView, channelView, keyView } from '../../services/api-edge/src/management/management.service';
 import { authMiddleware } from '../../services/api-edge/src/middleware/auth.middleware';
+import { avatarRouter } from '../../services/api-edge/src/avatar/avatar.router';
 import { catalogRouter } from '../../services/api-edge/src/routes/catalog.routes';
 import { generationsRouter } from '../../services/api-edge/src/routes/generations.routes';
 import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
@@ -73,7 +74,7 @@ function submitDeps(): SubmitTaskDeps {
   let n = 0;
   return {
     tasks: { createWithHold: async (t) => taskRecord(t), get: async () => null },
-    assets: { ownedUsable: async () => new Set<string>() },
+    assets: { usable: async () => new Map() },
     prices: { get: async () => PRICES },
     views: { write: async () => undefined },
     queue: { enqueueTask: async () => undefined },
@@ -98,6 +99,18 @@ const FACTORIES: Record<string, () => Router> = {
   tasksRouter: () =>
     tasksRouter({ views: { read: async () => null, write: async () => { throw new Error('unused'); } }, tasks: { get: async () => null }, toUnifiedTask, logger: silent }),
   catalogRouter: () => catalogRouter(),
+  avatarRouter: () =>
+    avatarRouter(
+      {
+        ds: noDb, tasks: { findByIdempotencyKey: async () => null }, prices: { get: async () => PRICES }, views: { write: async () => undefined },
+        queue: { enqueueTask: async () => undefined }, logger: silent, publicBaseUrl: PUBLIC_BASE_URL, taskTimeoutSeconds: 1800,
+        newTaskId: () => 'task_avatar1',
+        groups: { get: async () => null, list: async () => ({ items: [], hasMore: false }) },
+        assets: { get: async () => null, list: async () => ({ items: [], hasMore: false }) },
+      },
+      jsonBody(1024 * 1024),
+      [],
+    ),
 };
 
 // ---------------------------------------------------------------- document helpers

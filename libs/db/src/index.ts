@@ -27,4 +27,9 @@ export { GroupRepository } from './repositories/group.repository';
 export type { GroupRecord } from './repositories/group.repository';
 export { seedDemo, loadPrices, DEMO_ACCOUNT_ID, DEMO_CHANNEL_NAME } from './seed';
 export type { DemoSeed } from './seed';
-export { AssetRepository } from './repositories/asset.repository';
+export { AssetRepository, newAssetId } from './repositories/asset.repository';
+export type {
+  AssetRecord, AssetReview, AssetStatus, AssetReviewStatus, AssetType, AssetListQuery, NewAsset, UsableAsset,
+} from './repositories/asset.repository';
+export { AssetGroupRepository, newAssetGroupId } from './repositories/asset-group.repository';
+export type { AssetGroupRecord, NewAssetGroup } from './repositories/asset-group.repository';

@@ -3,7 +3,7 @@ import type { TaskRecord } from '@gmg/db';
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
-/** The unified task of spec 2.2 from a task row. `cost` is the price, and 0 once failed (refunded). */
+/** The unified task of spec 2.2 from a task row. `cost` is the price (or the captured part), and 0 once failed (refunded). */
 export function toUnifiedTask(t: TaskRecord): UnifiedTask {
   // A custom (whitelisted, unregistered) model runs on the base contract of its pool.
   const contract = resolveModel(t.model)?.contract
@@ -14,7 +14,8 @@ export function toUnifiedTask(t: TaskRecord): UnifiedTask {
     model: t.requestedModel,
     status: t.status,
     progress: t.status === 'completed' ? 100 : t.progress,
-    cost: t.status === 'failed' ? 0 : fromMinor(t.price),
+    // a completed task with a stored capture amount (per-asset billing) costs what was captured, not the hold
+    cost: t.status === 'failed' ? 0 : fromMinor(t.status === 'completed' ? (t.captureAmount ?? t.price) : t.price),
     created: secs(t.createdAt),
   };
   if (contract) u.estimated_time = contract.estimatedSeconds;

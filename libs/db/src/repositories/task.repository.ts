@@ -30,6 +30,11 @@ export interface TaskRecord {
    * built by hand (test fixtures) stay valid.
    */
   settledAt?: Date | null;
+  /**
+   * What settlement captures when less than the hold (per-asset billing); null: the whole price. Optional for
+   * the same reason as settledAt.
+   */
+  captureAmount?: bigint | null;
 }
 
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
@@ -76,6 +81,7 @@ export function toTaskRecord(r: Row): TaskRecord {
     deadlineAt: new Date(r.deadline_at as string),
     updatedAt: new Date(r.updated_at as string),
     settledAt: r.settled_at ? new Date(r.settled_at as string) : null,
+    captureAmount: r.capture_amount === null || r.capture_amount === undefined ? null : BigInt(r.capture_amount as string),
   };
 }
 
@@ -86,7 +92,8 @@ const OPEN = `status IN ('pending','processing')`;
  * so only one writer wins the terminal transition (and only the winner enqueues the settlement).
  */
 export class TaskRepository {
-  constructor(private readonly ds: DataSource) {}
+  /** A DataSource, or an EntityManager to write inside a caller's transaction. */
+  constructor(private readonly ds: Pick<DataSource, 'query'>) {}
 
   /**
    * One statement, so one implicit transaction and one round trip: the conditional hold on the account (no
@@ -165,12 +172,16 @@ export class TaskRepository {
     );
   }
 
-  /** Terminal transition to completed. Null if another writer already ended the task. */
-  async complete(id: string, result: TaskResult): Promise<TaskRecord | null> {
+  /**
+   * Terminal transition to completed. Null if another writer already ended the task. `captureAmount` (≤ the price;
+   * capped here) makes settlement capture only that and release the rest; omitted, the whole price is captured.
+   */
+  async complete(id: string, result: TaskResult, captureAmount?: bigint): Promise<TaskRecord | null> {
     return this.one(
-      `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now()
+      `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now(),
+              capture_amount = LEAST($3::bigint, price)
        WHERE id = $1 AND ${OPEN} RETURNING *`,
-      [id, JSON.stringify(result)],
+      [id, JSON.stringify(result), captureAmount === undefined ? null : captureAmount.toString()],
     );
   }
 
