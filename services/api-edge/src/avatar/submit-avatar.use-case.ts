@@ -40,7 +40,7 @@ export type ShapeC = {
   data: { id: string; object: 'motion.avatar.asset.task'; status: 'processing'; progress: number; model: string };
 };
 
-const shapeC = (taskId: string): ShapeC => ({
+export const shapeC = (taskId: string): ShapeC => ({
   code: 200,
   data: { id: taskId, object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: AVATAR_MODEL },
 });
