@@ -143,6 +143,9 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
       return m.held === 0n ? m : undefined;
     }, { timeoutMs: 10_000, what: 'settled balance' });
     expect(after).toEqual({ available: before.available - 2n * assetPrice, held: 0n, spent: before.spent + 2n * assetPrice });
+    const logs = await call('GET', '/api/logs', c.key);
+    const logged = logs.body.data.items.find((i: any) => i.task_id === batch.id);
+    expect(logged).toMatchObject({ status: 'completed', cost: Number(2n * assetPrice) / 1e6, price: Number(3n * assetPrice) / 1e6, settled: true });
 
     const rejected = await call('GET', `/v1/motion2/assets/${batch.result.assets[1].asset_id}`, c.key);
     expect(rejected.body.data).toMatchObject({ status: 'Rejected', reason: batch.result.assets[1].reason, name: 'bad one [sim:moderation]' });

@@ -100,10 +100,10 @@ export async function queryLogs(ds: DataSource, f: LogsFilter): Promise<LogsPage
   const rows: Row[] = await ds.query(
     `SELECT * FROM (
        (SELECT 'task' AS type, t.id AS ref, t.requested_model AS model, t.status, t.price::text AS amount, t.created_at AS at,
-               t.completed_at, t.created_at::text AS ts
+               t.completed_at, t.created_at::text AS ts, t.capture_amount::text AS captured
           FROM tasks t WHERE ${taskWhere.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit})
        UNION ALL
-       (SELECT l.kind, ${ledgerRef}, NULL, NULL, l.amount::text, l.created_at, NULL, l.created_at::text
+       (SELECT l.kind, ${ledgerRef}, NULL, NULL, l.amount::text, l.created_at, NULL, l.created_at::text, NULL
           FROM ledger_entries l WHERE ${ledgerWhere.join(' AND ')} ORDER BY l.created_at DESC, l.id DESC LIMIT ${limit})
      ) u ORDER BY u.at DESC, u.ref DESC LIMIT ${limit}`,
     params,
@@ -132,7 +132,8 @@ export async function queryLogs(ds: DataSource, f: LogsFilter): Promise<LogsPage
         task_id: r.ref as string,
         model: r.model as string,
         status: r.status as string,
-        cost: r.status === 'failed' ? 0 : price,
+        // a completed task with a capture amount (avatar batches) costs what is captured, not the hold
+        cost: r.status === 'failed' ? 0 : r.status === 'completed' && r.captured ? fromMinor(r.captured as string) : price,
         price,
         settled: lines.some((l) => l.kind === 'capture' || l.kind === 'release'),
         time: secs(r.at),
