@@ -1,9 +1,9 @@
-import type { AssetResult, TaskResult } from '@gmg/contracts';
+import { ASSET_URL_PATTERN, type AssetResult, type TaskResult } from '@gmg/contracts';
 import type { AssetRecord, AssetRepository, AssetReview, TaskRecord } from '@gmg/db';
 import type { CompletionHandler } from '@gmg/tasks';
 
-/** What motion-2.0 accepts in `asset://<id>` (libs/contracts ASSET_URL_PATTERN): anything else cannot be rendered. */
-const UPSTREAM_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** motion-2.0 takes only `asset://<id>` of this pattern: an upstream id outside it could never be rendered. */
+const ASSET_URL = new RegExp(ASSET_URL_PATTERN);
 export const NO_REVIEW_REASON = 'The upstream returned no review for this asset';
 export const BAD_REFERENCE_REASON = 'The upstream approved the asset under an unusable reference';
 
@@ -13,8 +13,9 @@ export function reviewOf(position: number, upstream: AssetResult | undefined): A
   if (upstream.status !== 'Active') {
     return { position, status: 'Rejected', reason: upstream.reason?.trim() || `The upstream did not approve the asset (status ${upstream.status})` };
   }
-  if (!UPSTREAM_ID.test(upstream.asset_id)) return { position, status: 'Rejected', reason: BAD_REFERENCE_REASON };
-  return { position, status: 'Active', upstreamAssetId: upstream.asset_id, upstreamAssetUrl: `asset://${upstream.asset_id}` };
+  const ref = `asset://${upstream.asset_id}`;
+  if (!ASSET_URL.test(ref)) return { position, status: 'Rejected', reason: BAD_REFERENCE_REASON };
+  return { position, status: 'Active', upstreamAssetId: upstream.asset_id, upstreamAssetUrl: ref };
 }
 
 /** Per-asset billing: the approved share of the hold, rounded down (all approved → exactly the hold). */
