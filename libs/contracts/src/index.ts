@@ -8,4 +8,3 @@ export * from './media-url';
 export * from './catalog';
 export * from './artgen-billing';
 export * from './models/base-contract';
-export { ASSET_URL_PATTERN } from './models/video-models.contract';

@@ -7,12 +7,17 @@ import { GroupEntity } from './entities/group.entity';
 import { LedgerEntryEntity } from './entities/ledger-entry.entity';
 import { PriceEntity } from './entities/price.entity';
 import { TaskEntity } from './entities/task.entity';
+import { AssetGroupEntity } from './entities/asset-group.entity';
+import { AvatarAssetEntity } from './entities/avatar-asset.entity';
 import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-schema';
 import { TaskSettledAt1763856000000 } from './migrations/1763856000000-task-settled-at';
 import { TaskIdempotencyKey1763942400000 } from './migrations/1763942400000-task-idempotency-key';
 import { AvatarAssets1764115200000 } from './migrations/1764115200000-avatar-assets';
 
-export const ENTITIES = [AccountEntity, ApiKeyEntity, ChannelEntity, GroupEntity, LedgerEntryEntity, PriceEntity, TaskEntity];
+export const ENTITIES = [
+  AccountEntity, ApiKeyEntity, ChannelEntity, GroupEntity, LedgerEntryEntity, PriceEntity, TaskEntity,
+  AssetGroupEntity, AvatarAssetEntity,
+];
 /** In order. A new migration is appended here. */
 export const MIGRATIONS = [
   InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000,

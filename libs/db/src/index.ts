@@ -9,6 +9,8 @@ export { LedgerEntryEntity } from './entities/ledger-entry.entity';
 export type { LedgerKind } from './entities/ledger-entry.entity';
 export { PriceEntity } from './entities/price.entity';
 export { TaskEntity } from './entities/task.entity';
+export { AssetGroupEntity } from './entities/asset-group.entity';
+export { AvatarAssetEntity } from './entities/avatar-asset.entity';
 export { newTaskId, newApiKeySecret, hashApiKey, keyPrefix, randomBase62 } from './ids';
 export { rowsOf } from './repositories/sql';
 export { TaskRepository, toTaskRecord, DuplicateSubmissionError, IDEMPOTENCY_RETENTION_HOURS } from './repositories/task.repository';

@@ -1,5 +1,5 @@
 import type { AssetRecord, AssetReview, TaskRecord } from '@gmg/db';
-import { AvatarReviewHandler, BAD_REFERENCE_REASON, NO_REVIEW_REASON, captureFor, reviewOf } from './avatar-review.handler';
+import { AvatarReviewHandler, BAD_REFERENCE_REASON, NO_REVIEW_REASON, captureFor, motionAssetUrlPattern, reviewOf } from './avatar-review.handler';
 
 const asset = (i: number): AssetRecord => ({
   id: `asset_ours${i}`, accountId: 'acc', groupId: 'group_g', taskId: 'task_t', position: i, assetType: 'Image', name: `n${i}`,
@@ -18,6 +18,14 @@ describe('reviewOf', () => {
   it('rejects an asset the upstream did not list, or approved under a reference motion-2.0 cannot carry', () => {
     expect(reviewOf(1, undefined)).toEqual({ position: 1, status: 'Rejected', reason: NO_REVIEW_REASON });
     expect(reviewOf(1, { asset_id: 'has space', asset_url: 'x', status: 'Active' })).toEqual({ position: 1, status: 'Rejected', reason: BAD_REFERENCE_REASON });
+  });
+});
+
+describe('motionAssetUrlPattern', () => {
+  it("is motion-2.0's own asset_urls rule", () => {
+    expect(motionAssetUrlPattern().test('asset://asset_Ab9_-x')).toBe(true);
+    expect(motionAssetUrlPattern().test('asset://has space')).toBe(false);
+    expect(motionAssetUrlPattern().test('https://cdn.example.com/a.png')).toBe(false);
   });
 });
 

@@ -1,9 +1,19 @@
-import { ASSET_URL_PATTERN, type AssetResult, type TaskResult } from '@gmg/contracts';
+import { resolveModel, type AssetResult, type TaskResult } from '@gmg/contracts';
 import type { AssetRecord, AssetRepository, AssetReview, TaskRecord } from '@gmg/db';
 import type { CompletionHandler } from '@gmg/tasks';
 
-/** motion-2.0 takes only `asset://<id>` of this pattern: an upstream id outside it could never be rendered. */
-const ASSET_URL = new RegExp(ASSET_URL_PATTERN);
+/**
+ * The pattern motion-2.0's contract gives its `asset_urls` items (read from the registry, the one definition): an
+ * upstream id outside it could never be rendered, so such an approval is useless.
+ */
+export function motionAssetUrlPattern(): RegExp {
+  const schema = resolveModel('motion-2.0')?.contract?.inputSchema as
+    { properties?: { asset_urls?: { items?: { pattern?: unknown } } } } | undefined;
+  const pattern = schema?.properties?.asset_urls?.items?.pattern;
+  if (typeof pattern !== 'string') throw new Error('motion-2.0 contract has no asset_urls item pattern');
+  return new RegExp(pattern);
+}
+const ASSET_URL = motionAssetUrlPattern();
 export const NO_REVIEW_REASON = 'The upstream returned no review for this asset';
 export const BAD_REFERENCE_REASON = 'The upstream approved the asset under an unusable reference';
 

@@ -34,4 +34,6 @@ export class TaskEntity {
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
   /** The client's Idempotency-Key; unique per API key while kept (24 h). */
   @Column({ type: 'text', name: 'idempotency_key', nullable: true }) idempotencyKey!: string | null;
+  /** What settlement captures when less than the hold (per-asset billing), minor units; null = the whole price. */
+  @Column({ type: 'bigint', name: 'capture_amount', nullable: true }) captureAmount!: string | null;
 }
