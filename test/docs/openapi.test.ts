@@ -27,6 +27,10 @@ import {
 } from '../../services/api-edge/src/management/management.schemas';
 import { accountView, channelView, keyView } from '../../services/api-edge/src/management/management.service';
 import { authMiddleware } from '../../services/api-edge/src/middleware/auth.middleware';
+import { avatarRouter } from '../../services/api-edge/src/avatar/avatar.router';
+import { parseAvatarRequest } from '../../services/api-edge/src/avatar/avatar-request';
+import { assetView, groupView, page } from '../../services/api-edge/src/avatar/avatar-browse';
+import { shapeC } from '../../services/api-edge/src/avatar/submit-avatar.use-case';
 import { catalogRouter } from '../../services/api-edge/src/routes/catalog.routes';
 import { generationsRouter } from '../../services/api-edge/src/routes/generations.routes';
 import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
@@ -75,7 +79,7 @@ function submitDeps(): SubmitTaskDeps {
   let n = 0;
   return {
     tasks: { createWithHold: async (t) => taskRecord(t), get: async () => null },
-    assets: { ownedUsable: async () => new Set<string>() },
+    assets: { usable: async () => new Map() },
     prices: { get: async () => PRICES },
     views: { write: async () => undefined },
     queue: { enqueueTask: async () => undefined },
@@ -106,6 +110,18 @@ const FACTORIES: Record<string, () => Router> = {
       client: new MessagesUpstreamClient(), sweeper: { poke: () => undefined }, logger: silent, maxBodyBytes: 1024 * 1024,
       newTaskId: () => 'task_openapi_chat', guards: [],
     }),
+  avatarRouter: () =>
+    avatarRouter(
+      {
+        ds: noDb, tasks: { duplicateOf: async () => null }, prices: { get: async () => PRICES }, views: { write: async () => undefined },
+        queue: { enqueueTask: async () => undefined }, logger: silent, publicBaseUrl: PUBLIC_BASE_URL, taskTimeoutSeconds: 1800,
+        newTaskId: () => 'task_avatar1',
+        groups: { get: async () => null, list: async () => ({ items: [], hasMore: false }) },
+        assets: { get: async () => null, list: async () => ({ items: [], hasMore: false }) },
+      },
+      jsonBody(1024 * 1024),
+      [],
+    ),
 };
 
 // ---------------------------------------------------------------- document helpers
@@ -464,6 +480,36 @@ describe('docs/openapi.yaml', () => {
       }
       expect(toUnifiedTask(rows[4]).cost).toBe(0);
       expect([...component('TaskError').properties.type.examples].sort()).toEqual(Object.values(TASK_FAILURE_TYPES).sort());
+    });
+
+    it('avatar assets: request examples parse, and the ack, pages, asset, group and avatar task the code builds match', () => {
+      const examples = Object.values(operation('POST', '/v1/motion2/private-avatar').requestBody.content['application/json'].examples as Obj);
+      expect(examples.length).toBeGreaterThanOrEqual(2);
+      for (const e of examples) expect(() => parseAvatarRequest((e as Obj).value)).not.toThrow();
+      expectValid(component('AckC'), shapeC('task_abc123'), 'shape C');
+      const at = new Date('2025-11-22T00:00:00Z');
+      const base = {
+        id: 'asset_a1', accountId: 'a', groupId: 'group_g1', taskId: 'task_t1', position: 0, assetType: 'Image' as const, name: 'n',
+        url: 'https://cdn.example.com/a.png', projectName: 'default', createdAt: at, updatedAt: at,
+      };
+      const assets = [{ ...base, status: 'Active' as const, reason: null }, { ...base, id: 'asset_a2', status: 'Rejected' as const, reason: 'moderation' }];
+      for (const a of assets) {
+        expectValid(component('AvatarAsset'), assetView(a), `asset ${a.status}`);
+        expectNoUndocumentedKeys(component('AvatarAsset'), assetView(a), `asset ${a.status}`);
+      }
+      expectValid(component('AvatarAssetList'), page(assets, true, (a) => a.id, assetView), 'asset page');
+      const group = { id: 'group_g1', accountId: 'a', name: 'g', description: '', autoCreated: true, assetCount: 2, createdAt: at };
+      expectValid(component('AvatarGroup'), groupView(group), 'group');
+      expectNoUndocumentedKeys(component('AvatarGroup'), groupView(group), 'group');
+      expectValid(component('AvatarGroupList'), page([group], false, (g) => g.id, groupView), 'group page');
+      const listed = [{ asset_id: 'asset_a1', asset_url: 'asset://asset_a1', status: 'Active' }, { asset_id: 'asset_a2', asset_url: 'asset://asset_a2', status: 'Rejected', reason: 'moderation' }];
+      const task = toUnifiedTask(taskRecord(
+        { id: 'task_t1', accountId: 'a', apiKeyId: 'k', model: 'motion-2.0-avatar', requestedModel: 'motion-2.0-avatar', pool: 'avatar', request: {} as never, price: toMinor(0.04), priceSnapshot: {}, deadlineAt: at },
+        { status: 'completed', progress: 100, completedAt: at, captureAmount: toMinor(0.02), result: { assets: listed, usable_assets: [listed[0]!] } },
+      ));
+      expect(task.cost).toBe(0.02);
+      expectValid(component('TaskEnvelope'), { code: 200, data: task }, 'avatar task');
+      for (const a of listed) expectNoUndocumentedKeys(component('AssetResult'), a, 'listed asset');
     });
 
     it('the upload answer of the real use case', async () => {

@@ -19,6 +19,8 @@ export interface AssetResult {
   asset_id: string;
   asset_url: string;
   status: string;
+  /** Why the asset was not approved (status `Rejected`). Optional: added with per-asset review. */
+  reason?: string;
 }
 export interface TaskResult {
   images?: ImageResult[];

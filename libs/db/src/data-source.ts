@@ -7,19 +7,25 @@ import { GroupEntity } from './entities/group.entity';
 import { LedgerEntryEntity } from './entities/ledger-entry.entity';
 import { PriceEntity } from './entities/price.entity';
 import { TaskEntity } from './entities/task.entity';
+import { AssetGroupEntity } from './entities/asset-group.entity';
+import { AvatarAssetEntity } from './entities/avatar-asset.entity';
 import { CreditLeaseEntity } from './entities/credit-lease.entity';
 import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-schema';
 import { TaskSettledAt1763856000000 } from './migrations/1763856000000-task-settled-at';
 import { TaskIdempotencyKey1763942400000 } from './migrations/1763942400000-task-idempotency-key';
+import { AvatarAssets1764115200000 } from './migrations/1764115200000-avatar-assets';
 import { MessagesLease1764201600000 } from './migrations/1764201600000-messages-lease';
 import { TaskIdempotencyFingerprint1764288000000 } from './migrations/1764288000000-task-idempotency-fingerprint';
 import { TopupIdempotency1764374400000 } from './migrations/1764374400000-topup-idempotency';
 
-export const ENTITIES = [AccountEntity, ApiKeyEntity, ChannelEntity, CreditLeaseEntity, GroupEntity, LedgerEntryEntity, PriceEntity, TaskEntity];
+export const ENTITIES = [
+  AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
+  LedgerEntryEntity, PriceEntity, TaskEntity,
+];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [
-  InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, MessagesLease1764201600000,
-  TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
+  InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, AvatarAssets1764115200000,
+  MessagesLease1764201600000, TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
 ];
 
 export interface DbConfig {

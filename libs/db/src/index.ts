@@ -9,6 +9,8 @@ export { LedgerEntryEntity } from './entities/ledger-entry.entity';
 export type { LedgerKind } from './entities/ledger-entry.entity';
 export { PriceEntity } from './entities/price.entity';
 export { TaskEntity } from './entities/task.entity';
+export { AssetGroupEntity } from './entities/asset-group.entity';
+export { AvatarAssetEntity } from './entities/avatar-asset.entity';
 export { newTaskId, newApiKeySecret, hashApiKey, keyPrefix, randomBase62 } from './ids';
 export { rowsOf } from './repositories/sql';
 export { TaskRepository, toTaskRecord, DuplicateSubmissionError, IDEMPOTENCY_RETENTION_HOURS } from './repositories/task.repository';
@@ -28,7 +30,12 @@ export { GroupRepository } from './repositories/group.repository';
 export type { GroupRecord } from './repositories/group.repository';
 export { seedDemo, loadPrices, DEMO_ACCOUNT_ID, DEMO_CHANNEL_NAME } from './seed';
 export type { DemoSeed } from './seed';
-export { AssetRepository } from './repositories/asset.repository';
+export { AssetRepository, newAssetId } from './repositories/asset.repository';
+export type {
+  AssetRecord, AssetReview, AssetStatus, AssetReviewStatus, AssetType, AssetListQuery, NewAsset, UsableAsset,
+} from './repositories/asset.repository';
+export { AssetGroupRepository, newAssetGroupId } from './repositories/asset-group.repository';
+export type { AssetGroupRecord, NewAssetGroup } from './repositories/asset-group.repository';
 export { ChatCallRepository } from './repositories/chat-call.repository';
 export type { NewChatCall, ChatSettlement, MessagesChannel } from './repositories/chat-call.repository';
 export { CreditLeaseRepository } from './repositories/credit-lease.repository';

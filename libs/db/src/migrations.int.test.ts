@@ -60,6 +60,26 @@ describe('migrations', () => {
     expect(await indexes()).not.toContain('tasks_chat_open_deadline_idx');
   });
 
+  it('avatar-assets adds asset groups, assets and capture_amount (never above the price), and reverts', async () => {
+    const [acc] = await q<{ id: string }>(`INSERT INTO accounts (name) VALUES ('cap') RETURNING id`);
+    const [key] = await q<{ id: string }>(`INSERT INTO api_keys (account_id, key_hash, prefix) VALUES ($1, 'h-cap', 'p') RETURNING id`, [acc.id]);
+    await q(
+      `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, request, price, price_snapshot, deadline_at)
+       VALUES ('task_cap', $1, $2, 'm', 'm', 'avatar', '{}', 10, '{}', now())`, [acc.id, key.id],
+    );
+    await expect(q(`UPDATE tasks SET capture_amount = 11 WHERE id = 'task_cap'`)).rejects.toThrow(/tasks_capture_amount_check/);
+    await q(`UPDATE tasks SET capture_amount = 4 WHERE id = 'task_cap'`);
+    await q(`INSERT INTO asset_groups (id, account_id, name) VALUES ('group_a', $1, 'g')`, [acc.id]);
+    await expect(q(
+      `INSERT INTO avatar_assets (id, account_id, group_id, task_id, position, asset_type, name, url, project_name, status)
+       VALUES ('asset_a', $1, 'group_a', 'task_cap', 0, 'Image', 'n', 'https://x', 'default', 'Approved')`, [acc.id],
+    )).rejects.toThrow(/check/i);
+    await revertThrough('AvatarAssets1764115200000');
+    const tables = await q(`SELECT 1 FROM information_schema.tables WHERE table_name IN ('asset_groups','avatar_assets')`);
+    expect(tables).toHaveLength(0);
+    await q(`DELETE FROM tasks WHERE id = 'task_cap'`);
+  });
+
   it('task-idempotency-key binds a key once per API key, and reverts', async () => {
     const [def] = await q<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_idempotency_uidx'`);
     expect(def.indexdef).toMatch(/UNIQUE INDEX .* \(api_key_id, idempotency_key\) WHERE \(idempotency_key IS NOT NULL\)/);

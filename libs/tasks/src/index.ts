@@ -1,7 +1,7 @@
 export { toUnifiedTask } from './unified-task';
 export { TaskViewStore, TASK_VIEW_TTL_SECONDS } from './task-view.store';
 export { TaskLifecycle } from './task-lifecycle';
-export type { SettlementSink } from './task-lifecycle';
+export type { SettlementSink, CompletionHandler } from './task-lifecycle';
 export { TaskStepProcessor, TASK_FAILURE_TYPES } from './task-step.processor';
 export type { TaskJobState, TaskProcessorDeps, TaskProcessorOptions } from './task-step.processor';
 export { PoolSweeper } from './pool-sweeper';
@@ -12,3 +12,4 @@ export { pollDelayMs, retryDelayMs, DEFAULT_POLL_INTERVAL_MS, MIN_STEP_DELAY_MS 
 export { poolWorkerEnvSchema } from './pool-worker.config';
 export type { PoolWorkerConfig } from './pool-worker.config';
 export { runPoolWorkerService } from './pool-worker.service';
+export type { PoolWorkerServiceOptions } from './pool-worker.service';

@@ -1,17 +1,24 @@
 import type { Pool } from '@gmg/contracts';
+import type { DataSource } from 'typeorm';
 import { createDataSource } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
 import { startPoolWorker } from './pool-worker';
+import type { CompletionHandler } from './task-lifecycle';
+
+export interface PoolWorkerServiceOptions {
+  /** Builds the pool's completion step on the service's data source (worker-avatar: per-asset review). */
+  completion?: (ds: DataSource) => CompletionHandler;
+}
 
 /**
  * Runs one pool worker as a process: Postgres, Redis, adapters, the worker, the health server, and graceful
  * shutdown on SIGTERM/SIGINT (stop taking jobs, let active steps finish, close connections, exit 0).
  * Each worker service's main.ts is this call with its pool and config.
  */
-export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWorkerConfig>): Promise<void> {
+export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWorkerConfig>, opts: PoolWorkerServiceOptions = {}): Promise<void> {
   const logger = createLogger({ service: `worker-${pool}`, level: config.LOG_LEVEL });
   const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(20, config.WORKER_CONCURRENCY + 2), applicationName: `gmg-worker-${pool}` });
   await ds.initialize();
@@ -19,7 +26,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
   const adapters = createAdapterRegistry([createGatewayAdapter({ timeoutMs: config.UPSTREAM_TIMEOUT_MS })]);
   const pw = await startPoolWorker(
-    { pool, ds, redis, prefix: config.QUEUE_PREFIX, adapters, logger },
+    { pool, ds, redis, prefix: config.QUEUE_PREFIX, adapters, logger, completion: opts.completion?.(ds) },
     { concurrency: config.WORKER_CONCURRENCY, pollIntervalScale: config.POLL_INTERVAL_SCALE, sweepIntervalMs: config.SWEEP_INTERVAL_MS,
       lockDuration: config.WORKER_LOCK_MS, stalledInterval: config.WORKER_LOCK_MS },
   );

@@ -9,7 +9,7 @@ import {
 } from '@gmg/queue';
 import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
 import { PoolSweeper } from './pool-sweeper';
-import { TaskLifecycle, type SettlementSink } from './task-lifecycle';
+import { TaskLifecycle, type CompletionHandler, type SettlementSink } from './task-lifecycle';
 import { TaskStepProcessor, type TaskProcessorOptions } from './task-step.processor';
 import { TaskViewStore } from './task-view.store';
 
@@ -24,6 +24,8 @@ export interface PoolWorkerDeps {
   logger: Logger;
   /** Default: the billing queue on the same Redis (jobId settle-<taskId>). */
   settlements?: SettlementSink;
+  /** The pool's completion step (avatar assets); none for the other pools. */
+  completion?: CompletionHandler;
   breaker?: CircuitBreaker;
 }
 
@@ -61,7 +63,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     billing = q;
     settlements = { enqueueSettlement: (taskId) => enqueueSettlement(q, taskId) };
   }
-  const lifecycle = new TaskLifecycle(tasks, new TaskViewStore(redis, prefix), settlements, logger);
+  const lifecycle = new TaskLifecycle(tasks, new TaskViewStore(redis, prefix), settlements, logger, deps.completion);
   const processor = new TaskStepProcessor(
     {
       tasks, channels: new ChannelRepository(ds), groups: new ChannelGroupResolver(ds), adapters: deps.adapters,

@@ -1,4 +1,4 @@
-import type { TaskError, TaskResult } from '@gmg/contracts';
+import { isTerminal, type TaskError, type TaskResult } from '@gmg/contracts';
 import type { TaskRecord, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { TaskViewStore } from './task-view.store';
@@ -6,6 +6,15 @@ import type { TaskViewStore } from './task-view.store';
 /** Where the winner of a terminal transition sends the settlement (Producers and a billing Queue fit). */
 export interface SettlementSink {
   enqueueSettlement(taskId: string): Promise<void>;
+}
+
+/**
+ * A pool's own step before a task completes (avatar assets: record each asset's review, list them under our ids,
+ * capture only the approved ones). It runs before the terminal transition and must be idempotent: a resumed job
+ * may run it again, and it may run for a task that another writer ends first.
+ */
+export interface CompletionHandler {
+  onComplete(task: TaskRecord, upstreamResult: TaskResult): Promise<{ result: TaskResult; captureAmount?: bigint }>;
 }
 
 /**
@@ -19,6 +28,8 @@ export class TaskLifecycle {
     private readonly views: TaskViewStore,
     private readonly settlements: SettlementSink,
     private readonly logger: Logger,
+    /** Optional (added with avatar assets): the pool's completion step. */
+    private readonly completion?: CompletionHandler,
   ) {}
 
   /** A view write failure is logged, never fatal: reads fall back to Postgres. */
@@ -31,7 +42,11 @@ export class TaskLifecycle {
   }
 
   async complete(taskId: string, result: TaskResult): Promise<TaskRecord | null> {
-    return this.settleWinner(await this.tasks.complete(taskId, result), 'completed');
+    if (!this.completion) return this.settleWinner(await this.tasks.complete(taskId, result), 'completed');
+    const task = await this.tasks.get(taskId);
+    if (!task || isTerminal(task.status)) return null;
+    const out = await this.completion.onComplete(task, result);
+    return this.settleWinner(await this.tasks.complete(taskId, out.result, out.captureAmount), 'completed');
   }
 
   async fail(taskId: string, message: string, type?: string): Promise<TaskRecord | null> {

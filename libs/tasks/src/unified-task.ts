@@ -9,7 +9,7 @@ function chatCost(t: TaskRecord): string | undefined {
   return (t.pool as string) === 'chat' && typeof cost === 'string' && /^\d+$/.test(cost) ? cost : undefined;
 }
 
-/** The unified task of spec 2.2 from a task row. `cost` is the price, and 0 once failed (refunded). */
+/** The unified task of spec 2.2 from a task row. `cost`: 0 once failed (refunded), what was captured once completed. */
 export function toUnifiedTask(t: TaskRecord): UnifiedTask {
   // A custom (whitelisted, unregistered) model runs on the base contract of its pool.
   const contract = resolveModel(t.model)?.contract
@@ -20,7 +20,8 @@ export function toUnifiedTask(t: TaskRecord): UnifiedTask {
     model: t.requestedModel,
     status: t.status,
     progress: t.status === 'completed' ? 100 : t.progress,
-    cost: t.status === 'failed' ? 0 : fromMinor(chatCost(t) ?? t.price),
+    // completed: what was captured — a per-asset partial capture, a chat call's usage — else the price held
+    cost: t.status === 'failed' ? 0 : fromMinor(t.status === 'completed' ? (t.captureAmount ?? chatCost(t) ?? t.price) : t.price),
     created: secs(t.createdAt),
   };
   if (contract) u.estimated_time = contract.estimatedSeconds;

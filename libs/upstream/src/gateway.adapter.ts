@@ -183,6 +183,7 @@ function mapResult(r: Record<string, unknown>): TaskResult {
         asset_id: a.asset_id as string,
         asset_url: typeof a.asset_url === 'string' ? a.asset_url : `asset://${String(a.asset_id)}`,
         status: typeof a.status === 'string' ? a.status : 'Active',
+        ...(typeof a.reason === 'string' && a.reason ? { reason: truncate(a.reason, 500) } : {}),
       }));
     }
   }

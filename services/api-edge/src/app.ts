@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
-import { ApiKeyRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId } from '@gmg/db';
+import {
+  ApiKeyRepository, AssetGroupRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId,
+} from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
@@ -11,6 +13,7 @@ import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
+import { avatarRouter } from './avatar/avatar.router';
 import { authMiddleware } from './middleware/auth.middleware';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
 import { createInflightLimitMiddleware, createRateLimitMiddleware } from './middleware/rate-limit';
@@ -176,6 +179,17 @@ export function createApp(deps: AppDeps): App {
       newTaskId: deps.newTaskId ?? newTaskId,
       guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
     }),
+  );
+  app.use(
+    avatarRouter(
+      {
+        ds: dataSource, tasks, groups: new AssetGroupRepository(dataSource), assets: new AssetRepository(dataSource), prices, views,
+        queue: deps.producers, logger, publicBaseUrl: config.publicBaseUrl, taskTimeoutSeconds: config.taskTimeoutSeconds,
+        newTaskId: deps.newTaskId ?? newTaskId, now: deps.now,
+      },
+      json,
+      submitGuards,
+    ),
   );
   app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
   app.use(catalogRouter());

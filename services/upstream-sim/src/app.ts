@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { resolveModel, validateRequest } from '@gmg/contracts';
 import { createLogger, type Logger } from '@gmg/logger';
+import { avatarSubmitHandler } from './avatar/avatar-submit.handler';
 import { filesHandler } from './files.handler';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
@@ -64,6 +65,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   const submit = submitHandler({ store, models, timeScale: opts.timeScale, now, log });
   v1.post('/images/generations', submit);
   v1.post('/videos/generations', submit);
+  v1.post('/motion2/private-avatar', avatarSubmitHandler({ store, timeScale: opts.timeScale, now, log }));
   v1.get('/tasks/:id', (req, res) => {
     const task = store.get(String(req.params.id));
     if (!task) return sendError(res, 404, 'not_found_error', 'task not found');

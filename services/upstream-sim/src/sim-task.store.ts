@@ -3,6 +3,13 @@ import { LRUCache } from 'lru-cache';
 import type { AckShape, ExpectedOutput } from '@gmg/contracts';
 import type { SimOutcome } from './sim-scenario';
 
+/** One asset of a simulated avatar review: when it is decided (ms after the batch started) and how. */
+export interface SimAvatarAsset {
+  name: string;
+  decideAtMs: number;
+  rejected: boolean;
+}
+
 /** One simulated task: everything needed to answer polls; its state is computed from the clock. */
 export interface SimTask {
   id: string;
@@ -12,6 +19,8 @@ export interface SimTask {
   outcome: SimOutcome;
   startedAt: number;
   durationMs: number;
+  /** Avatar batches only: each asset's planned review. */
+  avatar?: SimAvatarAsset[];
 }
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ModelDefinition, ValidateOptions, ValidationOutcome } from '@gmg/contracts';
 import type { Logger } from '@gmg/logger';
+import { unknownAssetProblem } from './avatar/avatar-review';
 import { durationMs, parseMarkers } from './sim-scenario';
 import { newTaskId, type SimTask, type SimTaskStore } from './sim-task.store';
 import { sendError } from './sim-errors';
@@ -62,6 +63,8 @@ export function submitHandler(deps: SubmitDeps): RequestHandler {
 
     const outcome = deps.models.validateRequest(model, body, name, VALIDATE_OPTS);
     if (!outcome.ok) return sendError(res, outcome.violation.status, outcome.violation.type, outcome.violation.message);
+    const assetProblem = unknownAssetProblem(b.asset_urls, (id) => deps.store.get(id), deps.now());
+    if (assetProblem) return sendError(res, 400, 'invalid_request_error', assetProblem);
 
     const markers = parseMarkers(b.prompt);
     if (markers.submit503) {

@@ -1,4 +1,5 @@
 import type { TaskResult, UnifiedTask } from '@gmg/contracts';
+import { avatarResult } from './avatar/avatar-review';
 import { normalizeImageFormat } from './media/image-renderer';
 import { SIM_FAIL_MESSAGE, SIM_MODERATION_MESSAGE, stateAt } from './sim-scenario';
 import type { SimTask } from './sim-task.store';
@@ -28,6 +29,7 @@ function resultOf(task: SimTask, publicUrl: string, endedAtS: number): TaskResul
     case 'videos':
       return { videos: range.map((i) => ({ url: [`${publicUrl}/files/${videoFileName(task, i)}`], expires_at: endedAtS + DAY_S })) };
     case 'assets': {
+      if (task.avatar) return avatarResult(task);
       const assets = range.map((i) => ({ asset_id: `asset_${task.id.slice(5)}_${i}`, asset_url: `asset://asset_${task.id.slice(5)}_${i}`, status: 'Active' }));
       return { assets, usable_assets: assets };
     }

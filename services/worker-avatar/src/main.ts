@@ -1,8 +1,12 @@
 import 'reflect-metadata';
+import { AssetRepository } from '@gmg/db';
 import { runPoolWorkerService } from '@gmg/tasks';
+import { AvatarReviewHandler } from './avatar-review.handler';
 import { loadWorkerConfig } from './config';
 
-runPoolWorkerService('avatar', loadWorkerConfig()).catch((e: unknown) => {
+runPoolWorkerService('avatar', loadWorkerConfig(), {
+  completion: (ds) => new AvatarReviewHandler(new AssetRepository(ds)),
+}).catch((e: unknown) => {
   console.error('worker-avatar failed to start:', e instanceof Error ? e.message : e);
   process.exit(1);
 });

@@ -36,4 +36,6 @@ export class TaskEntity {
   @Column({ type: 'text', name: 'idempotency_key', nullable: true }) idempotencyKey!: string | null;
   /** Hash of the request that claimed the key (a different request under it is 422). */
   @Column({ type: 'text', name: 'idempotency_fingerprint', nullable: true }) idempotencyFingerprint!: string | null;
+  /** What settlement captures when less than the hold (per-asset billing), minor units; null = the whole price. */
+  @Column({ type: 'bigint', name: 'capture_amount', nullable: true }) captureAmount!: string | null;
 }

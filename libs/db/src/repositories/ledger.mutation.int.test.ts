@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { DataSource, EntityManager } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 import { DomainError } from '@gmg/errors';
-import { InvariantViolation, ledgerProperty, realOps, type LedgerOps } from './ledger-model.testkit';
+import { InvariantViolation, ledgerProperty, partialCaptureProperty, realOps, type LedgerOps } from './ledger-model.testkit';
 import type { NewTask } from './task.repository';
 import { rowsOf, type Row } from './sql';
 
@@ -53,8 +53,60 @@ async function settleWithoutConflictGuard(ds: DataSource, taskId: string): Promi
   });
 }
 
-const failureOf = async (ds: DataSource, ops: LedgerOps, numRuns: number): Promise<string> => {
-  const out = await fc.check(ledgerProperty(ds, ops), { numRuns });
+/** settleTask before partial captures: ignores the stored capture amount and captures the whole hold. */
+async function settleIgnoringCaptureAmount(ds: DataSource, taskId: string): Promise<void> {
+  await ds.transaction(async (m: EntityManager) => {
+    const [t]: Row[] = await m.query(`SELECT account_id, status, price FROM tasks WHERE id = $1`, [taskId]);
+    if (!t || (t.status !== 'completed' && t.status !== 'failed')) return;
+    const kind = t.status === 'completed' ? 'capture' : 'release';
+    const inserted = rowsOf(await m.query(
+      `INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4) ON CONFLICT (task_id, kind) DO NOTHING RETURNING id`,
+      [t.account_id, taskId, kind, t.price],
+    ));
+    if (inserted.length === 0) return;
+    await m.query(
+      kind === 'capture'
+        ? `UPDATE accounts SET held = held - $2, spent = spent + $2 WHERE id = $1`
+        : `UPDATE accounts SET held = held - $2, available = available + $2 WHERE id = $1`,
+      [t.account_id, t.price],
+    );
+  });
+}
+
+/**
+ * A partial settlement whose remainder release is not gated by the capture: each entry is inserted on its own
+ * ON CONFLICT and moves its own money, in separate transactions, so concurrent deliveries interleave.
+ */
+async function settleUngatedRemainder(ds: DataSource, taskId: string): Promise<void> {
+  const [t]: Row[] = await ds.query(`SELECT account_id, status, price, capture_amount FROM tasks WHERE id = $1`, [taskId]);
+  if (!t || (t.status !== 'completed' && t.status !== 'failed')) return;
+  const price = BigInt(t.price as string);
+  const captured = t.status === 'failed' ? 0n : t.capture_amount === null ? price : BigInt(t.capture_amount as string);
+  const entries: Array<[string, bigint]> = [['capture', captured], ['release', price - captured]];
+  for (const [kind, amount] of entries) {
+    if (kind === 'capture' && t.status === 'failed') continue;
+    if (kind === 'release' && amount === 0n && t.status !== 'failed') continue;
+    // check-then-insert without the constraint's help in between: the money moves before the row lands
+    const seen: Row[] = await ds.query(`SELECT 1 FROM ledger_entries WHERE task_id = $1 AND kind = $2`, [taskId, kind]);
+    if (seen.length > 0) continue;
+    await ds.query(
+      kind === 'capture'
+        ? `UPDATE accounts SET held = held - $2, spent = spent + $2 WHERE id = $1`
+        : `UPDATE accounts SET held = held - $2, available = available + $2 WHERE id = $1`,
+      [t.account_id, amount.toString()],
+    );
+    await ds.query(
+      `INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4) ON CONFLICT (task_id, kind) DO NOTHING`,
+      [t.account_id, taskId, kind, amount.toString()],
+    );
+  }
+}
+
+/** Runs `property` (default: the random-sequence ledger property) against `ops` and returns why it failed. */
+const failureOf = async <T extends unknown[]>(
+  ds: DataSource, ops: LedgerOps, numRuns: number, property: (ds: DataSource, ops: LedgerOps) => fc.IAsyncProperty<T>,
+): Promise<string> => {
+  const out = await fc.check(property(ds, ops), { numRuns });
   expect(out.failed).toBe(true);
   const err = out.errorInstance;
   return err instanceof Error ? err.message : String(err);
@@ -75,17 +127,27 @@ describe('ledger properties fail when a safeguard is removed (scratch databases)
   });
 
   it('without UNIQUE(task_id, kind) the real settleTask cannot settle at all (ON CONFLICT has no arbiter)', async () => {
-    const msg = await failureOf(noUnique.dataSource, realOps, 300);
+    const msg = await failureOf(noUnique.dataSource, realOps, 300, ledgerProperty);
     expect(msg).toMatch(/no unique or exclusion constraint matching the ON CONFLICT/);
   }, 120_000);
 
   it('without UNIQUE(task_id, kind) a check-then-insert settlement double-settles duplicated concurrent deliveries', async () => {
-    const msg = await failureOf(noUnique.dataSource, { ...realOps, settle: settleWithoutConflictGuard }, 1000);
+    const msg = await failureOf(noUnique.dataSource, { ...realOps, settle: settleWithoutConflictGuard }, 1000, ledgerProperty);
     expect(msg).toMatch(/exactly one settlement|non-negative|captures = completed prices|check constraint/);
   }, 120_000);
 
+  it('a settlement that ignores the stored capture amount over-charges partially approved tasks', async () => {
+    const msg = await failureOf(noCheck.dataSource, { ...realOps, settle: settleIgnoringCaptureAmount }, 200, partialCaptureProperty);
+    expect(msg).toMatch(/^(capture|exactly one settlement|settlement sums to the hold|captures = completed prices|model):/);
+  }, 120_000);
+
+  it('a partial settlement without the exactly-once gate double-moves money under duplicated deliveries', async () => {
+    const msg = await failureOf(noCheck.dataSource, { ...realOps, settle: settleUngatedRemainder }, 300, partialCaptureProperty);
+    expect(msg).toMatch(/non-negative|check constraint|balance|model|captures = completed prices/);
+  }, 120_000);
+
   it('with an unconditional hold the balance CHECK turns an overdraft into an error, not a 402', async () => {
-    const msg = await failureOf(noCheck.dataSource, { ...realOps, createWithHold: unconditionalHold }, 300);
+    const msg = await failureOf(noCheck.dataSource, { ...realOps, createWithHold: unconditionalHold }, 300, ledgerProperty);
     expect(msg).toMatch(/^hold: .*accounts_available_check/);
   }, 120_000);
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
-import { LedgerRun, ledgerProperty, opArb } from './ledger-model.testkit';
+import { LedgerRun, ledgerProperty, opArb, partialCaptureProperty } from './ledger-model.testkit';
 
 /**
  * Ledger invariants under random operation sequences with duplicated, reordered and concurrent settlement.
@@ -19,6 +19,10 @@ describe('ledger invariants (model-based, real Postgres)', () => {
 
   it('keeps every invariant after every step of random topups, holds, finishes and settlements (700 runs)', async () => {
     await fc.assert(ledgerProperty(db.dataSource), { numRuns: 700 });
+  }, 300_000);
+
+  it('captures exactly the stored capture amount and releases the rest, once, under duplicated deliveries (200 runs)', async () => {
+    await fc.assert(partialCaptureProperty(db.dataSource), { numRuns: 200 });
   }, 300_000);
 
   it('settles a storm of duplicated, shuffled, concurrent deliveries exactly once per task (300 runs)', async () => {

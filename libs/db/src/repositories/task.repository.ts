@@ -30,6 +30,11 @@ export interface TaskRecord {
    * built by hand (test fixtures) stay valid.
    */
   settledAt?: Date | null;
+  /**
+   * What settlement captures when less than the hold (per-asset billing); null: the whole price. Optional for
+   * the same reason as settledAt.
+   */
+  captureAmount?: bigint | null;
 }
 
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
@@ -79,6 +84,7 @@ export function toTaskRecord(r: Row): TaskRecord {
     deadlineAt: new Date(r.deadline_at as string),
     updatedAt: new Date(r.updated_at as string),
     settledAt: r.settled_at ? new Date(r.settled_at as string) : null,
+    captureAmount: r.capture_amount === null || r.capture_amount === undefined ? null : BigInt(r.capture_amount as string),
   };
 }
 
@@ -89,7 +95,8 @@ const OPEN = `status IN ('pending','processing')`;
  * so only one writer wins the terminal transition (and only the winner enqueues the settlement).
  */
 export class TaskRepository {
-  constructor(private readonly ds: DataSource) {}
+  /** A DataSource, or an EntityManager to write inside a caller's transaction. */
+  constructor(private readonly ds: Pick<DataSource, 'query'>) {}
 
   /**
    * One statement, so one implicit transaction and one round trip: the conditional hold on the account (no
@@ -119,16 +126,24 @@ export class TaskRepository {
     ).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
-        const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [t.apiKeyId, t.idempotencyKey]);
-        if (rows[0]) {
-          const fp = rows[0].idempotency_fingerprint as string | null;
-          throw new DuplicateSubmissionError(toTaskRecord(rows[0]), !fp || !t.idempotencyFingerprint || fp === t.idempotencyFingerprint);
-        }
+        const duplicate = await this.duplicateOf(t.apiKeyId, t.idempotencyKey, t.idempotencyFingerprint);
+        if (duplicate) throw duplicate;
       }
       throw e;
     }));
     if (rows.length === 0) throw new DomainError('payment_required', 'Insufficient balance for this request');
     return toTaskRecord(rows[0]);
+  }
+
+  /**
+   * The task an Idempotency-Key of this API key already made, as the error a second submission under it gets
+   * (`sameRequest` compares the request fingerprints). Null when the key made nothing (or was unbound).
+   */
+  async duplicateOf(apiKeyId: string, idempotencyKey: string, fingerprint?: string): Promise<DuplicateSubmissionError | null> {
+    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, idempotencyKey]);
+    if (!rows[0]) return null;
+    const fp = rows[0].idempotency_fingerprint as string | null;
+    return new DuplicateSubmissionError(toTaskRecord(rows[0]), !fp || !fingerprint || fp === fingerprint);
   }
 
   async get(id: string): Promise<TaskRecord | null> {
@@ -166,12 +181,16 @@ export class TaskRepository {
     );
   }
 
-  /** Terminal transition to completed. Null if another writer already ended the task. */
-  async complete(id: string, result: TaskResult): Promise<TaskRecord | null> {
+  /**
+   * Terminal transition to completed. Null if another writer already ended the task. `captureAmount` (≤ the price;
+   * capped here) makes settlement capture only that and release the rest; omitted, the whole price is captured.
+   */
+  async complete(id: string, result: TaskResult, captureAmount?: bigint): Promise<TaskRecord | null> {
     return this.one(
-      `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now()
+      `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now(),
+              capture_amount = LEAST($3::bigint, price)
        WHERE id = $1 AND ${OPEN} RETURNING *`,
-      [id, JSON.stringify(result)],
+      [id, JSON.stringify(result), captureAmount === undefined ? null : captureAmount.toString()],
     );
   }
 

@@ -6,7 +6,7 @@ import { DuplicateSubmissionError, type AuthPrincipal, type NewTask, type TaskRe
 import { DomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
-import { checkAssetOwnership, type AssetOwnershipDeps } from './asset-ownership.check';
+import { resolveAssetReferences, type AssetOwnershipDeps } from './asset-ownership.check';
 import { EXTEND_FIELD, checkExtendSource } from './extend-source.check';
 import { pinToSourceTask } from './pin-to-source';
 import { parseResponseVersion } from './response-version';
@@ -116,8 +116,9 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // pixel-v6 extend_from_task_id: a completed pixel-v6 task of this account, checked before any money moves
   const extendSource = await checkExtendSource(deps, principal.accountId, request);
   if (extendSource) request = pinToSourceTask(request, EXTEND_FIELD, extendSource);
-  // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves
-  await checkAssetOwnership(deps, principal.accountId, request);
+  // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves; pinned to
+  // the channel that approved them, under its own asset references
+  request = await resolveAssetReferences(deps, principal.accountId, request);
 
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
@@ -175,7 +176,7 @@ function acknowledge(ack: string, taskId: string, requestId: string, responseVer
   return { ack: 'A', httpStatus: 200, taskId, body: { code: 200, data: [{ status: 'submitted', task_id: taskId }] } };
 }
 
-async function quoteOrUnavailable(deps: SubmitTaskDeps, request: NormalizedRequest, ratio: number): Promise<Quote> {
+export async function quoteOrUnavailable(deps: Pick<SubmitTaskDeps, 'prices' | 'logger'>, request: NormalizedRequest, ratio: number): Promise<Quote> {
   const table = await deps.prices.get();
   try {
     return quote(request.billing, table, ratio);

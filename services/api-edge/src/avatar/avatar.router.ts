@@ -1,0 +1,67 @@
+import { Router, type RequestHandler } from 'express';
+import type { AssetGroupRepository, AssetRepository } from '@gmg/db';
+import { DomainError } from '@gmg/errors';
+import { methodNotAllowed } from '../http/error-handler';
+import { principalOf } from '../http/principal';
+import { idempotencyOf } from '../middleware/idempotency';
+import { assetView, groupView, page, parseAssetQuery, parsePaging } from './avatar-browse';
+import { submitAvatar, type SubmitAvatarDeps } from './submit-avatar.use-case';
+
+export const PRIVATE_AVATAR_PATH = '/v1/motion2/private-avatar';
+export const AVATAR_GROUPS_PATH = '/v1/motion2/groups';
+export const AVATAR_ASSETS_PATH = '/v1/motion2/assets';
+
+export interface AvatarRouterDeps extends SubmitAvatarDeps {
+  assets: Pick<AssetRepository, 'get' | 'list'>;
+  groups: Pick<AssetGroupRepository, 'get' | 'list'>;
+}
+
+const notFound = (what: string, id: string) => new DomainError('not_found', `${what} ${id} not found`);
+
+/**
+ * Avatar assets (spec 4.8): the batch submission (shape C) and a small read API over the caller's own groups and
+ * assets. Mounted after auth; `guards` (rate limit, idempotency, in-flight) run on the submission only.
+ */
+export function avatarRouter(deps: AvatarRouterDeps, bodyParsers: RequestHandler[], guards: RequestHandler[]): Router {
+  const router = Router();
+  router.post(PRIVATE_AVATAR_PATH, ...guards, ...bodyParsers, async (req, res) => {
+    const ack = await submitAvatar(deps, {
+      principal: principalOf(res),
+      body: req.body,
+      idempotency: idempotencyOf(res),
+    });
+    res.status(200).json(ack);
+  });
+  router.all(PRIVATE_AVATAR_PATH, methodNotAllowed(['POST']));
+
+  router.get(AVATAR_GROUPS_PATH, async (req, res) => {
+    const { items, hasMore } = await deps.groups.list(principalOf(res).accountId, parsePaging(req.query));
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(page(items, hasMore, (g) => g.id, groupView));
+  });
+  router.all(AVATAR_GROUPS_PATH, methodNotAllowed(['GET']));
+
+  router.get(`${AVATAR_GROUPS_PATH}/:group_id`, async (req, res) => {
+    const g = await deps.groups.get(principalOf(res).accountId, req.params.group_id);
+    if (!g) throw notFound('Asset group', req.params.group_id);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ code: 200, data: groupView(g) });
+  });
+  router.all(`${AVATAR_GROUPS_PATH}/:group_id`, methodNotAllowed(['GET']));
+
+  router.get(AVATAR_ASSETS_PATH, async (req, res) => {
+    const { items, hasMore } = await deps.assets.list(principalOf(res).accountId, parseAssetQuery(req.query));
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(page(items, hasMore, (a) => a.id, assetView));
+  });
+  router.all(AVATAR_ASSETS_PATH, methodNotAllowed(['GET']));
+
+  router.get(`${AVATAR_ASSETS_PATH}/:asset_id`, async (req, res) => {
+    const a = await deps.assets.get(principalOf(res).accountId, req.params.asset_id);
+    if (!a) throw notFound('Asset', req.params.asset_id);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ code: 200, data: assetView(a) });
+  });
+  router.all(`${AVATAR_ASSETS_PATH}/:asset_id`, methodNotAllowed(['GET']));
+  return router;
+}

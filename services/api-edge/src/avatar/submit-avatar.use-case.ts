@@ -1,0 +1,137 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { isModelAllowed, type NormalizedRequest, type Pool } from '@gmg/contracts';
+import {
+  AssetGroupRepository, AssetRepository, TaskRepository, newAssetGroupId, newAssetId, type AuthPrincipal, type TaskRecord,
+} from '@gmg/db';
+import { DomainError } from '@gmg/errors';
+import type { Logger } from '@gmg/logger';
+import type { PriceTableCache } from '../pricing/price-table.cache';
+import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
+import { quoteOrUnavailable } from '../use-cases/submit-task.use-case';
+import { parseAvatarRequest, type AvatarRequest } from './avatar-request';
+
+/** The task model of an avatar batch: what channels list to serve avatar review, and the `model` of shape C. */
+export const AVATAR_MODEL = 'motion-2.0-avatar';
+/** Approved assets are rendered by this model; a key allowed to use it may submit assets too. */
+export const AVATAR_CONSUMER_MODEL = 'motion-2.0';
+
+export interface SubmitAvatarDeps {
+  ds: DataSource;
+  tasks: Pick<TaskRepository, 'duplicateOf'>;
+  groups: Pick<AssetGroupRepository, 'get'>;
+  prices: Pick<PriceTableCache, 'get'>;
+  views: { write(t: TaskRecord): Promise<unknown> };
+  queue: { enqueueTask(pool: Pool, taskId: string): Promise<void> };
+  logger: Logger;
+  publicBaseUrl: string;
+  taskTimeoutSeconds: number;
+  newTaskId: () => string;
+  now?: () => Date;
+}
+
+export interface SubmitAvatarInput {
+  principal: AuthPrincipal;
+  body: unknown;
+  /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
+  idempotency?: { key: string; fingerprint: string };
+}
+
+/** Acknowledgement shape C (spec 2.1). */
+export type ShapeC = {
+  code: 200;
+  data: { id: string; object: 'motion.avatar.asset.task'; status: 'processing'; progress: number; model: string };
+};
+
+export const shapeC = (taskId: string): ShapeC => ({
+  code: 200,
+  data: { id: taskId, object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: AVATAR_MODEL },
+});
+
+/** Price keys per asset type, most specific first (infra/prices.json: `avatar-asset@image`, …). */
+export const avatarPriceKeys = (type: string): string[] => [`avatar-asset@${type.toLowerCase()}`, 'avatar-asset'];
+
+/** The batch as the worker and the upstream see it: one asset review task, billed per asset. */
+export function avatarTaskRequest(req: AvatarRequest, assetIds: readonly string[], groupId: string): NormalizedRequest {
+  const n = req.assets.length;
+  return {
+    model: AVATAR_MODEL,
+    requestedModel: AVATAR_MODEL,
+    pool: 'avatar',
+    // Our group id means nothing upstream: the upstream files the assets in a group of its own.
+    upstreamBody: { asset_type: req.assetType, project_name: req.projectName, assets: req.assets.map((a) => ({ url: a.url, name: a.name })) },
+    derived: { assetIds: [...assetIds], groupId, assetType: req.assetType },
+    billing: [{ keys: avatarPriceKeys(req.assetType), quantity: n, label: `${n} ${req.assetType.toLowerCase()} asset${n === 1 ? '' : 's'}` }],
+    expected: { kind: 'assets', count: n },
+  };
+}
+
+function checkAllowed(p: AuthPrincipal): void {
+  const allowed = [AVATAR_CONSUMER_MODEL, AVATAR_MODEL].some((m) => isModelAllowed(m, p.keyModels, p.groupModels));
+  if (!allowed) throw new DomainError('permission', `This API key is not allowed to use model '${AVATAR_CONSUMER_MODEL}' (avatar assets)`, { field: 'model' });
+}
+
+/**
+ * `POST /v1/motion2/private-avatar`: validate → group (an existing one of this account, or a new one) → quote n ×
+ * the per-asset price → ONE transaction: hold + task row + ledger hold (TaskRepository.createWithHold), the new
+ * group, the `Pending` asset rows → commit → task view → queue → shape C. Nothing is written before the request is
+ * known to be valid, and a refused hold (402) leaves no group and no asset behind.
+ */
+export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarInput): Promise<ShapeC> {
+  const { principal } = input;
+  checkAllowed(principal);
+  const req = parseAvatarRequest(input.body, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
+  if (req.groupId !== undefined && !(await deps.groups.get(principal.accountId, req.groupId))) {
+    // a group of another account reads exactly like a missing one
+    throw new DomainError('invalid_request', `\`group_id\`: asset group '${req.groupId}' not found`, { field: 'group_id', rule: 'server:group-not-found' });
+  }
+  const groupId = req.groupId ?? newAssetGroupId();
+  const assetIds = req.assets.map(() => newAssetId());
+  const request = avatarTaskRequest(req, assetIds, groupId);
+  const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
+  const now = (deps.now ?? (() => new Date()))();
+  const taskId = deps.newTaskId();
+
+  let task: TaskRecord;
+  try {
+    task = await deps.ds.transaction(async (m: EntityManager) => {
+      const rec = await new TaskRepository(m).createWithHold({
+        id: taskId, accountId: principal.accountId, apiKeyId: principal.keyId, model: request.model, requestedModel: request.requestedModel,
+        pool: request.pool, request, price: price.total,
+        priceSnapshot: { total: price.total.toString(), ratio: price.ratio, lines: price.lines },
+        deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
+        idempotencyKey: input.idempotency?.key,
+        idempotencyFingerprint: input.idempotency?.fingerprint,
+      });
+      if (req.groupId === undefined) {
+        const auto = !req.group;
+        await new AssetGroupRepository(m).create({
+          id: groupId, accountId: principal.accountId,
+          name: req.group?.name ?? `${req.projectName} ${now.toISOString()}`,
+          description: req.group?.description ?? (auto ? 'created automatically for an avatar submission' : ''),
+          autoCreated: auto,
+        });
+      }
+      await new AssetRepository(m).insertBatch(principal.accountId, groupId, taskId, req.assets.map((a, i) => ({
+        id: assetIds[i]!, position: i, assetType: req.assetType, name: a.name, url: a.url, projectName: req.projectName,
+      })));
+      return rec;
+    });
+  } catch (err) {
+    // The transaction rolled back (nothing held). A second task under the same Idempotency-Key is refused by the
+    // database; the client gets the acknowledgement of the first one.
+    const duplicate = input.idempotency
+      ? await deps.tasks.duplicateOf(principal.keyId, input.idempotency.key, input.idempotency.fingerprint)
+      : null;
+    if (!duplicate) throw err;
+    if (!duplicate.sameRequest) throw idempotencyMismatch();
+    deps.logger.warn({ taskId: duplicate.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing avatar task');
+    return shapeC(duplicate.existing.id);
+  }
+
+  // Postgres is the record from here on (see submitTask): a failed view write or enqueue is repaired later.
+  await deps.views.write(task).catch((err: unknown) => deps.logger.warn({ err, taskId }, 'task view write failed after submit'));
+  await deps.queue.enqueueTask(task.pool, taskId).catch((err: unknown) =>
+    deps.logger.error({ err, taskId, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
+  );
+  return shapeC(taskId);
+}
