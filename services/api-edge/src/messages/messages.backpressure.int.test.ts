@@ -24,7 +24,8 @@ function startUpstream(): Promise<string> {
   upstream = http.createServer((req, res) => {
     seenHeaders = req.headers;
     req.resume();
-    req.on('end', async () => {
+    req.on('end', () => void stream());
+    const stream = async (): Promise<void> => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const write = async (s: string) => {
         written += s.length;
@@ -38,7 +39,7 @@ function startUpstream(): Promise<string> {
       written += stop.length;
       res.end(stop);
       upstreamDone = true;
-    });
+    };
   });
   return new Promise((resolve) => upstream.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(upstream.address() as { port: number }).port}`)));
 }

@@ -1,5 +1,4 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { waitFor } from '@gmg/testing';
 import {
   addMessagesChannel, balanceOf, chargeOf, expectedCost, leasesOf, nextCall, sdkFor, startEdgeHarness, startSim,
   type EdgeHarness, type SimHandle,
