@@ -11,6 +11,8 @@ export interface ChannelRecord {
   priority: number;
   weight: number;
   enabled: boolean;
+  /** Messages-protocol channels: the header the upstream reads the protocol version from (always set when read). */
+  versionHeader?: string;
 }
 /** A channel with its secret, for the adapter call only: never log it, never put it in job data. */
 export interface ChannelWithSecret extends ChannelRecord {
@@ -26,6 +28,7 @@ export interface ChannelInput {
   priority?: number;
   weight?: number;
   enabled?: boolean;
+  versionHeader?: string;
 }
 
 const toChannel = (r: Row): ChannelRecord => ({
@@ -38,8 +41,9 @@ const toChannel = (r: Row): ChannelRecord => ({
   priority: Number(r.priority),
   weight: Number(r.weight),
   enabled: Boolean(r.enabled),
+  versionHeader: r.version_header as string,
 });
-const COLS = `id, name, protocol, base_url, models, groups, priority, weight, enabled`;
+const COLS = `id, name, protocol, base_url, models, groups, priority, weight, enabled, version_header`;
 
 export class ChannelRepository {
   constructor(private readonly ds: DataSource) {}
@@ -67,10 +71,10 @@ export class ChannelRepository {
 
   async create(c: ChannelInput): Promise<ChannelRecord> {
     const rows: Row[] = await this.ds.query(
-      `INSERT INTO channels (name, protocol, base_url, api_key, models, groups, priority, weight, enabled)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) RETURNING ${COLS}`,
+      `INSERT INTO channels (name, protocol, base_url, api_key, models, groups, priority, weight, enabled, version_header)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING ${COLS}`,
       [c.name, c.protocol ?? 'gateway', c.baseUrl, c.apiKey ?? '', c.models ?? null, c.groups ?? null,
-        c.priority ?? 0, c.weight ?? 1, c.enabled ?? true],
+        c.priority ?? 0, c.weight ?? 1, c.enabled ?? true, c.versionHeader ?? 'anthropic-version'],
     );
     return toChannel(rows[0]);
   }
@@ -79,7 +83,7 @@ export class ChannelRepository {
   async update(id: string, patch: Partial<ChannelInput>): Promise<ChannelRecord | null> {
     const map: Record<string, string> = {
       name: 'name', protocol: 'protocol', baseUrl: 'base_url', apiKey: 'api_key', models: 'models',
-      groups: 'groups', priority: 'priority', weight: 'weight', enabled: 'enabled',
+      groups: 'groups', priority: 'priority', weight: 'weight', enabled: 'enabled', versionHeader: 'version_header',
     };
     const sets: string[] = [];
     const params: unknown[] = [id];

@@ -41,6 +41,8 @@ const channelFields = {
   priority: Joi.number().integer().min(-1_000_000).max(1_000_000),
   weight: Joi.number().integer().min(0).max(1_000_000),
   enabled: Joi.boolean(),
+  // messages-protocol channels: the header name the upstream reads the protocol version from
+  version_header: Joi.string().trim().pattern(/^[A-Za-z0-9-]+$/, 'header name').max(100),
 };
 export const createChannelSchema = Joi.object({
   ...channelFields,

@@ -46,6 +46,8 @@ export interface ChannelView {
   priority: number;
   weight: number;
   enabled: boolean;
+  /** Messages-protocol channels: the header the upstream reads the protocol version from. */
+  version_header: string;
 }
 export interface PriceView {
   key: string;
@@ -72,7 +74,7 @@ export const keyView = (k: ApiKeyRecord): KeyView => ({
 });
 export const channelView = (c: ChannelRecord): ChannelView => ({
   id: c.id, name: c.name, protocol: c.protocol, base_url: c.baseUrl, models: c.models, groups: c.groups, priority: c.priority,
-  weight: c.weight, enabled: c.enabled,
+  weight: c.weight, enabled: c.enabled, version_header: c.versionHeader ?? 'anthropic-version',
 });
 const priceView = (p: PriceRecord): PriceView => ({ key: p.key, price: fromMinor(p.unitPrice), description: p.description });
 const groupView = (g: GroupRecord): GroupView => ({
@@ -81,7 +83,7 @@ const groupView = (g: GroupRecord): GroupView => ({
 
 const CHANNEL_FIELDS: Record<string, keyof ChannelInput> = {
   name: 'name', protocol: 'protocol', base_url: 'baseUrl', api_key: 'apiKey', models: 'models', groups: 'groups',
-  priority: 'priority', weight: 'weight', enabled: 'enabled',
+  priority: 'priority', weight: 'weight', enabled: 'enabled', version_header: 'versionHeader',
 };
 function toChannelInput(body: Record<string, unknown>): Partial<ChannelInput> {
   const out: Record<string, unknown> = {};

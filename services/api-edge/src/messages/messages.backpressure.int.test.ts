@@ -1,5 +1,4 @@
 import http from 'node:http';
-import { ChannelRepository } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
 import { chargeOf, nextCall, startEdgeHarness, type EdgeHarness } from './test-support/messages-harness';
 
@@ -18,10 +17,12 @@ let h: EdgeHarness;
 let upstream: http.Server;
 let written = 0;
 let upstreamDone = false;
+let seenHeaders: http.IncomingHttpHeaders = {};
 
 /** A fast upstream that honours its own socket's backpressure and counts what it managed to write. */
 function startUpstream(): Promise<string> {
   upstream = http.createServer((req, res) => {
+    seenHeaders = req.headers;
     req.resume();
     req.on('end', () => void stream());
     const stream = async (): Promise<void> => {
@@ -45,7 +46,14 @@ function startUpstream(): Promise<string> {
 
 beforeAll(async () => {
   h = await startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0' } });
-  await new ChannelRepository(h.db.dataSource).create({ name: 'fast', protocol: 'messages', baseUrl: await startUpstream(), apiKey: 'k', models: ['lumen-chat-1'] });
+  // through the management API: a messages channel whose upstream reads the version from `msgproto-version`
+  const created = await fetch(`${h.baseUrl}/api/channels`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${h.config.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'fast', protocol: 'messages', base_url: await startUpstream(), api_key: 'upstream-key', models: ['lumen-chat-1'], version_header: 'msgproto-version' }),
+  });
+  expect(created.status).toBe(201);
+  expect(((await created.json()) as { data: Record<string, unknown> }).data).toMatchObject({ protocol: 'messages', version_header: 'msgproto-version' });
 }, 60_000);
 afterAll(async () => {
   await h?.app.creditLeases.close();
@@ -63,6 +71,9 @@ it('a client that stops reading stalls the upstream far before the end; reading 
     r.end(body);
   });
   expect(res.statusCode).toBe(200);
+  // the channel's key and version header, not the client's
+  expect(seenHeaders).toMatchObject({ 'x-api-key': 'upstream-key', 'msgproto-version': '2023-06-01' });
+  expect(seenHeaders['anthropic-version']).toBeUndefined();
   expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
   expect(res.headers['content-encoding']).toBeUndefined();
   res.pause();

@@ -56,7 +56,7 @@ describe('failover before the first byte', () => {
     expect(ledger.capture).toBe(await expectedCost(h, 'lumen-chat-1-mini', { input: msg.usage.input_tokens, output: msg.usage.output_tokens }));
   });
 
-  it('every channel refusing: the last refusal (529 overloaded) goes back as the upstream sent it, released in full', async () => {
+  it('every channel refusing: the last refusal (529 overloaded) goes back as the upstream sent it, nothing charged', async () => {
     const err = await client.messages.create({ model: 'lumen-omni-1', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect((err as { status: number }).status).toBe(529);
