@@ -8,3 +8,4 @@ export * from './media-url';
 export * from './catalog';
 export * from './artgen-billing';
 export * from './models/base-contract';
+export * from './artgen-custom-id';
