@@ -1,4 +1,4 @@
-import type { AckShape, Category, JsonSchema, ModelDefinition, Operation } from './models/types';
+import type { AckShape, Category, JsonSchema, ModelContract, ModelDefinition, Operation } from './models/types';
 import { listModels, resolveModel } from './models/registry';
 
 /** `parameters` block of spec 2.4. */
@@ -9,6 +9,8 @@ export interface ModelParameters {
   schema_version: string;
   source: string;
   input_schema: JsonSchema;
+  /** A model served on several paths (the art suite): each action's path and request schema. Optional, additive. */
+  actions?: Record<string, { method: 'POST'; endpoint: string; input_schema: JsonSchema }>;
 }
 
 /** One item of `GET /v1/models` (spec 2.4). */
@@ -50,9 +52,20 @@ export function isModelAllowed(modelId: string, keyModels: readonly string[] | n
 }
 
 function parametersOf(m: ModelDefinition): ModelParameters | undefined {
+  if (m.actionContracts) return actionParametersOf(m.actionContracts);
   const c = m.contract;
   if (!c || (m.category !== 'image' && m.category !== 'video')) return undefined;
   return { operation: c.operation, method: c.method, endpoint: c.endpoint, schema_version: c.schemaVersion, source: c.source, input_schema: c.inputSchema };
+}
+
+/** The art suite: the bare path (imagine) as the main schema, every action under `actions`. */
+function actionParametersOf(contracts: Readonly<Record<string, ModelContract>>): ModelParameters | undefined {
+  const main = contracts.imagine ?? Object.values(contracts)[0];
+  if (!main) return undefined;
+  const actions = Object.fromEntries(
+    Object.entries(contracts).map(([name, c]) => [name, { method: c.method, endpoint: c.endpoint, input_schema: c.inputSchema }]),
+  );
+  return { operation: main.operation, method: main.method, endpoint: main.endpoint, schema_version: main.schemaVersion, source: main.source, input_schema: main.inputSchema, actions };
 }
 
 function itemOf(name: string, m: ModelDefinition | undefined, expand: 'category' | 'parameters' | undefined): ModelListItem {

@@ -9,3 +9,6 @@ export * from './catalog';
 export * from './artgen-billing';
 export * from './models/base-contract';
 export * from './artgen-custom-id';
+export * from './models/artgen.contract';
+export * from './models/artgen-parent';
+export * from './models/artgen-flags';
