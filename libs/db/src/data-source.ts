@@ -10,10 +10,11 @@ import { TaskEntity } from './entities/task.entity';
 import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-schema';
 import { TaskSettledAt1763856000000 } from './migrations/1763856000000-task-settled-at';
 import { TaskIdempotencyKey1763942400000 } from './migrations/1763942400000-task-idempotency-key';
+import { Artgen1764028800000 } from './migrations/1764028800000-artgen';
 
 export const ENTITIES = [AccountEntity, ApiKeyEntity, ChannelEntity, GroupEntity, LedgerEntryEntity, PriceEntity, TaskEntity];
 /** In order. A new migration is appended here. */
-export const MIGRATIONS = [InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000];
+export const MIGRATIONS = [InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, Artgen1764028800000];
 
 export interface DbConfig {
   url: string;

@@ -30,13 +30,14 @@ export class TaskLifecycle {
     }
   }
 
-  async complete(taskId: string, result: TaskResult): Promise<TaskRecord | null> {
-    return this.settleWinner(await this.tasks.complete(taskId, result), 'completed');
+  /** `native`: the upstream's own final view of the task, stored with the transition when the upstream has one. */
+  async complete(taskId: string, result: TaskResult, native?: Record<string, unknown>): Promise<TaskRecord | null> {
+    return this.settleWinner(await this.tasks.complete(taskId, result, native), 'completed');
   }
 
-  async fail(taskId: string, message: string, type?: string): Promise<TaskRecord | null> {
+  async fail(taskId: string, message: string, type?: string, native?: Record<string, unknown>): Promise<TaskRecord | null> {
     const error: TaskError = { code: 'task_failed', message, ...(type ? { type } : {}) };
-    return this.settleWinner(await this.tasks.fail(taskId, error), 'failed');
+    return this.settleWinner(await this.tasks.fail(taskId, error, native), 'failed');
   }
 
   private async settleWinner(rec: TaskRecord | null, outcome: string): Promise<TaskRecord | null> {

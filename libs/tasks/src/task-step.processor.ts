@@ -157,7 +157,7 @@ export class TaskStepProcessor {
     if (!ch || !adapter) return this.failNoUpstream(task, 'the channel holding the task is gone or has no adapter');
     let p: UpstreamPoll;
     try {
-      p = await adapter.poll(targetOf(ch), upstreamTaskId);
+      p = await adapter.poll(targetOf(ch), upstreamTaskId, task.request);
       this.d.breaker.recordSuccess(ch.id);
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
@@ -179,19 +179,22 @@ export class TaskStepProcessor {
         await this.d.lifecycle.fail(task.id, 'Generation failed: the upstream returned no result', TASK_FAILURE_TYPES.upstream);
         return DONE;
       }
-      await this.d.lifecycle.complete(task.id, p.result!);
+      await this.d.lifecycle.complete(task.id, p.result!, p.native);
       return DONE;
     }
     if (p.status === 'failed') {
       const moderation = p.error?.moderation === true;
       const message = moderation ? MODERATION_MESSAGE : (p.error?.message || 'Generation failed');
-      await this.d.lifecycle.fail(task.id, message, p.error?.type ?? (moderation ? TASK_FAILURE_TYPES.moderation : undefined));
+      await this.d.lifecycle.fail(task.id, message, p.error?.type ?? (moderation ? TASK_FAILURE_TYPES.moderation : undefined), p.native);
       return DONE;
     }
-    if (p.progress > task.progress) {
-      const rec = await this.d.tasks.updateProgress(task.id, p.progress);
-      if (rec) await this.d.lifecycle.writeView(rec);
+    let rec: TaskRecord | null = null;
+    if (p.progress > task.progress) rec = await this.d.tasks.updateProgress(task.id, p.progress);
+    // The upstream's own view (e.g. an art suite task waiting in MODAL) is stored only when it changed.
+    if (p.native && JSON.stringify(p.native) !== JSON.stringify(task.native ?? null)) {
+      rec = (await this.d.tasks.updateNative(task.id, p.native)) ?? rec;
     }
+    if (rec) await this.d.lifecycle.writeView(rec);
     return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 } };
   }
 

@@ -5,3 +5,4 @@ export * from './channel-selector';
 export * from './circuit-breaker';
 export * from './safe-http';
 export * from './retry-policy';
+export * from './artgen-native';

@@ -34,4 +34,6 @@ export class TaskEntity {
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
   /** The client's Idempotency-Key; unique per API key while kept (24 h). */
   @Column({ type: 'text', name: 'idempotency_key', nullable: true }) idempotencyKey!: string | null;
+  /** The upstream's own view of the task (art suite: native status, grid, URLs…); null for other tasks. */
+  @Column({ type: 'jsonb', nullable: true }) native!: Record<string, unknown> | null;
 }

@@ -30,6 +30,11 @@ export interface TaskRecord {
    * built by hand (test fixtures) stay valid.
    */
   settledAt?: Date | null;
+  /**
+   * The upstream's own view of the task (art suite native state), as the worker last saw it; null when the
+   * upstream has none. Optional for the same reason as settledAt.
+   */
+  native?: Record<string, unknown> | null;
 }
 
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
@@ -76,6 +81,7 @@ export function toTaskRecord(r: Row): TaskRecord {
     deadlineAt: new Date(r.deadline_at as string),
     updatedAt: new Date(r.updated_at as string),
     settledAt: r.settled_at ? new Date(r.settled_at as string) : null,
+    native: (r.native as Record<string, unknown> | null | undefined) ?? null,
   };
 }
 
@@ -165,21 +171,34 @@ export class TaskRepository {
     );
   }
 
-  /** Terminal transition to completed. Null if another writer already ended the task. */
-  async complete(id: string, result: TaskResult): Promise<TaskRecord | null> {
+  /**
+   * Stores the upstream's native view of an open task (and bumps updated_at, so the Redis view that carries it
+   * is replaced). Null when the task is terminal: a finished task's native view is written with its transition.
+   */
+  async updateNative(id: string, native: Record<string, unknown>): Promise<TaskRecord | null> {
     return this.one(
-      `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now()
+      `UPDATE tasks SET native = $2, updated_at = now() WHERE id = $1 AND ${OPEN} RETURNING *`,
+      [id, JSON.stringify(native)],
+    );
+  }
+
+  /** Terminal transition to completed. Null if another writer already ended the task. */
+  async complete(id: string, result: TaskResult, native?: Record<string, unknown>): Promise<TaskRecord | null> {
+    return this.one(
+      `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now(),
+              native = COALESCE($3::jsonb, native)
        WHERE id = $1 AND ${OPEN} RETURNING *`,
-      [id, JSON.stringify(result)],
+      [id, JSON.stringify(result), native ? JSON.stringify(native) : null],
     );
   }
 
   /** Terminal transition to failed. Null if another writer already ended the task. */
-  async fail(id: string, error: TaskError): Promise<TaskRecord | null> {
+  async fail(id: string, error: TaskError, native?: Record<string, unknown>): Promise<TaskRecord | null> {
     return this.one(
-      `UPDATE tasks SET status = 'failed', error = $2, completed_at = now(), updated_at = now()
+      `UPDATE tasks SET status = 'failed', error = $2, completed_at = now(), updated_at = now(),
+              native = COALESCE($3::jsonb, native)
        WHERE id = $1 AND ${OPEN} RETURNING *`,
-      [id, JSON.stringify(error)],
+      [id, JSON.stringify(error), native ? JSON.stringify(native) : null],
     );
   }
 
