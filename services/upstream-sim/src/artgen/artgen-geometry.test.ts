@@ -2,11 +2,11 @@ import { baseTile, blendRatio, fit, panned, requestRatio, SINGLE_LIMIT, TILE_LIM
 import { describeDelayMs, describePrompts, describeText } from './artgen-describe';
 
 describe('art canvas rules', () => {
-  it('reads the ratio from the prompt --ar flag first, then size, defaulting to 1:1', () => {
-    expect(requestRatio('a dog --ar 16:9 --v 7', '1:1')).toBeCloseTo(16 / 9);
-    expect(requestRatio('a dog --aspect 2:3', undefined)).toBeCloseTo(2 / 3);
-    expect(requestRatio('a dog', '3:2')).toBeCloseTo(1.5);
-    expect(requestRatio('a dog', 'wide')).toBe(1);
+  it('takes the ratio from the --ar flag first, then size, defaulting to 1:1', () => {
+    expect(requestRatio('16:9', '1:1')).toBeCloseTo(16 / 9);
+    expect(requestRatio('2:3', undefined)).toBeCloseTo(2 / 3);
+    expect(requestRatio(undefined, '3:2')).toBeCloseTo(1.5);
+    expect(requestRatio(undefined, 'wide')).toBe(1);
     expect(requestRatio(undefined, '100:1')).toBe(4);
   });
 

@@ -18,7 +18,6 @@ export const SINGLE_LIMIT = { side: 8192, pixels: 16 * 1024 * 1024 } as const;
 const MAX_RATIO = 4;
 
 const RATIO = /^\s*(\d{1,4}(?:\.\d{1,3})?)\s*:\s*(\d{1,4}(?:\.\d{1,3})?)\s*$/;
-const AR_FLAG = /--(?:ar|aspect)\s+(\d{1,4}(?:\.\d{1,3})?\s*:\s*\d{1,4}(?:\.\d{1,3})?)/i;
 
 /** `16:9` → 16/9; anything else undefined. */
 export function parseRatio(s: unknown): number | undefined {
@@ -29,10 +28,9 @@ export function parseRatio(s: unknown): number | undefined {
   return Number.isFinite(r) && r > 0 ? Math.min(MAX_RATIO, Math.max(1 / MAX_RATIO, r)) : undefined;
 }
 
-/** The canvas ratio of a request: the prompt's native `--ar` flag wins over the structured `size`; default 1:1. */
-export function requestRatio(prompt: unknown, size: unknown): number {
-  const flag = typeof prompt === 'string' ? AR_FLAG.exec(prompt)?.[1] : undefined;
-  return parseRatio(flag) ?? parseRatio(size) ?? 1;
+/** The canvas ratio of a request: the prompt's `--ar` flag (parsed by the caller) wins over `size`; default 1:1. */
+export function requestRatio(arFlag: string | undefined, size: unknown): number {
+  return parseRatio(arFlag) ?? parseRatio(size) ?? 1;
 }
 
 const BLEND_RATIOS: Record<string, number> = { PORTRAIT: 2 / 3, SQUARE: 1, LANDSCAPE: 3 / 2 };

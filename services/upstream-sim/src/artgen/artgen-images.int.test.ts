@@ -68,6 +68,16 @@ describe('upstream-sim art suite: real images (manual clock)', () => {
     expect(await art.size(zoom15.image_urls[3])).toEqual({ w: 1536, h: 1536, format: 'png' });
   });
 
+  it('offers pan arrows only on pan-capable versions (a follow-up inherits its parent version)', async () => {
+    const labels = (v: { buttons: Array<{ label: string }> }) => v.buttons.map((b) => b.label);
+    const old = await run('imagine', { prompt: 'an old style --v 5.2' });
+    const oldUp = await run('upscale', { task_id: old.id, index: 1 });
+    expect(labels(oldUp)).toContain('Zoom Out 2x');
+    expect(labels(oldUp)).not.toContain('⬅️');
+    const alt = await run('imagine', { prompt: 'anime --niji 6' });
+    expect(labels(await run('upscale', { task_id: alt.id, index: 1 }))).toContain('➡️');
+  });
+
   it('variation, high/low variation, reroll, remix and blend give grids; video gives batch_size real MP4s', async () => {
     const grid = await run('imagine', { prompt: 'koi pond --v 8.2' });
     for (const [action, body] of [

@@ -104,6 +104,7 @@ describe('upstream-sim art suite: timing, markers, idempotency, refusals (manual
       ['blend', { image_urls: ['https://x.test/a.png'] }, 400, 'invalid_request_error', /image_urls/],
       ['blend', { image_urls: ['https://x.test/a.png', 'https://x.test/b.png'], dimensions: 'WIDE' }, 400, 'invalid_request_error', /dimensions/],
       ['imagine', {}, 400, 'invalid_request_error', /prompt/],
+      ['imagine', { prompt: 'too wide --ar 9:1' }, 400, 'invalid_request_error', /--ar/],
       ['video', { image_urls: ['https://x.test/a.png'], batch_size: 5 }, 400, 'invalid_request_error', /batch_size/],
       ['modal', { task_id: parent, prompt: 'x' }, 400, 'invalid_request_error', /not MODAL/],
       ['modal', { task_id: 'art_nope', prompt: 'x' }, 404, 'not_found', /art_nope/],

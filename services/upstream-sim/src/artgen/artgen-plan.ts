@@ -1,4 +1,7 @@
-import { ARTGEN_PAN_DIRECTIONS, type ArtgenPanDirection, type ArtgenPathAction } from '@gmg/contracts';
+import {
+  ARTGEN_DEFAULT_VERSION, ARTGEN_PAN_DIRECTIONS, artgenVersionName, parseArtgenFlags,
+  type ArtgenFlags, type ArtgenPanDirection, type ArtgenPathAction,
+} from '@gmg/contracts';
 import { parseMarkers, type SimMarkers } from '../sim-scenario';
 import {
   baseTile, blendRatio, panned, requestRatio, tileLike, upscaled, zoomed, type Size,
@@ -45,12 +48,15 @@ const FOLLOW_UPS: ReadonlySet<ArtgenPathAction> = new Set([
 
 export const needsParent = (a: ArtgenPathAction): boolean => FOLLOW_UPS.has(a);
 
-const VERSION_FLAG = /--(?:v|version)\s+(\d{1,2}(?:\.\d)?)/i;
-
-function versionOf(b: Record<string, unknown>, parent?: ArtTask): string | undefined {
-  if (typeof b.version === 'string' || typeof b.version === 'number') return String(b.version);
-  const flag = typeof b.prompt === 'string' ? VERSION_FLAG.exec(b.prompt)?.[1] : undefined;
-  return flag ?? parent?.version;
+/**
+ * The normalized version (v7, v8.2, altstyle6 …) a task runs on: its own `version` / `--v` / `--niji N`, else its
+ * parent's, else the suite default; `alt_style` or `--niji` select the alternate style.
+ */
+function versionOf(b: Record<string, unknown>, flags: ArtgenFlags, parent?: ArtTask): string | undefined {
+  const own = b.version ?? flags.version ?? flags.altStyleVersion;
+  const altStyle = b.alt_style === true || (b.alt_style === undefined && flags.altStyle === true);
+  if (own === undefined && !altStyle && parent) return parent.version;
+  return artgenVersionName(String(own ?? parent?.version ?? ARTGEN_DEFAULT_VERSION), altStyle);
 }
 
 function imageUrls(b: Record<string, unknown>, min: number, max: number): string[] | string {
@@ -82,12 +88,14 @@ function tileIndex(b: Record<string, unknown>, parent: ArtTask): number | string
 /** Plans a new task from a submit body. `parent` is the resolved `task_id` for follow-ups (the router 404s). */
 export function planTask(action: ArtgenPathAction, b: Record<string, unknown>, parent?: ParentRef): PlanResult {
   const ownPrompt = typeof b.prompt === 'string' ? b.prompt : undefined;
+  const flags = ownPrompt === undefined ? { ok: true as const, flags: {} } : parseArtgenFlags(ownPrompt);
+  if (!flags.ok) return bad(flags.message);
   const base = {
     action,
     prompt: ownPrompt ?? parent?.task.prompt ?? '',
     // A follow-up without its own prompt inherits its parent's markers.
     markers: ownPrompt !== undefined || !parent ? parseMarkers(ownPrompt) : parent.task.markers,
-    version: versionOf(b, parent?.task),
+    version: versionOf(b, flags.flags, parent?.task),
     ...(parent ? { parentId: parent.task.id } : {}),
   };
   const grid = (tile: Size, estimatedSeconds = 60): PlanResult => ({
@@ -98,7 +106,7 @@ export function planTask(action: ArtgenPathAction, b: Record<string, unknown>, p
     case 'imagine':
     case 'edits':
       if (action === 'imagine' && !ownPrompt?.trim()) return bad('`prompt` is required');
-      return grid(baseTile(requestRatio(b.prompt, b.size)));
+      return grid(baseTile(requestRatio(flags.flags.aspect, b.size)));
     case 'blend': {
       const urls = imageUrls(b, 2, 4);
       if (typeof urls === 'string') return bad(urls);

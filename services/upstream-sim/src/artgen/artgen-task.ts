@@ -31,7 +31,7 @@ export interface ArtTask {
   submitTime: number;
   /** Absent while an inpaint task waits in MODAL for its `/modal`. */
   run?: ArtRun;
-  /** Raw version (`7`, `v8.2`, `--v 6.1`), inherited by follow-ups; only the buttons read it. */
+  /** Normalized version (v7, v8.2, altstyle6 …), inherited by follow-ups; the buttons read it (pan arrows). */
   version?: string;
   parentId?: string;
 }
@@ -42,12 +42,11 @@ export interface ArtAnswer {
   body: unknown;
 }
 
-export function newArtTaskId(): string {
-  return `art_${newTaskId().slice('task_'.length)}`;
-}
+/** Ids look like the gateway's own (`task_…`): a chained gateway's upstream is another gateway. */
+export const newArtTaskId = newTaskId;
 
 /** Seed of an art task id: its random part (file names carry it, so links outlive the task in the store). */
-export const seedOf = (id: string): string => id.replace(/^art_/, '');
+export const seedOf = (id: string): string => id.replace(/^task_/, '');
 
 /**
  * Art tasks and their idempotency answers in memory, bounded like SimTaskStore (the least recently used entries are

@@ -1,5 +1,5 @@
 import {
-  artgenButtons, artgenNativeAction, isArtgenPanVersion, normalizeArtgenVersion,
+  artgenButtons, artgenNativeAction, isArtgenPanVersion,
   type ArtgenButton, type TaskStatus, type UnifiedTask,
 } from '@gmg/contracts';
 import { PENDING_SHARE, SIM_MODERATION_MESSAGE, stateAt } from '../sim-scenario';
@@ -72,10 +72,9 @@ export function artFiles(t: ArtTask, publicUrl: string): ArtFiles {
   }
 }
 
-/** The sim's own buttons (hash = the task's seed); pan arrows only for pan-capable (or unstated) versions. */
+/** The sim's own buttons (hash = the task's seed); pan arrows only on pan-capable versions. */
 export function artButtons(t: ArtTask): ArtgenButton[] {
-  const version = t.version === undefined ? undefined : normalizeArtgenVersion(t.version);
-  return artgenButtons(t.action, seedOf(t.id), { panCapable: t.version === undefined || isArtgenPanVersion(version) });
+  return artgenButtons(t.action, seedOf(t.id), { panCapable: isArtgenPanVersion(t.version) });
 }
 
 /** `GET /v1/artgen/<id>`: the native task of spec 2.3, unwrapped. */
