@@ -118,6 +118,14 @@ describe('upstream-sim art suite: real images (manual clock)', () => {
     expect(v).toMatchObject({ status: 'SUCCESS', action: 'DESCRIBE', prompt: d.prompt, description: d.prompt });
   });
 
+  it('a describe retried with the same Idempotency-Key while the first still runs gets the same task', async () => {
+    const body = { image_urls: ['https://x.test/retried.jpg'] };
+    const [a, b] = await Promise.all([art.post('describe', body, 'describe-key').expect(200), art.post('describe', body, 'describe-key').expect(200)]);
+    expect(b.body).toEqual(a.body);
+    const c = await art.post('describe', body).expect(200);
+    expect(c.body.data.task_id).not.toBe(a.body.data.task_id);
+  });
+
   it('inpaint waits in MODAL; modal completes the same task MODAL → IN_PROGRESS → SUCCESS with a grid', async () => {
     const grid = await run('imagine', { prompt: 'a cat' });
     const up = await run('upscale', { task_id: grid.id, index: 1 });

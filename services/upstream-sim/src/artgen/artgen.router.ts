@@ -105,6 +105,9 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
     return { status: 200, body: { code: 200, data: { task_id: task.id, action: 'MODAL', status: 'SUBMITTED' } } };
   }
 
+  /** Answers being made, by Idempotency-Key: a retry that arrives while describe still runs joins the first. */
+  const inFlight = new Map<string, Promise<ArtAnswer>>();
+
   /** Runs one action; a replayed Idempotency-Key answers its first answer and creates nothing. */
   async function submit(action: ArtgenPathAction, req: Request, res: Response): Promise<void> {
     const b: unknown = req.body;
@@ -115,9 +118,16 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
       res.status(previous.status).json(previous.body);
       return;
     }
+    let work = key ? inFlight.get(key) : undefined;
+    if (!work) {
+      work = action === 'modal' ? Promise.resolve().then(() => modal(b as Body, key)) : create(action, b as Body, key);
+      if (key) {
+        inFlight.set(key, work);
+        void work.then((a) => store.remember(key, a), () => undefined).finally(() => inFlight.delete(key));
+      }
+    }
     try {
-      const answer = action === 'modal' ? modal(b as Body, key) : await create(action, b as Body, key);
-      store.remember(key, answer);
+      const answer = await work;
       res.status(answer.status).json(answer.body);
     } catch (e) {
       if (!(e instanceof Refused)) throw e;
