@@ -115,7 +115,7 @@ describe('upstream-sim art suite: real images (manual clock)', () => {
     expect(d.description).toBe(d.prompt);
     expect(d.prompt.split('\n\n')).toEqual((d.prompts as string[]).map((p, i) => `${['1️⃣', '2️⃣', '3️⃣', '4️⃣'][i]} ${p}`));
     const v = await art.view(d.task_id);
-    expect(v).toMatchObject({ status: 'SUCCESS', action: 'DESCRIBE', prompt: d.prompt, description: d.prompt });
+    expect(v).toMatchObject({ status: 'SUCCESS', action: 'DESCRIBE', prompt: d.prompt, description: d.prompt, prompts: d.prompts });
   });
 
   it('a describe retried with the same Idempotency-Key while the first still runs gets the same task', async () => {

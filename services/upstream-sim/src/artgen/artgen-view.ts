@@ -88,7 +88,7 @@ export function nativeView(t: ArtTask, now: number, publicUrl: string): Record<s
     status: s.status,
     progress: `${s.progress}%`,
     prompt: text ?? t.prompt,
-    ...(text !== undefined ? { description: text } : {}),
+    ...(t.output.kind === 'text' ? { description: text, prompts: t.output.prompts } : {}),
     ...(s.failReason ? { fail_reason: s.failReason } : {}),
     ...(done ? artFiles(t, publicUrl) : { image_urls: [] }),
     buttons: done ? artButtons(t) : [],
