@@ -27,6 +27,8 @@ export interface ApiEdgeConfig {
   uploadMaxBytes: number;
   /** Upload links stop working this long after the upload. */
   uploadTtlSeconds: number;
+  /** How long a describe request waits for its text before answering with the plain acknowledgement. */
+  artgenDescribeWaitMs: number;
 }
 
 const MIB = 1024 * 1024;
@@ -45,6 +47,7 @@ const schema = Joi.object({
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
   UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
   UPLOAD_TTL_SECONDS: Joi.number().integer().min(60).max(30 * 86400).default(86400),
+  ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
 });
 
 interface RawEnv extends CommonEnv {
@@ -58,6 +61,7 @@ interface RawEnv extends CommonEnv {
   UPLOAD_DIR: string;
   UPLOAD_MAX_BYTES: number;
   UPLOAD_TTL_SECONDS: number;
+  ARTGEN_DESCRIBE_WAIT_MS: number;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -79,6 +83,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     uploadDir: path.resolve(e.UPLOAD_DIR),
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     uploadTtlSeconds: e.UPLOAD_TTL_SECONDS,
+    artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
   });
 }
 

@@ -73,7 +73,9 @@ function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { 
   const model = resolveModel(requested);
   if (!model) return customModelFor(requested, endpoint, principal);
   if (!model.contract || model.contract.endpoint !== endpoint) {
-    const where = model.contract ? `; use ${ENDPOINT_OF_OPERATION[model.contract.operation]}` : '';
+    const where = model.contract
+      ? `; use ${ENDPOINT_OF_OPERATION[model.contract.operation]}`
+      : model.actionContracts ? '; use POST /v1/artgen/generations/<action> (without `model`)' : '';
     throw new DomainError('invalid_request', `\`model\`: '${requested}' is not served by POST ${endpoint}${where}`, {
       field: 'model',
       rule: 'endpoint',
@@ -118,6 +120,18 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves
   await checkAssetOwnership(deps, principal.accountId, request);
 
+  const taskId = await acceptTask(deps, principal, request, input.idempotencyKey);
+  return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
+}
+
+/**
+ * The money step every submission shares (generations, the art suite): quote → hold + task row (one transaction)
+ * → task view → queue. Returns the task id; under a reused Idempotency-Key whose Redis record was lost, the id of
+ * the first task (nothing held).
+ */
+export async function acceptTask(
+  deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotencyKey: string | undefined,
+): Promise<string> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
   let task: TaskRecord;
@@ -133,14 +147,14 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
       price: price.total,
       priceSnapshot: { total: price.total.toString(), ratio: price.ratio, lines: price.lines },
       deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
-      idempotencyKey: input.idempotencyKey,
+      idempotencyKey,
     });
   } catch (err) {
     // The Redis idempotency record answers replays; when it was lost, the database refuses the second task
     // (nothing held) and the client gets the acknowledgement of the first one.
     if (!(err instanceof DuplicateSubmissionError)) throw err;
     deps.logger.warn({ taskId: err.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing task');
-    return acknowledge(contract.ack, err.existing.id, input.requestId, responseVersion);
+    return err.existing.id;
   }
 
   // Postgres is the record from here on: a failed view write or enqueue must not turn an accepted, paid task
@@ -150,8 +164,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   await deps.queue.enqueueTask(task.pool, task.id).catch((err: unknown) =>
     deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
   );
-
-  return acknowledge(contract.ack, task.id, input.requestId, responseVersion);
+  return task.id;
 }
 
 /** Acknowledgement shape A, or B with HTTP 202 (spec 2.1). */

@@ -1,0 +1,69 @@
+import { Router, type RequestHandler } from 'express';
+import { ARTGEN_BASE_PATH, ARTGEN_PATH_ACTIONS, isArtgenPathAction, type ArtgenPathAction, type TaskView } from '@gmg/contracts';
+import type { TaskRecord } from '@gmg/db';
+import { DomainError } from '@gmg/errors';
+import { methodNotAllowed } from '../http/error-handler';
+import { principalOf } from '../http/principal';
+import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+import { waitForTerminalView } from './describe-wait';
+import { artgenStatusOf, toArtgenNativeTask } from './artgen-native-view';
+import { artgenAck, submitArtgen, type ArtgenAccepted } from './submit-artgen.use-case';
+
+export interface ArtgenRouterDeps extends SubmitTaskDeps {
+  views: SubmitTaskDeps['views'] & { read(id: string): Promise<TaskView | null> };
+  /** How long `/describe` waits for its text before answering the plain acknowledgement. */
+  describeWaitMs: number;
+}
+
+const TASK_ID = /^task_[0-9A-Za-z]{1,64}$/;
+const notFound = (id: string) => new DomainError('artgen_not_found', `Task ${id} not found`);
+
+/**
+ * The art suite (spec 4.9): `POST /v1/artgen/generations[/<action>]`, `POST …/action {task_id, customId}` and the
+ * native task `GET /v1/artgen/<task_id>` (2.3). Errors leave in the art shape `{error:{type,message}}` (the error
+ * handler picks the dialect by path). `guards` run between auth and body parsing: rate limit, idempotency, in-flight.
+ */
+export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler[], guards: RequestHandler[]): Router {
+  const router = Router();
+  const submit = (fixed?: ArtgenPathAction): RequestHandler => async (req, res) => {
+    const action = fixed ?? (req.params.action as string);
+    if (action !== 'action' && !isArtgenPathAction(action)) {
+      throw new DomainError('route_not_found', `No art suite action '${action}'; actions: ${ARTGEN_PATH_ACTIONS.join(', ')}, action`);
+    }
+    const principal = principalOf(res);
+    const accepted = await submitArtgen(deps, { principal, action, body: req.body, idempotencyKey: req.get('Idempotency-Key') || undefined });
+    res.json(accepted.action === 'describe' ? await describeAnswer(deps, accepted) : artgenAck(accepted));
+  };
+
+  router.post(ARTGEN_BASE_PATH, ...guards, ...bodyParsers, submit('imagine'));
+  router.all(ARTGEN_BASE_PATH, methodNotAllowed(['POST']));
+  router.post(`${ARTGEN_BASE_PATH}/:action`, ...guards, ...bodyParsers, submit());
+  router.all(`${ARTGEN_BASE_PATH}/:action`, methodNotAllowed(['POST']));
+
+  router.get('/v1/artgen/:id', async (req, res) => {
+    const id = req.params.id;
+    const row = TASK_ID.test(id) ? await deps.tasks.get(id) : null;
+    // a foreign task, or one that is not an art task, answers exactly like a missing one
+    if (!row || row.accountId !== principalOf(res).accountId || row.model !== 'artgen') throw notFound(id);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(toArtgenNativeTask(row));
+  });
+  router.all('/v1/artgen/:id', methodNotAllowed(['GET']));
+  return router;
+}
+
+/**
+ * Describe is synchronous for the client: wait (bounded) for the task to end, then answer with its text in
+ * `prompt` and `description`. Past the bound the answer is the plain acknowledgement; the task goes on and is
+ * read like any other.
+ */
+async function describeAnswer(deps: ArtgenRouterDeps, accepted: ArtgenAccepted) {
+  const ended = await waitForTerminalView(deps, accepted.taskId, deps.describeWaitMs);
+  const row: TaskRecord | null = ended ? await deps.tasks.get(accepted.taskId) : null;
+  if (!row) return artgenAck(accepted);
+  const view = toArtgenNativeTask(row);
+  const status = artgenStatusOf(row);
+  if (status === 'FAILURE') return artgenAck(accepted, status, { fail_reason: view.fail_reason });
+  const prompts = Array.isArray(row.native?.prompts) ? row.native.prompts : undefined;
+  return artgenAck(accepted, status, { prompt: view.prompt, description: view.description ?? view.prompt, ...(prompts ? { prompts } : {}) });
+}
