@@ -42,12 +42,6 @@ export interface ParentRef {
 
 const bad = (message: string): PlanResult => ({ ok: false, refusal: { status: 400, type: 'invalid_request_error', message } });
 
-const FOLLOW_UPS: ReadonlySet<ArtgenPathAction> = new Set([
-  'upscale', 'variation', 'high-variation', 'low-variation', 'reroll', 'zoom', 'pan', 'inpaint', 'remix-strong', 'remix-subtle',
-]);
-
-export const needsParent = (a: ArtgenPathAction): boolean => FOLLOW_UPS.has(a);
-
 /**
  * The normalized version (v7, v8.2, altstyle6 …) a task runs on: its own `version` / `--v` / `--niji N`, else its
  * parent's, else the suite default; `alt_style` or `--niji` select the alternate style.

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { artgenNativeAction, isArtgenPathAction, parseArtgenCustomId, type ArtgenPathAction } from '@gmg/contracts';
+import { artgenNativeAction, isArtgenFollowUp, isArtgenPathAction, parseArtgenCustomId, type ArtgenPathAction } from '@gmg/contracts';
 import type { Logger } from '@gmg/logger';
 import { bearerGuard } from '../bearer-guard';
 import type { VideoRenderer } from '../media/video-renderer';
 import { durationMs, parseMarkers, type SimMarkers } from '../sim-scenario';
 import { sendArtError, sendError } from '../sim-errors';
 import { describeDelayMs, describeText } from './artgen-describe';
-import { needsParent, planTask, type ArtRefusal } from './artgen-plan';
+import { planTask, type ArtRefusal } from './artgen-plan';
 import { ArtRenderer, artFilesHandler } from './artgen-render';
 import { ArtgenStore, newArtTaskId, seedOf, type ArtAnswer, type ArtTask } from './artgen-task';
 import { artStateAt, nativeView, unifiedArtView } from './artgen-view';
@@ -61,7 +61,7 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
   }
 
   async function create(action: ArtgenPathAction, b: Body, key: string | undefined): Promise<ArtAnswer> {
-    const p = needsParent(action) ? parentOf(b) : undefined;
+    const p = isArtgenFollowUp(action) ? parentOf(b) : undefined;
     const planned = planTask(action, b, p ? { task: p, status: artStateAt(p, now()).status } : undefined);
     if (!planned.ok) throw new Refused(planned.refusal);
     const plan = planned.plan;
