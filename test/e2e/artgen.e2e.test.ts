@@ -6,7 +6,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, PriceRepository, loadPrices } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, PriceRepository, loadPrices } from '@gmg/db';
 import {
   createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
   TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
@@ -68,8 +68,8 @@ describe('art suite e2e: every action through the real services', () => {
     return p * BigInt(quantity);
   };
   const image = async (url: string) => sharp(Buffer.from(await (await fetch(url)).arrayBuffer())).metadata();
-  const newKey = async (models: string[] | null = null) => {
-    const a = await accounts().create({ name: 'e2e-artgen' });
+  const newKey = async (models: string[] | null = null, groupName?: string) => {
+    const a = await accounts().create({ name: 'e2e-artgen', groupName });
     await accounts().topup(a.id, 1_000_000_000n);
     const k = await new ApiKeyRepository(db.dataSource).create({ accountId: a.id, models });
     return { accountId: a.id, key: k.secret };
@@ -83,7 +83,9 @@ describe('art suite e2e: every action through the real services', () => {
     const [simPort, edgePort, shortPort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
     sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
+    // the sim serves the default group only: a key of group `stranded` has no upstream for artgen
+    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}`, groups: ['default'] });
+    await new GroupRepository(db.dataSource).upsert({ name: 'stranded', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
     uploadDir = path.join(REPO_ROOT, '.data', `e2e-uploads-${prefix}`);
     const edgeEnv = (port: number, extra: Record<string, string> = {}) =>
       ({ ...common, PORT: String(port), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, UPLOAD_DIR: uploadDir, ...extra });
@@ -247,6 +249,21 @@ describe('art suite e2e: every action through the real services', () => {
     const v = await waitStatus(id, ['FAILURE', 'SUCCESS']);
     expect([v.status, v.fail_reason]).toEqual(['FAILURE', 'Banned prompt detected']);
     await expectSettled(id, 'release', price('artgen@imagine'));
+  });
+
+  it('an imagine with no channel for the key\'s group fails with No available upstream and is refunded', async () => {
+    const stranded = await newKey(null, 'stranded');
+    const before = (await accounts().get(stranded.accountId))!;
+    const r = await post(`${BASE}/imagine`, { prompt: 'nowhere to go' }, stranded.key);
+    expect(r.status).toBe(200);
+    const id = r.body.data.task_id;
+    const v = await waitFor(async () => {
+      const n = await native(id, stranded.key);
+      return ['FAILURE', 'SUCCESS'].includes(n.body.status) ? n.body : undefined;
+    }, { timeoutMs: 15_000, what: 'no-upstream failure' });
+    expect([v.status, v.fail_reason]).toEqual(['FAILURE', 'No available upstream']);
+    await expectSettled(id, 'release', price('artgen@imagine'));
+    expect((await accounts().get(stranded.accountId))!.available).toBe(before.available);
   });
 
   it('a [sim:never] imagine fails with Task timeout and is refunded; so does a MODAL task left alone', async () => {

@@ -32,6 +32,15 @@ describe('migrations', () => {
     expect(await indexes()).not.toContain('tasks_terminal_completed_idx');
   });
 
+  it('artgen adds the nullable native column (the upstream\'s own task view), and reverts', async () => {
+    const native = () => q<{ is_nullable: string; data_type: string }>(
+      `SELECT is_nullable, data_type FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'native'`,
+    );
+    expect(await native()).toEqual([{ is_nullable: 'YES', data_type: 'jsonb' }]);
+    await db.dataSource.undoLastMigration();
+    expect(await native()).toEqual([]);
+  });
+
   it('task-idempotency-key binds a key once per API key, and reverts', async () => {
     const [def] = await q<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_idempotency_uidx'`);
     expect(def.indexdef).toMatch(/UNIQUE INDEX .* \(api_key_id, idempotency_key\) WHERE \(idempotency_key IS NOT NULL\)/);
@@ -66,7 +75,7 @@ describe('migrations', () => {
     await task('task_unsettled', 'completed');
     await entry('task_unsettled', 'hold');
 
-    expect(await runMigrations(db.dataSource)).toEqual(['TaskSettledAt1763856000000', 'TaskIdempotencyKey1763942400000']);
+    expect(await runMigrations(db.dataSource)).toEqual(['TaskSettledAt1763856000000', 'TaskIdempotencyKey1763942400000', 'Artgen1764028800000']);
     const rows = await q<{ id: string; settled: boolean }>(`SELECT id, settled_at IS NOT NULL AS settled FROM tasks ORDER BY id`);
     expect(rows).toEqual([
       { id: 'task_captured', settled: true },
@@ -75,7 +84,8 @@ describe('migrations', () => {
     ]);
   });
 
-  it('reverts cleanly: task-idempotency-key, task-settled-at, then the initial schema', async () => {
+  it('reverts cleanly: artgen, task-idempotency-key, task-settled-at, then the initial schema', async () => {
+    await db.dataSource.undoLastMigration();
     await db.dataSource.undoLastMigration();
     await db.dataSource.undoLastMigration();
     expect(await hasSettledAt()).toBe(false);
