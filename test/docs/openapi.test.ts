@@ -14,7 +14,7 @@ import {
 import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { ERROR_CODES } from '@gmg/errors';
 import { createLogger } from '@gmg/logger';
-import { TASK_FAILURE_TYPES, toUnifiedTask } from '@gmg/tasks';
+import { TASK_FAILURE_TYPES, toArtgenNativeTask, toUnifiedTask } from '@gmg/tasks';
 import type { KeyAuthenticator } from '../../services/api-edge/src/auth/key-authenticator';
 import { errorBody } from '../../services/api-edge/src/http/error-body';
 import { errorHandler, routeNotFound } from '../../services/api-edge/src/http/error-handler';
@@ -29,7 +29,6 @@ import { accountView, channelView, keyView } from '../../services/api-edge/src/m
 import { authMiddleware } from '../../services/api-edge/src/middleware/auth.middleware';
 import { catalogRouter } from '../../services/api-edge/src/routes/catalog.routes';
 import { artgenRouter } from '../../services/api-edge/src/artgen/artgen.routes';
-import { toArtgenNativeTask } from '../../services/api-edge/src/artgen/artgen-native-view';
 import { generationsRouter } from '../../services/api-edge/src/routes/generations.routes';
 import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
 import { tasksRouter } from '../../services/api-edge/src/routes/tasks.routes';

@@ -12,3 +12,4 @@ export * from './artgen-custom-id';
 export * from './models/artgen.contract';
 export * from './models/artgen-parent';
 export * from './models/artgen-flags';
+export * from './artgen-native';

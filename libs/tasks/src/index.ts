@@ -13,3 +13,4 @@ export { pollDelayMs, retryDelayMs, DEFAULT_POLL_INTERVAL_MS, MIN_STEP_DELAY_MS 
 export { poolWorkerEnvSchema } from './pool-worker.config';
 export type { PoolWorkerConfig } from './pool-worker.config';
 export { runPoolWorkerService } from './pool-worker.service';
+export { toArtgenNativeTask, artgenJobHash, artgenStatusOf, artgenParentFacts } from './artgen-native-task';

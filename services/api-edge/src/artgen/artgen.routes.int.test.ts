@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ARTGEN_CONTRACTS, quote } from '@gmg/contracts';
 import { AccountRepository, PriceRepository, TaskRepository } from '@gmg/db';
-import { TaskViewStore } from '@gmg/tasks';
+import { TaskViewStore, artgenJobHash } from '@gmg/tasks';
 import { waitFor } from '@gmg/testing';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
-import { artgenJobHash } from './artgen-native-view';
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -35,6 +34,7 @@ async function finish(id: string, images = 4, native: Record<string, unknown> = 
             started_at = now(), completed_at = now() WHERE id = $1`,
     [id, CHANNEL, `up_${id}`, JSON.stringify(result), JSON.stringify(native)],
   );
+  await new TaskViewStore(h.redis, h.prefix).write(await row(id));
 }
 
 async function submitted(key: string, path: string, body: unknown): Promise<string> {
@@ -69,6 +69,8 @@ describe('art suite routes', () => {
     const native = await get(c.key, `/v1/artgen/${id}`);
     expect(native.status).toBe(200);
     expect(native.body).toMatchObject({ id, action: 'IMAGINE', status: 'SUBMITTED', progress: '0%', prompt: 'a lighthouse --ar 16:9 --v 8.2 --fast', image_urls: [], buttons: [] });
+    const stored = JSON.parse((await h.redis.get(`${h.prefix}:task:${id}`))!);
+    expect(stored.artgen).toMatchObject({ id, status: 'SUBMITTED', action: 'IMAGINE' });
     const unified = await get(c.key, `/v1/tasks/${id}`);
     expect(unified.body.data).toMatchObject({ id, model: 'artgen', status: 'pending' });
     // the bare path is imagine too
@@ -182,6 +184,7 @@ describe('art suite routes', () => {
       `UPDATE tasks SET status = 'processing', channel_id = $2, upstream_task_id = 'up_inp', native = '{"status":"MODAL"}' WHERE id = $1`,
       [inpaint, CHANNEL],
     );
+    await new TaskViewStore(h.redis, h.prefix).write(await row(inpaint));
     expect((await get(c.key, `/v1/artgen/${inpaint}`)).body).toMatchObject({ action: 'INPAINT', status: 'MODAL', buttons: [] });
     const modal = await submitted(c.key, `${BASE}/modal`, { task_id: inpaint, prompt: 'a red hat', mask_url: IMG });
     const t = await row(modal);

@@ -1,16 +1,18 @@
 import { Router, type RequestHandler } from 'express';
-import { ARTGEN_BASE_PATH, ARTGEN_PATH_ACTIONS, isArtgenPathAction, type ArtgenPathAction, type TaskView } from '@gmg/contracts';
+import {
+  ARTGEN_BASE_PATH, ARTGEN_PATH_ACTIONS, isArtgenPathAction, type ArtgenNativeTask, type ArtgenPathAction, type TaskView,
+} from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
+import { artgenStatusOf, toArtgenNativeTask } from '@gmg/tasks';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
 import { waitForTerminalView } from './describe-wait';
-import { artgenStatusOf, toArtgenNativeTask } from './artgen-native-view';
 import { artgenAck, submitArtgen, type ArtgenAccepted } from './submit-artgen.use-case';
 
 export interface ArtgenRouterDeps extends SubmitTaskDeps {
-  views: SubmitTaskDeps['views'] & { read(id: string): Promise<TaskView | null> };
+  views: { read(id: string): Promise<TaskView | null>; write(t: TaskRecord, opts?: { ifAbsent?: boolean }): Promise<unknown> };
   /** How long `/describe` waits for its text before answering the plain acknowledgement. */
   describeWaitMs: number;
 }
@@ -41,15 +43,30 @@ export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler
   router.all(`${ARTGEN_BASE_PATH}/:action`, methodNotAllowed(['POST']));
 
   router.get('/v1/artgen/:id', async (req, res) => {
-    const id = req.params.id;
-    const row = TASK_ID.test(id) ? await deps.tasks.get(id) : null;
-    // a foreign task, or one that is not an art task, answers exactly like a missing one
-    if (!row || row.accountId !== principalOf(res).accountId || row.model !== 'artgen') throw notFound(id);
+    const task = await getArtgenTask(deps, principalOf(res).accountId, req.params.id);
     res.setHeader('Cache-Control', 'no-store');
-    res.json(toArtgenNativeTask(row));
+    res.json(task);
   });
   router.all('/v1/artgen/:id', methodNotAllowed(['GET']));
   return router;
+}
+
+/**
+ * The native task of the caller's account: the Redis view first (the worker writes it at every change, native part
+ * included), Postgres when it is missing (then re-warmed). A foreign task, or one that is not an art task, answers
+ * exactly like a missing one, and a foreign view hit still takes the Postgres path before answering.
+ */
+async function getArtgenTask(deps: ArtgenRouterDeps, accountId: string, id: string): Promise<ArtgenNativeTask> {
+  if (!TASK_ID.test(id)) throw notFound(id);
+  const view = await deps.views.read(id).catch((err: unknown) => {
+    deps.logger.warn({ err, taskId: id }, 'task view read failed; falling back to Postgres');
+    return null;
+  });
+  if (view && view.accountId === accountId && view.artgen) return view.artgen;
+  const row = await deps.tasks.get(id);
+  if (!row || row.accountId !== accountId || row.model !== 'artgen') throw notFound(id);
+  if (!view) await deps.views.write(row, { ifAbsent: true }).catch((err: unknown) => deps.logger.warn({ err, taskId: id }, 'task view re-warm failed'));
+  return toArtgenNativeTask(row);
 }
 
 /**

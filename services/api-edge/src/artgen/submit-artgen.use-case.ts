@@ -4,9 +4,9 @@ import {
 } from '@gmg/contracts';
 import type { AuthPrincipal, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
+import { artgenJobHash, artgenParentFacts } from '@gmg/tasks';
 import { pinToSourceTask } from '../use-cases/pin-to-source';
 import { acceptTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
-import { artgenJobHash, artgenParentFacts } from './artgen-native-view';
 
 export const ARTGEN_MODEL = 'artgen';
 

@@ -1,30 +1,9 @@
 import { createHash } from 'node:crypto';
 import {
-  artgenButtons, artgenNativeAction, isArtgenPanVersion, isArtgenPathAction, type ArtgenButton, type ArtgenParentFacts,
+  artgenButtons, artgenNativeAction, isArtgenPanVersion, isArtgenPathAction,
+  type ArtgenNativeStatus, type ArtgenNativeTask, type ArtgenParentFacts,
 } from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
-
-export type ArtgenNativeStatus = 'SUBMITTED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE' | 'MODAL';
-
-/** The art suite's native task (spec 2.3), served unwrapped by `GET /v1/artgen/<id>`. */
-export interface ArtgenNativeTask {
-  id: string;
-  action: string;
-  status: ArtgenNativeStatus;
-  progress: string;
-  prompt: string;
-  description?: string;
-  fail_reason?: string;
-  grid_image_url?: string;
-  image_urls: string[];
-  video_urls?: string[];
-  width?: number;
-  height?: number;
-  buttons: ArtgenButton[];
-  submit_time: number;
-  start_time?: number;
-  finish_time?: number;
-}
 
 /**
  * The job hash our buttons carry: derived from the task id (so it needs no storage and cannot be forged for
