@@ -1,5 +1,6 @@
 import type { TaskRecord } from '@gmg/db';
 import { artgenJobHash, artgenParentFacts, toArtgenNativeTask } from './artgen-native-task';
+import { toUnifiedTask } from './unified-task';
 
 const at = new Date('2025-11-22T00:00:00Z');
 const row = (over: Partial<TaskRecord> = {}): TaskRecord => ({
@@ -41,5 +42,12 @@ describe('the native art task from a task row', () => {
     expect(artgenJobHash('task_a1')).not.toBe(artgenJobHash('task_a2'));
     expect(artgenParentFacts(row({ status: 'processing', native: { status: 'MODAL' } }))).toEqual({ action: 'imagine', version: 'v7', status: 'processing', nativeStatus: 'MODAL', imageCount: 0 });
     expect(artgenParentFacts(row({ model: 'lumen-2-pro' })).action).toBeUndefined();
+  });
+});
+
+describe('the unified view of an art task', () => {
+  it('shows the estimated time of its action', () => {
+    expect(toUnifiedTask(row()).estimated_time).toBe(60);
+    expect(toUnifiedTask(row({ request: { ...row().request, derived: { action: 'describe' } } })).estimated_time).toBe(3);
   });
 });

@@ -217,7 +217,7 @@ export class TaskStepProcessor {
   }
 
   private pollDelay(task: TaskRecord): number {
-    return pollDelayMs(task.model, { scale: this.o.timeScale, random: this.o.random });
+    return pollDelayMs(task.model, { scale: this.o.timeScale, random: this.o.random }, task.request);
   }
 
   private retryDelay(attempt: number): number {

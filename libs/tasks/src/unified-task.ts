@@ -1,4 +1,4 @@
-import { baseContract, fromMinor, resolveModel, type UnifiedTask } from '@gmg/contracts';
+import { baseContract, fromMinor, requestContract, type UnifiedTask } from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
@@ -6,7 +6,7 @@ const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 /** The unified task of spec 2.2 from a task row. `cost` is the price, and 0 once failed (refunded). */
 export function toUnifiedTask(t: TaskRecord): UnifiedTask {
   // A custom (whitelisted, unregistered) model runs on the base contract of its pool.
-  const contract = resolveModel(t.model)?.contract
+  const contract = requestContract({ model: t.model, derived: t.request?.derived ?? {} })
     ?? (t.pool === 'image' || t.pool === 'video' ? baseContract(t.model, t.pool === 'video' ? 'video_generation' : 'image_generation') : undefined);
   const u: UnifiedTask = {
     id: t.id,
