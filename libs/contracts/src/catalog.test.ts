@@ -50,6 +50,12 @@ describe('listCatalog', () => {
     expect(items.find((i) => i.id === 'lumen-chat-1')!.parameters).toBeUndefined();
   });
 
+  it('the art suite schema document has its acknowledgement and poll contract', () => {
+    const doc = modelSchemaDocument('artgen') as { response_contract: { ack: Record<string, unknown>; poll: Record<string, unknown> } };
+    expect(doc.response_contract.ack).toMatchObject({ shape: 'artgen', http_status: 200, task_id_path: 'data.task_id' });
+    expect(doc.response_contract.poll).toMatchObject({ path: '/v1/tasks/{task_id}', estimated_seconds: 60 });
+  });
+
   it('expand=parameters lists the art suite with the schema of every action', () => {
     const items = listCatalog({ keyModels: null, groupModels: null, expand: 'parameters' });
     const artgen = items.find((i) => i.id === 'artgen')!.parameters!;

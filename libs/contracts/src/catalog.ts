@@ -135,14 +135,23 @@ const ACKS: Record<Exclude<AckShape, 'artgen'>, Record<string, unknown>> = {
   },
 };
 
+/** The art suite's acknowledgement (its own shape; docs/artgen.md). */
+const ARTGEN_ACK = {
+  shape: 'artgen',
+  http_status: 200,
+  fields: { code: 200, data: { task_id: 'task_…', action: 'IMAGINE', status: 'SUBMITTED' } },
+  task_id_path: 'data.task_id',
+};
+
 function responseContract(m: ModelDefinition): Record<string, unknown> {
-  const c = m.contract!;
+  // a model served on several paths describes its main (bare-path) contract; each action's schema is in parameters
+  const c = (m.contract ?? m.actionContracts?.imagine ?? Object.values(m.actionContracts ?? {})[0])!;
   const resultFields =
     c.operation === 'image_generation'
       ? { 'data.result.images[].url': 'string' }
       : { 'data.result.videos[].url': 'string[] (the file is the first element)', 'data.result.videos[].expires_at': 'integer (Unix seconds)' };
   return {
-    ack: c.ack === 'artgen' ? { shape: 'artgen' } : ACKS[c.ack],
+    ack: c.ack === 'artgen' ? ARTGEN_ACK : ACKS[c.ack],
     poll: {
       method: 'GET',
       path: '/v1/tasks/{task_id}',
@@ -168,6 +177,6 @@ export function modelSchemaDocument(name: string): (ModelListItem & { idempotenc
   const m = resolveModel(name);
   if (!m) return undefined;
   const item = itemOf(name, m, 'parameters');
-  if (!m.contract) return item;
+  if (!m.contract && !m.actionContracts) return item;
   return { ...item, idempotency: IDEMPOTENCY_CONTRACT, response_contract: responseContract(m) };
 }
