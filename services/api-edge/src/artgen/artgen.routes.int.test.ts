@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ARTGEN_CONTRACTS, quote } from '@gmg/contracts';
-import { AccountRepository, PriceRepository, TaskRepository } from '@gmg/db';
+import { AccountRepository, GroupRepository, PriceRepository, TaskRepository } from '@gmg/db';
 import { TaskViewStore, artgenJobHash } from '@gmg/tasks';
 import { waitFor } from '@gmg/testing';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
@@ -83,6 +83,27 @@ describe('art suite routes', () => {
     expectArtError(await post(c.key, `${BASE}/imagine`, { prompt: 'x' }), 403, 'permission_error');
     expect(await available(c.accountId)).toBe(before);
     expect(await taskCount(c.accountId)).toBe(0);
+  });
+
+  it('refuses a key whose group does not list artgen with 403, nothing charged', async () => {
+    await new GroupRepository(h.db.dataSource).upsert({ name: 'images-only', priceRatio: 1, models: ['lumen-2-pro'], rpsLimit: null, inflightLimit: null });
+    const c = await h.newCustomer({ balance: 5, groupName: 'images-only' });
+    const before = await available(c.accountId);
+    expectArtError(await post(c.key, `${BASE}/imagine`, { prompt: 'x' }), 403, 'permission_error');
+    expect(await available(c.accountId)).toBe(before);
+    expect(await taskCount(c.accountId)).toBe(0);
+  });
+
+  it('replays an art submission under the same Idempotency-Key: same task, one hold', async () => {
+    const c = await h.newCustomer({ balance: 5 });
+    const send = () => request(h.baseUrl).post(`${BASE}/imagine`).set('Authorization', `Bearer ${c.key}`).set('Idempotency-Key', 'art-key-1').send({ prompt: 'once' });
+    const first = await send();
+    const second = await send();
+    expect(second.body).toEqual(first.body);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(await taskCount(c.accountId)).toBe(1);
+    const holds = await h.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE account_id = $1 AND kind = 'hold'`, [c.accountId]);
+    expect(holds[0].n).toBe(1);
   });
 
   it.each([
