@@ -19,7 +19,7 @@ import { createManagementRouter } from './management/management.router';
 import { generationsRouter } from './routes/generations.routes';
 import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
-import { artgenRouter } from './artgen/artgen.routes';
+import { artgenRouter, describeWaitOf } from './artgen/artgen.routes';
 import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
@@ -29,7 +29,7 @@ export type AppConfig = Pick<
   ApiEdgeConfig,
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
-> & Partial<Pick<ApiEdgeConfig, 'artgenDescribeWaitMs'>>;
+>;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
 export interface AppDeps {
@@ -126,22 +126,45 @@ export function createApp(deps: AppDeps): App {
     createInflightLimitMiddleware({ ds: dataSource }),
   ];
 
-  const submitDeps = {
-    tasks,
-    assets: new AssetRepository(dataSource),
-    prices,
-    views,
-    queue: deps.producers,
-    logger,
-    publicBaseUrl: config.publicBaseUrl,
-    taskTimeoutSeconds: config.taskTimeoutSeconds,
-    newTaskId: deps.newTaskId ?? newTaskId,
-    now: deps.now,
-  };
-  app.use(generationsRouter(submitDeps, json, submitGuards));
-  app.use(artgenRouter({ ...submitDeps, describeWaitMs: config.artgenDescribeWaitMs ?? 30_000 }, json, submitGuards));
+  app.use(
+    generationsRouter(
+      {
+        tasks,
+        assets: new AssetRepository(dataSource),
+        prices,
+        views,
+        queue: deps.producers,
+        logger,
+        publicBaseUrl: config.publicBaseUrl,
+        taskTimeoutSeconds: config.taskTimeoutSeconds,
+        newTaskId: deps.newTaskId ?? newTaskId,
+        now: deps.now,
+      },
+      json,
+      submitGuards,
+    ),
+  );
   app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
   app.use(catalogRouter());
+  app.use(
+    artgenRouter(
+      {
+        tasks,
+        assets: new AssetRepository(dataSource),
+        prices,
+        views,
+        queue: deps.producers,
+        logger,
+        publicBaseUrl: config.publicBaseUrl,
+        taskTimeoutSeconds: config.taskTimeoutSeconds,
+        newTaskId: deps.newTaskId ?? newTaskId,
+        now: deps.now,
+        describeWaitMs: describeWaitOf(config),
+      },
+      json,
+      submitGuards,
+    ),
+  );
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));
