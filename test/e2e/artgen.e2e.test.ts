@@ -29,6 +29,8 @@ describe('art suite e2e: every action through the real services', () => {
   let accountId: string;
   let prices: Map<string, bigint>;
   let uploadDir: string;
+  let workerEnv: Record<string, string>;
+  let workerHealth: string;
   const accounts = () => new AccountRepository(db.dataSource);
 
   const post = async (p: string, body: unknown, apiKey = key, at = base) => {
@@ -87,12 +89,14 @@ describe('art suite e2e: every action through the real services', () => {
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}`, groups: ['default'] });
     await new GroupRepository(db.dataSource).upsert({ name: 'stranded', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
     uploadDir = path.join(REPO_ROOT, '.data', `e2e-uploads-${prefix}`);
+    workerEnv = { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' };
+    workerHealth = `http://127.0.0.1:${workerPort}/healthz`;
     const edgeEnv = (port: number, extra: Record<string, string> = {}) =>
       ({ ...common, PORT: String(port), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, UPLOAD_DIR: uploadDir, ...extra });
     [edge, shortEdge, worker, billing] = await Promise.all([
       startService('api-edge', edgeEnv(edgePort), `http://127.0.0.1:${edgePort}/healthz`),
       startService('api-edge', edgeEnv(shortPort, { TASK_TIMEOUT_SECONDS: '4' }), `http://127.0.0.1:${shortPort}/healthz`),
-      startService('worker-artgen', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000' }, `http://127.0.0.1:${workerPort}/healthz`),
+      startService('worker-artgen', workerEnv, workerHealth),
       startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
     ]);
     base = `http://127.0.0.1:${edgePort}`;
@@ -264,6 +268,21 @@ describe('art suite e2e: every action through the real services', () => {
     expect([v.status, v.fail_reason]).toEqual(['FAILURE', 'No available upstream']);
     await expectSettled(id, 'release', price('artgen@imagine'));
     expect((await accounts().get(stranded.accountId))!.available).toBe(before.available);
+  });
+
+  it('loses nothing when worker-artgen is killed -9 with art tasks in flight: all finish, each captured once', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await submit('imagine', { prompt: `slow ${i} [sim:slow]` }));
+    await waitFor(async () => {
+      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'processing'`, [ids]);
+      return n === ids.length;
+    }, { timeoutMs: 20_000, what: 'art tasks processing' });
+    await worker.kill9();
+    const [{ open }] = await db.dataSource.query(`SELECT count(*)::int AS open FROM tasks WHERE id = ANY($1) AND status <> 'completed'`, [ids]);
+    expect(open).toBeGreaterThan(0);
+    worker = await startService('worker-artgen', workerEnv, workerHealth);
+    for (const id of ids) expect((await waitStatus(id, ['SUCCESS', 'FAILURE'], 60_000)).status).toBe('SUCCESS');
+    for (const id of ids) await expectSettled(id, 'capture', price('artgen@imagine'));
   });
 
   it('a [sim:never] imagine fails with Task timeout and is refunded; so does a MODAL task left alone', async () => {
