@@ -8,13 +8,13 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import YAML from 'yaml';
 import {
-  CATALOG_CATEGORIES, CATALOG_EXPANDS, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
+  ARTGEN_CONTRACTS, CATALOG_CATEGORIES, CATALOG_EXPANDS, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
   type PriceTable, type TaskResult,
 } from '@gmg/contracts';
 import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { ERROR_CODES } from '@gmg/errors';
 import { createLogger } from '@gmg/logger';
-import { TASK_FAILURE_TYPES, toUnifiedTask } from '@gmg/tasks';
+import { TASK_FAILURE_TYPES, toArtgenNativeTask, toUnifiedTask } from '@gmg/tasks';
 import type { KeyAuthenticator } from '../../services/api-edge/src/auth/key-authenticator';
 import { errorBody } from '../../services/api-edge/src/http/error-body';
 import { errorHandler, routeNotFound } from '../../services/api-edge/src/http/error-handler';
@@ -32,6 +32,7 @@ import { parseAvatarRequest } from '../../services/api-edge/src/avatar/avatar-re
 import { assetView, groupView, page } from '../../services/api-edge/src/avatar/avatar-browse';
 import { shapeC } from '../../services/api-edge/src/avatar/submit-avatar.use-case';
 import { catalogRouter } from '../../services/api-edge/src/routes/catalog.routes';
+import { artgenRouter } from '../../services/api-edge/src/artgen/artgen.routes';
 import { generationsRouter } from '../../services/api-edge/src/routes/generations.routes';
 import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
 import { tasksRouter } from '../../services/api-edge/src/routes/tasks.routes';
@@ -122,6 +123,7 @@ const FACTORIES: Record<string, () => Router> = {
       jsonBody(1024 * 1024),
       [],
     ),
+  artgenRouter: () => artgenRouter({ ...submitDeps(), views: { write: async () => undefined, read: async () => null }, describeWaitMs: 0 }, jsonBody(1024 * 1024), []),
 };
 
 // ---------------------------------------------------------------- document helpers
@@ -295,8 +297,10 @@ describe('docs/openapi.yaml', () => {
           if (Number(status) < 400) continue;
           expect({ op: o.op.operationId, status, producible: producible.has(Number(status)) }).toEqual({ op: o.op.operationId, status, producible: true });
           const media = deref(ref as Obj).content['application/json'] as Obj;
-          expect(deref(media.schema)).toBe(component('Error'));
-          for (const ex of examplesOf(media)) expect((ex.value as Obj).error.code).toBe(Number(status));
+          // the art suite's dialect has no `code` (spec 7)
+          const art = o.path.startsWith('/v1/artgen');
+          expect(deref(media.schema)).toBe(component(art ? 'ArtError' : 'Error'));
+          for (const ex of examplesOf(media)) expect((ex.value as Obj).error.code).toBe(art ? undefined : Number(status));
         }
       }
     });
@@ -352,6 +356,18 @@ describe('docs/openapi.yaml', () => {
       }
     });
 
+    it('gives every art suite action an example its contract accepts (published input_schema, Ajv 2020 strict)', () => {
+      const strictAjv = new Ajv2020({ strict: true, allErrors: true });
+      const examples = DOC.components.requestBodies.ArtAction.content['application/json'].examples as Obj;
+      expect(Object.keys(examples).sort()).toEqual([...Object.keys(ARTGEN_CONTRACTS), 'action'].sort());
+      for (const [action, c] of Object.entries(ARTGEN_CONTRACTS)) {
+        const body = examples[action].value as Obj;
+        const check = strictAjv.compile(c.inputSchema);
+        if (!check(body)) throw new Error(`art example ${action}: ${strictAjv.errorsText(check.errors)}`);
+        expect({ action, ok: c.validate(body, 'artgen').ok }).toEqual({ action, ok: true });
+      }
+    });
+
     it('gives the lumen-2-pro and pixel-v6 examples the brief asks for', () => {
       expect(generationExamples('ImageGeneration').map((e) => e.body.model)).toContain('lumen-2-pro');
       expect(generationExamples('VideoGeneration').map((e) => e.body.model)).toContain('pixel-v6');
@@ -398,6 +414,52 @@ describe('docs/openapi.yaml', () => {
           expectValid(documented.content['application/json'].schema as Obj, res.body, `${b.model} acknowledgement`);
         }
       }
+    });
+
+    it('the art suite: an origin example submits with the documented acknowledgement, a refusal is the art error', async () => {
+      const app = express();
+      app.use((req, res, next) => {
+        (req as unknown as { id: string }).id = 'req_0123456789abcdef';
+        setPrincipal(res, principal);
+        next();
+      });
+      app.use(FACTORIES.artgenRouter());
+      app.use(routeNotFound);
+      app.use(errorHandler(silent));
+      const examples = DOC.components.requestBodies.ArtAction.content['application/json'].examples as Obj;
+      for (const action of ['imagine', 'blend', 'edits', 'video', 'describe']) {
+        const res = await request(app).post(`/v1/artgen/generations/${action}`).send(examples[action].value);
+        expect({ action, status: res.status }).toEqual({ action, status: 200 });
+        expectValid(component('ArtAck'), res.body, `${action} acknowledgement`);
+      }
+      const bare = await request(app).post('/v1/artgen/generations').send(operation('POST', '/v1/artgen/generations').requestBody.content['application/json'].example);
+      expectValid(component('ArtAck'), bare.body, 'imagine acknowledgement');
+      const missing = await request(app).post('/v1/artgen/generations/upscale').send(examples.upscale.value);
+      expect(missing.status).toBe(404);
+      expectValid(component('ArtError'), missing.body, 'missing parent');
+      const bad = await request(app).post('/v1/artgen/generations/blend').send({ image_urls: ['https://cdn.example.com/a.png'] });
+      expect(bad.status).toBe(400);
+      expectValid(component('ArtError'), bad.body, 'art refusal');
+    });
+
+    it('the native art task in every state', () => {
+      const base = taskRecord({
+        id: 'task_art1', accountId: 'a', apiKeyId: 'k', model: 'artgen', requestedModel: 'artgen', pool: 'artgen', price: toMinor(0.04), priceSnapshot: {}, deadlineAt: new Date(),
+        request: { derived: { action: 'upscale', version: 'v7' }, upstreamBody: { prompt: 'x' } } as never,
+      });
+      const done = new Date('2025-11-22T00:00:30Z');
+      const rows: TaskRecord[] = [
+        base,
+        { ...base, status: 'processing', progress: 40, startedAt: done },
+        { ...base, status: 'processing', native: { status: 'MODAL' } },
+        { ...base, status: 'completed', progress: 100, completedAt: done, result: { images: [{ url: 'https://cdn.example.com/u.png' }] }, native: { status: 'SUCCESS', width: 2048, height: 2048 } },
+        { ...base, status: 'failed', completedAt: done, error: { code: 'task_failed', message: 'Task timeout', type: 'timeout' } },
+      ];
+      for (const row of rows) {
+        const view = toArtgenNativeTask(row);
+        expectValid(component('ArtTask'), view, `${row.status} art task`);
+      }
+      expect(toArtgenNativeTask(rows[3]).buttons.length).toBe(9);
     });
 
     it('spark-imagine-image-2.0 answers 202 shape B and echoes X-Service-Response-Version', async () => {

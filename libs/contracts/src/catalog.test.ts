@@ -48,7 +48,22 @@ describe('listCatalog', () => {
     expect(pro.parameters!.schema_version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(pro.parameters!.input_schema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: true });
     expect(items.find((i) => i.id === 'lumen-chat-1')!.parameters).toBeUndefined();
-    expect(items.find((i) => i.id === 'artgen')!.parameters).toBeUndefined();
+  });
+
+  it('the art suite schema document has its acknowledgement and poll contract', () => {
+    const doc = modelSchemaDocument('artgen') as { response_contract: { ack: Record<string, unknown>; poll: Record<string, unknown> } };
+    expect(doc.response_contract.ack).toMatchObject({ shape: 'artgen', http_status: 200, task_id_path: 'data.task_id' });
+    expect(doc.response_contract.poll).toMatchObject({ path: '/v1/tasks/{task_id}', estimated_seconds: 60 });
+  });
+
+  it('expand=parameters lists the art suite with the schema of every action', () => {
+    const items = listCatalog({ keyModels: null, groupModels: null, expand: 'parameters' });
+    const artgen = items.find((i) => i.id === 'artgen')!.parameters!;
+    expect(artgen.endpoint).toBe('/v1/artgen/generations');
+    expect(Object.keys(artgen.actions!)).toHaveLength(16);
+    expect(artgen.actions!.pan).toMatchObject({ method: 'POST', endpoint: '/v1/artgen/generations/pan' });
+    expect(artgen.actions!.pan.input_schema).toMatchObject({ required: ['task_id', 'direction'] });
+    expect(artgen.actions!.blend.input_schema).toMatchObject({ properties: { prompt: false } });
   });
 
   it('category filters only together with a recognized expand', () => {

@@ -1,4 +1,4 @@
-import type { AckShape, Category, JsonSchema, ModelDefinition, Operation } from './models/types';
+import type { AckShape, Category, JsonSchema, ModelContract, ModelDefinition, Operation } from './models/types';
 import { listModels, resolveModel } from './models/registry';
 
 /** `parameters` block of spec 2.4. */
@@ -9,6 +9,8 @@ export interface ModelParameters {
   schema_version: string;
   source: string;
   input_schema: JsonSchema;
+  /** A model served on several paths (the art suite): each action's path and request schema. Optional, additive. */
+  actions?: Record<string, { method: 'POST'; endpoint: string; input_schema: JsonSchema }>;
 }
 
 /** One item of `GET /v1/models` (spec 2.4). */
@@ -50,9 +52,20 @@ export function isModelAllowed(modelId: string, keyModels: readonly string[] | n
 }
 
 function parametersOf(m: ModelDefinition): ModelParameters | undefined {
+  if (m.actionContracts) return actionParametersOf(m.actionContracts);
   const c = m.contract;
   if (!c || (m.category !== 'image' && m.category !== 'video')) return undefined;
   return { operation: c.operation, method: c.method, endpoint: c.endpoint, schema_version: c.schemaVersion, source: c.source, input_schema: c.inputSchema };
+}
+
+/** The art suite: the bare path (imagine) as the main schema, every action under `actions`. */
+function actionParametersOf(contracts: Readonly<Record<string, ModelContract>>): ModelParameters | undefined {
+  const main = contracts.imagine ?? Object.values(contracts)[0];
+  if (!main) return undefined;
+  const actions = Object.fromEntries(
+    Object.entries(contracts).map(([name, c]) => [name, { method: c.method, endpoint: c.endpoint, input_schema: c.inputSchema }]),
+  );
+  return { operation: main.operation, method: main.method, endpoint: main.endpoint, schema_version: main.schemaVersion, source: main.source, input_schema: main.inputSchema, actions };
 }
 
 function itemOf(name: string, m: ModelDefinition | undefined, expand: 'category' | 'parameters' | undefined): ModelListItem {
@@ -122,14 +135,23 @@ const ACKS: Record<Exclude<AckShape, 'artgen'>, Record<string, unknown>> = {
   },
 };
 
+/** The art suite's acknowledgement (its own shape; docs/artgen.md). */
+const ARTGEN_ACK = {
+  shape: 'artgen',
+  http_status: 200,
+  fields: { code: 200, data: { task_id: 'task_…', action: 'IMAGINE', status: 'SUBMITTED' } },
+  task_id_path: 'data.task_id',
+};
+
 function responseContract(m: ModelDefinition): Record<string, unknown> {
-  const c = m.contract!;
+  // a model served on several paths describes its main (bare-path) contract; each action's schema is in parameters
+  const c = (m.contract ?? m.actionContracts?.imagine ?? Object.values(m.actionContracts ?? {})[0])!;
   const resultFields =
     c.operation === 'image_generation'
       ? { 'data.result.images[].url': 'string' }
       : { 'data.result.videos[].url': 'string[] (the file is the first element)', 'data.result.videos[].expires_at': 'integer (Unix seconds)' };
   return {
-    ack: c.ack === 'artgen' ? { shape: 'artgen' } : ACKS[c.ack],
+    ack: c.ack === 'artgen' ? ARTGEN_ACK : ACKS[c.ack],
     poll: {
       method: 'GET',
       path: '/v1/tasks/{task_id}',
@@ -155,6 +177,6 @@ export function modelSchemaDocument(name: string): (ModelListItem & { idempotenc
   const m = resolveModel(name);
   if (!m) return undefined;
   const item = itemOf(name, m, 'parameters');
-  if (!m.contract) return item;
+  if (!m.contract && !m.actionContracts) return item;
   return { ...item, idempotency: IDEMPOTENCY_CONTRACT, response_contract: responseContract(m) };
 }

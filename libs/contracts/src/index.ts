@@ -11,3 +11,8 @@ export * from './catalog';
 export * from './artgen-billing';
 export * from './models/base-contract';
 export * from './messages-pricing';
+export * from './artgen-custom-id';
+export * from './models/artgen.contract';
+export * from './models/artgen-parent';
+export * from './models/artgen-flags';
+export * from './artgen-native';

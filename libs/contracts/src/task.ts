@@ -1,4 +1,5 @@
 import type { Pool } from './queues';
+import type { ArtgenNativeTask } from './artgen-native';
 
 export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export const isTerminal = (s: TaskStatus): boolean => s === 'completed' || s === 'failed';
@@ -57,6 +58,8 @@ export interface TaskView {
   accountId: string;
   pool: Pool;
   task: UnifiedTask;
+  /** Art suite tasks: the native view (spec 2.3) built from the same row. Optional, additive. */
+  artgen?: ArtgenNativeTask;
 }
 
 /** Why a task failed, as stored on the row (message goes to the client, type is optional). */

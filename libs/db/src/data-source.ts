@@ -13,6 +13,7 @@ import { CreditLeaseEntity } from './entities/credit-lease.entity';
 import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-schema';
 import { TaskSettledAt1763856000000 } from './migrations/1763856000000-task-settled-at';
 import { TaskIdempotencyKey1763942400000 } from './migrations/1763942400000-task-idempotency-key';
+import { Artgen1764028800000 } from './migrations/1764028800000-artgen';
 import { AvatarAssets1764115200000 } from './migrations/1764115200000-avatar-assets';
 import { MessagesLease1764201600000 } from './migrations/1764201600000-messages-lease';
 import { TaskIdempotencyFingerprint1764288000000 } from './migrations/1764288000000-task-idempotency-fingerprint';
@@ -24,8 +25,8 @@ export const ENTITIES = [
 ];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [
-  InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, AvatarAssets1764115200000,
-  MessagesLease1764201600000, TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
+  InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, Artgen1764028800000,
+  AvatarAssets1764115200000, MessagesLease1764201600000, TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
 ];
 
 export interface DbConfig {

@@ -80,6 +80,15 @@ describe('migrations', () => {
     await q(`DELETE FROM tasks WHERE id = 'task_cap'`);
   });
 
+  it('artgen adds the nullable native column (the upstream\'s own task view), and reverts', async () => {
+    const native = () => q<{ is_nullable: string; data_type: string }>(
+      `SELECT is_nullable, data_type FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'native'`,
+    );
+    expect(await native()).toEqual([{ is_nullable: 'YES', data_type: 'jsonb' }]);
+    await revertThrough('Artgen1764028800000');
+    expect(await native()).toEqual([]);
+  });
+
   it('task-idempotency-key binds a key once per API key, and reverts', async () => {
     const [def] = await q<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_idempotency_uidx'`);
     expect(def.indexdef).toMatch(/UNIQUE INDEX .* \(api_key_id, idempotency_key\) WHERE \(idempotency_key IS NOT NULL\)/);

@@ -329,6 +329,9 @@ describe('pool sweeper and crash recovery', () => {
     const ends = await Promise.all(list.map((t) => w.waitTerminal(t.id, 20_000)));
     expect(ends.map((t) => t.status)).toEqual(['completed', 'completed', 'completed']);
     expect(list.map((t) => up.submits.get(t.id))).toEqual([1, 1, 1]);
+    // the winner enqueues the settlement just after the terminal row (and its view) is written, which is what
+    // waitTerminal sees: wait for it (bounded) instead of racing it on a loaded machine
+    await waitFor(() => w.settled.length >= list.length, { timeoutMs: 5000, what: 'settlements' }).catch(() => undefined);
     expect([...w.settled].sort()).toEqual(list.map((t) => t.id).sort());
   });
 });

@@ -1,4 +1,4 @@
-import { resolveModel } from '@gmg/contracts';
+import { requestContract, resolveModel, type NormalizedRequest } from '@gmg/contracts';
 
 /** Used when a model has no contract (or an unknown model): a typical render cadence. */
 export const DEFAULT_POLL_INTERVAL_MS = Object.freeze({ min: 2000, max: 5000 });
@@ -15,8 +15,9 @@ export interface StepTiming {
 const scaled = (ms: number, scale: number): number => Math.max(MIN_STEP_DELAY_MS, Math.round(ms * scale));
 
 /** Next poll delay: uniform in the model's [min, max] poll interval, times the scale. */
-export function pollDelayMs(model: string, t: StepTiming): number {
-  const range = resolveModel(model)?.contract?.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+export function pollDelayMs(model: string, t: StepTiming, request?: Pick<NormalizedRequest, 'model' | 'derived'>): number {
+  // `request` (optional): a model with one contract per action polls at its action's cadence
+  const range = (request ? requestContract(request) : resolveModel(model)?.contract)?.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const min = Math.max(0, Math.min(range.min, range.max));
   const max = Math.max(range.min, range.max);
   const r = (t.random ?? Math.random)();

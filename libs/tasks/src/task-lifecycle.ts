@@ -41,17 +41,18 @@ export class TaskLifecycle {
     }
   }
 
-  async complete(taskId: string, result: TaskResult): Promise<TaskRecord | null> {
-    if (!this.completion) return this.settleWinner(await this.tasks.complete(taskId, result), 'completed');
+  /** `native`: the upstream's own final view of the task, stored with the transition when the upstream has one. */
+  async complete(taskId: string, result: TaskResult, native?: Record<string, unknown>): Promise<TaskRecord | null> {
+    if (!this.completion) return this.settleWinner(await this.tasks.complete(taskId, result, { native }), 'completed');
     const task = await this.tasks.get(taskId);
     if (!task || isTerminal(task.status)) return null;
     const out = await this.completion.onComplete(task, result);
-    return this.settleWinner(await this.tasks.complete(taskId, out.result, out.captureAmount), 'completed');
+    return this.settleWinner(await this.tasks.complete(taskId, out.result, { captureAmount: out.captureAmount, native }), 'completed');
   }
 
-  async fail(taskId: string, message: string, type?: string): Promise<TaskRecord | null> {
+  async fail(taskId: string, message: string, type?: string, native?: Record<string, unknown>): Promise<TaskRecord | null> {
     const error: TaskError = { code: 'task_failed', message, ...(type ? { type } : {}) };
-    return this.settleWinner(await this.tasks.fail(taskId, error), 'failed');
+    return this.settleWinner(await this.tasks.fail(taskId, error, native), 'failed');
   }
 
   private async settleWinner(rec: TaskRecord | null, outcome: string): Promise<TaskRecord | null> {

@@ -158,7 +158,7 @@ export class TaskStepProcessor {
     try {
       // Polls do not feed the breaker: it answers "does this channel accept new work", which only submits tell
       // (a channel can refuse every submit with 429 while its running tasks poll fine).
-      p = await adapter.poll(targetOf(ch), upstreamTaskId);
+      p = await adapter.poll(targetOf(ch), upstreamTaskId, task.request);
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
       if (!e.retryable) return this.failFinal(task, e);
@@ -178,19 +178,22 @@ export class TaskStepProcessor {
         await this.d.lifecycle.fail(task.id, 'Generation failed: the upstream returned no result', TASK_FAILURE_TYPES.upstream);
         return DONE;
       }
-      await this.d.lifecycle.complete(task.id, p.result!);
+      await this.d.lifecycle.complete(task.id, p.result!, p.native);
       return DONE;
     }
     if (p.status === 'failed') {
       const moderation = p.error?.moderation === true;
       const message = moderation ? MODERATION_MESSAGE : (p.error?.message || 'Generation failed');
-      await this.d.lifecycle.fail(task.id, message, p.error?.type ?? (moderation ? TASK_FAILURE_TYPES.moderation : undefined));
+      await this.d.lifecycle.fail(task.id, message, p.error?.type ?? (moderation ? TASK_FAILURE_TYPES.moderation : undefined), p.native);
       return DONE;
     }
-    if (p.progress > task.progress) {
-      const rec = await this.d.tasks.updateProgress(task.id, p.progress);
-      if (rec) await this.d.lifecycle.writeView(rec);
+    let rec: TaskRecord | null = null;
+    if (p.progress > task.progress) rec = await this.d.tasks.updateProgress(task.id, p.progress);
+    // The upstream's own view (e.g. an art suite task waiting in MODAL) is stored only when it changed.
+    if (p.native && JSON.stringify(p.native) !== JSON.stringify(task.native ?? null)) {
+      rec = (await this.d.tasks.updateNative(task.id, p.native)) ?? rec;
     }
+    if (rec) await this.d.lifecycle.writeView(rec);
     return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 } };
   }
 
@@ -213,7 +216,7 @@ export class TaskStepProcessor {
   }
 
   private pollDelay(task: TaskRecord): number {
-    return pollDelayMs(task.model, { scale: this.o.timeScale, random: this.o.random });
+    return pollDelayMs(task.model, { scale: this.o.timeScale, random: this.o.random }, task.request);
   }
 
   private retryDelay(attempt: number): number {

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { TaskStatus, TaskView } from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
 import { toUnifiedTask } from './unified-task';
+import { toArtgenNativeTask } from './artgen-native-task';
 
 /** How long a task view stays in Redis after its last change; Postgres stays the record after that. */
 export const TASK_VIEW_TTL_SECONDS = 3 * 24 * 3600;
@@ -72,7 +73,10 @@ export class TaskViewStore {
   }
 
   toView(t: TaskRecord): TaskView {
-    return { accountId: t.accountId, pool: t.pool, task: toUnifiedTask(t) };
+    const view: TaskView = { accountId: t.accountId, pool: t.pool, task: toUnifiedTask(t) };
+    // the art suite is read in two shapes; both come from the same row, in one write
+    if (t.model === 'artgen') view.artgen = toArtgenNativeTask(t);
+    return view;
   }
 
   static versionOf(t: TaskRecord): ViewVersion {
@@ -102,7 +106,7 @@ export class TaskViewStore {
   }
 
   private static parse(raw: string): TaskView {
-    const { accountId, pool, task } = JSON.parse(raw) as StoredView;
-    return { accountId, pool, task };
+    const { accountId, pool, task, artgen } = JSON.parse(raw) as StoredView;
+    return artgen ? { accountId, pool, task, artgen } : { accountId, pool, task };
   }
 }

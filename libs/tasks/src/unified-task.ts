@@ -1,4 +1,4 @@
-import { baseContract, fromMinor, resolveModel, type UnifiedTask } from '@gmg/contracts';
+import { baseContract, fromMinor, requestContract, type UnifiedTask } from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
@@ -12,7 +12,7 @@ function chatCost(t: TaskRecord): string | undefined {
 /** The unified task of spec 2.2 from a task row. `cost`: 0 once failed (refunded), what was captured once completed. */
 export function toUnifiedTask(t: TaskRecord): UnifiedTask {
   // A custom (whitelisted, unregistered) model runs on the base contract of its pool.
-  const contract = resolveModel(t.model)?.contract
+  const contract = requestContract({ model: t.model, derived: t.request?.derived ?? {} })
     ?? (t.pool === 'image' || t.pool === 'video' ? baseContract(t.model, t.pool === 'video' ? 'video_generation' : 'image_generation') : undefined);
   const u: UnifiedTask = {
     id: t.id,

@@ -18,6 +18,11 @@ export interface UpstreamPoll {
   result?: TaskResult;
   /** Set when status is `failed`. `moderation` marks a content-moderation refusal (final, no failover). */
   error?: { message: string; type?: string; moderation?: boolean };
+  /**
+   * The upstream's own view of the task when it says more than the unified status (the art suite's native shape:
+   * status incl. MODAL, action, grid, URLs, description). Stored with the task as-is. Optional, additive.
+   */
+  native?: Record<string, unknown>;
 }
 
 export interface SubmitContext {
@@ -32,7 +37,8 @@ export interface SubmitContext {
 export interface UpstreamAdapter {
   readonly protocol: string;
   submit(ch: ChannelTarget, req: NormalizedRequest, ctx: SubmitContext): Promise<{ upstreamTaskId: string }>;
-  poll(ch: ChannelTarget, upstreamTaskId: string): Promise<UpstreamPoll>;
+  /** `req` (optional, additive): the task's request, for protocols that poll different paths per kind of task. */
+  poll(ch: ChannelTarget, upstreamTaskId: string, req?: NormalizedRequest): Promise<UpstreamPoll>;
 }
 
 export interface AdapterRegistry {

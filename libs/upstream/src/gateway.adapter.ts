@@ -5,6 +5,7 @@ import { resolveModel, type NormalizedRequest, type TaskResult } from '@gmg/cont
 import { UpstreamError } from '@gmg/errors';
 import type { ChannelTarget, UpstreamAdapter, UpstreamPoll, UpstreamStatus } from './adapter';
 import { classifyHttpFailure, isModerationFailure, scrubSecret, truncate } from './upstream-failure';
+import { ARTGEN_NATIVE_PATH, mapArtgenNative } from './artgen-native';
 
 export const GATEWAY_PROTOCOL = 'gateway';
 
@@ -81,11 +82,21 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
   const headersFor = (ch: ChannelTarget): Record<string, string> =>
     ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {};
 
+  /** Art suite tasks are read in their native shape (spec 2.3: unwrapped, MODAL, grid, description). */
+  async function pollArtgen(ch: ChannelTarget, upstreamTaskId: string): Promise<UpstreamPoll> {
+    const path = `${ARTGEN_NATIVE_PATH}/${encodeURIComponent(upstreamTaskId)}`;
+    const describe = `upstream ${ch.name} GET ${ARTGEN_NATIVE_PATH}/${truncate(upstreamTaskId, 80)}`;
+    const res = await call(ch, describe, () => client.get(joinUrl(ch.baseUrl, path), { headers: headersFor(ch) }));
+    if (!isObj(res.data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
+    return mapArtgenNative(res.data, describe);
+  }
+
   return {
     protocol: GATEWAY_PROTOCOL,
 
     async submit(ch, req, ctx) {
-      const endpoint = endpointFor(req);
+      // a per-request path (the art suite's action) wins over the model's endpoint
+      const endpoint = req.upstreamPath ?? endpointFor(req);
       if (!endpoint) throw new UpstreamError(`no upstream endpoint known for model ${req.model}`, false, undefined, 'bad_request');
       const describe = `upstream ${ch.name} POST ${endpoint}`;
       const res = await call(ch, describe, () =>
@@ -101,7 +112,8 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       return { upstreamTaskId };
     },
 
-    async poll(ch, upstreamTaskId) {
+    async poll(ch, upstreamTaskId, req) {
+      if (req?.pool === 'artgen') return pollArtgen(ch, upstreamTaskId);
       const describe = `upstream ${ch.name} GET /v1/tasks/${truncate(upstreamTaskId, 80)}`;
       const res = await call(ch, describe, () =>
         client.get(joinUrl(ch.baseUrl, `/v1/tasks/${encodeURIComponent(upstreamTaskId)}`), { headers: headersFor(ch) }),
@@ -113,7 +125,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
   };
 }
 
-/** Task id from acknowledgement shape A (`data[0].task_id`), B or C (`data.id`). */
+/** Task id from acknowledgement shape A (`data[0].task_id`), B or C (`data.id`), or the art suite's `data.task_id`. */
 export function parseAckTaskId(body: unknown): string | undefined {
   if (!isObj(body)) return undefined;
   const data = body.data;
@@ -123,6 +135,7 @@ export function parseAckTaskId(body: unknown): string | undefined {
     return undefined;
   }
   if (isObj(data) && typeof data.id === 'string' && data.id) return data.id;
+  if (isObj(data) && typeof data.task_id === 'string' && data.task_id) return data.task_id;
   return undefined;
 }
 

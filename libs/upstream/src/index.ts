@@ -4,3 +4,4 @@ export * from './upstream-failure';
 export * from './channel-selector';
 export * from './circuit-breaker';
 export * from './messages/messages-upstream.client';
+export * from './artgen-native';

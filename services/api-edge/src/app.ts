@@ -23,6 +23,7 @@ import { createManagementRouter } from './management/management.router';
 import { generationsRouter } from './routes/generations.routes';
 import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
+import { artgenRouter, describeWaitOf } from './artgen/artgen.routes';
 import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
@@ -193,6 +194,25 @@ export function createApp(deps: AppDeps): App {
   );
   app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
   app.use(catalogRouter());
+  app.use(
+    artgenRouter(
+      {
+        tasks,
+        assets: new AssetRepository(dataSource),
+        prices,
+        views,
+        queue: deps.producers,
+        logger,
+        publicBaseUrl: config.publicBaseUrl,
+        taskTimeoutSeconds: config.taskTimeoutSeconds,
+        newTaskId: deps.newTaskId ?? newTaskId,
+        now: deps.now,
+        describeWaitMs: describeWaitOf(config),
+      },
+      json,
+      submitGuards,
+    ),
+  );
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));

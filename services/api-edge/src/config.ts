@@ -33,6 +33,8 @@ export interface ApiEdgeConfig {
   messagesLeaseTtlMs: number;
   /** How long the messages channels of a model are cached in-process; a channel change applies within this time. */
   messagesChannelCacheTtlMs: number;
+  /** How long a describe request waits for its text before answering with the plain acknowledgement. */
+  artgenDescribeWaitMs: number;
 }
 
 const MIB = 1024 * 1024;
@@ -54,6 +56,7 @@ const schema = Joi.object({
   MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
+  ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
 });
 
 interface RawEnv extends CommonEnv {
@@ -70,6 +73,7 @@ interface RawEnv extends CommonEnv {
   MESSAGES_LEASE_UNITS: number;
   MESSAGES_LEASE_TTL_SECONDS: number;
   MESSAGES_CHANNEL_CACHE_TTL_MS: number;
+  ARTGEN_DESCRIBE_WAIT_MS: number;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -94,6 +98,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     messagesLeaseMinor: BigInt(Math.round(e.MESSAGES_LEASE_UNITS * 1_000_000)),
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
+    artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
   });
 }
 

@@ -1,8 +1,9 @@
-import { timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { resolveModel, validateRequest } from '@gmg/contracts';
 import { createLogger, type Logger } from '@gmg/logger';
 import { avatarSubmitHandler } from './avatar/avatar-submit.handler';
+import { artgenRouter } from './artgen/artgen.router';
+import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
@@ -31,16 +32,6 @@ export interface SimAppOptions {
   messages?: Omit<MessagesSimOptions, 'apiKey' | 'log'>;
 }
 
-function bearerGuard(apiKey: string) {
-  const expected = Buffer.from(apiKey);
-  return (req: Request, res: Response, next: NextFunction) => {
-    const m = /^Bearer\s+(.+)$/i.exec(req.header('authorization') ?? '');
-    const given = Buffer.from(m?.[1]?.trim() ?? '');
-    if (given.length === expected.length && timingSafeEqual(given, expected)) return next();
-    sendError(res, 401, 'authentication_error', 'invalid or missing API key');
-  };
-}
-
 /** The simulator's HTTP app (never listens; main.ts does). */
 export function createSimApp(opts: SimAppOptions): express.Express {
   const log = opts.logger ?? createLogger({ service: 'upstream-sim', level: 'silent' });
@@ -56,11 +47,12 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', tasks: store.size, video: videos.available });
   });
+  app.use(artgenRouter({ timeScale: opts.timeScale, publicUrl, apiKey: opts.apiKey, maxTasks: opts.maxTasks, now, log, videos }));
   app.get('/files/:name', filesHandler({ images, videos, log }));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
-  if (opts.apiKey) v1.use(bearerGuard(opts.apiKey));
+  if (opts.apiKey) v1.use(bearerGuard(opts.apiKey, (res) => sendError(res, 401, 'authentication_error', 'invalid or missing API key')));
   v1.use(express.json({ limit: '30mb' }));
   const submit = submitHandler({ store, models, timeScale: opts.timeScale, now, log });
   v1.post('/images/generations', submit);

@@ -45,7 +45,9 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
     expect(sub.body).toEqual({ code: 200, data: [{ status: 'submitted', task_id: expect.stringMatching(/^task_/) }] });
     const id = taskId(sub);
     const first = await request(app).get(`/v1/tasks/${id}`).expect(200);
-    expect(['pending', 'processing']).toContain(first.body.data.status);
+    // Real time: a loaded machine may answer after the ~150 ms task ended; the state progression itself is
+    // asserted with the manual clock below.
+    expect(['pending', 'processing', 'completed']).toContain(first.body.data.status);
     const done = await waitFor(async () => {
       const r = await request(app).get(`/v1/tasks/${id}`);
       return r.body.data.status === 'completed' ? r.body : undefined;

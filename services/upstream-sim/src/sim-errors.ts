@@ -5,3 +5,8 @@ import type { ErrorType } from '@gmg/contracts';
 export function sendError(res: Response, status: number, type: ErrorType, message: string): void {
   res.status(status).json({ error: { code: status, message, type } });
 }
+
+/** The art suite's error shape (spec section 7): `{error: {type, message}}`, no `code`. */
+export function sendArtError(res: Response, status: number, type: ErrorType, message: string): void {
+  res.status(status).json({ error: { type, message } });
+}

@@ -44,7 +44,7 @@ export function durationMs(kind: ExpectedOutput['kind'], estimatedSeconds: numbe
 }
 
 /** Share of the duration spent `pending` before processing starts. */
-const PENDING_SHARE = 0.15;
+export const PENDING_SHARE = 0.15;
 /** Moderation refuses early (before rendering), a plain failure happens late. */
 const FAIL_AT = { moderation: 0.3, fail: 0.7 } as const;
 

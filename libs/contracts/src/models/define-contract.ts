@@ -37,6 +37,8 @@ export interface NormalizeResult {
   expected: ExpectedOutput;
   /** Defaults to the body with defaults filled in and `model` set to the canonical id. */
   upstreamBody?: Body;
+  /** Upstream path when it differs per request (art suite: one path per action); see NormalizedRequest.upstreamPath. */
+  upstreamPath?: string;
 }
 
 export interface ContractDefinition {
@@ -156,6 +158,7 @@ export function defineContract(def: ContractDefinition): BuiltContract {
         derived: n.derived,
         billing: n.billing,
         expected: n.expected,
+        ...(n.upstreamPath ? { upstreamPath: n.upstreamPath } : {}),
       },
     };
   }

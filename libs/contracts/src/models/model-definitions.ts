@@ -3,6 +3,7 @@ import type { BuiltContract } from './define-contract';
 import { LUMEN_MODELS, lumenContract } from './lumen-2.contract';
 import { dreamContract, pictContract, sparkImage2Contract, sparkImagineContract } from './image-models.contract';
 import { omniContract, pixelContract } from './pixel-omni.contract';
+import { ARTGEN_CONTRACTS } from './artgen.contract';
 import { clipContract } from './clip.contract';
 import { kineticContract } from './kinetic.contract';
 import { motion2Contract, motionProContract } from './motion.contract';
@@ -82,6 +83,7 @@ export const MODEL_DEFINITIONS: ModelDefinition[] = [
     capabilityTags: [T2I, I2I],
     supportedEndpointTypes: ['artgen'],
     pool: 'artgen',
+    actionContracts: ARTGEN_CONTRACTS,
   },
   chat('lumen-chat-1', ['Text', 'Vision']),
   chat('lumen-chat-1-mini', ['Text']),

@@ -1,4 +1,4 @@
-import type { ModelDefinition, ValidateOptions, ValidationOutcome } from './types';
+import type { ModelContract, ModelDefinition, NormalizedRequest, ValidateOptions, ValidationOutcome } from './types';
 import { MODEL_DEFINITIONS } from './model-definitions';
 
 const MODELS: readonly ModelDefinition[] = Object.freeze(MODEL_DEFINITIONS.map((m) => Object.freeze(m)));
@@ -33,4 +33,16 @@ export function listModelNames(): string[] {
 export function validateRequest(model: ModelDefinition, body: unknown, requestedModel: string, opts?: ValidateOptions): ValidationOutcome {
   if (!model.contract) throw new Error(`model ${model.id} has no request contract`);
   return model.contract.validate(body, requestedModel, opts);
+}
+
+/**
+ * The contract a normalized request was validated against: the model's own, or for a model served on several
+ * paths (the art suite) the contract of the request's action (`derived.action`).
+ */
+export function requestContract(req: Pick<NormalizedRequest, 'model' | 'derived'>): ModelContract | undefined {
+  const m = resolveModel(req.model);
+  if (!m) return undefined;
+  if (m.contract) return m.contract;
+  const action = req.derived?.action;
+  return typeof action === 'string' ? m.actionContracts?.[action] : undefined;
 }

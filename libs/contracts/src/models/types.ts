@@ -53,6 +53,11 @@ export interface NormalizedRequest {
    * Optional: added after the first release.
    */
   pinnedChannelId?: string;
+  /**
+   * The upstream path to submit to, when the contract's endpoint is not it (the art suite has one path per
+   * action). Optional: added with the art suite; the gateway adapter prefers it over the contract endpoint.
+   */
+  upstreamPath?: string;
 }
 
 /** A request that breaks the contract: names the field and the rule. */
@@ -116,4 +121,9 @@ export interface ModelDefinition {
   pool?: Pool;
   /** Image and video models have a contract; chat and audio do not (spec 4.1 rule 3). */
   contract?: ModelContract;
+  /**
+   * A model served on several paths, one contract each (the art suite: path action → contract). Optional: added
+   * with the art suite; such a model has no single `contract`.
+   */
+  actionContracts?: Readonly<Record<string, ModelContract>>;
 }

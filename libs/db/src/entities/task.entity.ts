@@ -38,4 +38,6 @@ export class TaskEntity {
   @Column({ type: 'text', name: 'idempotency_fingerprint', nullable: true }) idempotencyFingerprint!: string | null;
   /** What settlement captures when less than the hold (per-asset billing), minor units; null = the whole price. */
   @Column({ type: 'bigint', name: 'capture_amount', nullable: true }) captureAmount!: string | null;
+  /** The upstream's own view of the task (art suite: native status, grid, URLs…); null for other tasks. */
+  @Column({ type: 'jsonb', nullable: true }) native!: Record<string, unknown> | null;
 }

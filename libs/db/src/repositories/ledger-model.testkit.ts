@@ -188,7 +188,7 @@ export class LedgerRun {
         const id = open[op.pick % open.length];
         const capture = op.capture === undefined ? undefined : BigInt(op.capture);
         const done = op.ok
-          ? await this.tasks.complete(id, { images: [{ url: 'http://127.0.0.1/x.png' }] }, capture)
+          ? await this.tasks.complete(id, { images: [{ url: 'http://127.0.0.1/x.png' }] }, { captureAmount: capture })
           : await this.tasks.fail(id, { code: 'task_failed', message: 'property' });
         if (!done) throw new InvariantViolation('terminal transition', `${id} was not open in the database`);
         const t = this.m.tasks.get(id)!;

@@ -35,6 +35,11 @@ export interface TaskRecord {
    * the same reason as settledAt.
    */
   captureAmount?: bigint | null;
+  /**
+   * The upstream's own view of the task (art suite native state), as the worker last saw it; null when the
+   * upstream has none. Optional for the same reason as settledAt.
+   */
+  native?: Record<string, unknown> | null;
 }
 
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
@@ -85,6 +90,7 @@ export function toTaskRecord(r: Row): TaskRecord {
     updatedAt: new Date(r.updated_at as string),
     settledAt: r.settled_at ? new Date(r.settled_at as string) : null,
     captureAmount: r.capture_amount === null || r.capture_amount === undefined ? null : BigInt(r.capture_amount as string),
+    native: (r.native as Record<string, unknown> | null | undefined) ?? null,
   };
 }
 
@@ -182,24 +188,37 @@ export class TaskRepository {
   }
 
   /**
+   * Stores the upstream's native view of an open task (and bumps updated_at, so the Redis view that carries it
+   * is replaced). Null when the task is terminal: a finished task's native view is written with its transition.
+   */
+  async updateNative(id: string, native: Record<string, unknown>): Promise<TaskRecord | null> {
+    return this.one(
+      `UPDATE tasks SET native = $2, updated_at = now() WHERE id = $1 AND ${OPEN} RETURNING *`,
+      [id, JSON.stringify(native)],
+    );
+  }
+
+  /**
    * Terminal transition to completed. Null if another writer already ended the task. `captureAmount` (≤ the price;
    * capped here) makes settlement capture only that and release the rest; omitted, the whole price is captured.
+   * `native`: the upstream's own final view of the task, when it has one.
    */
-  async complete(id: string, result: TaskResult, captureAmount?: bigint): Promise<TaskRecord | null> {
+  async complete(id: string, result: TaskResult, opts: { captureAmount?: bigint; native?: Record<string, unknown> } = {}): Promise<TaskRecord | null> {
     return this.one(
       `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now(),
-              capture_amount = LEAST($3::bigint, price)
+              capture_amount = LEAST($3::bigint, price), native = COALESCE($4::jsonb, native)
        WHERE id = $1 AND ${OPEN} RETURNING *`,
-      [id, JSON.stringify(result), captureAmount === undefined ? null : captureAmount.toString()],
+      [id, JSON.stringify(result), opts.captureAmount === undefined ? null : opts.captureAmount.toString(), opts.native ? JSON.stringify(opts.native) : null],
     );
   }
 
   /** Terminal transition to failed. Null if another writer already ended the task. */
-  async fail(id: string, error: TaskError): Promise<TaskRecord | null> {
+  async fail(id: string, error: TaskError, native?: Record<string, unknown>): Promise<TaskRecord | null> {
     return this.one(
-      `UPDATE tasks SET status = 'failed', error = $2, completed_at = now(), updated_at = now()
+      `UPDATE tasks SET status = 'failed', error = $2, completed_at = now(), updated_at = now(),
+              native = COALESCE($3::jsonb, native)
        WHERE id = $1 AND ${OPEN} RETURNING *`,
-      [id, JSON.stringify(error)],
+      [id, JSON.stringify(error), native ? JSON.stringify(native) : null],
     );
   }
 

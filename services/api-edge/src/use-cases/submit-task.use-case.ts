@@ -74,7 +74,9 @@ function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { 
   const model = resolveModel(requested);
   if (!model) return customModelFor(requested, endpoint, principal);
   if (!model.contract || model.contract.endpoint !== endpoint) {
-    const where = model.contract ? `; use ${ENDPOINT_OF_OPERATION[model.contract.operation]}` : '';
+    const where = model.contract
+      ? `; use ${ENDPOINT_OF_OPERATION[model.contract.operation]}`
+      : model.actionContracts ? '; use POST /v1/artgen/generations/<action> (without `model`)' : '';
     throw new DomainError('invalid_request', `\`model\`: '${requested}' is not served by POST ${endpoint}${where}`, {
       field: 'model',
       rule: 'endpoint',
@@ -120,6 +122,18 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // the channel that approved them, under its own asset references
   request = await resolveAssetReferences(deps, principal.accountId, request);
 
+  const taskId = await acceptTask(deps, principal, request, input.idempotency);
+  return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
+}
+
+/**
+ * The money step every submission shares (generations, the art suite): quote → hold + task row (one transaction)
+ * → task view → queue. Returns the task id; under a reused Idempotency-Key whose Redis record was lost, the id of
+ * the first task (nothing held).
+ */
+export async function acceptTask(
+  deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+): Promise<string> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
   let task: TaskRecord;
@@ -135,8 +149,8 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
       price: price.total,
       priceSnapshot: { total: price.total.toString(), ratio: price.ratio, lines: price.lines },
       deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
-      idempotencyKey: input.idempotency?.key,
-      idempotencyFingerprint: input.idempotency?.fingerprint,
+      idempotencyKey: idempotency?.key,
+      idempotencyFingerprint: idempotency?.fingerprint,
     });
   } catch (err) {
     // The Redis idempotency record answers replays; when it was lost, the database refuses the second task
@@ -144,7 +158,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
     if (!(err instanceof DuplicateSubmissionError)) throw err;
     if (!err.sameRequest) throw idempotencyMismatch();
     deps.logger.warn({ taskId: err.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing task');
-    return acknowledge(contract.ack, err.existing.id, input.requestId, responseVersion);
+    return err.existing.id;
   }
 
   // Postgres is the record from here on: a failed view write or enqueue must not turn an accepted, paid task
@@ -154,8 +168,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   await deps.queue.enqueueTask(task.pool, task.id).catch((err: unknown) =>
     deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
   );
-
-  return acknowledge(contract.ack, task.id, input.requestId, responseVersion);
+  return task.id;
 }
 
 /** Acknowledgement shape A, or B with HTTP 202 (spec 2.1). */

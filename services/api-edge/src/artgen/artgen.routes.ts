@@ -1,0 +1,99 @@
+import { Router, type RequestHandler } from 'express';
+import {
+  ARTGEN_BASE_PATH, ARTGEN_PATH_ACTIONS, isArtgenPathAction, type ArtgenNativeTask, type ArtgenPathAction, type TaskView,
+} from '@gmg/contracts';
+import type { TaskRecord } from '@gmg/db';
+import { DomainError } from '@gmg/errors';
+import { artgenStatusOf, toArtgenNativeTask } from '@gmg/tasks';
+import { methodNotAllowed } from '../http/error-handler';
+import { principalOf } from '../http/principal';
+import { idempotencyOf } from '../middleware/idempotency';
+import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+import { waitForTerminalView } from './describe-wait';
+import { artgenAck, submitArtgen, type ArtgenAccepted } from './submit-artgen.use-case';
+
+export interface ArtgenRouterDeps extends SubmitTaskDeps {
+  views: { read(id: string): Promise<TaskView | null>; write(t: TaskRecord, opts?: { ifAbsent?: boolean }): Promise<unknown> };
+  /** How long `/describe` waits for its text before answering the plain acknowledgement. */
+  describeWaitMs: number;
+}
+
+const TASK_ID = /^task_[0-9A-Za-z]{1,64}$/;
+
+/** Default of ARTGEN_DESCRIBE_WAIT_MS. */
+export const DESCRIBE_WAIT_DEFAULT_MS = 30_000;
+
+/**
+ * ARTGEN_DESCRIBE_WAIT_MS of the service config (main.ts passes the whole ApiEdgeConfig; a test may pass a
+ * narrower AppConfig without it, which means the default).
+ */
+export function describeWaitOf(config: object): number {
+  const v = (config as { artgenDescribeWaitMs?: unknown }).artgenDescribeWaitMs;
+  return typeof v === 'number' && v >= 0 ? v : DESCRIBE_WAIT_DEFAULT_MS;
+}
+const notFound = (id: string) => new DomainError('artgen_not_found', `Task ${id} not found`);
+
+/**
+ * The art suite (spec 4.9): `POST /v1/artgen/generations[/<action>]`, `POST …/action {task_id, customId}` and the
+ * native task `GET /v1/artgen/<task_id>` (2.3). Errors leave in the art shape `{error:{type,message}}` (the error
+ * handler picks the dialect by path). `guards` run between auth and body parsing: rate limit, idempotency, in-flight.
+ */
+export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler[], guards: RequestHandler[]): Router {
+  const router = Router();
+  const submit = (fixed?: ArtgenPathAction): RequestHandler => async (req, res) => {
+    const action = fixed ?? (req.params.action as string);
+    if (action !== 'action' && !isArtgenPathAction(action)) {
+      throw new DomainError('route_not_found', `No art suite action '${action}'; actions: ${ARTGEN_PATH_ACTIONS.join(', ')}, action`);
+    }
+    const principal = principalOf(res);
+    const accepted = await submitArtgen(deps, { principal, action, body: req.body, idempotency: idempotencyOf(res) });
+    res.json(accepted.action === 'describe' ? await describeAnswer(deps, accepted) : artgenAck(accepted));
+  };
+
+  router.post(ARTGEN_BASE_PATH, ...guards, ...bodyParsers, submit('imagine'));
+  router.all(ARTGEN_BASE_PATH, methodNotAllowed(['POST']));
+  router.post(`${ARTGEN_BASE_PATH}/:action`, ...guards, ...bodyParsers, submit());
+  router.all(`${ARTGEN_BASE_PATH}/:action`, methodNotAllowed(['POST']));
+
+  router.get('/v1/artgen/:id', async (req, res) => {
+    const task = await getArtgenTask(deps, principalOf(res).accountId, req.params.id);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(task);
+  });
+  router.all('/v1/artgen/:id', methodNotAllowed(['GET']));
+  return router;
+}
+
+/**
+ * The native task of the caller's account: the Redis view first (the worker writes it at every change, native part
+ * included), Postgres when it is missing (then re-warmed). A foreign task, or one that is not an art task, answers
+ * exactly like a missing one, and a foreign view hit still takes the Postgres path before answering.
+ */
+async function getArtgenTask(deps: ArtgenRouterDeps, accountId: string, id: string): Promise<ArtgenNativeTask> {
+  if (!TASK_ID.test(id)) throw notFound(id);
+  const view = await deps.views.read(id).catch((err: unknown) => {
+    deps.logger.warn({ err, taskId: id }, 'task view read failed; falling back to Postgres');
+    return null;
+  });
+  if (view && view.accountId === accountId && view.artgen) return view.artgen;
+  const row = await deps.tasks.get(id);
+  if (!row || row.accountId !== accountId || row.model !== 'artgen') throw notFound(id);
+  if (!view) await deps.views.write(row, { ifAbsent: true }).catch((err: unknown) => deps.logger.warn({ err, taskId: id }, 'task view re-warm failed'));
+  return toArtgenNativeTask(row);
+}
+
+/**
+ * Describe is synchronous for the client: wait (bounded) for the task to end, then answer with its text in
+ * `prompt` and `description`. Past the bound the answer is the plain acknowledgement; the task goes on and is
+ * read like any other.
+ */
+async function describeAnswer(deps: ArtgenRouterDeps, accepted: ArtgenAccepted) {
+  const ended = await waitForTerminalView(deps, accepted.taskId, deps.describeWaitMs);
+  const row: TaskRecord | null = ended ? await deps.tasks.get(accepted.taskId) : null;
+  if (!row) return artgenAck(accepted);
+  const view = toArtgenNativeTask(row);
+  const status = artgenStatusOf(row);
+  if (status === 'FAILURE') return artgenAck(accepted, status, { fail_reason: view.fail_reason });
+  const prompts = Array.isArray(row.native?.prompts) ? row.native.prompts : undefined;
+  return artgenAck(accepted, status, { prompt: view.prompt, description: view.description ?? view.prompt, ...(prompts ? { prompts } : {}) });
+}
