@@ -110,6 +110,8 @@ describe('pool worker step machine', () => {
 
     const view = await w.views.read(list[0].id);
     expect(view?.task).toMatchObject({ status: 'completed', progress: 100, cost: 0.001 });
+    // the row turns completed before the winner writes the view and enqueues the settlement: wait for the last one
+    await waitFor(() => (w.settled.length >= list.length ? true : undefined), { timeoutMs: 5_000, what: 'three settlements' });
     expect([...w.settled].sort()).toEqual(list.map((t) => t.id).sort());
     expect(await available(w)).toBe(1_000_000n - 3000n);
   });
