@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole gate: typecheck, lint (type-aware rules + Nx module boundaries), import cycles, then every jest project.
+# The whole gate: typecheck, lint (type-aware rules + Nx module boundaries), dead code (knip), import cycles, then
+# every jest project.
 # Extra arguments go straight to a single jest run instead (e.g. `npm test -- libs/db`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,10 @@ export NX_DAEMON=false NX_NO_CLOUD=true
 lint_out=$("$bin/eslint" --max-warnings 0 . 2>&1) || { echo "$lint_out" >&2; echo "lint: FAILED" >&2; exit 1; }
 if grep -q "rule will be skipped" <<<"$lint_out"; then echo "$lint_out" >&2; echo "lint: the Nx boundary rule did not run" >&2; exit 1; fi
 echo "lint: ok"
+
+step "dead code (knip: unused files, exports, types, dependencies)"
+"$bin/knip" --no-progress
+echo "knip: ok"
 
 step "import cycles (madge)"
 if ! out=$("$bin/madge" --circular --no-spinner --no-color --extensions ts --ts-config tsconfig.json libs services 2>&1); then

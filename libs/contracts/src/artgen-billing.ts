@@ -23,7 +23,6 @@ export const ARTGEN_ACTIONS = [
 export type ArtgenAction = (typeof ARTGEN_ACTIONS)[number];
 
 export const ARTGEN_VERSIONS = ['v8.2', 'v8.1', 'v7', 'v6.1', 'v5.2', 'v5.1', 'altstyle7', 'altstyle6'] as const;
-export const ARTGEN_SPEEDS = ['fast', 'turbo'] as const;
 
 export interface ArtgenBillingInput {
   /** Path form (`high-variation`, `remix-strong`, `generations`) or key form (`high_variation`). */

@@ -37,8 +37,6 @@ export function artgenNativeAction(action: ArtgenPathAction): string {
 export const ARTGEN_PAN_DIRECTIONS = ['left', 'right', 'up', 'down'] as const;
 export type ArtgenPanDirection = (typeof ARTGEN_PAN_DIRECTIONS)[number];
 
-/** Zoom-out ratios a button offers; a `/zoom` request may send any 1 < r ≤ 2. */
-export const ARTGEN_ZOOM_BUTTON_RATIOS = [2, 1.5] as const;
 
 /** Versions on which pan is offered and accepted (spec 4.9). */
 export const ARTGEN_PAN_VERSIONS = ['v6', 'v6.1', 'v7', 'v8.1', 'v8.2', 'altstyle6'] as const;
@@ -81,8 +79,7 @@ const JOB_SOLO: Record<string, ArtgenPathAction> = {
   high_variation: 'high-variation',
   low_variation: 'low-variation',
   remix_strong: 'remix-strong',
-  remix_subtle: 'remix-subtle',
-};
+  remix_subtle: 'remix-subtle' };
 
 function assertHash(hash: string): void {
   if (!HASH.test(hash)) throw new Error(`art suite job hash must match ${HASH}: ${hash}`);
@@ -113,13 +110,13 @@ export function buildArtgenCustomId(spec: ArtgenCustomIdAction): string {
       const percent = Object.keys(OUTPAINT_PERCENT).find((p) => OUTPAINT_PERCENT[p] === ratio);
       if (!percent) throw new Error(`no zoom button for ratio ${ratio}`);
       return `MJ::Outpaint::${percent}::1::${hash}::SOLO`;
-    }
+ }
     case 'pan':
       if (!spec.direction) throw new Error('pan customId needs a direction');
       return `MJ::JOB::pan_${spec.direction}::1::${hash}::SOLO`;
     default:
       throw new Error(`no customId for action ${action}`);
-  }
+ }
 }
 
 /** Parses a customId into its action and implied fields; undefined when it is not one this grammar builds. */
@@ -138,11 +135,11 @@ function parseCore(core: string[], solo: boolean): ArtgenCustomIdAction | undefi
   if (family === 'Inpaint' && solo && core.length === 3 && a === '1') return { action: 'inpaint', hash: b };
   if (family === 'Outpaint' && solo && core.length === 4 && b === '1' && OUTPAINT_PERCENT[a] !== undefined) {
     return { action: 'zoom', hash: c, zoom_ratio: OUTPAINT_PERCENT[a] };
-  }
+ }
   if (family !== 'JOB' || core.length !== 4 || d !== undefined) return undefined;
   if (!solo && (a === 'upsample' || a === 'variation') && TILE.test(b)) {
     return { action: a === 'upsample' ? 'upscale' : 'variation', hash: c, index: Number(b) };
-  }
+ }
   if (!solo) return undefined;
   if (a === 'reroll' && b === '0') return { action: 'reroll', hash: c };
   const pan = /^pan_(left|right|up|down)$/.exec(a);
@@ -151,7 +148,7 @@ function parseCore(core: string[], solo: boolean): ArtgenCustomIdAction | undefi
   if (!job) return undefined;
   if (job === 'remix-strong' || job === 'remix-subtle') {
     return TILE.test(b) ? { action: job, hash: c, index: Number(b) } : undefined;
-  }
+ }
   return b === '1' ? { action: job, hash: c, index: 1 } : undefined;
 }
 
@@ -169,8 +166,7 @@ const PAN_LABELS: Record<ArtgenPanDirection, string> = { left: '⬅️', right: 
 export function artgenButtons(action: ArtgenPathAction, hash: string, opts: { panCapable?: boolean } = {}): ArtgenButton[] {
   const b = (label: string, spec: Omit<ArtgenCustomIdAction, 'hash'>): ArtgenButton => ({
     label,
-    customId: buildArtgenCustomId({ ...spec, hash }),
-  });
+    customId: buildArtgenCustomId({ ...spec, hash }) });
   if (ARTGEN_SINGLE_IMAGE_ACTIONS.includes(action)) {
     const out = [
       b('Vary (Strong)', { action: 'high-variation' }),
@@ -181,9 +177,9 @@ export function artgenButtons(action: ArtgenPathAction, hash: string, opts: { pa
     ];
     if (opts.panCapable) {
       for (const direction of ARTGEN_PAN_DIRECTIONS) out.push(b(PAN_LABELS[direction], { action: 'pan', direction }));
-    }
+ }
     return out;
-  }
+ }
   if (!ARTGEN_GRID_ACTIONS.includes(action)) return [];
   const tiles = [1, 2, 3, 4];
   return [

@@ -3,7 +3,6 @@ export * from './task';
 export * from './error-types';
 export * from './models/types';
 export { readImageHeader } from './models/image-header';
-export type { ImageFormat, ImageHeader } from './models/image-header';
 export * from './pricing';
 export * from './models/registry';
 export * from './media-url';

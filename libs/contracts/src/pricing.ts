@@ -4,8 +4,6 @@ import type { BillingItem } from './models/types';
  * Money is integer minor units everywhere inside: 1 currency unit = 1,000,000 minor units (micro-units),
  * so per-second video prices stay integers. The API shows money as a decimal number of currency units.
  */
-export const MINOR_PER_UNIT = 1_000_000n;
-
 export const toMinor = (units: number): bigint => BigInt(Math.round(units * 1_000_000));
 export const fromMinor = (minor: bigint | string | number): number => Number(BigInt(minor)) / 1_000_000;
 
@@ -30,7 +28,7 @@ export class PriceNotFoundError extends Error {
   constructor(readonly keys: string[]) {
     super(`no price for any of: ${keys.join(', ')}`);
     this.name = 'PriceNotFoundError';
-  }
+ }
 }
 
 /** Pure: the price of a request from its billing items, a price table and the group's ratio. */
@@ -45,7 +43,7 @@ export function quote(items: readonly BillingItem[], prices: PriceTable, ratio =
     const amount = BigInt(Math.round(Number(unit) * item.quantity));
     subtotal += amount;
     lines.push({ key, unitPrice: unit.toString(), quantity: item.quantity, amount: amount.toString(), label: item.label });
-  }
+ }
   const total = ratio === 1 ? subtotal : BigInt(Math.round(Number(subtotal) * ratio));
   return { total, ratio, lines };
 }

@@ -6,12 +6,10 @@ export const QUEUES = Object.freeze({
   video: 'gmg-video',
   artgen: 'gmg-artgen',
   avatar: 'gmg-avatar',
-  billing: 'gmg-billing',
-} as const);
+  billing: 'gmg-billing' } as const);
 
 export type Pool = 'image' | 'video' | 'artgen' | 'avatar';
 export const POOLS: readonly Pool[] = Object.freeze(['image', 'video', 'artgen', 'avatar'] as const);
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 /** Job names per queue (the catalog). A handler map typed over it makes a missing handler a compile error. */
 export interface TaskJobCatalog {

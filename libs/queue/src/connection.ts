@@ -2,12 +2,6 @@ import IORedis, { type Redis, type RedisOptions } from 'ioredis';
 
 export type { Redis };
 
-export interface RedisConfig {
-  url: string;
-  /** BullMQ key prefix (QUEUE_PREFIX); also prefixes the task view keys. */
-  prefix: string;
-}
-
 /**
  * Workers need maxRetriesPerRequest: null (BullMQ blocks on Redis); producers on the request path fail fast
  * instead of queueing commands forever while Redis is away.
@@ -30,13 +24,13 @@ export async function checkRedisPolicy(redis: Redis, require: boolean, warn: (ms
   let policy: string;
   try {
     policy = await redisEvictionPolicy(redis);
-  } catch {
+ } catch {
     warn('could not read Redis maxmemory-policy (CONFIG disabled?); make sure it is noeviction');
     return;
-  }
+ }
   if (policy !== 'noeviction') {
     const msg = `Redis maxmemory-policy is '${policy}', not 'noeviction': queued jobs may be evicted under memory pressure`;
     if (require) throw new Error(msg);
     warn(msg);
-  }
+ }
 }

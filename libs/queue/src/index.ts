@@ -1,11 +1,10 @@
-export { createRedis, checkRedisPolicy, redisEvictionPolicy } from './connection';
-export type { Redis, RedisConfig } from './connection';
-export { Producers, createTaskQueue, createBillingQueue, enqueueSettlement, TASK_JOB_OPTIONS, SETTLE_JOB_OPTIONS } from './producers';
+export { createRedis, checkRedisPolicy } from './connection';
+export type { Redis } from './connection';
+export { Producers, createTaskQueue, createBillingQueue, enqueueSettlement } from './producers';
 export type { TaskQueue, BillingQueue } from './producers';
-export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WORKER_LOCK_DEFAULTS } from './typed-worker';
-export type { JobHandlers, TypedWorkerOptions } from './typed-worker';
+export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES } from './typed-worker';
+export type { JobHandlers } from './typed-worker';
 export { startHealthServer } from './health-server';
-export type { HealthServer, HealthServerOptions } from './health-server';
 export { evaluateReadiness } from './readiness';
-export type { HealthCheck, Readiness, ReadinessOptions } from './readiness';
+export type { HealthCheck } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';

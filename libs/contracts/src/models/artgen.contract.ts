@@ -1,7 +1,5 @@
 import { artgenBillingItem } from '../artgen-billing';
-import {
-  ARTGEN_PAN_DIRECTIONS, ARTGEN_PATH_ACTIONS, ARTGEN_SINGLE_IMAGE_ACTIONS, type ArtgenPathAction,
-} from '../artgen-custom-id';
+import { ARTGEN_PAN_DIRECTIONS, ARTGEN_PATH_ACTIONS, type ArtgenPathAction } from '../artgen-custom-id';
 import { SCHEMA_VERSION, mediaArray, mediaString, POLL } from './common-fields';
 import { defineContract, type Body, type BuiltContract, type ServerRule } from './define-contract';
 import type { FieldSpec } from './field-dsl';
@@ -29,8 +27,7 @@ const F = {
   speed: { type: 'string', enum: ['relax', 'fast', 'turbo'], description: 'relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price' },
   metadata: { type: 'object', properties: {}, additionalProperties: true, description: 'free-form client data, stored and passed upstream' },
   task_id: { type: 'string', pattern: TASK_ID, patternLabel: 'a task id (task_…) of your own art suite task', description: 'the parent task' },
-  index: { type: 'integer', minimum: 1, maximum: 4, description: 'tile of the parent grid, from 1 (at most the parent\'s image count)' },
-} satisfies Record<string, FieldSpec>;
+  index: { type: 'integer', minimum: 1, maximum: 4, description: 'tile of the parent grid, from 1 (at most the parent\'s image count)' } } satisfies Record<string, FieldSpec>;
 
 const ORIGIN_COMMON = { version: F.version, alt_style: F.alt_style, speed: F.speed, metadata: F.metadata };
 const FOLLOW_COMMON = { task_id: F.task_id, speed: F.speed, metadata: F.metadata };
@@ -47,8 +44,7 @@ interface ActionSpec {
 const ZOOM_RULE: ServerRule = {
   id: 'zoom-ratio',
   description: '`zoom_ratio` is above 1 and at most 2 (1 would not zoom out).',
-  check: (b) => (b.zoom_ratio === 1 ? { field: 'zoom_ratio', message: '`zoom_ratio` must be above 1 (at most 2); got 1' } : undefined),
-};
+  check: (b) => (b.zoom_ratio === 1 ? { field: 'zoom_ratio', message: '`zoom_ratio` must be above 1 (at most 2); got 1' } : undefined) };
 
 const ACTIONS: Record<ArtgenPathAction, ActionSpec> = {
   imagine: { properties: { prompt: F.prompt, size: F.size, image_urls: mediaArray('url', { maxItems: 5, description: 'image prompts (0..5)' }), ...ORIGIN_COMMON }, required: ['prompt'], output: 'grid', estimatedSeconds: 60 },
@@ -57,18 +53,14 @@ const ACTIONS: Record<ArtgenPathAction, ActionSpec> = {
       image_urls: mediaArray('url', { minItems: 2, maxItems: 4, description: 'the 2..4 images to blend' }),
       dimensions: { type: 'string', enum: ['PORTRAIT', 'SQUARE', 'LANDSCAPE'], default: 'SQUARE', description: 'output shape: PORTRAIT (2:3), SQUARE (1:1), LANDSCAPE (3:2)' },
       prompt: { type: 'forbidden', message: '`prompt` is not accepted by blend: it mixes images only' },
-      ...ORIGIN_COMMON,
-    },
-    required: ['image_urls'], output: 'grid', estimatedSeconds: 60,
-  },
+      ...ORIGIN_COMMON },
+    required: ['image_urls'], output: 'grid', estimatedSeconds: 60 },
   describe: {
     properties: { image_urls: mediaArray('url', { minItems: 1, maxItems: 1, description: 'the one image to describe' }), prompt: { type: 'forbidden', message: '`prompt` is not accepted by describe: it reads an image' }, ...ORIGIN_COMMON },
-    required: ['image_urls'], output: 'text', estimatedSeconds: 3,
-  },
+    required: ['image_urls'], output: 'text', estimatedSeconds: 3 },
   edits: {
     properties: { prompt: F.prompt, image_urls: mediaArray('url', { minItems: 1, maxItems: 4, description: 'the image to edit first, then up to 3 references' }), mask_url: mediaString('url-or-base64', 'optional mask: white = area to change'), size: F.size, ...ORIGIN_COMMON },
-    required: ['prompt', 'image_urls'], output: 'grid', estimatedSeconds: 60,
-  },
+    required: ['prompt', 'image_urls'], output: 'grid', estimatedSeconds: 60 },
   upscale: { properties: { ...FOLLOW_COMMON, index: F.index }, required: ['task_id', 'index'], output: 'single', estimatedSeconds: 30 },
   variation: { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, prompt: promptOptional }, required: ['task_id'], output: 'grid', estimatedSeconds: 60 },
   'high-variation': { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, prompt: promptOptional }, required: ['task_id'], output: 'grid', estimatedSeconds: 60 },
@@ -76,17 +68,14 @@ const ACTIONS: Record<ArtgenPathAction, ActionSpec> = {
   reroll: { properties: { ...FOLLOW_COMMON, prompt: promptOptional }, required: ['task_id'], output: 'grid', estimatedSeconds: 60 },
   zoom: {
     properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, zoom_ratio: { type: 'number', minimum: 1, maximum: 2, default: 2, description: 'zoom-out factor, 1 < r ≤ 2 (buttons: 2 and 1.5)' }, prompt: promptOptional },
-    required: ['task_id'], rules: [ZOOM_RULE], output: 'grid', estimatedSeconds: 60,
-  },
+    required: ['task_id'], rules: [ZOOM_RULE], output: 'grid', estimatedSeconds: 60 },
   pan: {
     properties: { ...FOLLOW_COMMON, direction: { type: 'string', enum: ARTGEN_PAN_DIRECTIONS, description: 'which side to extend' }, prompt: promptOptional },
-    required: ['task_id', 'direction'], output: 'single', estimatedSeconds: 60,
-  },
+    required: ['task_id', 'direction'], output: 'single', estimatedSeconds: 60 },
   inpaint: { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 } }, required: ['task_id'], output: 'modal', estimatedSeconds: 60 },
   modal: {
     properties: { ...FOLLOW_COMMON, prompt: F.prompt, mask_url: mediaString('url-or-base64', 'the region to redraw: a mask image (URL, data URI or Base64), white = redraw') },
-    required: ['task_id', 'prompt', 'mask_url'], output: 'grid', estimatedSeconds: 60,
-  },
+    required: ['task_id', 'prompt', 'mask_url'], output: 'grid', estimatedSeconds: 60 },
   video: {
     properties: {
       prompt: { ...F.prompt, description: 'optional motion description' },
@@ -95,13 +84,10 @@ const ACTIONS: Record<ArtgenPathAction, ActionSpec> = {
       batch_size: { type: 'integer', minimum: 1, maximum: 4, default: 1, description: 'videos to make (charged per video)' },
       resolution: { type: 'string', enum: ['480p', '720p'], default: '480p', description: '720p bills artgen@video-720p' },
       speed: { type: 'string', enum: ['fast'], description: 'video always runs fast' },
-      version: F.version, alt_style: F.alt_style, metadata: F.metadata,
-    },
-    required: ['image_urls'], output: 'video', estimatedSeconds: 60,
-  },
+      version: F.version, alt_style: F.alt_style, metadata: F.metadata },
+    required: ['image_urls'], output: 'video', estimatedSeconds: 60 },
   'remix-strong': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], output: 'grid', estimatedSeconds: 60 },
-  'remix-subtle': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], output: 'grid', estimatedSeconds: 60 },
-};
+  'remix-subtle': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], output: 'grid', estimatedSeconds: 60 } };
 
 /** Prompt flags must parse and agree with the structured fields they duplicate. */
 const FLAGS_RULE: ServerRule = {
@@ -115,11 +101,10 @@ const FLAGS_RULE: ServerRule = {
     if (f.aspect && typeof b.size === 'string' && b.size !== f.aspect) return { field: 'size', message: `\`size\` (${b.size}) disagrees with --ar ${f.aspect} in the prompt; send one of them` };
     if (f.version && typeof b.version === 'string' && b.version.replace(/^v/i, '') !== f.version) {
       return { field: 'version', message: `\`version\` (${b.version}) disagrees with --v ${f.version} in the prompt; send one of them` };
-    }
+ }
     if (f.speed && typeof b.speed === 'string' && b.speed !== f.speed) return { field: 'speed', message: `\`speed\` (${b.speed}) disagrees with --${f.speed} in the prompt; send one of them` };
     return undefined;
-  },
-};
+ } };
 
 const SIZE_RULE: ServerRule = {
   id: 'size-ratio',
@@ -127,14 +112,12 @@ const SIZE_RULE: ServerRule = {
   check: (b) => {
     const problem = typeof b.size === 'string' ? ratioProblem(b.size) : undefined;
     return problem ? { field: 'size', message: `\`size\` ${problem}` } : undefined;
-  },
-};
+ } };
 
 const PARENT_RULE: ServerRule = {
   id: 'parent-task',
   description: '`task_id` must be a task of your own account in a state where the action applies (checked by the gateway against the task store before any charge).',
-  check: () => undefined,
-};
+  check: () => undefined };
 
 /** The normalized version name (v8.2, v6, altstyle6…) a version text and the alternate-style flag stand for. */
 export function artgenVersionName(raw: string, altStyle: boolean): string | undefined {
@@ -157,7 +140,7 @@ function outputOf(action: ArtgenPathAction, body: Body): ExpectedOutput {
       return { kind: 'videos', count: body.batch_size as number, format: 'mp4' };
     default:
       return { kind: 'images', count: 4, format: 'png' };
-  }
+ }
 }
 
 function originFacts(body: Body, flags: ArtgenFlags): { version: string; altStyle: boolean } {
@@ -199,24 +182,18 @@ function buildActionContract(action: ArtgenPathAction): BuiltContract {
         ...(typeof body.direction === 'string' ? { direction: body.direction } : {}),
         ...(typeof body.zoom_ratio === 'number' ? { zoomRatio: body.zoom_ratio } : {}),
         ...(typeof body.batch_size === 'number' ? { batchSize: body.batch_size } : {}),
-        ...(typeof body.task_id === 'string' ? { parentTaskId: body.task_id } : {}),
-      };
+        ...(typeof body.task_id === 'string' ? { parentTaskId: body.task_id } : {}) };
       return {
         derived,
         billing: [artgenBillingItem({ action: billingAction, version: origin?.version, speed, batchSize: body.batch_size as number | undefined })],
         expected: outputOf(action, body),
         // the upstream reads `size` and `--ar`: send the one ratio both agree on
         upstreamBody: { ...body, ...(derived.aspect ? { size: derived.aspect } : {}) },
-        upstreamPath: path === ARTGEN_BASE_PATH ? `${ARTGEN_BASE_PATH}/imagine` : path,
-      };
-    },
-  });
+        upstreamPath: path === ARTGEN_BASE_PATH ? `${ARTGEN_BASE_PATH}/imagine` : path };
+ } });
 }
 
 /** One contract per action (spec 4.9): the registry's art suite entry. */
 export const ARTGEN_CONTRACTS: Readonly<Record<ArtgenPathAction, BuiltContract>> = Object.freeze(
   Object.fromEntries(ARTGEN_PATH_ACTIONS.map((a) => [a, buildActionContract(a)])) as Record<ArtgenPathAction, BuiltContract>,
 );
-
-/** Whether an action's result is one image (upscale, pan): the parent kind pan needs. */
-export const isArtgenSingleImage = (a: ArtgenPathAction): boolean => ARTGEN_SINGLE_IMAGE_ACTIONS.includes(a);
