@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
-import { resolveModel, type NormalizedRequest, type TaskResult } from '@gmg/contracts';
+import { contractEndpointOf, type NormalizedRequest, type TaskResult } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import type { ChannelTarget, UpstreamAdapter, UpstreamPoll, UpstreamStatus } from './adapter';
 import { classifyHttpFailure, isModerationFailure, scrubSecret, truncate } from './upstream-failure';
@@ -16,18 +16,8 @@ export interface GatewayAdapterOptions {
   maxResponseBytes?: number;
   /** Keep-alive sockets per upstream host. Default 64. */
   maxSockets?: number;
-  /** Endpoint override, mostly for tests; default: the model contract's endpoint, else by pool. */
+  /** Endpoint override, mostly for tests; default: contractEndpointOf (libs/contracts). */
   endpointFor?: (req: NormalizedRequest) => string | undefined;
-}
-
-const DEFAULT_ENDPOINT_BY_POOL: Record<string, string> = {
-  image: '/v1/images/generations',
-  video: '/v1/videos/generations',
-  avatar: '/v1/motion2/private-avatar',
-};
-
-function defaultEndpoint(req: NormalizedRequest): string | undefined {
-  return resolveModel(req.model)?.contract?.endpoint ?? DEFAULT_ENDPOINT_BY_POOL[req.pool];
 }
 
 const joinUrl = (base: string, path: string): string => `${base.replace(/\/+$/, '')}${path}`;
@@ -52,7 +42,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
     httpsAgent: new https.Agent({ keepAlive: true, maxSockets }),
     headers: { 'User-Agent': 'gmg-gateway-adapter/1', Accept: 'application/json' },
   });
-  const endpointFor = opts.endpointFor ?? defaultEndpoint;
+  const endpointFor = opts.endpointFor ?? contractEndpointOf;
 
   async function call(ch: ChannelTarget, describe: string, send: () => Promise<AxiosResponse<unknown>>): Promise<AxiosResponse<unknown>> {
     let res: AxiosResponse<unknown>;
