@@ -3,7 +3,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
 import {
-  ApiKeyRepository, AssetGroupRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId,
+  ApiKeyRepository, AssetGroupRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId, pingDatabase,
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { Producers, Redis } from '@gmg/queue';
@@ -96,7 +96,7 @@ export function createApp(deps: AppDeps): App {
 
   app.use(
     healthRouter({
-      probes: { postgres: () => dataSource.query('SELECT 1'), redis: () => redis.ping() },
+      probes: { postgres: () => pingDatabase(dataSource), redis: () => redis.ping() },
       isDraining: deps.isDraining ?? (() => false),
       logger,
     }),
