@@ -36,4 +36,15 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Raw SQL lives in libs/db (repositories, pingDatabase); everything else calls a repository.
+    files: ['services/**/src/**/*.ts', 'libs/**/src/**/*.ts'],
+    ignores: ['libs/db/**', 'libs/testing/**', '**/*.test.ts', '**/test-support/**', '**/*.test-util.ts', '**/*.testkit.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.property.name='query']", message: 'raw SQL only in libs/db: add a repository method there' },
+      ],
+    },
+  },
 );

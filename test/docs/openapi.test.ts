@@ -9,12 +9,13 @@ import type { DataSource } from 'typeorm';
 import YAML from 'yaml';
 import {
   ARTGEN_CONTRACTS, CATALOG_CATEGORIES, CATALOG_EXPANDS, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
+  TASK_FAILURE_TYPES,
   type PriceTable, type TaskResult,
 } from '@gmg/contracts';
 import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { ERROR_CODES } from '@gmg/errors';
 import { createLogger } from '@gmg/logger';
-import { TASK_FAILURE_TYPES, toArtgenNativeTask, toUnifiedTask } from '@gmg/tasks';
+import { toArtgenNativeTask, toUnifiedTask } from '@gmg/tasks';
 import type { KeyAuthenticator } from '../../services/api-edge/src/auth/key-authenticator';
 import { errorBody } from '../../services/api-edge/src/http/error-body';
 import { errorHandler, routeNotFound } from '../../services/api-edge/src/http/error-handler';

@@ -42,6 +42,7 @@ const CASES: Array<[string, string, string, string]> = [
     ['a lib importing a service by a relative path', 'libs/queue/src/zz-sample.ts', "import { createApp } from '../../../services/api-edge/src/app';\nexport const x = createApp;\n", '@nx/enforce-module-boundaries'],
     ['a service importing another service', 'services/billing/src/zz-sample.ts', "import { createApp } from '@gmg/svc-api-edge';\nexport const x = createApp;\n", '@nx/enforce-module-boundaries'],
     ['a deep import into a lib', 'services/billing/src/zz-sample.ts', "import { QUEUES } from '@gmg/contracts/src/queues';\nexport const x = QUEUES;\n", 'no-restricted-imports'],
+    ['raw SQL outside libs/db', 'services/billing/src/zz-sample.ts', "import type { DataSource } from 'typeorm';\nexport async function f(ds: DataSource): Promise<unknown> {\n  return ds.query('SELECT 1');\n}\n", 'no-restricted-syntax'],
 ];
 const CLEAN = { file: 'libs/queue/src/zz-sample.ts', text: "import { QUEUES } from '@gmg/contracts';\nexport const names = Object.values(QUEUES);\n" };
 const SAMPLES = [...CASES.map(([, file, text]) => ({ file, text })), CLEAN];

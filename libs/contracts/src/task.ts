@@ -66,3 +66,11 @@ export interface TaskView {
 export const TASK_TIMEOUT_MESSAGE = 'Task timeout';
 export const NO_UPSTREAM_MESSAGE = 'No available upstream';
 export const MODERATION_MESSAGE = 'Banned prompt detected';
+
+/** Failure `type`s the task worker writes on a task (the message is what the client reads). */
+export const TASK_FAILURE_TYPES = Object.freeze({
+  timeout: 'timeout',
+  moderation: 'moderation',
+  noUpstream: 'no_upstream',
+  upstream: 'upstream_error',
+} as const);

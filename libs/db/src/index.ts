@@ -25,3 +25,6 @@ export { ChatCallRepository } from './repositories/chat-call.repository';
 export type { ChatSettlement, MessagesChannel } from './repositories/chat-call.repository';
 export { CreditLeaseRepository } from './repositories/credit-lease.repository';
 export type { LeasedCall } from './repositories/credit-lease.repository';
+export { LogsRepository } from './repositories/logs.repository';
+export { pingDatabase } from './ping-database';
+export type { ActivityRecord, TaskLedgerRecord } from './repositories/logs.repository';

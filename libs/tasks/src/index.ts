@@ -2,7 +2,6 @@ export { toUnifiedTask } from './unified-task';
 export { TaskViewStore } from './task-view.store';
 export { TaskLifecycle } from './task-lifecycle';
 export type { CompletionHandler } from './task-lifecycle';
-export { TASK_FAILURE_TYPES } from './task-step.processor';
 export { poolWorkerEnvSchema } from './pool-worker.config';
 export type { PoolWorkerConfig } from './pool-worker.config';
 export { runPoolWorkerService } from './pool-worker.service';

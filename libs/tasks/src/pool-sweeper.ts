@@ -1,9 +1,8 @@
-import { TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
+import { TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
 import type { TaskRecord, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { Redis, TaskQueue } from '@gmg/queue';
 import type { TaskLifecycle } from './task-lifecycle';
-import { TASK_FAILURE_TYPES } from './task-step.processor';
 
 export interface PoolSweepResult {
   timedOut: number;

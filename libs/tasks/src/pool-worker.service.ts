@@ -1,6 +1,6 @@
 import type { Pool } from '@gmg/contracts';
 import type { DataSource } from 'typeorm';
-import { createDataSource } from '@gmg/db';
+import { createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
@@ -33,7 +33,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   let draining = false;
   const health = await startHealthServer({
     port: config.HEALTH_PORT,
-    checks: { postgres: () => ds.query('SELECT 1'), redis: () => redis.ping() },
+    checks: { postgres: () => pingDatabase(ds), redis: () => redis.ping() },
     isDraining: () => draining,
   });
   logger.info({ pool, healthPort: health.port }, 'worker ready');

@@ -1,6 +1,6 @@
 import { DelayedError, type Job } from 'bullmq';
 import {
-  MODERATION_MESSAGE, NO_UPSTREAM_MESSAGE, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData,
+  MODERATION_MESSAGE, NO_UPSTREAM_MESSAGE, TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData,
 } from '@gmg/contracts';
 import type { ChannelGroupResolver, ChannelRepository, ChannelWithSecret, TaskRecord, TaskRepository } from '@gmg/db';
 import { UpstreamError } from '@gmg/errors';
@@ -13,14 +13,6 @@ import { pollDelayMs, retryDelayMs, MIN_STEP_DELAY_MS } from './step-timing';
 
 /** The job data of a task job. */
 export type TaskJobState = TaskJobData;
-
-/** Failure `type`s this worker writes on a task (the message is what the client reads). */
-export const TASK_FAILURE_TYPES = Object.freeze({
-  timeout: 'timeout',
-  moderation: 'moderation',
-  noUpstream: 'no_upstream',
-  upstream: 'upstream_error',
-} as const);
 
 export interface TaskProcessorDeps {
   tasks: TaskRepository;

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
-import { resolveModel, type NormalizedRequest, type TaskResult } from '@gmg/contracts';
+import { contractEndpointOf, type NormalizedRequest, type TaskResult } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import type { ChannelTarget, UpstreamAdapter, UpstreamPoll, UpstreamStatus } from './adapter';
 import { classifyHttpFailure, isModerationFailure, scrubSecret, truncate } from './upstream-failure';
@@ -16,18 +16,8 @@ export interface GatewayAdapterOptions {
   maxResponseBytes?: number;
   /** Keep-alive sockets per upstream host. Default 64. */
   maxSockets?: number;
-  /** Endpoint override, mostly for tests; default: the model contract's endpoint, else by pool. */
+  /** Endpoint override, mostly for tests; default: contractEndpointOf (libs/contracts). */
   endpointFor?: (req: NormalizedRequest) => string | undefined;
-}
-
-const DEFAULT_ENDPOINT_BY_POOL: Record<string, string> = {
-  image: '/v1/images/generations',
-  video: '/v1/videos/generations',
-  avatar: '/v1/motion2/private-avatar',
-};
-
-function defaultEndpoint(req: NormalizedRequest): string | undefined {
-  return resolveModel(req.model)?.contract?.endpoint ?? DEFAULT_ENDPOINT_BY_POOL[req.pool];
 }
 
 const joinUrl = (base: string, path: string): string => `${base.replace(/\/+$/, '')}${path}`;
@@ -40,57 +30,8 @@ const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && 
  * Upstream channels are operator-configured and may be on loopback, so no SSRF filter here.
  */
 export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): UpstreamAdapter {
-  const maxSockets = opts.maxSockets ?? 64;
-  const client: AxiosInstance = axios.create({
-    timeout: opts.timeoutMs ?? 30_000,
-    maxContentLength: opts.maxResponseBytes ?? 1_048_576,
-    maxRedirects: 0,
-    proxy: false,
-    // Statuses are classified here, not thrown by axios (whose errors carry the request headers).
-    validateStatus: () => true,
-    httpAgent: new http.Agent({ keepAlive: true, maxSockets }),
-    httpsAgent: new https.Agent({ keepAlive: true, maxSockets }),
-    headers: { 'User-Agent': 'gmg-gateway-adapter/1', Accept: 'application/json' },
-  });
-  const endpointFor = opts.endpointFor ?? defaultEndpoint;
-
-  async function call(ch: ChannelTarget, describe: string, send: () => Promise<AxiosResponse<unknown>>): Promise<AxiosResponse<unknown>> {
-    let res: AxiosResponse<unknown>;
-    try {
-      res = await send();
-    } catch (e) {
-      // Never rethrow the axios error: its config holds the Authorization header.
-      const err = e as { code?: string; message?: string };
-      const tooLarge = typeof err.message === 'string' && err.message.includes('maxContentLength');
-      if (tooLarge) throw new UpstreamError(`${describe}: response larger than the size cap`, true, undefined, 'server');
-      throw classifyHttpFailure({ code: err.code }, describe);
-    }
-    if (res.status >= 200 && res.status < 300) return res;
-    const body = res.data;
-    const error = isObj(body) && isObj(body.error) ? body.error : undefined;
-    const failure = classifyHttpFailure(
-      {
-        status: res.status,
-        errorType: typeof error?.type === 'string' ? error.type : undefined,
-        errorMessage: typeof error?.message === 'string' ? scrubSecret(error.message, ch.apiKey) : undefined,
-      },
-      describe,
-    );
-    throw failure;
-  }
-
-  const headersFor = (ch: ChannelTarget): Record<string, string> =>
-    ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {};
-
-  /** Art suite tasks are read in their native shape (spec 2.3: unwrapped, MODAL, grid, description). */
-  async function pollArtgen(ch: ChannelTarget, upstreamTaskId: string): Promise<UpstreamPoll> {
-    const path = `${ARTGEN_NATIVE_PATH}/${encodeURIComponent(upstreamTaskId)}`;
-    const describe = `upstream ${ch.name} GET ${ARTGEN_NATIVE_PATH}/${truncate(upstreamTaskId, 80)}`;
-    const res = await call(ch, describe, () => client.get(joinUrl(ch.baseUrl, path), { headers: headersFor(ch) }));
-    if (!isObj(res.data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
-    return mapArtgenNative(res.data, describe);
-  }
-
+  const client = createUpstreamClient(opts);
+  const endpointFor = opts.endpointFor ?? contractEndpointOf;
   return {
     protocol: GATEWAY_PROTOCOL,
 
@@ -99,7 +40,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       const endpoint = req.upstreamPath ?? endpointFor(req);
       if (!endpoint) throw new UpstreamError(`no upstream endpoint known for model ${req.model}`, false, undefined, 'bad_request');
       const describe = `upstream ${ch.name} POST ${endpoint}`;
-      const res = await call(ch, describe, () =>
+      const res = await callUpstream(ch, describe, () =>
         client.post(joinUrl(ch.baseUrl, endpoint), req.upstreamBody, {
           headers: { ...headersFor(ch), 'Content-Type': 'application/json', 'Idempotency-Key': ctx.taskId },
         }),
@@ -113,9 +54,9 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
     },
 
     async poll(ch, upstreamTaskId, req) {
-      if (req?.pool === 'artgen') return pollArtgen(ch, upstreamTaskId);
+      if (req?.pool === 'artgen') return pollArtgen(client, ch, upstreamTaskId);
       const describe = `upstream ${ch.name} GET /v1/tasks/${truncate(upstreamTaskId, 80)}`;
-      const res = await call(ch, describe, () =>
+      const res = await callUpstream(ch, describe, () =>
         client.get(joinUrl(ch.baseUrl, `/v1/tasks/${encodeURIComponent(upstreamTaskId)}`), { headers: headersFor(ch) }),
       );
       const data = isObj(res.data) ? res.data.data : undefined;
@@ -123,6 +64,58 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       return mapUnifiedTask(data, describe);
     },
   };
+}
+
+function createUpstreamClient(opts: GatewayAdapterOptions): AxiosInstance {
+  const maxSockets = opts.maxSockets ?? 64;
+  return axios.create({
+    timeout: opts.timeoutMs ?? 30_000,
+    maxContentLength: opts.maxResponseBytes ?? 1_048_576,
+    maxRedirects: 0,
+    proxy: false,
+    // Statuses are classified here, not thrown by axios (whose errors carry the request headers).
+    validateStatus: () => true,
+    httpAgent: new http.Agent({ keepAlive: true, maxSockets }),
+    httpsAgent: new https.Agent({ keepAlive: true, maxSockets }),
+    headers: { 'User-Agent': 'gmg-gateway-adapter/1', Accept: 'application/json' },
+  });
+}
+
+const headersFor = (ch: ChannelTarget): Record<string, string> =>
+  ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {};
+
+/** Sends one request; a transport failure or a non-2xx answer becomes a classified UpstreamError. */
+async function callUpstream(ch: ChannelTarget, describe: string, send: () => Promise<AxiosResponse<unknown>>): Promise<AxiosResponse<unknown>> {
+  let res: AxiosResponse<unknown>;
+  try {
+    res = await send();
+  } catch (e) {
+    // Never rethrow the axios error: its config holds the Authorization header.
+    const err = e as { code?: string; message?: string };
+    const tooLarge = typeof err.message === 'string' && err.message.includes('maxContentLength');
+    if (tooLarge) throw new UpstreamError(`${describe}: response larger than the size cap`, true, undefined, 'server');
+    throw classifyHttpFailure({ code: err.code }, describe);
+  }
+  if (res.status >= 200 && res.status < 300) return res;
+  const body = res.data;
+  const error = isObj(body) && isObj(body.error) ? body.error : undefined;
+  throw classifyHttpFailure(
+    {
+      status: res.status,
+      errorType: typeof error?.type === 'string' ? error.type : undefined,
+      errorMessage: typeof error?.message === 'string' ? scrubSecret(error.message, ch.apiKey) : undefined,
+    },
+    describe,
+  );
+}
+
+/** Art suite tasks are read in their native shape (spec 2.3: unwrapped, MODAL, grid, description). */
+async function pollArtgen(client: AxiosInstance, ch: ChannelTarget, upstreamTaskId: string): Promise<UpstreamPoll> {
+  const path = `${ARTGEN_NATIVE_PATH}/${encodeURIComponent(upstreamTaskId)}`;
+  const describe = `upstream ${ch.name} GET ${ARTGEN_NATIVE_PATH}/${truncate(upstreamTaskId, 80)}`;
+  const res = await callUpstream(ch, describe, () => client.get(joinUrl(ch.baseUrl, path), { headers: headersFor(ch) }));
+  if (!isObj(res.data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
+  return mapArtgenNative(res.data, describe);
 }
 
 /** Task id from acknowledgement shape A (`data[0].task_id`), B or C (`data.id`), or the art suite's `data.task_id`. */
@@ -174,32 +167,38 @@ export function mapUnifiedTask(data: Record<string, unknown>, describe = 'upstre
 /** Keeps only the known result fields, with the types the spec gives them (an upstream may send anything). */
 function mapResult(r: Record<string, unknown>): TaskResult {
   const out: TaskResult = {};
-  if (Array.isArray(r.images)) {
-    out.images = r.images.filter(isObj).filter((i) => typeof i.url === 'string').map((i) => ({
-      url: i.url as string,
-      ...(typeof i.width === 'number' ? { width: i.width } : {}),
-      ...(typeof i.height === 'number' ? { height: i.height } : {}),
-      ...(typeof i.format === 'string' ? { format: i.format } : {}),
-    }));
-  }
-  if (Array.isArray(r.videos)) {
-    out.videos = r.videos.filter(isObj).flatMap((v) => {
-      const urls = Array.isArray(v.url) ? v.url.filter((u): u is string => typeof u === 'string') : typeof v.url === 'string' ? [v.url] : [];
-      if (urls.length === 0) return [];
-      return [{ url: urls, expires_at: typeof v.expires_at === 'number' ? v.expires_at : 0, ...(typeof v.duration === 'number' ? { duration: v.duration } : {}) }];
-    });
-  }
+  if (Array.isArray(r.images)) out.images = mapImages(r.images);
+  if (Array.isArray(r.videos)) out.videos = mapVideos(r.videos);
   for (const k of ['assets', 'usable_assets'] as const) {
     const list = r[k];
-    if (Array.isArray(list)) {
-      out[k] = list.filter(isObj).filter((a) => typeof a.asset_id === 'string').map((a) => ({
-        asset_id: a.asset_id as string,
-        asset_url: typeof a.asset_url === 'string' ? a.asset_url : `asset://${String(a.asset_id)}`,
-        status: typeof a.status === 'string' ? a.status : 'Active',
-        ...(typeof a.reason === 'string' && a.reason ? { reason: truncate(a.reason, 500) } : {}),
-      }));
-    }
+    if (Array.isArray(list)) out[k] = mapAssets(list);
   }
   if (typeof r.text === 'string') out.text = r.text;
   return out;
+}
+
+function mapImages(list: unknown[]): NonNullable<TaskResult['images']> {
+  return list.filter(isObj).filter((i) => typeof i.url === 'string').map((i) => ({
+    url: i.url as string,
+    ...(typeof i.width === 'number' ? { width: i.width } : {}),
+    ...(typeof i.height === 'number' ? { height: i.height } : {}),
+    ...(typeof i.format === 'string' ? { format: i.format } : {}),
+  }));
+}
+
+function mapVideos(list: unknown[]): NonNullable<TaskResult['videos']> {
+  return list.filter(isObj).flatMap((v) => {
+    const urls = Array.isArray(v.url) ? v.url.filter((u): u is string => typeof u === 'string') : typeof v.url === 'string' ? [v.url] : [];
+    if (urls.length === 0) return [];
+    return [{ url: urls, expires_at: typeof v.expires_at === 'number' ? v.expires_at : 0, ...(typeof v.duration === 'number' ? { duration: v.duration } : {}) }];
+  });
+}
+
+function mapAssets(list: unknown[]): NonNullable<TaskResult['assets']> {
+  return list.filter(isObj).filter((a) => typeof a.asset_id === 'string').map((a) => ({
+    asset_id: a.asset_id as string,
+    asset_url: typeof a.asset_url === 'string' ? a.asset_url : `asset://${String(a.asset_id)}`,
+    status: typeof a.status === 'string' ? a.status : 'Active',
+    ...(typeof a.reason === 'string' && a.reason ? { reason: truncate(a.reason, 500) } : {}),
+  }));
 }

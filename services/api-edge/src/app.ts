@@ -3,7 +3,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
 import {
-  ApiKeyRepository, AssetGroupRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId,
+  ApiKeyRepository, AssetGroupRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId, pingDatabase,
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { Producers, Redis } from '@gmg/queue';
@@ -68,19 +68,62 @@ export interface App extends Express {
   readonly creditLeases: CreditLeaseBook;
 }
 
+/** What the mounting steps share, built once per app. */
+interface AppParts {
+  deps: AppDeps;
+  tasks: TaskRepository;
+  views: TaskViewStore;
+  keys: KeyAuthenticator;
+  prices: PriceTableCache;
+  auth: RequestHandler;
+  json: RequestHandler[];
+  submitGuards: RequestHandler[];
+}
+
 export function createApp(deps: AppDeps): App {
-  const { config, logger, dataSource, redis } = deps;
-  const tasks = new TaskRepository(dataSource);
-  const views = new TaskViewStore(redis, config.queuePrefix);
+  const { config, dataSource, redis, logger } = deps;
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
-  const prices = new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs);
-  const auth = authMiddleware(keys);
   const json = jsonBody(config.maxBodyBytes);
+  const parts: AppParts = {
+    deps,
+    tasks: new TaskRepository(dataSource),
+    views: new TaskViewStore(redis, config.queuePrefix),
+    keys,
+    prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
+    auth: authMiddleware(keys),
+    json,
+    // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
+    // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
+    // in-flight tasks per key.
+    submitGuards: [
+      createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
+      createIdempotencyMiddleware({ redis, prefix: config.queuePrefix, bodyParsers: json, logger }),
+      createInflightLimitMiddleware({ ds: dataSource }),
+    ],
+  };
 
   const app = express() as unknown as App;
   Object.defineProperty(app, 'keyAuthenticator', { value: keys });
   app.disable('x-powered-by');
   app.set('etag', false);
+  mountObservability(app, deps);
+  mountManagement(app, parts);
+  mountUploads(app, parts);
+  app.use('/v1', parts.auth);
+  mountGenerations(app, parts);
+  mountMessages(app, parts);
+  mountAvatar(app, parts);
+  app.use(tasksRouter({ views: parts.views, tasks: parts.tasks, toUnifiedTask, logger }));
+  app.use(catalogRouter());
+  mountArtgen(app, parts);
+  app.use(routeNotFound);
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/** Request ids and access logs (health probes not logged), then /healthz and /readyz. */
+function mountObservability(app: App, deps: AppDeps): void {
+  const { logger, dataSource, redis } = deps;
   app.use(
     pinoHttp({
       logger,
@@ -93,31 +136,39 @@ export function createApp(deps: AppDeps): App {
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
     }),
   );
-
   app.use(
     healthRouter({
-      probes: { postgres: () => dataSource.query('SELECT 1'), redis: () => redis.ping() },
+      probes: { postgres: () => pingDatabase(dataSource), redis: () => redis.ping() },
       isDraining: deps.isDraining ?? (() => false),
       logger,
     }),
   );
+}
 
-  // Management API (spec 4.4, `{success, message, data}`): its own auth (ADMIN_TOKEN or an API key through the
-  // same cached authenticator) and its own error envelope, so it sits before the key auth of /v1.
+/**
+ * Management API (spec 4.4, `{success, message, data}`): its own auth (ADMIN_TOKEN or an API key through the
+ * same cached authenticator) and its own error envelope, so it sits before the key auth of /v1.
+ */
+function mountManagement(app: App, { deps, keys }: AppParts): void {
   app.use(
     '/api',
     createManagementRouter({
-      ds: dataSource,
-      adminToken: config.adminToken,
+      ds: deps.dataSource,
+      adminToken: deps.config.adminToken,
       authenticate: (secret) => keys.authenticate(secret),
       // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
       onKeyRevoked: () => keys.clear(),
-      logger,
+      logger: deps.logger,
     }),
   );
+}
 
-  // Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
-  // capability); the POST authenticates itself with the same middleware.
+/**
+ * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
+ * capability); the POST authenticates itself with the same middleware.
+ */
+function mountUploads(app: App, { deps, auth }: AppParts): void {
+  const { config, redis, logger } = deps;
   app.use(
     createUploadsRouter({
       storage: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
@@ -129,37 +180,30 @@ export function createApp(deps: AppDeps): App {
       now: deps.now,
     }),
   );
+}
 
-  app.use('/v1', auth);
+/** The dependencies every task-submitting router shares. */
+function submitDeps({ deps, tasks, prices, views }: AppParts) {
+  return {
+    tasks,
+    prices,
+    views,
+    queue: deps.producers,
+    logger: deps.logger,
+    publicBaseUrl: deps.config.publicBaseUrl,
+    taskTimeoutSeconds: deps.config.taskTimeoutSeconds,
+    newTaskId: deps.newTaskId ?? newTaskId,
+    now: deps.now,
+  };
+}
 
-  // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
-  // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
-  // in-flight tasks per key.
-  const submitGuards: RequestHandler[] = [
-    createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
-    createIdempotencyMiddleware({ redis, prefix: config.queuePrefix, bodyParsers: json, logger }),
-    createInflightLimitMiddleware({ ds: dataSource }),
-  ];
+function mountGenerations(app: App, parts: AppParts): void {
+  app.use(generationsRouter({ ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource) }, parts.json, parts.submitGuards));
+}
 
-  app.use(
-    generationsRouter(
-      {
-        tasks,
-        assets: new AssetRepository(dataSource),
-        prices,
-        views,
-        queue: deps.producers,
-        logger,
-        publicBaseUrl: config.publicBaseUrl,
-        taskTimeoutSeconds: config.taskTimeoutSeconds,
-        newTaskId: deps.newTaskId ?? newTaskId,
-        now: deps.now,
-      },
-      json,
-      submitGuards,
-    ),
-  );
-  // POST /v1/messages (docs/messages.md): synchronous pass-through, its own caches and crash sweeper
+/** POST /v1/messages (docs/messages.md): synchronous pass-through, its own caches and crash sweeper. */
+function mountMessages(app: App, { deps, prices }: AppParts): void {
+  const { config, dataSource, redis, logger } = deps;
   const chatCalls = new ChatCallRepository(dataSource);
   const leaseRepo = new CreditLeaseRepository(dataSource);
   const creditLeases = new CreditLeaseBook({
@@ -181,41 +225,25 @@ export function createApp(deps: AppDeps): App {
       guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
     }),
   );
-  app.use(
-    avatarRouter(
-      {
-        ds: dataSource, tasks, groups: new AssetGroupRepository(dataSource), assets: new AssetRepository(dataSource), prices, views,
-        queue: deps.producers, logger, publicBaseUrl: config.publicBaseUrl, taskTimeoutSeconds: config.taskTimeoutSeconds,
-        newTaskId: deps.newTaskId ?? newTaskId, now: deps.now,
-      },
-      json,
-      submitGuards,
-    ),
-  );
-  app.use(tasksRouter({ views, tasks, toUnifiedTask, logger }));
-  app.use(catalogRouter());
-  app.use(
-    artgenRouter(
-      {
-        tasks,
-        assets: new AssetRepository(dataSource),
-        prices,
-        views,
-        queue: deps.producers,
-        logger,
-        publicBaseUrl: config.publicBaseUrl,
-        taskTimeoutSeconds: config.taskTimeoutSeconds,
-        newTaskId: deps.newTaskId ?? newTaskId,
-        now: deps.now,
-        describeWaitMs: describeWaitOf(config),
-      },
-      json,
-      submitGuards,
-    ),
-  );
-
-  app.use(routeNotFound);
-  app.use(errorHandler(logger));
-  return app;
 }
 
+function mountAvatar(app: App, parts: AppParts): void {
+  const ds = parts.deps.dataSource;
+  app.use(
+    avatarRouter(
+      { ...submitDeps(parts), ds, groups: new AssetGroupRepository(ds), assets: new AssetRepository(ds) },
+      parts.json,
+      parts.submitGuards,
+    ),
+  );
+}
+
+function mountArtgen(app: App, parts: AppParts): void {
+  app.use(
+    artgenRouter(
+      { ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource), describeWaitMs: describeWaitOf(parts.deps.config) },
+      parts.json,
+      parts.submitGuards,
+    ),
+  );
+}

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { createDataSource } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { Producers, checkRedisPolicy, createRedis } from '@gmg/queue';
+import { Producers, checkRedisPolicy, createRedis, onShutdownSignals } from '@gmg/queue';
 import { MessagesUpstreamClient } from '@gmg/upstream';
 import { createApp } from './app';
 import { loadApiEdgeConfig } from './config';
@@ -36,31 +36,36 @@ async function main(): Promise<void> {
   });
   logger.info({ port: config.port, publicBaseUrl: config.publicBaseUrl }, 'api-edge listening');
 
-  const shutdown = async (signal: string) => {
-    if (draining) return;
-    draining = true;
-    logger.info({ signal }, 'draining: no new connections, finishing in-flight requests');
-    const force = setTimeout(() => {
-      logger.warn('drain timeout: closing remaining connections');
-      server.closeAllConnections();
-    }, DRAIN_TIMEOUT_MS);
-    force.unref();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
-    clearTimeout(force);
-    app.chatCallSweeper.stop();
-    await app.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
-    await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));
-    await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
-    await redis.quit().catch(() => redis.disconnect());
-    await dataSource.destroy().catch((err: unknown) => logger.warn({ err }, 'closing postgres'));
-    logger.info('api-edge stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  onShutdownSignals(
+    async (signal) => {
+      draining = true;
+      logger.info({ signal }, 'draining: no new connections, finishing in-flight requests');
+      await drainServer(server, () => logger.warn('drain timeout: closing remaining connections'));
+      app.chatCallSweeper.stop();
+      await app.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
+      await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));
+      await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
+      await redis.quit().catch(() => redis.disconnect());
+      await dataSource.destroy().catch((err: unknown) => logger.warn({ err }, 'closing postgres'));
+      logger.info('api-edge stopped');
+    },
+    // Beyond the drain: the closes after it get their own margin before the hard exit.
+    { hardTimeoutMs: DRAIN_TIMEOUT_MS + 20_000, log: (msg, err) => logger.info({ err }, msg) },
+  );
+}
+
+/** Stops accepting connections and waits for in-flight requests; cuts what is left after DRAIN_TIMEOUT_MS. */
+async function drainServer(server: Server, onForce: () => void): Promise<void> {
+  const force = setTimeout(() => {
+    onForce();
+    server.closeAllConnections();
+  }, DRAIN_TIMEOUT_MS);
+  force.unref();
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  clearTimeout(force);
 }
 
 main().catch((err: unknown) => {

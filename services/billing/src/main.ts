@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { createDataSource } from '@gmg/db';
+import { createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { startBillingWorker } from './billing-worker';
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   let draining = false;
   const health = await startHealthServer({
     port: config.HEALTH_PORT,
-    checks: { postgres: () => ds.query('SELECT 1'), redis: () => redis.ping() },
+    checks: { postgres: () => pingDatabase(ds), redis: () => redis.ping() },
     isDraining: () => draining,
     onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });

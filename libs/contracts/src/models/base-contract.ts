@@ -1,6 +1,9 @@
 import { defineContract, type BuiltContract } from './define-contract';
-import { IMAGE_ENDPOINT, SCHEMA_VERSION, VIDEO_ENDPOINT, mediaArray, modelField, promptField, POLL } from './common-fields';
-import type { Operation } from './types';
+import { AVATAR_ENDPOINT, IMAGE_ENDPOINT, SCHEMA_VERSION, VIDEO_ENDPOINT, mediaArray, modelField, promptField, POLL } from './common-fields';
+import { resolveModel } from './registry';
+import type { NormalizedRequest, Operation } from './types';
+
+export { AVATAR_ENDPOINT };
 
 /**
  * The generic contract of a model without catalog metadata (spec 2.4 `category=unknown`: a non-standard name in a
@@ -78,4 +81,15 @@ export function baseContract(model: string, operation: Operation): BuiltContract
     cache.set(key, c);
   }
   return c;
+}
+
+/**
+ * The upstream path a request is submitted to (before a per-request `upstreamPath`): its model's contract endpoint,
+ * else the base contract's endpoint of its pool (a custom model name), else the avatar path. The one endpoint table.
+ */
+export function contractEndpointOf(req: Pick<NormalizedRequest, 'model' | 'pool'>): string | undefined {
+  const own = resolveModel(req.model)?.contract?.endpoint;
+  if (own) return own;
+  if (req.pool === 'avatar') return AVATAR_ENDPOINT;
+  return Object.values(BY_OPERATION).find((op) => op.pool === req.pool)?.endpoint;
 }

@@ -13,6 +13,8 @@ export const POLL = Object.freeze({
 
 export const IMAGE_ENDPOINT = '/v1/images/generations';
 export const VIDEO_ENDPOINT = '/v1/videos/generations';
+/** The private avatar submit path (spec 4.8): the edge serves it, an upstream gateway is called on it. */
+export const AVATAR_ENDPOINT = '/v1/motion2/private-avatar';
 
 /** A public http(s) URL, checked in the schema by pattern and at the edge for internal addresses. */
 export const URL_PATTERN = '^[hH][tT][tT][pP][sS]?://';

@@ -1,4 +1,5 @@
 import { Router, type RequestHandler } from 'express';
+import { AVATAR_ENDPOINT } from '@gmg/contracts';
 import type { AssetGroupRepository, AssetRepository } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { methodNotAllowed } from '../http/error-handler';
@@ -7,7 +8,7 @@ import { idempotencyOf } from '../middleware/idempotency';
 import { assetView, groupView, page, parseAssetQuery, parsePaging } from './avatar-browse';
 import { submitAvatar, type SubmitAvatarDeps } from './submit-avatar.use-case';
 
-export const PRIVATE_AVATAR_PATH = '/v1/motion2/private-avatar';
+export const PRIVATE_AVATAR_PATH = AVATAR_ENDPOINT;
 export const AVATAR_GROUPS_PATH = '/v1/motion2/groups';
 export const AVATAR_ASSETS_PATH = '/v1/motion2/assets';
 

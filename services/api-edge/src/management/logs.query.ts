@@ -1,5 +1,5 @@
-import type { DataSource } from 'typeorm';
 import { fromMinor } from '@gmg/contracts';
+import type { ActivityRecord, LogsRepository, TaskLedgerRecord } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 
 export interface LogsFilter {
@@ -53,18 +53,17 @@ export interface LogsPage {
   next_cursor: string | null;
 }
 
-type Row = Record<string, unknown>;
-const secs = (v: unknown): number => Math.floor(new Date(v as string).getTime() / 1000);
+const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 function encodeCursor(ts: string, ref: string): string {
   return Buffer.from(JSON.stringify([ts, ref]), 'utf8').toString('base64url');
 }
 
-function decodeCursor(c: string): [string, string] {
+function decodeCursor(c: string): { ts: string; ref: string } {
   try {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as unknown;
     if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0]))) {
-      return [v[0], v[1]];
+      return { ts: v[0], ref: v[1] };
     }
   } catch {
     // fall through
@@ -74,79 +73,50 @@ function decodeCursor(c: string): [string, string] {
 
 /**
  * An account's activity, newest first: its tasks (each with its ledger entries) and its task-less ledger
- * entries (topups), merged on (created_at, ref) so keyset pagination is stable while new rows arrive.
- * The timestamp travels in the cursor as Postgres text (microsecond precision), never through a JS Date.
+ * entries (topups). The timestamp travels in the cursor as Postgres text (microsecond precision), never through
+ * a JS Date.
  */
-export async function queryLogs(ds: DataSource, f: LogsFilter): Promise<LogsPage> {
-  const params: unknown[] = [f.accountId];
-  const p = (v: unknown): string => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  const common: string[] = [];
-  if (f.from !== undefined) common.push(`created_at >= to_timestamp(${p(f.from)})`);
-  if (f.to !== undefined) common.push(`created_at < to_timestamp(${p(f.to)})`);
-  if (f.cursor) {
-    const [ts, ref] = decodeCursor(f.cursor);
-    common.push(`(created_at, REF) < (${p(ts)}::timestamptz, ${p(ref)})`);
-  }
-  const taskWhere = ['account_id = $1', ...common.map((c) => c.replace('REF', 'id'))];
-  const ledgerRef = `('l' || lpad(id::text, 19, '0'))`;
-  const ledgerWhere = ['account_id = $1', 'task_id IS NULL', ...common.map((c) => c.replace('REF', ledgerRef))];
-  if (f.model !== undefined) {
-    const m = p(f.model);
-    taskWhere.push(`(model = ${m} OR requested_model = ${m})`);
-    ledgerWhere.push('false');
-  }
-  const limit = p(f.limit + 1);
-  const rows: Row[] = await ds.query(
-    `SELECT * FROM (
-       (SELECT 'task' AS type, t.id AS ref, t.requested_model AS model, t.status, t.price::text AS amount, t.created_at AS at,
-               t.completed_at, t.created_at::text AS ts, t.result->'usage' AS usage
-          FROM tasks t WHERE ${taskWhere.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit})
-       UNION ALL
-       (SELECT l.kind, ${ledgerRef}, NULL, NULL, l.amount::text, l.created_at, NULL, l.created_at::text, NULL
-          FROM ledger_entries l WHERE ${ledgerWhere.join(' AND ')} ORDER BY l.created_at DESC, l.id DESC LIMIT ${limit})
-     ) u ORDER BY u.at DESC, u.ref DESC LIMIT ${limit}`,
-    params,
-  );
+export async function queryLogs(logs: LogsRepository, f: LogsFilter): Promise<LogsPage> {
+  const { cursor, ...filter } = f;
+  const rows = await logs.activity({ ...filter, limit: f.limit + 1, ...(cursor ? { before: decodeCursor(cursor) } : {}) });
   const page = rows.slice(0, f.limit);
-  const taskIds = page.filter((r) => r.type === 'task').map((r) => r.ref as string);
-  const entries: Row[] = taskIds.length
-    ? await ds.query(
-        `SELECT task_id, kind, amount::text AS amount, created_at FROM ledger_entries
-         WHERE account_id = $1 AND task_id = ANY($2) ORDER BY id`,
-        [f.accountId, taskIds],
-      )
-    : [];
+  const entries = await logs.entriesOf(f.accountId, page.filter((r) => r.type === 'task').map((r) => r.ref));
+  const byTask = groupByTask(entries);
+  const items = page.map((r): LogItem => (r.type === 'task' ? taskItem(r, byTask.get(r.ref) ?? []) : ledgerItem(r)));
+  const last = page[page.length - 1];
+  return { items, next_cursor: rows.length > f.limit && last ? encodeCursor(last.ts, last.ref) : null };
+}
+
+function groupByTask(entries: TaskLedgerRecord[]): Map<string, LedgerLine[]> {
   const byTask = new Map<string, LedgerLine[]>();
   for (const e of entries) {
-    const list = byTask.get(e.task_id as string) ?? [];
-    list.push({ kind: e.kind as string, amount: fromMinor(e.amount as string), time: secs(e.created_at) });
-    byTask.set(e.task_id as string, list);
+    const list = byTask.get(e.taskId) ?? [];
+    list.push({ kind: e.kind, amount: fromMinor(e.amount), time: secs(e.createdAt) });
+    byTask.set(e.taskId, list);
   }
-  const items = page.map((r): LogItem => {
-    if (r.type === 'task') {
-      const lines = byTask.get(r.ref as string) ?? [];
-      const price = fromMinor(r.amount as string);
-      // a chat call captures its usage, less than its hold; a media task captures its price
-      const capture = lines.find((l) => l.kind === 'capture');
-      return {
-        type: 'task',
-        task_id: r.ref as string,
-        model: r.model as string,
-        status: r.status as string,
-        cost: capture ? capture.amount : r.status === 'failed' ? 0 : price,
-        price,
-        settled: lines.some((l) => l.kind === 'capture' || l.kind === 'release'),
-        time: secs(r.at),
-        completed_time: r.completed_at ? secs(r.completed_at) : null,
-        entries: lines,
-        ...(r.usage ? { usage: r.usage as Record<string, number> } : {}),
-      };
-    }
-    return { type: r.type as 'topup' | 'adjustment', entry_id: String(BigInt((r.ref as string).slice(1))), amount: fromMinor(r.amount as string), time: secs(r.at) };
-  });
-  const last = page[page.length - 1];
-  return { items, next_cursor: rows.length > f.limit && last ? encodeCursor(last.ts as string, last.ref as string) : null };
+  return byTask;
+}
+
+function taskItem(r: ActivityRecord, lines: LedgerLine[]): TaskLogItem {
+  const price = fromMinor(r.amount);
+  // a chat call captures its usage, less than its hold; a media task captures its price
+  const capture = lines.find((l) => l.kind === 'capture');
+  return {
+    type: 'task',
+    task_id: r.ref,
+    model: r.model as string,
+    status: r.status as string,
+    cost: capture ? capture.amount : r.status === 'failed' ? 0 : price,
+    price,
+    settled: lines.some((l) => l.kind === 'capture' || l.kind === 'release'),
+    time: secs(r.createdAt),
+    completed_time: r.completedAt ? secs(r.completedAt) : null,
+    entries: lines,
+    ...(r.usage ? { usage: r.usage } : {}),
+  };
+}
+
+/** A task-less entry; its ref is 'l' + the zero-padded entry id. */
+function ledgerItem(r: ActivityRecord): LedgerLogItem {
+  return { type: r.type as 'topup' | 'adjustment', entry_id: String(BigInt(r.ref.slice(1))), amount: fromMinor(r.amount), time: secs(r.createdAt) };
 }

@@ -3,6 +3,7 @@ import { fromMinor, toMinor } from '@gmg/contracts';
 import {
   AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, PriceRepository,
   type AccountRecord, type ApiKeyRecord, type ChannelInput, type ChannelRecord, type GroupRecord, type PriceRecord,
+  LogsRepository,
 } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { queryLogs, type LogsPage } from './logs.query';
@@ -101,13 +102,15 @@ export class ManagementService {
   private readonly channels: ChannelRepository;
   private readonly prices: PriceRepository;
   private readonly groups: GroupRepository;
+  private readonly activity: LogsRepository;
 
-  constructor(private readonly ds: DataSource) {
+  constructor(ds: DataSource) {
     this.accounts = new AccountRepository(ds);
     this.keys = new ApiKeyRepository(ds);
     this.channels = new ChannelRepository(ds);
     this.prices = new PriceRepository(ds);
     this.groups = new GroupRepository(ds);
+    this.activity = new LogsRepository(ds);
   }
 
   private async requireGroup(name: string, field: string): Promise<void> {
@@ -231,6 +234,6 @@ export class ManagementService {
 
   async logs(accountId: string, query: unknown): Promise<LogsPage> {
     const q = validate<{ limit: number; cursor?: string; from?: number; to?: number; model?: string }>(logsQuerySchema, query, 'query');
-    return queryLogs(this.ds, { accountId, ...q });
+    return queryLogs(this.activity, { accountId, ...q });
   }
 }
