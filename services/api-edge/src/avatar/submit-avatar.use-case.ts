@@ -1,13 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { isModelAllowed, type NormalizedRequest, type Pool } from '@gmg/contracts';
+import { isModelAllowed, type NormalizedRequest } from '@gmg/contracts';
 import {
   AssetGroupRepository, AssetRepository, TaskRepository, newAssetGroupId, newAssetId, type AuthPrincipal, type TaskRecord,
 } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
-import type { Logger } from '@gmg/logger';
-import type { PriceTableCache } from '../pricing/price-table.cache';
 import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
-import { quoteOrUnavailable } from '../use-cases/submit-task.use-case';
+import { publishAccepted, quoteOrUnavailable, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
 import { parseAvatarRequest, type AvatarRequest } from './avatar-request';
 
 /** The task model of an avatar batch: what channels list to serve avatar review, and the `model` of shape C. */
@@ -15,19 +13,13 @@ export const AVATAR_MODEL = 'motion-2.0-avatar';
 /** Approved assets are rendered by this model; a key allowed to use it may submit assets too. */
 export const AVATAR_CONSUMER_MODEL = 'motion-2.0';
 
-export interface SubmitAvatarDeps {
+export type SubmitAvatarDeps = Pick<
+  SubmitTaskDeps, 'prices' | 'views' | 'queue' | 'logger' | 'publicBaseUrl' | 'taskTimeoutSeconds' | 'newTaskId' | 'now'
+> & {
   ds: DataSource;
   tasks: Pick<TaskRepository, 'duplicateOf'>;
   groups: Pick<AssetGroupRepository, 'get'>;
-  prices: Pick<PriceTableCache, 'get'>;
-  views: { write(t: TaskRecord): Promise<unknown> };
-  queue: { enqueueTask(pool: Pool, taskId: string): Promise<void> };
-  logger: Logger;
-  publicBaseUrl: string;
-  taskTimeoutSeconds: number;
-  newTaskId: () => string;
-  now?: () => Date;
-}
+};
 
 export interface SubmitAvatarInput {
   principal: AuthPrincipal;
@@ -128,10 +120,6 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
     return shapeC(duplicate.existing.id);
   }
 
-  // Postgres is the record from here on (see submitTask): a failed view write or enqueue is repaired later.
-  await deps.views.write(task).catch((err: unknown) => deps.logger.warn({ err, taskId }, 'task view write failed after submit'));
-  await deps.queue.enqueueTask(task.pool, taskId).catch((err: unknown) =>
-    deps.logger.error({ err, taskId, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
-  );
+  await publishAccepted(deps, task);
   return shapeC(taskId);
 }

@@ -161,14 +161,20 @@ export async function acceptTask(
     return err.existing.id;
   }
 
-  // Postgres is the record from here on: a failed view write or enqueue must not turn an accepted, paid task
-  // into an error. Polling falls back to Postgres, and the worker sweeper's reconciler re-adds pending tasks
-  // without a job (jobId = taskId makes that idempotent).
+  await publishAccepted(deps, task);
+  return task.id;
+}
+
+/**
+ * After the commit of an accepted task (every submission path): Postgres is the record from here on, so a failed
+ * view write or enqueue must not turn an accepted, paid task into an error. Polling falls back to Postgres, and the
+ * worker sweeper's reconciler re-adds pending tasks without a job (jobId = taskId makes that idempotent).
+ */
+export async function publishAccepted(deps: Pick<SubmitTaskDeps, 'views' | 'queue' | 'logger'>, task: TaskRecord): Promise<void> {
   await deps.views.write(task).catch((err: unknown) => deps.logger.warn({ err, taskId: task.id }, 'task view write failed after submit'));
   await deps.queue.enqueueTask(task.pool, task.id).catch((err: unknown) =>
     deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
   );
-  return task.id;
 }
 
 /** Acknowledgement shape A, or B with HTTP 202 (spec 2.1). */
