@@ -36,8 +36,8 @@ export function newTaskId(): string {
  * Tasks and idempotency keys in memory, bounded: the least recently used entries are forgotten (a forgotten task
  * answers 404, like an upstream that purged it).
  */
-export class SimTaskStore {
-  private readonly tasks: LRUCache<string, SimTask>;
+export class SimTaskStore<T extends { id: string } = SimTask> {
+  protected readonly tasks: LRUCache<string, T>;
   private readonly byIdempotencyKey: LRUCache<string, string>;
   /** Keys whose first submit already got its simulated 503 (`[sim:error503once]`). */
   private readonly failedOnce: LRUCache<string, true>;
@@ -48,16 +48,16 @@ export class SimTaskStore {
     this.failedOnce = new LRUCache({ max: maxTasks });
   }
 
-  get(id: string): SimTask | undefined {
+  get(id: string): T | undefined {
     return this.tasks.get(id);
   }
 
-  byKey(idempotencyKey: string): SimTask | undefined {
+  byKey(idempotencyKey: string): T | undefined {
     const id = this.byIdempotencyKey.get(idempotencyKey);
     return id === undefined ? undefined : this.tasks.get(id);
   }
 
-  add(task: SimTask, idempotencyKey?: string): void {
+  add(task: T, idempotencyKey?: string): void {
     this.tasks.set(task.id, task);
     if (idempotencyKey) this.byIdempotencyKey.set(idempotencyKey, task.id);
   }

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ArtgenPathAction } from '@gmg/contracts';
 import type { SimMarkers, SimOutcome } from '../sim-scenario';
-import { newTaskId } from '../sim-task.store';
+import { SimTaskStore, newTaskId } from '../sim-task.store';
 import type { Size } from './artgen-geometry';
 
 /** What a finished task shows. Only sizes and seeds: files are rendered from their names when first fetched. */
@@ -49,26 +49,15 @@ export const newArtTaskId = newTaskId;
 export const seedOf = (id: string): string => id.replace(/^task_/, '');
 
 /**
- * Art tasks and their idempotency answers in memory, bounded like SimTaskStore (the least recently used entries are
- * forgotten; a forgotten task answers 404 like a purged one).
+ * Art tasks in the sim's bounded store, plus the first answer of each Idempotency-Key, replayed verbatim (the least
+ * recently used entries are forgotten; a forgotten task answers 404 like a purged one).
  */
-export class ArtgenStore {
-  private readonly tasks: LRUCache<string, ArtTask>;
+export class ArtgenStore extends SimTaskStore<ArtTask> {
   private readonly answers: LRUCache<string, ArtAnswer>;
-  private readonly failedOnce: LRUCache<string, true>;
 
   constructor(maxTasks = 50_000) {
-    this.tasks = new LRUCache({ max: maxTasks });
+    super(maxTasks);
     this.answers = new LRUCache({ max: maxTasks });
-    this.failedOnce = new LRUCache({ max: maxTasks });
-  }
-
-  get(id: string): ArtTask | undefined {
-    return this.tasks.get(id);
-  }
-
-  add(task: ArtTask): void {
-    this.tasks.set(task.id, task);
   }
 
   answerFor(idempotencyKey: string): ArtAnswer | undefined {
@@ -77,16 +66,5 @@ export class ArtgenStore {
 
   remember(idempotencyKey: string | undefined, answer: ArtAnswer): void {
     if (idempotencyKey) this.answers.set(idempotencyKey, answer);
-  }
-
-  /** `[sim:error503once]`: true the first time a key is seen (that submit fails), false afterwards. */
-  firstFailure(key: string): boolean {
-    if (this.failedOnce.has(key)) return false;
-    this.failedOnce.set(key, true);
-    return true;
-  }
-
-  get size(): number {
-    return this.tasks.size;
   }
 }
