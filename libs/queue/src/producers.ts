@@ -3,6 +3,7 @@ import {
   QUEUES, POOLS, settleJobId, taskJobId,
   type BillingJobCatalog, type Pool, type SettleJobData, type TaskJobCatalog, type TaskJobData,
 } from '@gmg/contracts';
+import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
 import type { Redis } from './connection';
 
 export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog & string>;
@@ -32,8 +33,11 @@ export function createBillingQueue(connection: Redis, prefix: string): BillingQu
 
 /** The one way to ask for a settlement. jobId = settle-<taskId>: a duplicate request collapses into the existing job. */
 export async function enqueueSettlement(billing: BillingQueue, taskId: string): Promise<void> {
-  const data: SettleJobData = { taskId };
-  await billing.add('settle', data, { jobId: settleJobId(taskId) });
+  await withSpan('enqueue settle', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES.billing, 'gmg.task_id': taskId } }, async () => {
+    const trace = traceCarrier();
+    const data: SettleJobData = { taskId, ...(trace ? { trace } : {}) };
+    await billing.add('settle', data, { jobId: settleJobId(taskId) });
+  });
 }
 
 /** One producer per pool plus billing. */
@@ -47,8 +51,18 @@ export class Producers {
 
   /** jobId = taskId: re-adding a task that already has a job is a no-op (the reconciler relies on it). */
   async enqueueTask(pool: Pool, taskId: string): Promise<void> {
-    const data: TaskJobData = { taskId, submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
-    await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
+    await withSpan('enqueue task', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES[pool], 'gmg.task_id': taskId } }, async () => {
+      const trace = traceCarrier();
+      const data: TaskJobData = { taskId, submitAttempts: 0, pollFailures: 0, excludedChannels: [], ...(trace ? { trace } : {}) };
+      await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
+    });
+  }
+
+  /** Job counts per queue (BullMQ getJobCounts), for the queue depth metric. */
+  async jobCounts(): Promise<QueueCounts> {
+    const queues = [...Object.values(this.tasks), this.billing];
+    const counts = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized')));
+    return Object.fromEntries(queues.map((q, i) => [q.name, counts[i]!]));
   }
 
   async close(): Promise<void> {
