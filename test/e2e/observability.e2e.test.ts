@@ -193,6 +193,7 @@ describe('observability e2e: one trace from the edge to billing, and the metrics
     expect(sample(edge, 'gmg_http_requests_total', { method: 'GET', route: '/v1/tasks/:id', status: '200' })).toBeGreaterThan(0);
     expect(edge).not.toMatch(/route="\/v1\/tasks\/task_/);
     expect(sample(edge, 'gmg_queue_jobs', { queue: QUEUES.image, state: 'waiting' })).toBeDefined();
+    expect(sample(edge, 'gmg_queue_oldest_waiting_seconds', { queue: QUEUES.billing })).toBeGreaterThanOrEqual(0);
     expect(edge).toMatch(/^nodejs_eventloop_lag_seconds\{service="api-edge"\} /m);
 
     const worker = await waitFor(async () => {

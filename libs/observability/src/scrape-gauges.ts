@@ -13,8 +13,8 @@ export function cached<T>(load: () => Promise<T>, ttlMs: number, now: () => numb
   };
 }
 
-/** Job counts per queue as BullMQ's getJobCounts answers them. */
-export type QueueCounts = Record<string, Record<string, number>>;
+/** Per queue: job counts as BullMQ's getJobCounts answers them, and how long its oldest waiting job has waited. */
+export type QueueCounts = Record<string, { counts: Record<string, number>; oldestWaitingSeconds: number }>;
 
 const QUEUE_STATES = ['waiting', 'delayed', 'active', 'failed', 'prioritized'] as const;
 let queueSource: (() => Promise<QueueCounts>) | undefined;
@@ -27,9 +27,21 @@ new Gauge({
   async collect() {
     if (!queueSource) return;
     this.reset();
-    for (const [queue, counts] of Object.entries(await queueSource())) {
-      for (const state of QUEUE_STATES) this.set({ queue, state }, counts[state] ?? 0);
+    for (const [queue, q] of Object.entries(await queueSource())) {
+      for (const state of QUEUE_STATES) this.set({ queue, state }, q.counts[state] ?? 0);
     }
+  },
+});
+
+new Gauge({
+  name: 'gmg_queue_oldest_waiting_seconds',
+  help: 'How long the oldest job in the wait list has waited for a worker (0 when none); an upper bound for a resumed task job, which counts from its last step',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+  async collect() {
+    if (!queueSource) return;
+    this.reset();
+    for (const [queue, q] of Object.entries(await queueSource())) this.set({ queue }, q.oldestWaitingSeconds);
   },
 });
 

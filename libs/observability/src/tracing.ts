@@ -104,9 +104,11 @@ export async function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Sp
  * The request and response emitters are bound to its context, so listeners added later (the JSON body parser) and
  * everything after them run inside it. Sets `X-Trace-Id` on the response. A no-op when tracing is off.
  */
-export function traceRequestsMiddleware(routeOf: (req: Parameters<RequestHandler>[0]) => string): RequestHandler {
+export function traceRequestsMiddleware(
+  routeOf: (req: Parameters<RequestHandler>[0]) => string, ignore: (path: string) => boolean = () => false,
+): RequestHandler {
   return (req, res, next) => {
-    if (!propagation.fields().includes('traceparent')) return next();
+    if (!propagation.fields().includes('traceparent') || ignore(req.path)) return next();
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = tracer().startSpan(`${req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
     const ctx = trace.setSpan(parent, span);

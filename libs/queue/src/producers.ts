@@ -58,11 +58,20 @@ export class Producers {
     });
   }
 
-  /** Job counts per queue (BullMQ getJobCounts), for the queue depth metric. */
-  async jobCounts(): Promise<QueueCounts> {
-    const queues = [...Object.values(this.tasks), this.billing];
-    const counts = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized')));
-    return Object.fromEntries(queues.map((q, i) => [q.name, counts[i]!]));
+  /** Per queue: job counts (BullMQ getJobCounts) and the wait of its oldest waiting job, for the queue metrics. */
+  async jobCounts(now = Date.now()): Promise<QueueCounts> {
+    const queues: Array<TaskQueue | BillingQueue> = [...Object.values(this.tasks), this.billing];
+    const stats = await Promise.all(queues.map(async (q) => {
+      const [counts, oldest] = await Promise.all([
+        q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
+        // getWaiting lists oldest first: element 0 is the job waiting longest
+        q.getWaiting(0, 0),
+      ]);
+      // ready since it was added, or since its last step ended (a resumed step machine job)
+      const since = oldest[0] ? Math.max(oldest[0].timestamp, oldest[0].processedOn ?? 0) : now;
+      return { counts, oldestWaitingSeconds: Math.max(0, (now - since) / 1000) };
+    }));
+    return Object.fromEntries(queues.map((q, i) => [q.name, stats[i]!]));
   }
 
   async close(): Promise<void> {

@@ -132,7 +132,7 @@ export function createApp(deps: AppDeps): App {
 function mountObservability(app: App, deps: AppDeps): void {
   const { logger, dataSource, redis } = deps;
   const probe = (path: string) => path === '/healthz' || path === '/readyz' || path === '/metrics';
-  app.use(traceRequestsMiddleware(routeOf));
+  app.use(traceRequestsMiddleware(routeOf, probe));
   app.use(httpMetricsMiddleware({ ignore: probe }));
   app.use(
     pinoHttp({
