@@ -35,9 +35,13 @@ export interface TaskJobData {
   excludedChannels?: string[];
   /** Retryable submit failures per channel id, for failover. Optional: jobs enqueued before it lack it. */
   channelFailures?: Record<string, number>;
+  /** W3C trace context of the submission (issue 12: one trace from the edge to billing). Absent when tracing is off. */
+  trace?: Record<string, string>;
 }
 export interface SettleJobData {
   taskId: string;
+  /** W3C trace context of the step that finished the task. Absent when tracing is off. */
+  trace?: Record<string, string>;
 }
 export interface SweepJobData {
   /** Set by the scheduler; informative only. */

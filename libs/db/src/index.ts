@@ -28,3 +28,4 @@ export type { LeasedCall } from './repositories/credit-lease.repository';
 export { LogsRepository } from './repositories/logs.repository';
 export { pingDatabase } from './ping-database';
 export type { ActivityRecord, TaskLedgerRecord } from './repositories/logs.repository';
+export { OpsStatsRepository } from './repositories/ops-stats.repository';

@@ -3,6 +3,7 @@ import {
   QUEUES, POOLS, settleJobId, taskJobId,
   type BillingJobCatalog, type Pool, type SettleJobData, type TaskJobCatalog, type TaskJobData,
 } from '@gmg/contracts';
+import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
 import type { Redis } from './connection';
 
 export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog & string>;
@@ -32,8 +33,11 @@ export function createBillingQueue(connection: Redis, prefix: string): BillingQu
 
 /** The one way to ask for a settlement. jobId = settle-<taskId>: a duplicate request collapses into the existing job. */
 export async function enqueueSettlement(billing: BillingQueue, taskId: string): Promise<void> {
-  const data: SettleJobData = { taskId };
-  await billing.add('settle', data, { jobId: settleJobId(taskId) });
+  await withSpan('enqueue settle', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES.billing, 'gmg.task_id': taskId } }, async () => {
+    const trace = traceCarrier();
+    const data: SettleJobData = { taskId, ...(trace ? { trace } : {}) };
+    await billing.add('settle', data, { jobId: settleJobId(taskId) });
+  });
 }
 
 /** One producer per pool plus billing. */
@@ -47,8 +51,27 @@ export class Producers {
 
   /** jobId = taskId: re-adding a task that already has a job is a no-op (the reconciler relies on it). */
   async enqueueTask(pool: Pool, taskId: string): Promise<void> {
-    const data: TaskJobData = { taskId, submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
-    await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
+    await withSpan('enqueue task', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES[pool], 'gmg.task_id': taskId } }, async () => {
+      const trace = traceCarrier();
+      const data: TaskJobData = { taskId, submitAttempts: 0, pollFailures: 0, excludedChannels: [], ...(trace ? { trace } : {}) };
+      await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
+    });
+  }
+
+  /** Per queue: job counts (BullMQ getJobCounts) and the wait of its oldest waiting job, for the queue metrics. */
+  async jobCounts(now = Date.now()): Promise<QueueCounts> {
+    const queues: Array<TaskQueue | BillingQueue> = [...Object.values(this.tasks), this.billing];
+    const stats = await Promise.all(queues.map(async (q) => {
+      const [counts, oldest] = await Promise.all([
+        q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
+        // getWaiting lists oldest first: element 0 is the job waiting longest
+        q.getWaiting(0, 0),
+      ]);
+      // ready since it was added, or since its last step ended (a resumed step machine job)
+      const since = oldest[0] ? Math.max(oldest[0].timestamp, oldest[0].processedOn ?? 0) : now;
+      return { counts, oldestWaitingSeconds: Math.max(0, (now - since) / 1000) };
+    }));
+    return Object.fromEntries(queues.map((q, i) => [q.name, stats[i]!]));
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@ import {
   ApiKeyRepository, AssetGroupRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId, pingDatabase,
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
 import { MessagesUpstreamClient } from '@gmg/upstream';
@@ -15,6 +16,8 @@ import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { avatarRouter } from './avatar/avatar.router';
 import { authMiddleware } from './middleware/auth.middleware';
+import { requireAdminToken } from './middleware/admin-token';
+import { submitMetricsMiddleware } from './observability/submit-metrics';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
 import { createInflightLimitMiddleware, createRateLimitMiddleware } from './middleware/rate-limit';
 import { PriceTableCache } from './pricing/price-table.cache';
@@ -96,6 +99,7 @@ export function createApp(deps: AppDeps): App {
     // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
     // in-flight tasks per key.
     submitGuards: [
+      submitMetricsMiddleware,
       createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
       createIdempotencyMiddleware({ redis, prefix: config.queuePrefix, bodyParsers: json, logger }),
       createInflightLimitMiddleware({ ds: dataSource }),
@@ -121,9 +125,15 @@ export function createApp(deps: AppDeps): App {
   return app;
 }
 
-/** Request ids and access logs (health probes not logged), then /healthz and /readyz. */
+/**
+ * Request ids and access logs (health probes not logged), the request's trace span (X-Trace-Id, when tracing is
+ * on), HTTP metrics by route pattern, then /healthz, /readyz and /metrics (Prometheus; Bearer ADMIN_TOKEN).
+ */
 function mountObservability(app: App, deps: AppDeps): void {
   const { logger, dataSource, redis } = deps;
+  const probe = (path: string) => path === '/healthz' || path === '/readyz' || path === '/metrics';
+  app.use(traceRequestsMiddleware(routeOf, probe));
+  app.use(httpMetricsMiddleware({ ignore: probe }));
   app.use(
     pinoHttp({
       logger,
@@ -143,6 +153,7 @@ function mountObservability(app: App, deps: AppDeps): void {
       logger,
     }),
   );
+  app.get('/metrics', requireAdminToken(deps.config.adminToken), metricsHandler);
 }
 
 /**

@@ -35,6 +35,8 @@ export interface ApiEdgeConfig {
   messagesChannelCacheTtlMs: number;
   /** How long a describe request waits for its text before answering with the plain acknowledgement. */
   artgenDescribeWaitMs: number;
+  /** OTLP/HTTP collector base URL; unset: tracing off. */
+  otlpEndpoint?: string;
 }
 
 const MIB = 1024 * 1024;
@@ -99,6 +101,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
   });
 }
 

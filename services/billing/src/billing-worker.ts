@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
 import { TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
 import {
   BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, requireTaskId,
   type BillingQueue, type JobHandlers, type Redis,
@@ -43,8 +44,13 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   const settler = new SettleTaskHandler(ds, logger);
   const sweeper = new BillingSweeper(new TaskRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
   const handlers: JobHandlers<BillingJobCatalog> = {
-    settle: (job) => settler.settle(requireTaskId(job.data)),
-    sweep: () => sweeper.sweep(),
+    settle: (job) => withSpan('billing settle', { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': String(job.data.taskId) } },
+      () => settler.settle(requireTaskId(job.data))),
+    sweep: async () => {
+      const r = await sweeper.sweep();
+      recordSweep('billing', { resent: r.resent, settled_late: r.settledDirectly });
+      return r;
+    },
   };
   const worker = createTypedWorker<BillingJobCatalog>(QUEUES.billing, handlers, BILLING_JOB_NAMES, {
     connection: redis, prefix, concurrency: opts.concurrency, lockDuration: opts.lockDuration, stalledInterval: opts.stalledInterval,

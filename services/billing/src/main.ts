@@ -1,6 +1,8 @@
 import 'reflect-metadata';
-import { createDataSource, pingDatabase } from '@gmg/db';
+import { fromMinor } from '@gmg/contracts';
+import { OpsStatsRepository, createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
+import { collectProcessMetrics, reportMoney, startTracing } from '@gmg/observability';
 import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { startBillingWorker } from './billing-worker';
 import { loadBillingConfig } from './config';
@@ -8,6 +10,8 @@ import { loadBillingConfig } from './config';
 async function main(): Promise<void> {
   const config = loadBillingConfig();
   const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL });
+  const tracing = startTracing({ service: 'billing', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  collectProcessMetrics('billing');
   const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(30, config.SETTLE_CONCURRENCY + 2), applicationName: 'gmg-billing' });
   await ds.initialize();
   const redis = createRedis(config.REDIS_URL, 'worker');
@@ -16,6 +20,11 @@ async function main(): Promise<void> {
     { ds, redis, prefix: config.QUEUE_PREFIX, logger },
     { concurrency: config.SETTLE_CONCURRENCY, sweepIntervalMs: config.SWEEP_INTERVAL_MS, unsettledAfterMs: config.UNSETTLED_AFTER_MS },
   );
+  const stats = new OpsStatsRepository(ds);
+  reportMoney(async () => {
+    const m = await stats.money();
+    return { ...m, ledgerUnits: Object.fromEntries(Object.entries(m.ledgerMinor).map(([k, v]) => [k, fromMinor(v)])) };
+  });
   let draining = false;
   const health = await startHealthServer({
     port: config.HEALTH_PORT,
@@ -30,6 +39,7 @@ async function main(): Promise<void> {
     await health.close();
     await redis.quit();
     await ds.destroy();
+    await tracing.shutdown();
     logger.info('billing stopped');
   }, { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) });
 }

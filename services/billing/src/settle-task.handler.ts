@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { settleTask, type SettleOutcome } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { settlements } from '@gmg/observability';
 
 /**
  * Settles one task (capture or release, exactly once: settleTask is idempotent). The task view needs no rewrite:
@@ -12,6 +13,7 @@ export class SettleTaskHandler {
 
   async settle(taskId: string): Promise<SettleOutcome> {
     const outcome = await settleTask(this.ds, taskId);
+    settlements.inc({ outcome });
     if (outcome === 'not_terminal') throw new Error(`task ${taskId} is not terminal yet; settlement retried later`);
     if (outcome === 'not_found') {
       this.logger.warn({ taskId }, 'settlement for an unknown task; dropped');

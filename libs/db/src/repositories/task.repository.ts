@@ -40,6 +40,9 @@ export interface TaskRecord {
    * upstream has none. Optional for the same reason as settledAt.
    */
   native?: Record<string, unknown> | null;
+  /** The submission's request id and trace id (support lookups). Optional for the same reason as settledAt. */
+  requestId?: string | null;
+  traceId?: string | null;
 }
 
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
@@ -51,6 +54,9 @@ export type NewTask = Pick<
   idempotencyKey?: string;
   /** What the request under that key was (a hash): a retry with another body is told apart from a replay. */
   idempotencyFingerprint?: string;
+  /** The edge request that made it (X-Request-Id) and its trace (X-Trace-Id, when tracing is on). */
+  requestId?: string;
+  traceId?: string;
 };
 
 /** A submission whose Idempotency-Key already made a task: nothing was held; `existing` is that task. */
@@ -91,6 +97,8 @@ export function toTaskRecord(r: Row): TaskRecord {
     settledAt: r.settled_at ? new Date(r.settled_at as string) : null,
     captureAmount: r.capture_amount === null || r.capture_amount === undefined ? null : BigInt(r.capture_amount as string),
     native: (r.native as Record<string, unknown> | null | undefined) ?? null,
+    requestId: (r.request_id as string | null | undefined) ?? null,
+    traceId: (r.trace_id as string | null | undefined) ?? null,
   };
 }
 
@@ -117,8 +125,8 @@ export class TaskRepository {
          WHERE id = $2 AND available >= $8 RETURNING id
        ), task AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint)
-         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13 FROM hold
+                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id)
+         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15 FROM hold
          RETURNING *
        ), ledger AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
@@ -128,7 +136,7 @@ export class TaskRepository {
        SELECT task.* FROM task, ledger`,
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
         t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
-        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null],
+        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null],
     ).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
@@ -259,6 +267,14 @@ export class TaskRepository {
        ORDER BY completed_at LIMIT $2`,
       [String(olderThanMs), limit],
     );
+    return rows.map(toTaskRecord);
+  }
+
+  /** Tasks made by a request (X-Request-Id) or in a trace (X-Trace-Id), newest first: support lookups. */
+  async findByOrigin(by: { requestId?: string; traceId?: string }, limit = 20): Promise<TaskRecord[]> {
+    const [column, value] = by.requestId ? ['request_id', by.requestId] : ['trace_id', by.traceId];
+    if (!value) return [];
+    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE ${column} = $1 ORDER BY created_at DESC LIMIT $2`, [value, limit]);
     return rows.map(toTaskRecord);
   }
 

@@ -36,6 +36,14 @@ export interface SubmitTaskInput {
   responseVersion?: string;
   /** The claimed `Idempotency-Key` and request fingerprint: bound to the task, so a second task under it is impossible. */
   idempotency?: { key: string; fingerprint: string };
+  /** The edge request id and trace id, stored on the task for support lookups. */
+  origin?: TaskOrigin;
+}
+
+/** Where a task came from: the edge's `X-Request-Id` and, with tracing on, `X-Trace-Id`. */
+export interface TaskOrigin {
+  requestId: string;
+  traceId?: string;
 }
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
@@ -122,7 +130,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // the channel that approved them, under its own asset references
   request = await resolveAssetReferences(deps, principal.accountId, request);
 
-  const taskId = await acceptTask(deps, principal, request, input.idempotency);
+  const taskId = await acceptTask(deps, principal, request, input.idempotency, input.origin);
   return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
 }
 
@@ -133,6 +141,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
  */
 export async function acceptTask(
   deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+  origin?: TaskOrigin,
 ): Promise<string> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
@@ -151,6 +160,7 @@ export async function acceptTask(
       deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
       idempotencyKey: idempotency?.key,
       idempotencyFingerprint: idempotency?.fingerprint,
+      ...origin,
     });
   } catch (err) {
     // The Redis idempotency record answers replays; when it was lost, the database refuses the second task
