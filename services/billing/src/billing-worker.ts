@@ -1,14 +1,15 @@
 import type { Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
-import { TaskRepository } from '@gmg/db';
+import { TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import {
   BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, requireTaskId,
-  type BillingQueue, type JobHandlers, type Redis,
+  type BillingQueue, type JobHandlers, type Redis, type WebhookQueue,
 } from '@gmg/queue';
 import { BillingSweeper } from './billing-sweeper';
 import { SettleTaskHandler } from './settle-task.handler';
+import { WebhookNotifier } from './webhooks/webhook-worker';
 
 export interface BillingWorkerDeps {
   ds: DataSource;
@@ -16,6 +17,8 @@ export interface BillingWorkerDeps {
   redis: Redis;
   prefix: string;
   logger: Logger;
+  /** The webhook queue (startWebhookWorker): settled tasks with a callback_url get their delivery job. */
+  webhooks?: WebhookQueue;
 }
 
 export interface BillingWorkerOptions {
@@ -40,7 +43,8 @@ export interface BillingWorker {
 export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingWorkerOptions): Promise<BillingWorker> {
   const { ds, redis, prefix, logger } = deps;
   const queue = createBillingQueue(redis, prefix);
-  const settler = new SettleTaskHandler(ds, logger);
+  const notifier = deps.webhooks ? new WebhookNotifier(new WebhookRepository(ds), deps.webhooks) : undefined;
+  const settler = new SettleTaskHandler(ds, logger, notifier);
   const sweeper = new BillingSweeper(new TaskRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
   const handlers: JobHandlers<BillingJobCatalog> = {
     settle: (job) => settler.settle(requireTaskId(job.data)),

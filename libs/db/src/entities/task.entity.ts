@@ -40,4 +40,6 @@ export class TaskEntity {
   @Column({ type: 'bigint', name: 'capture_amount', nullable: true }) captureAmount!: string | null;
   /** The upstream's own view of the task (art suite: native status, grid, URLs…); null for other tasks. */
   @Column({ type: 'jsonb', nullable: true }) native!: Record<string, unknown> | null;
+  /** Where the signed webhook goes at the terminal state (docs/webhooks.md); null: none. Not read by polls. */
+  @Column({ type: 'text', name: 'callback_url', nullable: true }) callbackUrl!: string | null;
 }

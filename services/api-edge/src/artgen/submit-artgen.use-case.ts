@@ -17,6 +17,8 @@ export interface ArtgenSubmitInput {
   body: unknown;
   /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
   idempotency?: { key: string; fingerprint: string };
+  /** The checked `callback_url` (docs/webhooks.md). */
+  callbackUrl?: string;
 }
 
 export interface ArtgenAccepted {
@@ -53,7 +55,7 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     if (!checked.ok) throw violationError(checked.violation);
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
-  const taskId = await acceptTask(deps, principal, request, input.idempotency);
+  const taskId = await acceptTask(deps, principal, request, input.idempotency, input.callbackUrl);
   return { taskId, action };
 }
 

@@ -26,6 +26,8 @@ export interface SubmitAvatarInput {
   body: unknown;
   /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
   idempotency?: { key: string; fingerprint: string };
+  /** The checked `callback_url` (docs/webhooks.md). */
+  callbackUrl?: string;
 }
 
 /** Acknowledgement shape C (spec 2.1). */
@@ -93,6 +95,7 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
         deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
         idempotencyKey: input.idempotency?.key,
         idempotencyFingerprint: input.idempotency?.fingerprint,
+        callbackUrl: input.callbackUrl,
       });
       if (req.groupId === undefined) {
         const auto = !req.group;

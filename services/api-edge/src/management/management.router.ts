@@ -6,6 +6,7 @@ import { DomainError, isDomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { httpStatusOf } from '../http/error-map';
 import { ManagementService } from './management.service';
+import { WebhooksService } from './webhooks.service';
 
 export interface ManagementRouterDeps {
   ds: DataSource;
@@ -45,6 +46,7 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
  */
 export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const svc = new ManagementService(deps.ds);
+  const webhooks = new WebhooksService(deps.ds);
   const adminDigest = deps.adminToken ? digest(deps.adminToken) : undefined;
   const router = Router();
 
@@ -97,6 +99,17 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
 
   router.get('/balance', key, async (_req, res) => send(res, 200, await svc.balance(principal(res).accountId)));
   router.get('/logs', key, async (req, res) => send(res, 200, await svc.logs(principal(res).accountId, req.query)));
+
+  // Webhooks (docs/webhooks.md): the signing secret (read creates it; rotate replaces it) and the delivery log.
+  router.get('/webhooks/secret', key, async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    send(res, 200, await webhooks.secret(principal(res).accountId));
+  });
+  router.post('/webhooks/secret/rotate', key, async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    send(res, 200, await webhooks.rotate(principal(res).accountId), 'secret rotated; deliveries from now on are signed with it');
+  });
+  router.get('/webhooks/deliveries', key, async (req, res) => send(res, 200, await webhooks.deliveries(principal(res).accountId, req.query)));
 
   router.use((req) => {
     throw new DomainError('route_not_found', `No management route for ${req.method} ${req.baseUrl}${req.path}`);

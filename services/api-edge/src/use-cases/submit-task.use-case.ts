@@ -36,6 +36,8 @@ export interface SubmitTaskInput {
   responseVersion?: string;
   /** The claimed `Idempotency-Key` and request fingerprint: bound to the task, so a second task under it is impossible. */
   idempotency?: { key: string; fingerprint: string };
+  /** The checked `callback_url` (docs/webhooks.md), stored on the task. */
+  callbackUrl?: string;
 }
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
@@ -122,7 +124,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // the channel that approved them, under its own asset references
   request = await resolveAssetReferences(deps, principal.accountId, request);
 
-  const taskId = await acceptTask(deps, principal, request, input.idempotency);
+  const taskId = await acceptTask(deps, principal, request, input.idempotency, input.callbackUrl);
   return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
 }
 
@@ -133,6 +135,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
  */
 export async function acceptTask(
   deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+  callbackUrl?: string,
 ): Promise<string> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
@@ -151,6 +154,7 @@ export async function acceptTask(
       deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
       idempotencyKey: idempotency?.key,
       idempotencyFingerprint: idempotency?.fingerprint,
+      callbackUrl,
     });
   } catch (err) {
     // The Redis idempotency record answers replays; when it was lost, the database refuses the second task
