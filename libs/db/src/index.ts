@@ -3,7 +3,7 @@ export { newTaskId } from './ids';
 export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
 export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
 export { WebhookRepository } from './repositories/webhook.repository';
-export type { WebhookTarget, WebhookAttempt, WebhookDeliveryRecord } from './repositories/webhook.repository';
+export type { WebhookDeliveryRecord } from './repositories/webhook.repository';
 export { settleTask } from './repositories/ledger.repository';
 export type { SettleOutcome } from './repositories/ledger.repository';
 export { AccountRepository } from './repositories/account.repository';
