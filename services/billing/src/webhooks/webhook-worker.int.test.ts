@@ -1,7 +1,7 @@
 import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WEBHOOK_HEADERS, verifyWebhook } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, TaskRepository, WebhookRepository, newTaskId, type NewTask } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, TaskRepository, WebhookRepository, newTaskId, settleTask, type NewTask } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, enqueueSettlement, type Redis } from '@gmg/queue';
 import { TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, type TestDatabase } from '@gmg/testing';
@@ -134,6 +134,21 @@ describe('signed webhooks through the billing process', () => {
     expect(reqs.map((r) => header(r, WEBHOOK_HEADERS.attempt))).toEqual(['1', '2', '3']);
     expect(new Set(reqs.map((r) => header(r, WEBHOOK_HEADERS.deliveryId))).size).toBe(1);
     expect(reqs.every((r) => verified(r, c.secret))).toBe(true);
+  });
+
+  it('a crash between the settlement commit and the webhook enqueue loses nothing: the settle retry enqueues it', async () => {
+    const c = await customer();
+    const id = await taskWithCallback(c, '/after-crash');
+    await new TaskRepository(db.dataSource).complete(id, { images: [{ url: 'http://sim/3.png' }] });
+    // The settlement committed, then the process died before enqueueing the webhook:
+    expect(await settleTask(db.dataSource, id)).toBe('captured');
+    expect(await webhooks.queue.getJob(`webhook-${id}-completed`)).toBeUndefined();
+    // The settle job was never completed, so BullMQ (or the billing sweeper) runs it again: a duplicate settlement.
+    await enqueueSettlement(billing.queue, id);
+    const [r] = await waitFor(async () => (deliveriesTo('/after-crash').length ? deliveriesTo('/after-crash') : undefined), { timeoutMs: 10_000, what: 'webhook after the retry' });
+    expect(verified(r, c.secret)).toBe(true);
+    const spent = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE task_id = $1 AND kind = 'capture'`, [id]);
+    expect(spent[0].n).toBe(1);
   });
 
   it('sends nothing for a task without a callback_url', async () => {
