@@ -40,6 +40,18 @@ describe('callback_url at submit (local mode off)', () => {
     expect(await callbackOf(res.body.data.task_id)).toBe('https://hooks.example.com/art');
   });
 
+  it('stores it for an avatar batch too, outside the upstream body', async () => {
+    const c = await h.newCustomer({ balance: 10 });
+    const res = await request(h.baseUrl).post('/v1/motion2/private-avatar').set(as(c.key)).send({
+      asset_type: 'Image', project_name: 'launch', assets: [{ url: 'https://cdn.example.com/a/0.png', name: 'a0' }],
+      callback_url: 'https://hooks.example.com/avatar',
+    });
+    expect(res.status).toBe(200);
+    expect(await callbackOf(res.body.data.id)).toBe('https://hooks.example.com/avatar');
+    const row = await h.db.dataSource.query(`SELECT request FROM tasks WHERE id = $1`, [res.body.data.id]);
+    expect(row[0].request.upstreamBody).not.toHaveProperty('callback_url');
+  });
+
   it.each([
     ['http outside local mode', 'http://hooks.example.com/x', 'must use https'],
     ['a loopback address', 'https://127.0.0.1/x', 'callback_url'],
