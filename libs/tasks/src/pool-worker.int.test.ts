@@ -139,6 +139,22 @@ describe('pool worker step machine', () => {
     expect(up.polls.get(upstreamId)!.length).toBe(polls);
   });
 
+  it('tells the upstream to cancel a task that was cancelled while its submit was in flight', async () => {
+    const w = await world();
+    const up = await upstream();
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'a cat [sim:hold-submit]');
+    await w.enqueue(pw, t);
+    await waitFor(() => (up.held() === 1 ? true : undefined), { what: 'the submit held upstream' });
+    expect((await w.tasks.cancel(t.id, w.account.accountId, { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' })).outcome).toBe('cancelled');
+    up.release();
+    await waitFor(() => (up.cancels.length === 1 ? true : undefined), { what: 'the upstream cancel' });
+    expect(up.cancels).toEqual([up.idOf(t.id)]);
+    const row = (await w.tasks.get(t.id))!;
+    expect(row).toMatchObject({ status: 'failed', upstreamTaskId: null, error: { type: 'cancelled' } });
+  });
+
   it('fails a [sim:fail] task with the upstream message and releases the hold', async () => {
     const w = await world();
     const up = await upstream();
