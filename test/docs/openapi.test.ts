@@ -37,6 +37,7 @@ import { artgenRouter } from '../../services/api-edge/src/artgen/artgen.routes';
 import { generationsRouter } from '../../services/api-edge/src/routes/generations.routes';
 import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
 import { tasksRouter } from '../../services/api-edge/src/routes/tasks.routes';
+import { cancelRouter } from '../../services/api-edge/src/cancel/cancel.routes';
 import { messagesRouter } from '../../services/api-edge/src/messages/messages.router';
 import { MessagesUpstreamClient } from '@gmg/upstream';
 import { DEFAULT_SIDE_LIMITS, uploadImage } from '../../services/api-edge/src/uploads/upload-image.use-case';
@@ -105,6 +106,11 @@ const FACTORIES: Record<string, () => Router> = {
   generationsRouter: () => generationsRouter(submitDeps(), jsonBody(1024 * 1024), []),
   tasksRouter: () =>
     tasksRouter({ views: { read: async () => null, write: async () => { throw new Error('unused'); } }, tasks: { get: async () => null }, toUnifiedTask, logger: silent }),
+  cancelRouter: () =>
+    cancelRouter({
+      tasks: { get: async () => null, cancel: async () => ({ outcome: 'not_found' }) }, views: { write: async () => undefined },
+      queue: { requestSettlement: async () => undefined, removeTaskJob: async () => false }, upstream: { cancel: async () => undefined }, logger: silent,
+    }),
   catalogRouter: () => catalogRouter(),
   messagesRouter: () =>
     messagesRouter({
@@ -609,7 +615,9 @@ describe('docs/openapi.yaml', () => {
 
     it('admin routes take the admin token and refuse an API key; key routes the reverse; nothing without a token', async () => {
       const ops = OPERATIONS.filter((o) => o.path.startsWith('/api/'));
-      expect(ops.filter((o) => securityOf(o).includes('ApiKeyAuth')).map((o) => o.path).sort()).toEqual(['/api/balance', '/api/logs']);
+      expect(ops.filter((o) => securityOf(o).includes('ApiKeyAuth')).map((o) => o.path).sort()).toEqual([
+        '/api/balance', '/api/logs', '/api/webhooks/deliveries', '/api/webhooks/secret', '/api/webhooks/secret/rotate',
+      ]);
       for (const o of ops) {
         const [scheme] = securityOf(o);
         const asAdmin = await send(mgmtApp(), o, ADMIN_TOKEN);

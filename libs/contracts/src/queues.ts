@@ -6,7 +6,9 @@ export const QUEUES = Object.freeze({
   video: 'gmg-video',
   artgen: 'gmg-artgen',
   avatar: 'gmg-avatar',
-  billing: 'gmg-billing' } as const);
+  billing: 'gmg-billing',
+  /** Signed webhook deliveries (docs/webhooks.md); consumed by the billing process. */
+  webhook: 'gmg-webhook' } as const);
 
 export type Pool = 'image' | 'video' | 'artgen' | 'avatar';
 export const POOLS: readonly Pool[] = Object.freeze(['image', 'video', 'artgen', 'avatar'] as const);
@@ -23,6 +25,11 @@ export interface BillingJobCatalog {
   settle: SettleJobData;
   /** Periodic: re-send settlements of terminal tasks left unsettled. */
   sweep: SweepJobData;
+}
+
+export interface WebhookJobCatalog {
+  /** POST the unified task of one terminal task to its callback_url. jobId = `webhook-<taskId>-<status>`. */
+  deliver: WebhookJobData;
 }
 
 export interface TaskJobData {
@@ -43,6 +50,11 @@ export interface SettleJobData {
   /** W3C trace context of the step that finished the task. Absent when tracing is off. */
   trace?: Record<string, string>;
 }
+export interface WebhookJobData {
+  taskId: string;
+  /** The terminal status the delivery announces (a cancelled task is `failed` with error.type `cancelled`). */
+  event: 'completed' | 'failed';
+}
 export interface SweepJobData {
   /** Set by the scheduler; informative only. */
   scheduledAt?: number;
@@ -51,3 +63,5 @@ export interface SweepJobData {
 /** jobId conventions: the reconciler and the billing sweeper rely on them being derived, not random. */
 export const taskJobId = (taskId: string): string => taskId;
 export const settleJobId = (taskId: string): string => `settle-${taskId}`;
+/** One delivery job per task and terminal state: a second enqueue (settlement retried) collapses into it. */
+export const webhookJobId = (taskId: string, event: WebhookJobData['event']): string => `webhook-${taskId}-${event}`;

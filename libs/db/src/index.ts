@@ -1,7 +1,9 @@
 export { createDataSource, runMigrations } from './data-source';
 export { newTaskId } from './ids';
 export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
-export type { TaskRecord, NewTask } from './repositories/task.repository';
+export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
+export { WebhookRepository } from './repositories/webhook.repository';
+export type { WebhookDeliveryRecord } from './repositories/webhook.repository';
 export { settleTask } from './repositories/ledger.repository';
 export type { SettleOutcome } from './repositories/ledger.repository';
 export { AccountRepository } from './repositories/account.repository';

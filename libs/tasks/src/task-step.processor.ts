@@ -124,7 +124,12 @@ export class TaskStepProcessor {
       const { upstreamTaskId } = await adapter.submit(targetOf(ch), task.request, { taskId: task.id });
       this.d.breaker.recordSuccess(ch.id);
       const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
-      if (!rec) return DONE; // ended meanwhile (timeout sweeper): nothing left to do
+      if (!rec) {
+        // Ended meanwhile (cancelled by its owner, timed out): the upstream task just made is not wanted any more.
+        await adapter.cancel?.(targetOf(ch), upstreamTaskId, task.request).catch((err: unknown) =>
+          this.d.logger.warn({ taskId: task.id, channel: ch.name, err: (err as Error).message }, 'upstream cancel of an ended task failed'));
+        return DONE;
+      }
       this.d.logger.info({ taskId: task.id, channel: ch.name, upstreamTaskId }, 'task submitted upstream');
       await this.d.lifecycle.writeView(rec);
       return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 } };

@@ -64,6 +64,19 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       if (!isObj(data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
       return mapUnifiedTask(data, describe);
     },
+
+    async cancel(ch, upstreamTaskId, req) {
+      const base = req?.pool === 'artgen' ? ARTGEN_NATIVE_PATH : '/v1/tasks';
+      const path = `${base}/${encodeURIComponent(upstreamTaskId)}/cancel`;
+      const describe = `upstream ${ch.name} POST ${base}/${truncate(upstreamTaskId, 80)}/cancel`;
+      try {
+        await callUpstream(ch, describe, () => client.post(joinUrl(ch.baseUrl, path), {}, { headers: headersFor(ch) }));
+      } catch (e) {
+        // 409: the upstream task had ended already; nothing left to stop.
+        if (e instanceof UpstreamError && e.status === 409) return;
+        throw e;
+      }
+    },
   };
 }
 

@@ -37,6 +37,11 @@ export interface ApiEdgeConfig {
   artgenDescribeWaitMs: number;
   /** OTLP/HTTP collector base URL; unset: tracing off. */
   otlpEndpoint?: string;
+  /**
+   * Local mode for webhooks (WEBHOOK_ALLOW_INSECURE): a `callback_url` may be http and point at loopback or a
+   * private address. Off (production), https to a public host only (docs/webhooks.md).
+   */
+  webhookAllowInsecure: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -59,6 +64,7 @@ const schema = Joi.object({
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
   ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
+  WEBHOOK_ALLOW_INSECURE: env.bool(false),
 });
 
 interface RawEnv extends CommonEnv {
@@ -76,6 +82,7 @@ interface RawEnv extends CommonEnv {
   MESSAGES_LEASE_TTL_SECONDS: number;
   MESSAGES_CHANNEL_CACHE_TTL_MS: number;
   ARTGEN_DESCRIBE_WAIT_MS: number;
+  WEBHOOK_ALLOW_INSECURE: boolean;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -102,6 +109,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    webhookAllowInsecure: e.WEBHOOK_ALLOW_INSECURE,
   });
 }
 

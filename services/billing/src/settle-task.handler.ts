@@ -9,7 +9,16 @@ import { settlements } from '@gmg/observability';
  * not change. A task that is not terminal yet throws: the job retries with backoff.
  */
 export class SettleTaskHandler {
-  constructor(private readonly ds: DataSource, private readonly logger: Logger) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly logger: Logger,
+    /**
+     * Optional (webhooks): told after every settlement that found the task terminal, `duplicate` included, so a
+     * crash between the commit and the webhook enqueue is repaired by the settle job's retry. Its failure fails
+     * the settle job (retried; settling again is a no-op).
+     */
+    private readonly onSettled?: { taskSettled(taskId: string): Promise<void> },
+  ) {}
 
   async settle(taskId: string): Promise<SettleOutcome> {
     const outcome = await settleTask(this.ds, taskId);
@@ -20,6 +29,7 @@ export class SettleTaskHandler {
       return outcome;
     }
     if (outcome !== 'duplicate') this.logger.info({ taskId, outcome }, 'task settled');
+    await this.onSettled?.taskSettled(taskId);
     return outcome;
   }
 }

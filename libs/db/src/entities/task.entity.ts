@@ -44,4 +44,6 @@ export class TaskEntity {
   @Column({ type: 'text', name: 'request_id', nullable: true }) requestId!: string | null;
   /** The OpenTelemetry trace id of the submission (X-Trace-Id); null when tracing was off. */
   @Column({ type: 'text', name: 'trace_id', nullable: true }) traceId!: string | null;
+  /** Where the signed webhook goes at the terminal state (docs/webhooks.md); null: none. Not read by polls. */
+  @Column({ type: 'text', name: 'callback_url', nullable: true }) callbackUrl!: string | null;
 }

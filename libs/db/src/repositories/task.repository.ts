@@ -57,7 +57,15 @@ export type NewTask = Pick<
   /** The edge request that made it (X-Request-Id) and its trace (X-Trace-Id, when tracing is on). */
   requestId?: string;
   traceId?: string;
+  /** Where the signed webhook goes at the terminal state (checked at submit; docs/webhooks.md). */
+  callbackUrl?: string;
 };
+
+/** What a cancel found: it won the terminal transition, the task had already ended, or the caller has no such task. */
+export type CancelOutcome =
+  | { outcome: 'cancelled'; task: TaskRecord }
+  | { outcome: 'terminal'; task: TaskRecord }
+  | { outcome: 'not_found' };
 
 /** A submission whose Idempotency-Key already made a task: nothing was held; `existing` is that task. */
 export class DuplicateSubmissionError extends Error {
@@ -125,8 +133,9 @@ export class TaskRepository {
          WHERE id = $2 AND available >= $8 RETURNING id
        ), task AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id)
-         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15 FROM hold
+                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
+                            callback_url)
+         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16 FROM hold
          RETURNING *
        ), ledger AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
@@ -136,7 +145,7 @@ export class TaskRepository {
        SELECT task.* FROM task, ledger`,
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
         t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
-        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null],
+        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null],
     ).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
@@ -228,6 +237,24 @@ export class TaskRepository {
        WHERE id = $1 AND ${OPEN} RETURNING *`,
       [id, JSON.stringify(error), native ? JSON.stringify(native) : null],
     );
+  }
+
+  /**
+   * The owner's cancel: the same one-statement terminal transition as `fail` (failed, `error` as given), limited to
+   * the caller's account, so exactly one of cancel / complete / fail wins however they race; the winner settles.
+   * When it did not win, one read tells "already ended" from "not yours or missing".
+   */
+  async cancel(id: string, accountId: string, error: TaskError): Promise<CancelOutcome> {
+    const won = await this.one(
+      `UPDATE tasks SET status = 'failed', error = $3, completed_at = now(), updated_at = now()
+       WHERE id = $1 AND account_id = $2 AND ${OPEN} RETURNING *`,
+      [id, accountId, JSON.stringify(error)],
+    );
+    if (won) return { outcome: 'cancelled', task: won };
+    const task = await this.get(id);
+    if (!task || task.accountId !== accountId) return { outcome: 'not_found' };
+    // Not open, so terminal: the UPDATE above only skips open rows of another account.
+    return { outcome: 'terminal', task };
   }
 
   /** Open tasks past their deadline (the timeout sweeper fails them). */

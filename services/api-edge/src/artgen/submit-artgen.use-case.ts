@@ -18,6 +18,8 @@ export interface ArtgenSubmitInput {
   /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
   idempotency?: { key: string; fingerprint: string };
   origin?: TaskOrigin;
+  /** The checked `callback_url` (docs/webhooks.md). */
+  callbackUrl?: string;
 }
 
 export interface ArtgenAccepted {
@@ -54,7 +56,7 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     if (!checked.ok) throw violationError(checked.violation);
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
-  const taskId = await acceptTask(deps, principal, request, input.idempotency, input.origin);
+  const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
   return { taskId, action };
 }
 

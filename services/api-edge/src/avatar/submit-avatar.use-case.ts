@@ -27,6 +27,8 @@ export interface SubmitAvatarInput {
   /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
   idempotency?: { key: string; fingerprint: string };
   origin?: TaskOrigin;
+  /** The checked `callback_url` (docs/webhooks.md). */
+  callbackUrl?: string;
 }
 
 /** Acknowledgement shape C (spec 2.1). */
@@ -95,6 +97,7 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
         idempotencyKey: input.idempotency?.key,
         idempotencyFingerprint: input.idempotency?.fingerprint,
         ...input.origin,
+        callbackUrl: input.callbackUrl,
       });
       if (req.groupId === undefined) {
         const auto = !req.group;

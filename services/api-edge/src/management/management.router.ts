@@ -8,6 +8,7 @@ import { httpStatusOf } from '../http/error-map';
 import { bearerOf as bearer, requireAdminToken } from '../middleware/admin-token';
 import { ManagementService } from './management.service';
 import { lookupTasks } from './task-lookup';
+import { WebhooksService } from './webhooks.service';
 
 export interface ManagementRouterDeps {
   ds: DataSource;
@@ -43,6 +44,7 @@ const send = <T>(res: Response, status: number, data: T, message = 'ok'): void =
  */
 export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const svc = new ManagementService(deps.ds);
+  const webhooks = new WebhooksService(deps.ds);
   const router = Router();
   const admin = requireAdminToken(deps.adminToken);
   const key: RequestHandler = async (req, res, next) => {
@@ -89,6 +91,17 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
 
   router.get('/balance', key, async (_req, res) => send(res, 200, await svc.balance(principal(res).accountId)));
   router.get('/logs', key, async (req, res) => send(res, 200, await svc.logs(principal(res).accountId, req.query)));
+
+  // Webhooks (docs/webhooks.md): the signing secret (read creates it; rotate replaces it) and the delivery log.
+  router.get('/webhooks/secret', key, async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    send(res, 200, await webhooks.secret(principal(res).accountId));
+  });
+  router.post('/webhooks/secret/rotate', key, async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    send(res, 200, await webhooks.rotate(principal(res).accountId), 'secret rotated; deliveries from now on are signed with it');
+  });
+  router.get('/webhooks/deliveries', key, async (req, res) => send(res, 200, await webhooks.deliveries(principal(res).accountId, req.query)));
 
   router.use((req) => {
     throw new DomainError('route_not_found', `No management route for ${req.method} ${req.baseUrl}${req.path}`);

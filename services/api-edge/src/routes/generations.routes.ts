@@ -1,6 +1,7 @@
 import { Router, type RequestHandler } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
 import { idempotencyOf } from '../middleware/idempotency';
+import { callbackUrlOf } from '../webhooks/callback-url';
 import { principalOf } from '../http/principal';
 import { originOf } from '../observability/submit-metrics';
 import { RESPONSE_VERSION_HEADER } from '../use-cases/response-version';
@@ -25,6 +26,7 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         responseVersion: req.get(RESPONSE_VERSION_HEADER),
         idempotency: idempotencyOf(res),
         origin: originOf(req, res),
+        callbackUrl: callbackUrlOf(res),
       });
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
       res.status(result.httpStatus).json(result.body);
