@@ -13,6 +13,7 @@ describe('parseConfig', () => {
       priceCacheTtlMs: 5000,
       queuePrefix: 'gmg',
       redisRequireNoeviction: false,
+      adminQueuesWrite: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
