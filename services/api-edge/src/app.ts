@@ -29,6 +29,7 @@ import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
 import { QUEUE_DASHBOARD_PATH, createQueueDashboard } from './admin/queue-dashboard';
+import { apiDocsRouter } from './openapi/api-docs.router';
 import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
 import { MessagesChannelCache } from './messages/messages-channel.cache';
@@ -109,6 +110,7 @@ export function createApp(deps: AppDeps): App {
   app.disable('x-powered-by');
   app.set('etag', false);
   mountObservability(app, deps);
+  app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
   app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({ adminToken: config.adminToken, redis, prefix: config.queuePrefix, allowWrites: config.adminQueuesWrite }));
   mountUploads(app, parts);
