@@ -27,7 +27,7 @@ const ROOT = path.resolve(__dirname, '../..');
 const K8S = path.join(ROOT, 'k8s');
 
 // ---------------------------------------------------------------- the reader
-const SUPPORTED_KEYS = new Set(['apiVersion', 'kind', 'namespace', 'resources', 'images']);
+const SUPPORTED_KEYS = new Set(['apiVersion', 'kind', 'namespace', 'resources', 'images', 'configMapGenerator', 'generatorOptions']);
 /** Kinds kustomize does not put in the kustomization's namespace (the cluster-scoped ones k8s/ may use). */
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ClusterTriggerAuthentication', 'PersistentVolume', 'StorageClass']);
 
@@ -48,6 +48,35 @@ function applyImages(obj: Obj, rules: ImageRule[]): void {
   }
 }
 
+interface GeneratorOptions { labels?: Record<string, string>; annotations?: Record<string, string>; disableNameSuffixHash?: boolean }
+interface ConfigMapGenerator { name: string; files?: string[]; literals?: string[]; options?: GeneratorOptions; [other: string]: unknown }
+
+/**
+ * `configMapGenerator` (files, literals, labels, annotations) without the name hash suffix only: the reader does not
+ * compute kustomize's hash, so a generator must set `disableNameSuffixHash: true` (its own options or
+ * generatorOptions), as dashboards picked up by a Grafana sidecar by label usually do.
+ */
+function generateConfigMap(dir: string, g: ConfigMapGenerator, defaults: GeneratorOptions): Obj {
+  const unsupported = Object.keys(g).filter((k) => !['name', 'files', 'literals', 'options'].includes(k));
+  if (unsupported.length) throw new Error(`configMapGenerator ${g.name} uses ${unsupported.join(', ')}: teach test/infra/k8s-manifests.test.ts to render it`);
+  const options = { ...defaults, ...g.options };
+  if (options.disableNameSuffixHash !== true) {
+    throw new Error(`configMapGenerator ${g.name}: the reader does not compute name hash suffixes; set disableNameSuffixHash: true or teach test/infra/k8s-manifests.test.ts`);
+  }
+  const data: Record<string, string> = {};
+  for (const f of g.files ?? []) {
+    const [key, file] = f.includes('=') ? [f.slice(0, f.indexOf('=')), f.slice(f.indexOf('=') + 1)] : [path.basename(f), f];
+    data[key] = readFileSync(path.join(dir, file), 'utf8');
+  }
+  for (const l of g.literals ?? []) data[l.slice(0, l.indexOf('='))] = l.slice(l.indexOf('=') + 1);
+  const labels = { ...defaults.labels, ...g.options?.labels };
+  const annotations = { ...defaults.annotations, ...g.options?.annotations };
+  const metadata: Obj = { name: g.name };
+  if (Object.keys(labels).length) metadata.labels = labels;
+  if (Object.keys(annotations).length) metadata.annotations = annotations;
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata, data };
+}
+
 /** Renders one kustomization folder as the list of objects kustomize would output (order aside). */
 function renderKustomization(dir: string): Obj[] {
   const k = YAML.parse(readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')) as Obj;
@@ -61,6 +90,7 @@ function renderKustomization(dir: string): Obj[] {
     if (existsSync(path.join(abs, 'kustomization.yaml'))) objects.push(...renderKustomization(abs));
     else objects.push(...YAML.parseAllDocuments(readFileSync(abs, 'utf8')).map((d) => d.toJS() as Obj).filter((o) => o !== null));
   }
+  for (const g of (k.configMapGenerator ?? []) as ConfigMapGenerator[]) objects.push(generateConfigMap(dir, g, (k.generatorOptions ?? {}) as GeneratorOptions));
   for (const o of objects) {
     if (k.namespace && !CLUSTER_SCOPED.has(o.kind)) o.metadata = { ...o.metadata, namespace: k.namespace };
     applyImages(o, (k.images ?? []) as ImageRule[]);
@@ -145,14 +175,27 @@ describe('k8s/ (kustomize render + Kubernetes schemas)', () => {
 
   it('the reader refuses kustomize features it does not render', () => {
     expect(() => renderKustomization(path.join(__dirname, 'fixtures', 'kustomize-with-patches'))).toThrow(/uses patches/);
+    expect(() => renderKustomization(path.join(__dirname, 'fixtures', 'kustomize-hashed-generator'))).toThrow(/disableNameSuffixHash/);
+  });
+
+  it('the reader renders configMapGenerator without hash suffix (files, key=file, literals, labels)', () => {
+    const objs = renderKustomization(path.join(__dirname, 'fixtures', 'kustomize-generator'));
+    const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dashboards')!;
+    expect(cm.metadata).toEqual({ name: 'dashboards', namespace: 'fixture', labels: { grafana_dashboard: '1', 'app.kubernetes.io/part-of': 'gmg' } });
+    expect(Object.keys(cm.data).sort()).toEqual(['LEVEL', 'gmg.json', 'renamed.json']);
+    expect(JSON.parse(cm.data['gmg.json'])).toEqual({ title: 'fixture <dashboard> & panels' });
+    expect(schemaErrors(cm)).toBeNull();
   });
 
   const cli = kubectl();
-  (cli ? it : it.skip)('agrees with `kubectl kustomize k8s` object by object (only where kubectl is installed)', () => {
-    const out = execFileSync(cli!, ['kustomize', K8S], { encoding: 'utf8', timeout: 60_000, maxBuffer: 32 * 1024 * 1024 });
+  (cli ? it.each : it.skip.each)([
+    ['k8s', K8S],
+    ['the generator fixture', path.join(__dirname, 'fixtures', 'kustomize-generator')],
+  ])('agrees with `kubectl kustomize` on %s object by object (only where kubectl is installed)', (_what, dir) => {
+    const out = execFileSync(cli!, ['kustomize', dir], { encoding: 'utf8', timeout: 60_000, maxBuffer: 32 * 1024 * 1024 });
     const byId = (objs: Obj[]) => new Map(objs.map((o) => [idOf(o), o]));
     const theirs = byId(YAML.parseAllDocuments(out).map((d) => d.toJS() as Obj));
-    const ours = byId(rendered);
+    const ours = byId(dir === K8S ? rendered : renderKustomization(dir));
     expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
     for (const [id, o] of ours) expect({ id, o }).toEqual({ id, o: theirs.get(id) });
   });
