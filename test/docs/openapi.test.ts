@@ -7,6 +7,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import express, { Router, type RequestHandler } from 'express';
 import request from 'supertest';
+import YAML from 'yaml';
 import type { DataSource } from 'typeorm';
 import {
   ARTGEN_CONTRACTS, CATALOG_CATEGORIES, CATALOG_EXPANDS, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
@@ -328,6 +329,19 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
       return servedRoutes(app);
     };
     const key = (method: string, path: string) => `${method} ${routeShape(path)}`;
+
+    it('documents each router\'s routes in its own file (ROUTE_DOCS), no more and no less', () => {
+      for (const { factory, mount } of mounts) {
+        const app = Router();
+        if (mount) app.use(mount, FACTORIES[factory]());
+        else app.use(FACTORIES[factory]());
+        const routes = servedRoutes(app).map((r) => key(r.method, r.path)).sort();
+        const file = join(ROOT, 'services', 'api-edge', 'src', ROUTE_DOCS[factory]);
+        const paths = (YAML.parse(readFileSync(file, 'utf8')) as Obj).paths as Obj;
+        const documented = Object.entries(paths).flatMap(([p, item]) => HTTP_METHODS.filter((m) => (item as Obj)[m]).map((m) => key(m.toUpperCase(), p))).sort();
+        expect({ factory, documented }).toEqual({ factory, documented: routes });
+      }
+    });
 
     it('documents every route the routers serve', () => {
       const routes = served();
