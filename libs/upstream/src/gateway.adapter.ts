@@ -70,7 +70,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       const path = `${base}/${encodeURIComponent(upstreamTaskId)}/cancel`;
       const describe = `upstream ${ch.name} POST ${base}/${truncate(upstreamTaskId, 80)}/cancel`;
       try {
-        await callUpstream(ch, describe, () => client.post(joinUrl(ch.baseUrl, path), {}, { headers: headersFor(ch) }));
+        await callUpstream(ch, 'cancel', describe, () => client.post(joinUrl(ch.baseUrl, path), {}, { headers: headersFor(ch) }));
       } catch (e) {
         // 409: the upstream task had ended already; nothing left to stop.
         if (e instanceof UpstreamError && e.status === 409) return;
@@ -103,7 +103,7 @@ const headersFor = (ch: ChannelTarget): Record<string, string> =>
  * own client span.
  */
 async function callUpstream(
-  ch: ChannelTarget, operation: 'submit' | 'poll', describe: string, send: () => Promise<AxiosResponse<unknown>>,
+  ch: ChannelTarget, operation: 'submit' | 'poll' | 'cancel', describe: string, send: () => Promise<AxiosResponse<unknown>>,
 ): Promise<AxiosResponse<unknown>> {
   const labels = { channel: ch.name, operation };
   const end = upstreamDuration.startTimer(labels);

@@ -35,6 +35,8 @@ import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
+import { QUEUE_DASHBOARD_PATH, createQueueDashboard } from './admin/queue-dashboard';
+import { apiDocsRouter } from './openapi/api-docs.router';
 import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
 import { MessagesChannelCache } from './messages/messages-channel.cache';
@@ -45,6 +47,7 @@ export type AppConfig = Pick<
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'webhookAllowInsecure'
+  | 'adminQueuesWrite'
 >;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
@@ -120,7 +123,9 @@ export function createApp(deps: AppDeps): App {
   app.disable('x-powered-by');
   app.set('etag', false);
   mountObservability(app, deps);
+  app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
+  app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({ adminToken: config.adminToken, redis, prefix: config.queuePrefix, allowWrites: config.adminQueuesWrite }));
   mountUploads(app, parts);
   app.use('/v1', parts.auth);
   mountGenerations(app, parts);

@@ -14,6 +14,7 @@ describe('parseConfig', () => {
       queuePrefix: 'gmg',
       redisRequireNoeviction: false,
       webhookAllowInsecure: false,
+      adminQueuesWrite: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });

@@ -42,6 +42,8 @@ export interface ApiEdgeConfig {
    * private address. Off (production), https to a public host only (docs/webhooks.md).
    */
   webhookAllowInsecure: boolean;
+  /** ADMIN_QUEUES_WRITE: the queue dashboard (/admin/queues) may retry, promote, remove and clean jobs. */
+  adminQueuesWrite: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -65,6 +67,7 @@ const schema = Joi.object({
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
   ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
   WEBHOOK_ALLOW_INSECURE: env.bool(false),
+  ADMIN_QUEUES_WRITE: env.bool(false),
 });
 
 interface RawEnv extends CommonEnv {
@@ -83,6 +86,7 @@ interface RawEnv extends CommonEnv {
   MESSAGES_CHANNEL_CACHE_TTL_MS: number;
   ARTGEN_DESCRIBE_WAIT_MS: number;
   WEBHOOK_ALLOW_INSECURE: boolean;
+  ADMIN_QUEUES_WRITE: boolean;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -110,6 +114,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     webhookAllowInsecure: e.WEBHOOK_ALLOW_INSECURE,
+    adminQueuesWrite: e.ADMIN_QUEUES_WRITE,
   });
 }
 
