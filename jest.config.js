@@ -12,7 +12,6 @@ const libs = ['contracts', 'queue', 'db', 'upstream', 'config', 'errors', 'logge
 const moduleNameMapper = {
   ...Object.fromEntries(libs.map((l) => [`^@gmg/${l}$`, `<rootDir>/libs/${l}/src/index.ts`])),
   // packages/* are ESM sources that import their siblings as `./x.js` (what Node needs after tsc); jest runs the .ts
-  '^@gmg/sdk$': '<rootDir>/packages/sdk/src/index.ts',
   '^(\\.{1,2}/.*)\\.js$': '$1',
 };
 const base = {

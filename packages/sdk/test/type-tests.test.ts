@@ -18,7 +18,7 @@ const OPTIONS: ts.CompilerOptions = {
   lib: ['lib.es2022.d.ts'],
   types: ['node'],
   baseUrl: ROOT,
-  paths: { '@gmg/sdk': ['packages/sdk/src/index.ts'] },
+  
 };
 
 /** Diagnostics of FILE compiled with `text` as its content, as 1-based line numbers. */

@@ -4,7 +4,7 @@
  * packages/sdk/test/type-tests.test.ts also compiles it with the directives removed and checks each line errs.
  * Nothing here runs: the calls sit in a function that is never called.
  */
-import { GatewayClient } from '@gmg/sdk';
+import { GatewayClient } from '../src/index.js';
 
 export function typeTests(gmg: GatewayClient): void {
   // fine: each model with its own fields

@@ -32,6 +32,7 @@ import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
 import { MessagesChannelCache } from './messages/messages-channel.cache';
 import { messagesRouter } from './messages/messages.router';
+import { mountPlayground } from './playground';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
@@ -109,6 +110,7 @@ export function createApp(deps: AppDeps): App {
   mountObservability(app, deps);
   mountManagement(app, parts);
   mountUploads(app, parts);
+  mountPlayground(app);
   app.use('/v1', parts.auth);
   mountGenerations(app, parts);
   mountMessages(app, parts);
