@@ -1,6 +1,6 @@
 /**
  * The playground (`/playground`) in a real headless Chromium (Debian's, driven by playwright-core) against the real
- * gateway: api-edge, worker-image, worker-video and billing as processes, the upstream simulator, Postgres, Redis.
+ * gateway: api-edge, worker-image, worker-video, worker-artgen and billing as processes, the upstream simulator, Postgres, Redis.
  * A person's path: paste a key, pick a model, fill the generated form, submit, watch, see the image / play the video;
  * a bad field shows the server's error next to that field. Screenshots go to PLAYGROUND_SCREENSHOTS (default: a
  * temporary directory, printed).
@@ -35,7 +35,7 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     db = await createTestDatabase('gmg_playground');
     await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
     const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, imagePort, videoPort, billingPort] = await Promise.all(Array.from({ length: 5 }, () => freePort()));
+    const [simPort, edgePort, imagePort, videoPort, artgenPort, billingPort] = await Promise.all(Array.from({ length: 6 }, () => freePort()));
     const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
     const worker = (port: number) => ({ ...common, HEALTH_PORT: String(port), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' });
     procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.3' }, `http://127.0.0.1:${simPort}/healthz`));
@@ -45,6 +45,7 @@ describe('playground e2e: a person renders an image and a video in headless Chro
         startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` }, `http://127.0.0.1:${edgePort}/healthz`),
         startService('worker-image', worker(imagePort), `http://127.0.0.1:${imagePort}/healthz`),
         startService('worker-video', worker(videoPort), `http://127.0.0.1:${videoPort}/healthz`),
+        startService('worker-artgen', worker(artgenPort), `http://127.0.0.1:${artgenPort}/healthz`),
         startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
       ])),
     );
@@ -98,7 +99,11 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await page.fill('[name=size]', '16:9');
     await shot('form');
     await page.click('#submit');
-    await page.waitForSelector('body[data-task-status="processing"], body[data-task-status="pending"]');
+    // the progress bar moves while the task renders (or the task is already done: the screenshot is then taken late)
+    await page.waitForFunction(() => {
+      const status = document.body.dataset.taskStatus;
+      return (status === 'processing' && Number(document.querySelector<HTMLProgressElement>('#progress')!.value) > 0) || status === 'completed';
+    }, undefined, { timeout: 60_000 });
     await shot('progress');
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
     const img = page.locator('#result img');
@@ -112,7 +117,7 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await shot('result');
   });
 
-  it('a bad field shows the server\'s error next to that field, and nothing is submitted', async () => {
+  it('a bad field shows the server\'s error next to that field (a 400: no task)', async () => {
     await pick('lumen-2-pro');
     await page.fill('[name=prompt]', 'a lighthouse');
     await page.fill('[name=safety_tolerance]', '9');
@@ -142,5 +147,26 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     expect(video.duration).toBeGreaterThan(0);
     expect(video.width).toBeGreaterThan(0);
     await shot('video');
+  });
+
+  it('art suite: imagine reaches its grid, and a button (U1) is clickable for the follow-up', async () => {
+    await pick('artgen');
+    await page.fill('[name=prompt]', 'a red fox in snow --ar 3:2');
+    await page.selectOption('[name=speed]', '"fast"');
+    await page.click('#submit');
+    await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
+    const grid = await page.locator('#task-id').textContent();
+    await page.locator('#buttons button', { hasText: 'U1' }).waitFor();
+    expect(await page.locator('#buttons button').count()).toBeGreaterThanOrEqual(9); // U1-4, reroll, V1-4
+    expect(await page.locator('#result img').count()).toBe(4);
+    await shot('artgen-grid');
+    const followUp = page.waitForResponse((r) => r.url().endsWith('/v1/artgen/generations/action'));
+    await page.locator('#buttons button', { hasText: 'U1' }).click();
+    expect((await followUp).status()).toBe(200);
+    await page.waitForFunction((parent) => document.querySelector('#task-id')!.textContent !== parent, grid);
+    await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelectorAll('#result img').length === 1 && document.querySelector<HTMLImageElement>('#result img')!.naturalWidth > 0);
+    await page.locator('#buttons button', { hasText: 'Vary (Strong)' }).waitFor();
+    await shot('artgen-upscale');
   });
 });

@@ -328,6 +328,9 @@ async function watch(id, artgen) {
   const token = ++state.pollToken; // a newer submission stops this loop
   $('#task-card').hidden = false;
   $('#task-id').textContent = id;
+  $('#progress').value = 0;
+  $('#task-status').textContent = 'submitted';
+  document.body.dataset.taskStatus = 'submitted';
   $('#result').replaceChildren();
   $('#buttons').replaceChildren();
   show($('#task-error'), '');
@@ -352,12 +355,16 @@ async function watch(id, artgen) {
 
 async function showResult(task, artgen) {
   const out = $('#result');
-  for (const img of task.result?.images ?? []) {
+  const images = task.result?.images ?? [];
+  const gallery = document.createElement('div');
+  gallery.className = images.length > 1 ? 'gallery' : '';
+  for (const [i, img] of images.entries()) {
     const el = document.createElement('img');
     el.src = img.url;
-    el.alt = `result of ${task.id}`;
-    out.append(el);
+    el.alt = `result ${i + 1} of ${task.id}`;
+    gallery.append(el);
   }
+  out.append(gallery);
   for (const v of task.result?.videos ?? []) {
     const el = document.createElement('video');
     el.src = Array.isArray(v.url) ? v.url[0] : v.url;
