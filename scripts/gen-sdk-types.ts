@@ -152,7 +152,7 @@ export function renderSdkModels(): string {
   }
   parts.push(`/** Every image model's request: discriminated on \`model\`. */\nexport type ImageRequest =\n  | ${unions.image.join('\n  | ')};\n`);
   parts.push(`/** Every video model's request: discriminated on \`model\`. */\nexport type VideoRequest =\n  | ${unions.video.join('\n  | ')};\n`);
-  parts.push(`export type ImageModel = ImageRequest['model'];\nexport type VideoModel = VideoRequest['model'];\n`);
+  parts.push(`/** @public Every image model name. */\nexport type ImageModel = ImageRequest['model'];\n/** @public Every video model name. */\nexport type VideoModel = VideoRequest['model'];\n`);
 
   const artgen = listModels().filter((m) => m.actionContracts);
   const actions: Array<[string, string, string]> = [];

@@ -4,6 +4,7 @@
  * A person's path: paste a key, pick a model, fill the generated form, submit, watch, see the image / play the video;
  * a bad field shows the server's error next to that field. Screenshots go to PLAYGROUND_SCREENSHOTS (default: a
  * temporary directory, printed).
+ * Code that runs in the page is passed as strings: this file compiles without the DOM library.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -83,7 +84,7 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     const res = await fetch(`${base}/playground/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
-    const stored = await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie, url: location.href }));
+    const stored = await page.evaluate<Record<string, unknown>>('({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie, url: location.href })');
     expect(stored).toEqual({ local: 0, session: 0, cookie: '', url: `${base}/playground/` });
   });
 
@@ -100,19 +101,17 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await shot('form');
     await page.click('#submit');
     // the progress bar moves while the task renders (or the task is already done: the screenshot is then taken late)
-    await page.waitForFunction(() => {
-      const status = document.body.dataset.taskStatus;
-      return (status === 'processing' && Number(document.querySelector<HTMLProgressElement>('#progress')!.value) > 0) || status === 'completed';
-    }, undefined, { timeout: 60_000 });
+    await page.waitForFunction(
+      `(document.body.dataset.taskStatus === 'processing' && document.querySelector('#progress').value > 0) || document.body.dataset.taskStatus === 'completed'`,
+      undefined,
+      { timeout: 60_000 },
+    );
     await shot('progress');
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
     const img = page.locator('#result img');
     await img.waitFor();
-    await page.waitForFunction(() => {
-      const el = document.querySelector<HTMLImageElement>('#result img');
-      return Boolean(el && el.complete && el.naturalWidth > 0);
-    });
-    const size = await img.evaluate((el: HTMLImageElement) => ({ w: el.naturalWidth, h: el.naturalHeight }));
+    await page.waitForFunction(`(() => { const el = document.querySelector('#result img'); return Boolean(el && el.complete && el.naturalWidth > 0); })()`);
+    const size = await page.evaluate<{ w: number; h: number }>(`(() => { const el = document.querySelector('#result img'); return { w: el.naturalWidth, h: el.naturalHeight }; })()`);
     expect(size.w / size.h).toBeCloseTo(16 / 9, 1);
     await shot('result');
   });
@@ -138,11 +137,11 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await page.selectOption('[name=resolution]', '"540p"');
     await page.click('#submit');
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
-    await page.waitForFunction(() => {
-      const v = document.querySelector<HTMLVideoElement>('#result video');
-      return Boolean(v && v.readyState >= 1 && v.duration > 0);
-    }, undefined, { timeout: 20_000 });
-    const video = await page.locator('#result video').evaluate((v: HTMLVideoElement) => ({ duration: v.duration, width: v.videoWidth, error: v.error?.code ?? null }));
+    // metadata loaded and a duration known: Chromium can decode and play the file
+    await page.waitForFunction(`(() => { const v = document.querySelector('#result video'); return Boolean(v && v.readyState >= 1 && v.duration > 0); })()`, undefined, { timeout: 20_000 });
+    const video = await page.evaluate<{ duration: number; width: number; error: number | null }>(
+      `(() => { const v = document.querySelector('#result video'); return { duration: v.duration, width: v.videoWidth, error: v.error ? v.error.code : null }; })()`,
+    );
     expect(video.error).toBeNull();
     expect(video.duration).toBeGreaterThan(0);
     expect(video.width).toBeGreaterThan(0);
@@ -163,9 +162,9 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     const followUp = page.waitForResponse((r) => r.url().endsWith('/v1/artgen/generations/action'));
     await page.locator('#buttons button', { hasText: 'U1' }).click();
     expect((await followUp).status()).toBe(200);
-    await page.waitForFunction((parent) => document.querySelector('#task-id')!.textContent !== parent, grid);
+    await page.waitForFunction(`document.querySelector('#task-id').textContent !== ${JSON.stringify(grid)}`);
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
-    await page.waitForFunction(() => document.querySelectorAll('#result img').length === 1 && document.querySelector<HTMLImageElement>('#result img')!.naturalWidth > 0);
+    await page.waitForFunction(`document.querySelectorAll('#result img').length === 1 && document.querySelector('#result img').naturalWidth > 0`);
     await page.locator('#buttons button', { hasText: 'Vary (Strong)' }).waitFor();
     await shot('artgen-upscale');
   });

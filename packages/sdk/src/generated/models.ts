@@ -549,7 +549,9 @@ export type VideoRequest =
   | Wave27VideoeditRequest
   | Wave27R2vRequest;
 
+/** @public Every image model name. */
 export type ImageModel = ImageRequest['model'];
+/** @public Every video model name. */
 export type VideoModel = VideoRequest['model'];
 
 /** Art suite `imagine`: POST /v1/artgen/generations. */
