@@ -4,17 +4,22 @@
  * A person's path: paste a key, pick a model, fill the generated form, submit, watch, see the image / play the video;
  * a bad field shows the server's error next to that field. Screenshots go to PLAYGROUND_SCREENSHOTS (default: a
  * temporary directory, printed).
- * Code that runs in the page is passed as strings: this file compiles without the DOM library.
+ * This repo compiles without the DOM library: code that runs in the page reaches its globals through `InPage`
+ * (functions, not strings: the page's CSP forbids eval, which string predicates would need).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import sharp from 'sharp';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
 import {
   createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix,
   TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
 } from '@gmg/testing';
+
+/** The page's globals, untyped here (no DOM lib in this compilation). */
+type InPage = any;
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -84,7 +89,10 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     const res = await fetch(`${base}/playground/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
-    const stored = await page.evaluate<Record<string, unknown>>('({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie, url: location.href })');
+    const stored = await page.evaluate(() => {
+      const g = globalThis as InPage;
+      return { local: g.localStorage.length, session: g.sessionStorage.length, cookie: g.document.cookie, url: g.location.href };
+    });
     expect(stored).toEqual({ local: 0, session: 0, cookie: '', url: `${base}/playground/` });
   });
 
@@ -101,17 +109,23 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await shot('form');
     await page.click('#submit');
     // the progress bar moves while the task renders (or the task is already done: the screenshot is then taken late)
-    await page.waitForFunction(
-      `(document.body.dataset.taskStatus === 'processing' && document.querySelector('#progress').value > 0) || document.body.dataset.taskStatus === 'completed'`,
-      undefined,
-      { timeout: 60_000 },
-    );
+    await page.waitForFunction(() => {
+      const d = (globalThis as InPage).document;
+      const status = d.body.dataset.taskStatus;
+      return (status === 'processing' && Number(d.querySelector('#progress').value) > 0) || status === 'completed';
+    }, undefined, { timeout: 60_000 });
     await shot('progress');
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
     const img = page.locator('#result img');
     await img.waitFor();
-    await page.waitForFunction(`(() => { const el = document.querySelector('#result img'); return Boolean(el && el.complete && el.naturalWidth > 0); })()`);
-    const size = await page.evaluate<{ w: number; h: number }>(`(() => { const el = document.querySelector('#result img'); return { w: el.naturalWidth, h: el.naturalHeight }; })()`);
+    await page.waitForFunction(() => {
+      const el = (globalThis as InPage).document.querySelector('#result img');
+      return Boolean(el && el.complete && el.naturalWidth > 0);
+    });
+    const size = await page.evaluate(() => {
+      const el = (globalThis as InPage).document.querySelector('#result img');
+      return { w: el.naturalWidth as number, h: el.naturalHeight as number };
+    });
     expect(size.w / size.h).toBeCloseTo(16 / 9, 1);
     await shot('result');
   });
@@ -131,6 +145,19 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await shot('field-error');
   });
 
+  it('an image field uploads a local file through POST /v1/uploads/images and takes its link', async () => {
+    await pick('lumen-2-pro');
+    const png = await sharp({ create: { width: 96, height: 64, channels: 3, background: '#c84' } }).png().toBuffer();
+    const uploaded = page.waitForResponse((r) => r.url().endsWith('/v1/uploads/images'));
+    await page.setInputFiles('input[data-upload-for="image_urls"]', { name: 'reference.png', mimeType: 'image/png', buffer: png });
+    expect((await uploaded).status()).toBe(200);
+    await page.waitForFunction(() => /\/v1\/uploads\/img_[A-Za-z0-9_-]+\.png$/.test((globalThis as InPage).document.querySelector('[name=image_urls]').value));
+    const link = await page.inputValue('[name=image_urls]');
+    const served = await fetch(link);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
+  });
+
   it('pixel-v6: a video render reaches a playable video', async () => {
     await pick('pixel-v6');
     await page.fill('[name=prompt]', 'waves on a shore');
@@ -138,10 +165,14 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await page.click('#submit');
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
     // metadata loaded and a duration known: Chromium can decode and play the file
-    await page.waitForFunction(`(() => { const v = document.querySelector('#result video'); return Boolean(v && v.readyState >= 1 && v.duration > 0); })()`, undefined, { timeout: 20_000 });
-    const video = await page.evaluate<{ duration: number; width: number; error: number | null }>(
-      `(() => { const v = document.querySelector('#result video'); return { duration: v.duration, width: v.videoWidth, error: v.error ? v.error.code : null }; })()`,
-    );
+    await page.waitForFunction(() => {
+      const v = (globalThis as InPage).document.querySelector('#result video');
+      return Boolean(v && v.readyState >= 1 && v.duration > 0);
+    }, undefined, { timeout: 20_000 });
+    const video = await page.evaluate(() => {
+      const v = (globalThis as InPage).document.querySelector('#result video');
+      return { duration: v.duration as number, width: v.videoWidth as number, error: (v.error ? v.error.code : null) as number | null };
+    });
     expect(video.error).toBeNull();
     expect(video.duration).toBeGreaterThan(0);
     expect(video.width).toBeGreaterThan(0);
@@ -162,9 +193,12 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     const followUp = page.waitForResponse((r) => r.url().endsWith('/v1/artgen/generations/action'));
     await page.locator('#buttons button', { hasText: 'U1' }).click();
     expect((await followUp).status()).toBe(200);
-    await page.waitForFunction(`document.querySelector('#task-id').textContent !== ${JSON.stringify(grid)}`);
+    await page.waitForFunction((parent) => (globalThis as InPage).document.querySelector('#task-id').textContent !== parent, grid);
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
-    await page.waitForFunction(`document.querySelectorAll('#result img').length === 1 && document.querySelector('#result img').naturalWidth > 0`);
+    await page.waitForFunction(() => {
+      const d = (globalThis as InPage).document;
+      return d.querySelectorAll('#result img').length === 1 && d.querySelector('#result img').naturalWidth > 0;
+    });
     await page.locator('#buttons button', { hasText: 'Vary (Strong)' }).waitFor();
     await shot('artgen-upscale');
   });

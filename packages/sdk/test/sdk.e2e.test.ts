@@ -43,6 +43,7 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
     const sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
     procs.push(sim);
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
+    await new ChannelRepository(db.dataSource).create({ name: 'sim-chat', protocol: 'messages', baseUrl: `http://127.0.0.1:${simPort}`, models: ['lumen-chat-1'], priority: 0 });
     procs.push(
       ...(await Promise.all([
         startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` }, `http://127.0.0.1:${edgePort}/healthz`),
@@ -214,5 +215,18 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
     const chat = await gmg.messages.create({ model: 'lumen-chat-1', max_tokens: 0, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
     expect(chat).toBeInstanceOf(InvalidRequestError);
     expect(chat).toMatchObject({ status: 400, param: 'max_tokens' });
+  });
+
+  it('messages.create passes the protocol through: the parsed answer, or with stream the raw event stream', async () => {
+    const messages = [{ role: 'user' as const, content: 'Say hello' }];
+    const answer = await gmg.messages.create({ model: 'lumen-chat-1', max_tokens: 64, messages });
+    expect(answer).toMatchObject({ type: 'message', role: 'assistant', usage: { output_tokens: expect.any(Number) } });
+
+    const res = await gmg.messages.create({ model: 'lumen-chat-1', max_tokens: 64, messages, stream: true });
+    expect(res).toBeInstanceOf(Response);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const events = await res.text();
+    expect(events).toContain('event: message_start');
+    expect(events).toContain('event: message_stop');
   });
 });
