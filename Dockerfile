@@ -13,7 +13,7 @@ WORKDIR /src
 COPY . .
 RUN mkdir /out && cp package.json package-lock.json /out/ \
  && cp --parents scripts/npm-install.sh /out/ \
- && find libs services -maxdepth 2 -name package.json -exec cp --parents {} /out/ \;
+ && find libs services packages -maxdepth 2 -name package.json -exec cp --parents {} /out/ \;
 
 # --- deps: the locked install, then dev dependencies pruned away
 FROM ${NODE_IMAGE} AS deps

@@ -31,6 +31,8 @@ export default tseslint.config(
             { sourceTag: 'scope:service', onlyDependOnLibsWithTags: ['scope:lib'] },
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:lib'] },
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: [] },
+            // packages (the SDK): only their tests use libs (real-gateway tests); their source imports none (below)
+            { sourceTag: 'scope:package', onlyDependOnLibsWithTags: ['scope:lib'] },
           ],
         },
       ],
@@ -45,6 +47,15 @@ export default tseslint.config(
         'error',
         { selector: "CallExpression[callee.property.name='query']", message: 'raw SQL only in libs/db: add a repository method there' },
       ],
+    },
+  },
+  {
+    // The SDK is standalone (published on its own, no runtime dependencies): its source imports no project and no
+    // package; only its tests may use the repo's test helpers.
+    files: ['packages/sdk/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@gmg/*', '!./*', '!../*'], message: 'the SDK imports nothing at runtime: only its own files (./x.js) and generated types' }] }],
     },
   },
 );

@@ -9,12 +9,16 @@ const swc = {
   sourceMaps: 'inline',
 };
 const libs = ['contracts', 'queue', 'db', 'upstream', 'config', 'errors', 'logger', 'testing', 'tasks', 'observability'];
-const moduleNameMapper = Object.fromEntries(libs.map((l) => [`^@gmg/${l}$`, `<rootDir>/libs/${l}/src/index.ts`]));
+const moduleNameMapper = {
+  ...Object.fromEntries(libs.map((l) => [`^@gmg/${l}$`, `<rootDir>/libs/${l}/src/index.ts`])),
+  // packages/* are ESM sources that import their siblings as `./x.js` (what Node needs after tsc); jest runs the .ts
+  '^(\\.{1,2}/.*)\\.js$': '$1',
+};
 const base = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   moduleNameMapper,
-  roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/test'],
+  roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/packages', '<rootDir>/test'],
   setupFiles: ['reflect-metadata'],
 };
 module.exports = {

@@ -41,6 +41,7 @@ import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
 import { MessagesChannelCache } from './messages/messages-channel.cache';
 import { messagesRouter } from './messages/messages.router';
+import { mountPlayground } from './playground';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
@@ -127,6 +128,7 @@ export function createApp(deps: AppDeps): App {
   mountManagement(app, parts);
   app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({ adminToken: config.adminToken, redis, prefix: config.queuePrefix, allowWrites: config.adminQueuesWrite }));
   mountUploads(app, parts);
+  mountPlayground(app);
   app.use('/v1', parts.auth);
   mountGenerations(app, parts);
   mountMessages(app, parts);
