@@ -174,6 +174,19 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
     await expect(waiting).rejects.toThrow('caller gave up');
   });
 
+  it('tasks.cancel ends an open task as failed/cancelled at no cost; a second cancel is a typed 409, a foreign id a NotFoundError', async () => {
+    const open = await gmg.images.generate({ model: 'lumen-2-flex', prompt: 'to be cancelled [sim:never]' });
+    const cancelled = await gmg.tasks.cancel(open.taskId);
+    expect(cancelled).toMatchObject({ id: open.taskId, status: 'failed', cost: 0, error: { type: 'cancelled' } });
+    const waited = await gmg.tasks.wait(open.taskId, FAST).catch((e: unknown) => e);
+    expect(waited).toBeInstanceOf(TaskFailedError);
+
+    const again = await gmg.tasks.cancel(open.taskId).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(GatewayError);
+    expect((again as GatewayError).status).toBe(409);
+    await expect(gmg.tasks.cancel('task_doesnotexist000000000000')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
   it('lists models with their JSON Schema and uploads an image usable in image_urls', async () => {
     const models = await gmg.models.list({ expand: 'parameters', category: 'image' });
     const lumen = models.find((m) => m.id === 'lumen-2-pro');
