@@ -92,6 +92,21 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
     expect(buf.subarray(4, 8).toString()).toBe('ftyp');
     expect(buf.includes('avc1')).toBe(true);
     expect(mp4DurationSeconds(buf)).toBeCloseTo(3, 1);
+    expect(v.duration).toBe(3);
+  }, 30_000);
+
+  it('[sim:partial] delivers half the images asked and a video half as long, its duration reported and real', async () => {
+    const img = await request(app).post('/v1/images/generations').send({ model: 'pict-image-2', prompt: 'cats [sim:partial]', n: 4 }).expect(200);
+    const vid = await request(app).post('/v1/videos/generations').send({ model: 'test-video', prompt: 'waves [sim:partial]', duration: 4 }).expect(200);
+    const doneOf = (id: string) => waitFor(async () => {
+      const r = await request(app).get(`/v1/tasks/${id}`);
+      return r.body.data.status === 'completed' ? r.body.data : undefined;
+    }, { timeoutMs: 10_000, what: `${id} completed` });
+    const [i, v] = [await doneOf(taskId(img)), await doneOf(taskId(vid))];
+    expect(i.result.images).toHaveLength(2);
+    expect(v.result.videos[0].duration).toBe(2);
+    const file = await request(app).get(filePath(v.result.videos[0].url[0])).buffer(true).parse(binary).expect(200);
+    expect(mp4DurationSeconds(file.body as Buffer)).toBeCloseTo(2, 1);
   }, 30_000);
 
   it('answers 404 not_found_error for an unknown task id', async () => {

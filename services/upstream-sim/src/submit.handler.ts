@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ModelDefinition, ValidateOptions, ValidationOutcome } from '@gmg/contracts';
 import type { Logger } from '@gmg/logger';
 import { unknownAssetProblem } from './avatar/avatar-review';
-import { durationMs, parseMarkers } from './sim-scenario';
+import { deliveredOutput, durationMs, parseMarkers } from './sim-scenario';
 import { newTaskId, type SimTask, type SimTaskStore } from './sim-task.store';
 import { sendError } from './sim-errors';
 
@@ -79,7 +79,8 @@ export function submitHandler(deps: SubmitDeps): RequestHandler {
       id: newTaskId(),
       model: norm.requestedModel,
       ack: model.contract.ack,
-      expected: norm.expected,
+      // What the task delivers: `[sim:partial]` gives less than the request asked (and the gateway billed).
+      expected: deliveredOutput(norm.expected, markers),
       outcome: markers.outcome,
       startedAt: deps.now(),
       durationMs: durationMs(norm.expected.kind, model.contract.estimatedSeconds, markers, deps.timeScale),
