@@ -9,6 +9,7 @@ import type { Logger } from '@gmg/logger';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
 import { MessagesUpstreamClient } from '@gmg/upstream';
+import { FailedAuthThrottle, authenticateThrottled } from './auth/failed-auth.throttle';
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
 import { errorHandler, routeNotFound } from './http/error-handler';
@@ -38,6 +39,7 @@ export type AppConfig = Pick<
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs'
+  | 'trustProxy' | 'failedAuthLimit' | 'failedAuthWindowSeconds' | 'failedAuthBlockSeconds'
 >;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
@@ -74,6 +76,8 @@ interface AppParts {
   tasks: TaskRepository;
   views: TaskViewStore;
   keys: KeyAuthenticator;
+  /** Failed API-key authentications per client address (docs/rate-limits.md). */
+  authThrottle: FailedAuthThrottle;
   prices: PriceTableCache;
   auth: RequestHandler;
   json: RequestHandler[];
@@ -84,13 +88,18 @@ export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
   const json = jsonBody(config.maxBodyBytes);
+  const authThrottle = new FailedAuthThrottle({
+    redis, prefix: config.queuePrefix, logger,
+    limit: config.failedAuthLimit, windowSeconds: config.failedAuthWindowSeconds, blockSeconds: config.failedAuthBlockSeconds,
+  });
   const parts: AppParts = {
     deps,
     tasks: new TaskRepository(dataSource),
     views: new TaskViewStore(redis, config.queuePrefix),
     keys,
+    authThrottle,
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
-    auth: authMiddleware(keys),
+    auth: authMiddleware(keys, authThrottle),
     json,
     // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
     // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
@@ -106,6 +115,8 @@ export function createApp(deps: AppDeps): App {
   Object.defineProperty(app, 'keyAuthenticator', { value: keys });
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; README): the failed-auth throttle counts by it.
+  app.set('trust proxy', config.trustProxy);
   mountObservability(app, deps);
   mountManagement(app, parts);
   mountUploads(app, parts);
@@ -149,13 +160,13 @@ function mountObservability(app: App, deps: AppDeps): void {
  * Management API (spec 4.4, `{success, message, data}`): its own auth (ADMIN_TOKEN or an API key through the
  * same cached authenticator) and its own error envelope, so it sits before the key auth of /v1.
  */
-function mountManagement(app: App, { deps, keys }: AppParts): void {
+function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void {
   app.use(
     '/api',
     createManagementRouter({
       ds: deps.dataSource,
       adminToken: deps.config.adminToken,
-      authenticate: (secret) => keys.authenticate(secret),
+      authenticate: authenticateThrottled(keys, authThrottle),
       // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
       onKeyRevoked: () => keys.clear(),
       logger: deps.logger,
