@@ -8,7 +8,7 @@ import {
 import type { Logger } from '@gmg/logger';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
-import { MessagesUpstreamClient } from '@gmg/upstream';
+import { MessagesUpstreamClient, PublicHostResolver } from '@gmg/upstream';
 import { FailedAuthThrottle, authenticateThrottled } from './auth/failed-auth.throttle';
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
@@ -18,6 +18,7 @@ import { avatarRouter } from './avatar/avatar.router';
 import { authMiddleware } from './middleware/auth.middleware';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
 import { createInflightLimitMiddleware, createRateLimitMiddleware } from './middleware/rate-limit';
+import { createMediaHostCheck, type MediaHostCheck } from './use-cases/media-host.check';
 import { PriceTableCache } from './pricing/price-table.cache';
 import { catalogRouter } from './routes/catalog.routes';
 import { createManagementRouter } from './management/management.router';
@@ -29,6 +30,7 @@ import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
+import { uploadSizeLookup } from './uploads/upload-size';
 import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
 import { MessagesChannelCache } from './messages/messages-channel.cache';
@@ -40,6 +42,7 @@ export type AppConfig = Pick<
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs'
   | 'trustProxy' | 'failedAuthLimit' | 'failedAuthWindowSeconds' | 'failedAuthBlockSeconds'
+  | 'mediaDnsServers' | 'mediaDnsTimeoutMs' | 'mediaDnsCacheTtlMs'
 >;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
@@ -79,6 +82,10 @@ interface AppParts {
   /** Failed API-key authentications per client address (docs/rate-limits.md). */
   authThrottle: FailedAuthThrottle;
   prices: PriceTableCache;
+  /** Where uploads live (one instance: the uploads router writes it, submissions read sizes from it). */
+  uploads: UploadStorage;
+  /** Media URL hosts resolved at submit (docs/security.md); one resolver and cache per app. */
+  mediaHosts: MediaHostCheck;
   auth: RequestHandler;
   json: RequestHandler[];
   submitGuards: RequestHandler[];
@@ -99,6 +106,11 @@ export function createApp(deps: AppDeps): App {
     keys,
     authThrottle,
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
+    uploads: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
+    mediaHosts: createMediaHostCheck(
+      new PublicHostResolver({ servers: config.mediaDnsServers, timeoutMs: config.mediaDnsTimeoutMs, cacheTtlMs: config.mediaDnsCacheTtlMs }),
+      logger,
+    ),
     auth: authMiddleware(keys, authThrottle),
     json,
     // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
@@ -178,11 +190,11 @@ function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void
  * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
  * capability); the POST authenticates itself with the same middleware.
  */
-function mountUploads(app: App, { deps, auth }: AppParts): void {
+function mountUploads(app: App, { deps, auth, uploads }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
     createUploadsRouter({
-      storage: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
+      storage: uploads,
       publicBaseUrl: config.publicBaseUrl,
       limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
       authenticate: auth,
@@ -194,11 +206,13 @@ function mountUploads(app: App, { deps, auth }: AppParts): void {
 }
 
 /** The dependencies every task-submitting router shares. */
-function submitDeps({ deps, tasks, prices, views }: AppParts) {
+function submitDeps({ deps, tasks, prices, views, mediaHosts, uploads }: AppParts) {
   return {
     tasks,
     prices,
     views,
+    mediaHosts,
+    uploadSizes: uploadSizeLookup(uploads, deps.config.publicBaseUrl),
     queue: deps.producers,
     logger: deps.logger,
     publicBaseUrl: deps.config.publicBaseUrl,
