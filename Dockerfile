@@ -1,36 +1,47 @@
 # syntax=docker/dockerfile:1.7
-# One image for every service; the service is chosen at run time:
-#   docker run -e SERVICE=worker-image gmg
+# One image for every gateway service (the default target, `runtime`); the service is chosen at run time:
+#   docker build -t gmg . && docker run -e SERVICE=worker-image gmg
 #   (the migration Job / compose one-shot runs: node --import tsx scripts/migrate.ts)
+# The upstream simulator has its own target, the only one with the ffmpeg binary: docker build --target sim -t gmg-sim .
 # Services run from TypeScript through tsx's in-process loader (tsx is a runtime dependency), so there is no build
 # step and one node process per container receives SIGTERM directly.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node's maintained LTS line (Node 20 is past its end of life). Local runs and CI use the machine's Node 20; the
+# code runs on both (test/infra/npm-install.int.test.ts and the README say how it is checked).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- manifests: only package.json files, so the dependency layer is rebuilt only when they change
 FROM ${NODE_IMAGE} AS manifests
 WORKDIR /src
 COPY . .
-RUN mkdir /out && cp package.json package-lock.json /out/ \
+RUN mkdir /out && cp package.json package-lock.json .npmrc /out/ \
  && cp --parents scripts/npm-install.sh /out/ \
  && find libs services packages -maxdepth 2 -name package.json -exec cp --parents {} /out/ \;
 
-# --- deps: the locked install, then dev dependencies pruned away
+# --- deps: the locked install of the production dependencies of every workspace but the simulator, so the
+# production image carries no ffmpeg binary (the simulator's own dependency). Install scripts: only those listed
+# in package.json "allowScripts" (.npmrc ignore-scripts=true; scripts/npm-install.sh).
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY --from=manifests /out/ ./
-# scripts/npm-install.sh = npm ci (with a fallback for registries that lack other platforms' optional binaries).
-RUN bash scripts/npm-install.sh \
- && npm prune --omit=dev --no-audit --no-fund \
+RUN ws=$(for f in libs/*/package.json services/*/package.json; do d=${f%/package.json}; \
+           [ "$d" = services/upstream-sim ] || printf -- '-w %s ' "$d"; done) \
+ && bash scripts/npm-install.sh --omit=dev --include-workspace-root $ws \
+ && test ! -e node_modules/@ffmpeg-installer \
  && npm cache clean --force
 
-# --- runtime
-FROM ${NODE_IMAGE} AS runtime
+# --- deps-sim: every workspace's production dependencies, the simulator's ffmpeg included
+FROM ${NODE_IMAGE} AS deps-sim
+WORKDIR /app
+COPY --from=manifests /out/ ./
+RUN bash scripts/npm-install.sh --omit=dev && npm cache clean --force
+
+# --- app: the code and settings every image shares (no node_modules yet)
+FROM ${NODE_IMAGE} AS app
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps \
     SERVICE=api-edge
 WORKDIR /app
-COPY --from=deps --chown=node:node /app/node_modules ./node_modules
 COPY --chown=node:node package.json package-lock.json tsconfig.base.json tsconfig.json ./
 COPY --chown=node:node libs ./libs
 COPY --chown=node:node services ./services
@@ -47,3 +58,12 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "const p=process.env.HEALTH_PORT||process.env.PORT||8080;fetch('http://127.0.0.1:'+p+'/healthz',{signal:AbortSignal.timeout(2500)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # exec replaces the shell with node, so the SIGTERM of `docker stop` / Kubernetes reaches the service itself.
 CMD ["sh", "-c", "exec node --import tsx services/${SERVICE}/src/main.ts"]
+
+# --- sim: the upstream simulator (`docker build --target sim -t gmg-sim .`): the only image with ffmpeg
+FROM app AS sim
+ENV SERVICE=upstream-sim
+COPY --from=deps-sim --chown=node:node /app/node_modules ./node_modules
+
+# --- runtime (the default target, `docker build -t gmg .`): every gateway service and the migration Job
+FROM app AS runtime
+COPY --from=deps --chown=node:node /app/node_modules ./node_modules

@@ -17,6 +17,9 @@ import { Pool } from 'undici';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
 
+/** The bench measures the gateway's capacity, not the fair-use defaults of the `default` group (docs/rate-limits.md). */
+const BENCH_KEY_LIMITS = { rpsLimit: 1_000_000, inflightLimit: 1_000_000 };
+
 const REQUESTS = Math.min(Number(process.env.BENCH_MSG_REQUESTS ?? 2000), 50_000);
 const STREAMS = Math.min(Number(process.env.BENCH_MSG_STREAMS ?? 1000), 5000);
 const MAX_SECONDS = 300;
@@ -98,7 +101,7 @@ async function main(): Promise<void> {
     const accounts = new AccountRepository(db.dataSource);
     const acc = await accounts.create({ name: 'bench-messages' });
     await accounts.topup(acc.id, 10n ** 15n);
-    const key = (await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id })).secret;
+    const key = (await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id, ...BENCH_KEY_LIMITS })).secret;
     const common = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' };
     const target = (url: string, headers: Record<string, string>, connections: number): Target => {
       const pool = new Pool(url, { connections, keepAliveTimeout: 60_000, headersTimeout: 120_000, bodyTimeout: 120_000 });

@@ -121,7 +121,8 @@ describe('models e2e: every image and video model completes through the real ser
     const accounts = new AccountRepository(db.dataSource);
     const a = await accounts.create({ name });
     await accounts.topup(a.id, balanceMinor);
-    const k = await new ApiKeyRepository(db.dataSource).create({ accountId: a.id });
+    // Its own generous limits: the suite submits every model at once, it tests models, not the fair-use defaults.
+    const k = await new ApiKeyRepository(db.dataSource).create({ accountId: a.id, rpsLimit: 1000, inflightLimit: 1000 });
     return { accountId: a.id, key: k.secret };
   };
   const normalize = (body: Body): NormalizedRequest => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { Queue } from 'bullmq';
 import { QUEUES } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
 import {
   createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
   TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
@@ -47,8 +47,10 @@ describe('spine e2e: an image task travels through every service', () => {
       const t = await getTask(id);
       return ['completed', 'failed'].includes(t.body.data?.status) ? t.body.data : undefined;
     }, { timeoutMs, intervalMs: 100, what: `task ${id} to end` });
-  const newFundedKey = async (balanceMinor: bigint) => {
-    const a = await accounts().create({ name: `e2e-${balanceMinor}` });
+  /** `groupName`: e.g. a group without the default fair-use limits, for bursts that test something else. */
+  const newFundedKey = async (balanceMinor: bigint, groupName?: string) => {
+    if (groupName) await new GroupRepository(db.dataSource).upsert({ name: groupName, priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
+    const a = await accounts().create({ name: `e2e-${balanceMinor}`, groupName });
     if (balanceMinor > 0n) await accounts().topup(a.id, balanceMinor);
     const k = await new ApiKeyRepository(db.dataSource).create({ accountId: a.id });
     return { accountId: a.id, key: k.secret };
@@ -181,7 +183,7 @@ describe('spine e2e: an image task travels through every service', () => {
   it('accepts exactly 10 of 200 concurrent submits against a balance that covers 10', async () => {
     const body = { model: 'lumen-2-flex', prompt: 'race', resolution: '1MP' };
     const price = listedPrice('lumen-2-flex@1MP');
-    const racer = await newFundedKey(price * 10n);
+    const racer = await newFundedKey(price * 10n, 'race-unlimited');
     const statuses = await Promise.all(Array.from({ length: 200 }, () => submit(body, racer.key).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 402)).toHaveLength(190);

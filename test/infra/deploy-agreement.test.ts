@@ -117,7 +117,8 @@ describe('deployment descriptions agree with each other and with the code', () =
     expect(c.resources?.requests?.cpu).toBeDefined();
     expect(c.resources?.limits?.memory).toBeDefined();
     expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(30);
-    expect(c.image).toBe('gmg:latest');
+    // the simulator has its own image (Dockerfile target `sim`, the only one with ffmpeg)
+    expect(c.image).toBe(svc === 'upstream-sim' ? 'gmg-sim:latest' : 'gmg:latest');
     expect(k8sEnvValue(d, 'SERVICE')).toBe(svc);
   });
 

@@ -1,9 +1,8 @@
 /**
  * Edge-side check of client media URLs (pure, no DNS). It refuses what can be recognized from the text alone:
- * non-http(s) schemes and literal addresses or names that point inside our network. It does not resolve names:
- * a public name that resolves to a private address passes here and goes to the upstream as a URL. No gateway code
- * path fetches user URLs today; the first one that does must resolve and check every connection and redirect
- * (e.g. request-filtering-agent), not rely on this check.
+ * non-http(s) schemes and literal addresses or names that point inside our network. Names are resolved at submit by
+ * `PublicHostResolver` (libs/upstream, with `isPrivateAddress` below) and refused when any address is private;
+ * what remains (DNS rebinding between our check and the upstream's fetch) is described in docs/security.md.
  */
 
 export interface MediaUrlOptions {
@@ -88,6 +87,18 @@ function v6Blocked(g: number[]): boolean {
   if (first === 0x2001 && g[1] === 0x0db8) return true; // documentation
   if (first === 0x0100 && zeros(1, 4)) return true; // discard-only
   return false;
+}
+
+/**
+ * True when an IP address (IPv4 dotted quad, or IPv6 without brackets) is not a public unicast address: loopback,
+ * private, link-local (cloud metadata), CGNAT, documentation, multicast, reserved, or an IPv6 form embedding one
+ * (IPv4-mapped, NAT64, 6to4). Something that is not an IP literal counts as private: refuse what cannot be classified.
+ */
+export function isPrivateAddress(ip: string): boolean {
+  const v4 = v4ToInt(ip);
+  if (v4 !== undefined) return v4Blocked(v4);
+  const g = parseV6(ip);
+  return !g || v6Blocked(g);
 }
 
 /** Why a client media URL is refused, or undefined when it is acceptable. */

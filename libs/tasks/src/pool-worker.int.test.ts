@@ -1,4 +1,4 @@
-import { settleTask, TaskRepository, AccountRepository, type TaskRecord } from '@gmg/db';
+import { settleTask, TaskRepository, AccountRepository, LogsRepository, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
 import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
@@ -168,6 +168,28 @@ describe('pool worker step machine', () => {
     expect(end.error).toEqual({ code: 'task_failed', message: 'Generation failed: simulated', type: 'generation_error' });
     await waitFor(async () => (await available(w)) === 1_000_000n, { what: 'refund' });
     expect((await w.views.read(t.id))?.task).toMatchObject({ status: 'failed', cost: 0 });
+  });
+
+  it('charges a partial result for what it delivered: 1 of 4 images asked → hold 4000, capture 1000, release 3000', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 1 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start();
+    const opts = { model: 'pict-image-2', fields: { n: 4 }, price: 4000n };
+    const partial = await seedTask(w.db.dataSource, w.account, 'four cats [sim:partial]', opts);
+    const whole = await seedTask(w.db.dataSource, w.account, 'four dogs', opts);
+    await w.enqueue(pw, partial);
+    await w.enqueue(pw, whole);
+    const [p, f] = [await w.waitTerminal(partial.id), await w.waitTerminal(whole.id)];
+    expect([p.status, p.result?.images?.length, p.captureAmount]).toEqual(['completed', 1, 1000n]);
+    expect([f.status, f.result?.images?.length, f.captureAmount]).toEqual(['completed', 4, 4000n]); // LEAST(NULL, price): the whole price
+    await waitFor(() => (w.settled.length >= 2 ? true : undefined), { timeoutMs: 5_000, what: 'two settlements' });
+    const ledger = await new LogsRepository(w.db.dataSource).entriesOf(w.account.accountId, [partial.id, whole.id]);
+    const of = (id: string) => ledger.filter((e) => e.taskId === id).map((e) => [e.kind, e.amount]);
+    expect(of(partial.id)).toEqual([['hold', 4000n], ['capture', 1000n], ['release', 3000n]]);
+    expect(of(whole.id)).toEqual([['hold', 4000n], ['capture', 4000n]]);
+    expect(await available(w)).toBe(1_000_000n - 1000n - 4000n);
+    expect((await w.views.read(partial.id))?.task).toMatchObject({ status: 'completed', cost: 0.001 });
   });
 
   it('fails and refunds a task the upstream reports completed without any result', async () => {

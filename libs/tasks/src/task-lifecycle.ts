@@ -42,9 +42,13 @@ export class TaskLifecycle {
     }
   }
 
-  /** `native`: the upstream's own final view of the task, stored with the transition when the upstream has one. */
-  async complete(taskId: string, result: TaskResult, native?: Record<string, unknown>): Promise<TaskRecord | null> {
-    if (!this.completion) return this.settleWinner(await this.tasks.complete(taskId, result, { native }), 'completed');
+  /**
+   * `native`: the upstream's own final view of the task, stored with the transition when the upstream has one.
+   * `captureAmount`: what settlement captures when the result delivered less than was billed (a partial result);
+   * a pool's completion handler, when it has one, decides the capture itself.
+   */
+  async complete(taskId: string, result: TaskResult, native?: Record<string, unknown>, captureAmount?: bigint): Promise<TaskRecord | null> {
+    if (!this.completion) return this.settleWinner(await this.tasks.complete(taskId, result, { native, captureAmount }), 'completed');
     const task = await this.tasks.get(taskId);
     if (!task || isTerminal(task.status)) return null;
     const out = await this.completion.onComplete(task, result);

@@ -9,7 +9,7 @@ import { SpanKind, trackBreaker, updateActiveSpan, withSpan } from '@gmg/observa
 import { requireTaskId } from '@gmg/queue';
 import { pickChannel, type AdapterRegistry, type ChannelTarget, type CircuitBreaker, type UpstreamPoll } from '@gmg/upstream';
 import type { TaskLifecycle } from './task-lifecycle';
-import { hasExpectedResult } from './result-check';
+import { deliveredCapture, hasExpectedResult } from './result-check';
 import { pollDelayMs, retryDelayMs, MIN_STEP_DELAY_MS } from './step-timing';
 
 /** The job data of a task job. */
@@ -181,7 +181,12 @@ export class TaskStepProcessor {
         await this.d.lifecycle.fail(task.id, 'Generation failed: the upstream returned no result', TASK_FAILURE_TYPES.upstream);
         return DONE;
       }
-      await this.d.lifecycle.complete(task.id, p.result!, p.native);
+      // Fewer images than billed, or a shorter video: charge what was delivered, release the rest.
+      const capture = deliveredCapture(task.price, task.request.expected, p.result!);
+      if (capture !== undefined) {
+        this.d.logger.info({ taskId: task.id, channel: ch.name, price: task.price.toString(), capture: capture.toString() }, 'partial result: charging what was delivered');
+      }
+      await this.d.lifecycle.complete(task.id, p.result!, p.native, capture);
       return DONE;
     }
     if (p.status === 'failed') {

@@ -56,3 +56,4 @@ export { waitFor } from './wait-for';
 export { startService, freePort, REPO_ROOT } from './service-process';
 export type { ServiceProcess } from './service-process';
 export { deleteRedisPrefix } from './redis-cleanup';
+export { startTestDnsServer, type TestDnsServer } from './dns-server';

@@ -10,10 +10,11 @@ import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
-import { MessagesUpstreamClient, createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
+import { MessagesUpstreamClient, PublicHostResolver, createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { cancelRouter } from './cancel/cancel.routes';
 import { UpstreamCanceller } from './cancel/upstream-cancel';
 import { callbackUrlMiddleware } from './webhooks/callback-url';
+import { FailedAuthThrottle, authenticateThrottled } from './auth/failed-auth.throttle';
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
 import { errorHandler, routeNotFound } from './http/error-handler';
@@ -24,6 +25,7 @@ import { requireAdminToken } from './middleware/admin-token';
 import { submitMetricsMiddleware } from './observability/submit-metrics';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
 import { createInflightLimitMiddleware, createRateLimitMiddleware } from './middleware/rate-limit';
+import { createMediaHostCheck, type MediaHostCheck } from './use-cases/media-host.check';
 import { PriceTableCache } from './pricing/price-table.cache';
 import { catalogRouter } from './routes/catalog.routes';
 import { createManagementRouter } from './management/management.router';
@@ -37,6 +39,7 @@ import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
 import { QUEUE_DASHBOARD_PATH, createQueueDashboard } from './admin/queue-dashboard';
 import { apiDocsRouter } from './openapi/api-docs.router';
+import { uploadSizeLookup } from './uploads/upload-size';
 import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
 import { MessagesChannelCache } from './messages/messages-channel.cache';
@@ -49,6 +52,8 @@ export type AppConfig = Pick<
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
+  | 'trustProxy' | 'failedAuthLimit' | 'failedAuthWindowSeconds' | 'failedAuthBlockSeconds'
+  | 'mediaDnsServers' | 'mediaDnsTimeoutMs' | 'mediaDnsCacheTtlMs'
 >;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
@@ -85,7 +90,13 @@ interface AppParts {
   tasks: TaskRepository;
   views: TaskViewStore;
   keys: KeyAuthenticator;
+  /** Failed API-key authentications per client address (docs/rate-limits.md). */
+  authThrottle: FailedAuthThrottle;
   prices: PriceTableCache;
+  /** Where uploads live (one instance: the uploads router writes it, submissions read sizes from it). */
+  uploads: UploadStorage;
+  /** Media URL hosts resolved at submit (docs/security.md); one resolver and cache per app. */
+  mediaHosts: MediaHostCheck;
   auth: RequestHandler;
   json: RequestHandler[];
   /** `json` plus the callback_url check: the body parsers of every task submission. */
@@ -99,13 +110,23 @@ export function createApp(deps: AppDeps): App {
   const json = jsonBody(config.maxBodyBytes);
   // Submission bodies: JSON, then `callback_url` taken out and checked (docs/webhooks.md).
   const submitBody = [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure })];
+  const authThrottle = new FailedAuthThrottle({
+    redis, prefix: config.queuePrefix, logger,
+    limit: config.failedAuthLimit, windowSeconds: config.failedAuthWindowSeconds, blockSeconds: config.failedAuthBlockSeconds,
+  });
   const parts: AppParts = {
     deps,
     tasks: new TaskRepository(dataSource),
     views: new TaskViewStore(redis, config.queuePrefix),
     keys,
+    authThrottle,
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
-    auth: authMiddleware(keys),
+    uploads: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
+    mediaHosts: createMediaHostCheck(
+      new PublicHostResolver({ servers: config.mediaDnsServers, timeoutMs: config.mediaDnsTimeoutMs, cacheTtlMs: config.mediaDnsCacheTtlMs }),
+      logger,
+    ),
+    auth: authMiddleware(keys, authThrottle),
     json,
     submitBody,
     // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
@@ -123,6 +144,8 @@ export function createApp(deps: AppDeps): App {
   Object.defineProperty(app, 'keyAuthenticator', { value: keys });
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; README): the failed-auth throttle counts by it.
+  app.set('trust proxy', config.trustProxy);
   mountObservability(app, deps);
   app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
@@ -177,13 +200,13 @@ function mountObservability(app: App, deps: AppDeps): void {
  * Management API (spec 4.4, `{success, message, data}`): its own auth (ADMIN_TOKEN or an API key through the
  * same cached authenticator) and its own error envelope, so it sits before the key auth of /v1.
  */
-function mountManagement(app: App, { deps, keys }: AppParts): void {
+function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void {
   app.use(
     '/api',
     createManagementRouter({
       ds: deps.dataSource,
       adminToken: deps.config.adminToken,
-      authenticate: (secret) => keys.authenticate(secret),
+      authenticate: authenticateThrottled(keys, authThrottle),
       // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
       onKeyRevoked: () => keys.clear(),
       logger: deps.logger,
@@ -195,11 +218,11 @@ function mountManagement(app: App, { deps, keys }: AppParts): void {
  * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
  * capability); the POST authenticates itself with the same middleware.
  */
-function mountUploads(app: App, { deps, auth }: AppParts): void {
+function mountUploads(app: App, { deps, auth, uploads }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
     createUploadsRouter({
-      storage: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
+      storage: uploads,
       publicBaseUrl: config.publicBaseUrl,
       limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
       authenticate: auth,
@@ -211,11 +234,13 @@ function mountUploads(app: App, { deps, auth }: AppParts): void {
 }
 
 /** The dependencies every task-submitting router shares. */
-function submitDeps({ deps, tasks, prices, views }: AppParts) {
+function submitDeps({ deps, tasks, prices, views, mediaHosts, uploads }: AppParts) {
   return {
     tasks,
     prices,
     views,
+    mediaHosts,
+    uploadSizes: uploadSizeLookup(uploads, deps.config.publicBaseUrl),
     queue: deps.producers,
     logger: deps.logger,
     publicBaseUrl: deps.config.publicBaseUrl,

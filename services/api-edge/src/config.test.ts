@@ -48,3 +48,26 @@ describe('parseConfig', () => {
     }
   });
 });
+
+describe('parseConfig: fair use and media URL resolution', () => {
+  const base = { ADMIN_TOKEN: 'admin-secret-0123456789abcdef' };
+  it('defaults: trust no proxy, 20 failed authentications per 60 s then 300 s blocked, system DNS with 2 s timeout', () => {
+    expect(parseConfig(base)).toMatchObject({
+      trustProxy: false, failedAuthLimit: 20, failedAuthWindowSeconds: 60, failedAuthBlockSeconds: 300,
+      mediaDnsServers: [], mediaDnsTimeoutMs: 2000, mediaDnsCacheTtlMs: 60_000,
+    });
+  });
+  it('reads TRUST_PROXY as a number of hops or a list of proxy addresses, and refuses `true` and nonsense', () => {
+    expect(parseConfig({ ...base, TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(parseConfig({ ...base, TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::1' }).trustProxy).toBe('loopback,10.0.0.0/8,fd00::1');
+    expect(parseConfig({ ...base, TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(() => parseConfig({ ...base, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY.*every hop/);
+    expect(() => parseConfig({ ...base, TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY/);
+    expect(() => parseConfig({ ...base, TRUST_PROXY: 'proxy.internal' })).toThrow(/TRUST_PROXY/);
+  });
+  it('reads MEDIA_DNS_SERVERS as addresses with optional ports, and refuses host names', () => {
+    expect(parseConfig({ ...base, MEDIA_DNS_SERVERS: '127.0.0.1:5353, [::1]:53,10.0.0.2' }).mediaDnsServers).toEqual(['127.0.0.1:5353', '[::1]:53', '10.0.0.2']);
+    expect(() => parseConfig({ ...base, MEDIA_DNS_SERVERS: 'dns.example.com' })).toThrow(/MEDIA_DNS_SERVERS/);
+    expect(() => parseConfig({ ...base, MEDIA_DNS_SERVERS: '127.0.0.1:70000' })).toThrow(/MEDIA_DNS_SERVERS/);
+  });
+});

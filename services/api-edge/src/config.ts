@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { Joi, commonSchema, env, loadConfig, type CommonEnv } from '@gmg/config';
 
@@ -44,7 +45,55 @@ export interface ApiEdgeConfig {
   webhookAllowInsecure: boolean;
   /** ADMIN_QUEUES_WRITE: the queue dashboard (/admin/queues) may retry, promote, remove and clean jobs. */
   adminQueuesWrite: boolean;
+  /**
+   * Express `trust proxy`: which hops' X-Forwarded-For to believe for the client address (failed-auth throttle,
+   * logs). false = the TCP peer; a number = that many proxies in front; a list = the proxies' addresses/CIDRs.
+   */
+  trustProxy: boolean | number | string;
+  /** Failed API-key authentications a client address may make per window before it gets 429. */
+  failedAuthLimit: number;
+  failedAuthWindowSeconds: number;
+  /** How long an address over its failed-auth budget is refused. */
+  failedAuthBlockSeconds: number;
+  /** DNS servers (`host` or `host:port`) that resolve media URL host names at submit; empty = the system's. */
+  mediaDnsServers: string[];
+  /** A media URL host that does not resolve within this is refused. */
+  mediaDnsTimeoutMs: number;
+  /** How long a host's verdict is cached. */
+  mediaDnsCacheTtlMs: number;
 }
+
+/** A TRUST_PROXY entry Express understands: an address, a CIDR, or one of its named ranges. */
+const proxyEntry = (e: string): boolean => {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(e)) return true;
+  const [addr, bits, extra] = e.split('/');
+  if (extra !== undefined || !isIP(addr)) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (isIP(addr) === 4 ? 32 : 128));
+};
+
+// The default skips the rules below (Joi), so it is the parsed value itself.
+const trustProxySchema = Joi.string().trim().default(false).custom((v: string, h) => {
+  if (v === 'false') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  // `true` would believe the leftmost X-Forwarded-For, which any client writes itself.
+  if (v === 'true') return h.message({ custom: 'true trusts every hop (a client could pick its own address): give the number of proxies or their addresses' });
+  const entries = v.split(',').map((x) => x.trim());
+  if (entries.every(proxyEntry)) return entries.join(',');
+  return h.message({ custom: 'must be false, a number of proxies, or a comma-separated list of addresses/CIDRs (or loopback, linklocal, uniquelocal)' });
+});
+
+/** A DNS server as node:dns takes it: an IP, `ipv4:port`, or `[ipv6]:port`. */
+const dnsServerEntry = (e: string): boolean => {
+  if (isIP(e)) return true;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):(\d{1,5})$/.exec(e);
+  return !!m && isIP(m[1] ?? m[2]) !== 0 && Number(m[3]) > 0 && Number(m[3]) < 65536;
+};
+
+const dnsServersSchema = Joi.string().allow('').default('').custom((v: string, h) => {
+  const entries = v.split(',').map((x) => x.trim()).filter(Boolean);
+  if (entries.every(dnsServerEntry)) return entries.join(',');
+  return h.message({ custom: 'must be a comma-separated list of DNS server addresses (ip, ip:port or [ipv6]:port)' });
+});
 
 const MIB = 1024 * 1024;
 
@@ -68,6 +117,13 @@ const schema = Joi.object({
   ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
   WEBHOOK_ALLOW_INSECURE: env.bool(false),
   ADMIN_QUEUES_WRITE: env.bool(false),
+  TRUST_PROXY: trustProxySchema,
+  FAILED_AUTH_LIMIT: Joi.number().integer().min(1).max(100_000).default(20),
+  FAILED_AUTH_WINDOW_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
+  FAILED_AUTH_BLOCK_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
+  MEDIA_DNS_SERVERS: dnsServersSchema,
+  MEDIA_DNS_TIMEOUT_MS: Joi.number().integer().min(100).max(30_000).default(2000),
+  MEDIA_DNS_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(60_000),
 });
 
 interface RawEnv extends CommonEnv {
@@ -87,6 +143,13 @@ interface RawEnv extends CommonEnv {
   ARTGEN_DESCRIBE_WAIT_MS: number;
   WEBHOOK_ALLOW_INSECURE: boolean;
   ADMIN_QUEUES_WRITE: boolean;
+  TRUST_PROXY: boolean | number | string;
+  FAILED_AUTH_LIMIT: number;
+  FAILED_AUTH_WINDOW_SECONDS: number;
+  FAILED_AUTH_BLOCK_SECONDS: number;
+  MEDIA_DNS_SERVERS: string;
+  MEDIA_DNS_TIMEOUT_MS: number;
+  MEDIA_DNS_CACHE_TTL_MS: number;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -115,6 +178,13 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     webhookAllowInsecure: e.WEBHOOK_ALLOW_INSECURE,
     adminQueuesWrite: e.ADMIN_QUEUES_WRITE,
+    trustProxy: e.TRUST_PROXY,
+    failedAuthLimit: e.FAILED_AUTH_LIMIT,
+    failedAuthWindowSeconds: e.FAILED_AUTH_WINDOW_SECONDS,
+    failedAuthBlockSeconds: e.FAILED_AUTH_BLOCK_SECONDS,
+    mediaDnsServers: e.MEDIA_DNS_SERVERS.split(',').map((x) => x.trim()).filter(Boolean),
+    mediaDnsTimeoutMs: e.MEDIA_DNS_TIMEOUT_MS,
+    mediaDnsCacheTtlMs: e.MEDIA_DNS_CACHE_TTL_MS,
   });
 }
 

@@ -1,6 +1,8 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import sharp from 'sharp';
-import { waitFor } from '@gmg/testing';
+import { freePort, waitFor } from '@gmg/testing';
 import { createSimApp } from './app';
 import { testModels } from './test-models';
 
@@ -92,7 +94,67 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
     expect(buf.subarray(4, 8).toString()).toBe('ftyp');
     expect(buf.includes('avc1')).toBe(true);
     expect(mp4DurationSeconds(buf)).toBeCloseTo(3, 1);
+    expect(v.duration).toBe(3);
   }, 30_000);
+
+  it('[sim:partial] delivers half the images asked and a video half as long, its duration reported and real', async () => {
+    const img = await request(app).post('/v1/images/generations').send({ model: 'pict-image-2', prompt: 'cats [sim:partial]', n: 4 }).expect(200);
+    const vid = await request(app).post('/v1/videos/generations').send({ model: 'test-video', prompt: 'waves [sim:partial]', duration: 4 }).expect(200);
+    const doneOf = (id: string) => waitFor(async () => {
+      const r = await request(app).get(`/v1/tasks/${id}`);
+      return r.body.data.status === 'completed' ? r.body.data : undefined;
+    }, { timeoutMs: 10_000, what: `${id} completed` });
+    const [i, v] = [await doneOf(taskId(img)), await doneOf(taskId(vid))];
+    expect(i.result.images).toHaveLength(2);
+    expect(v.result.videos[0].duration).toBe(2);
+    const file = await request(app).get(filePath(v.result.videos[0].url[0])).buffer(true).parse(binary).expect(200);
+    expect(mp4DurationSeconds(file.body as Buffer)).toBeCloseTo(2, 1);
+  }, 30_000);
+
+  describe('lumen-2 size: auto measures the first reference (issue 11.7)', () => {
+    let server: http.Server;
+    let base = '';
+    beforeAll(async () => {
+      // stands in for the gateway's own upload links (a path like theirs, on loopback)
+      const wide = await sharp({ create: { width: 1920, height: 1080, channels: 3, background: '#336699' } }).png().toBuffer();
+      const tall = await sharp({ create: { width: 900, height: 1600, channels: 3, background: '#996633' } }).jpeg().toBuffer();
+      server = http.createServer((req, res) => {
+        const body = req.url === '/v1/uploads/img_wide.png' ? wide : req.url === '/v1/uploads/img_tall.jpg' ? tall : undefined;
+        if (!body) return void res.writeHead(404).end();
+        res.writeHead(200, { 'content-type': req.url!.endsWith('.png') ? 'image/png' : 'image/jpeg' }).end(body);
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+    });
+
+    const renderedSize = async (body: Record<string, unknown>) => {
+      const sub = await request(app).post('/v1/images/generations').send(body).expect(200);
+      const done = await waitFor(async () => {
+        const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
+        return r.body.data.status === 'completed' ? r.body.data : undefined;
+      }, { timeoutMs: 10_000, what: 'auto-size task completed' });
+      const file = await request(app).get(filePath(done.result.images[0].url)).buffer(true).parse(binary).expect(200);
+      const meta = await sharp(file.body as Buffer).metadata();
+      return [meta.width, meta.height];
+    };
+
+    it.each([
+      ['img_wide.png', '2MP', [1920, 1072]],
+      ['img_tall.jpg', '1MP', [752, 1344]],
+      ['img_wide.png', '4MP', [2720, 1536]],
+    ])('follows %s at %s: renders %p', async (file, resolution, size) => {
+      expect(await renderedSize(lumen('auto', { size: 'auto', resolution, image_urls: [`${base}/v1/uploads/${file}`] }))).toEqual(size);
+    });
+
+    it('answers 400 naming image_urls.0 when the first reference cannot be fetched', async () => {
+      const res = await request(app).post('/v1/images/generations')
+        .send(lumen('x', { size: 'auto', image_urls: [`http://127.0.0.1:${await freePort()}/gone.png`] })).expect(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('image_urls.0') });
+    });
+  });
 
   it('answers 404 not_found_error for an unknown task id', async () => {
     const res = await request(app).get('/v1/tasks/task_doesnotexist').expect(404);

@@ -1,4 +1,4 @@
-import { baseDurationMs, durationMs, parseMarkers, stateAt } from './sim-scenario';
+import { baseDurationMs, deliveredOutput, durationMs, parseMarkers, stateAt } from './sim-scenario';
 
 describe('parseMarkers', () => {
   it('finds no marker in a plain prompt', () => {
@@ -58,5 +58,17 @@ describe('stateAt', () => {
     const s = stateAt(t('never'), 1000 + 3600_000);
     expect(s.status).toBe('processing');
     expect(s.progress).toBeLessThanOrEqual(95);
+  });
+});
+
+describe('[sim:partial]', () => {
+  it('delivers half the images (at least one) and half the video seconds (at least 1), nothing less without the marker', () => {
+    const partial = parseMarkers('x [sim:partial]');
+    expect(partial.partial).toBe(true);
+    expect(deliveredOutput({ kind: 'images', count: 4 }, partial).count).toBe(2);
+    expect(deliveredOutput({ kind: 'images', count: 1 }, partial).count).toBe(1);
+    expect(deliveredOutput({ kind: 'videos', count: 1, durationSeconds: 10 }, partial).durationSeconds).toBe(5);
+    expect(deliveredOutput({ kind: 'videos', count: 1, durationSeconds: 1 }, partial).durationSeconds).toBe(1);
+    expect(deliveredOutput({ kind: 'images', count: 4 }, parseMarkers('x')).count).toBe(4);
   });
 });

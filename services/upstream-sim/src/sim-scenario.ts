@@ -9,6 +9,8 @@ export interface SimMarkers {
   slow: boolean;
   /** `[sim:error503]`: every submit answers 503; `[sim:error503once]`: only the first one per idempotency key. */
   submit503?: 'always' | 'once';
+  /** `[sim:partial]`: completes with less than billed (half the images, at least one; a video half as long). */
+  partial?: boolean;
 }
 
 export const SIM_FAIL_MESSAGE = 'Generation failed (simulated)';
@@ -24,7 +26,17 @@ export function parseMarkers(prompt: unknown): SimMarkers {
         ? 'never'
         : 'success';
   const submit503 = p.includes('[sim:error503once]') ? 'once' : p.includes('[sim:error503]') ? 'always' : undefined;
-  return { outcome, slow: p.includes('[sim:slow]'), ...(submit503 ? { submit503 } : {}) };
+  return { outcome, slow: p.includes('[sim:slow]'), ...(submit503 ? { submit503 } : {}), ...(p.includes('[sim:partial]') ? { partial: true } : {}) };
+}
+
+/** What a `[sim:partial]` task delivers: half the images (at least one), a video half as long (at least 1 s). */
+export function deliveredOutput(expected: ExpectedOutput, markers: SimMarkers): ExpectedOutput {
+  if (!markers.partial) return expected;
+  if (expected.kind === 'images') return { ...expected, count: Math.max(1, Math.floor(expected.count / 2)) };
+  if (expected.kind === 'videos' && expected.durationSeconds) {
+    return { ...expected, durationSeconds: Math.max(1, Math.floor(expected.durationSeconds / 2)) };
+  }
+  return expected;
 }
 
 /**

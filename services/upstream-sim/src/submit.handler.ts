@@ -3,7 +3,8 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ModelDefinition, ValidateOptions, ValidationOutcome } from '@gmg/contracts';
 import type { Logger } from '@gmg/logger';
 import { unknownAssetProblem } from './avatar/avatar-review';
-import { durationMs, parseMarkers } from './sim-scenario';
+import { measureReference } from './media/reference-size';
+import { deliveredOutput, durationMs, parseMarkers } from './sim-scenario';
 import { newTaskId, type SimTask, type SimTaskStore } from './sim-task.store';
 import { sendError } from './sim-errors';
 
@@ -19,11 +20,21 @@ export interface SubmitDeps {
   timeScale: number;
   now: () => number;
   log: Logger;
+  /** Measures a reference image by URL (lumen-2 `size: auto`); default: fetch its header. */
+  measure?: (url: string) => Promise<{ width: number; height: number } | undefined>;
 }
 
-// The simulator never fetches media, so any http(s) reference is acceptable (the gateway in front of it sends its
-// own upload links, which may be on loopback in local runs).
+// Any http(s) reference is acceptable here (the gateway in front of it sends its own upload links, which may be on
+// loopback in local runs). The simulator fetches one only to measure it (`size: auto`).
 const VALIDATE_OPTS: ValidateOptions = { trustedUrlPrefixes: ['http://', 'https://'] };
+
+/** `size: auto` with a URL first reference: that reference measured, as the upstream does; null when unreadable. */
+async function autoReferenceSizes(b: Record<string, unknown>, measure: NonNullable<SubmitDeps['measure']>) {
+  const first: unknown = Array.isArray(b.image_urls) ? b.image_urls[0] : undefined;
+  if (b.size !== 'auto' || typeof first !== 'string' || !/^https?:\/\//i.test(first)) return undefined;
+  const size = await measure(first);
+  return size ? new Map([[first, size]]) : null;
+}
 
 function sendAck(res: Response, task: SimTask): void {
   if (task.ack === 'B') {
@@ -41,7 +52,8 @@ function sendAck(res: Response, task: SimTask): void {
 
 /** POST /v1/images/generations and /v1/videos/generations: validate with the registry, answer the model's ack. */
 export function submitHandler(deps: SubmitDeps): RequestHandler {
-  return (req: Request, res: Response) => {
+  const measure = deps.measure ?? ((url: string) => measureReference(url));
+  return async (req: Request, res: Response) => {
     const body: unknown = req.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       return sendError(res, 400, 'invalid_request_error', 'request body must be a JSON object');
@@ -61,7 +73,11 @@ export function submitHandler(deps: SubmitDeps): RequestHandler {
       if (previous) return sendAck(res, previous);
     }
 
-    const outcome = deps.models.validateRequest(model, body, name, VALIDATE_OPTS);
+    const referenceSizes = await autoReferenceSizes(b, measure);
+    if (referenceSizes === null) {
+      return sendError(res, 400, 'invalid_request_error', '`image_urls.0`: the first reference image could not be fetched or read, so `size: auto` has no ratio to follow');
+    }
+    const outcome = deps.models.validateRequest(model, body, name, { ...VALIDATE_OPTS, ...(referenceSizes ? { referenceSizes } : {}) });
     if (!outcome.ok) return sendError(res, outcome.violation.status, outcome.violation.type, outcome.violation.message);
     const assetProblem = unknownAssetProblem(b.asset_urls, (id) => deps.store.get(id), deps.now());
     if (assetProblem) return sendError(res, 400, 'invalid_request_error', assetProblem);
@@ -79,7 +95,8 @@ export function submitHandler(deps: SubmitDeps): RequestHandler {
       id: newTaskId(),
       model: norm.requestedModel,
       ack: model.contract.ack,
-      expected: norm.expected,
+      // What the task delivers: `[sim:partial]` gives less than the request asked (and the gateway billed).
+      expected: deliveredOutput(norm.expected, markers),
       outcome: markers.outcome,
       startedAt: deps.now(),
       durationMs: durationMs(norm.expected.kind, model.contract.estimatedSeconds, markers, deps.timeScale),

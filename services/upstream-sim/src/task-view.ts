@@ -27,7 +27,13 @@ function resultOf(task: SimTask, publicUrl: string, endedAtS: number): TaskResul
     case 'images':
       return { images: range.map((i) => ({ url: `${publicUrl}/files/${imageFileName(task, i)}` })) };
     case 'videos':
-      return { videos: range.map((i) => ({ url: [`${publicUrl}/files/${videoFileName(task, i)}`], expires_at: endedAtS + DAY_S })) };
+      return {
+        videos: range.map((i) => ({
+          url: [`${publicUrl}/files/${videoFileName(task, i)}`],
+          expires_at: endedAtS + DAY_S,
+          duration: task.expected.durationSeconds ?? DEFAULT_VIDEO_SECONDS,
+        })),
+      };
     case 'assets': {
       if (task.avatar) return avatarResult(task);
       const assets = range.map((i) => ({ asset_id: `asset_${task.id.slice(5)}_${i}`, asset_url: `asset://asset_${task.id.slice(5)}_${i}`, status: 'Active' }));

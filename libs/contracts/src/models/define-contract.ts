@@ -2,7 +2,7 @@ import type Joi from 'joi';
 import type { Pool } from '../queues';
 import type { ErrorType } from '../error-types';
 import { isBareBase64, isDataUri, mediaUrlProblem } from '../media-url';
-import type { AckShape, BillingItem, ContractViolation, ExpectedOutput, ModelContract, Operation, ValidateOptions, ValidationOutcome } from './types';
+import type { AckShape, BillingItem, ContractViolation, ExpectedOutput, MediaUrlRef, ModelContract, Operation, ValidateOptions, ValidationOutcome } from './types';
 import type { BodySpec, FieldSpec, MediaKind } from './field-dsl';
 import { bodyToJoi, JOI_OPTIONS } from './dsl-to-joi';
 import { bodyToJsonSchema } from './dsl-to-json-schema';
@@ -15,6 +15,8 @@ export interface RuleContext {
   model: string;
   requestedModel: string;
   trustedUrlPrefixes: readonly string[];
+  /** Sizes of URL references the caller measured (ValidateOptions.referenceSizes). */
+  referenceSizes?: ReadonlyMap<string, { width: number; height: number }>;
 }
 
 export interface RuleProblem {
@@ -110,6 +112,15 @@ function mediaRule(spec: BodySpec): ServerRule {
   };
 }
 
+/** The http(s) media URLs of a valid body that are not the gateway's own links (resolved by the edge at submit). */
+function externalMediaUrls(spec: BodySpec, body: Body, trusted: readonly string[]): MediaUrlRef[] {
+  const media: MediaValue[] = [];
+  collectMedia(spec.properties, body, '', media);
+  return media
+    .filter((m) => /^https?:\/\//i.test(m.value) && !trusted.some((p) => p.length > 0 && new URL(m.value).href.startsWith(p)))
+    .map((m) => ({ field: m.field, url: m.value }));
+}
+
 function hasMedia(props: Readonly<Record<string, FieldSpec>>): boolean {
   const walk = (f: FieldSpec): boolean =>
     (f.type === 'string' && !!f.media) || (f.type === 'array' && walk(f.items)) || (f.type === 'object' && Object.values(f.properties).some(walk));
@@ -132,7 +143,10 @@ export function defineContract(def: ContractDefinition): BuiltContract {
     const { error } = joiSchema.validate(body, JOI_OPTIONS);
     if (error) return { ok: false, violation: joiToViolation(def.body, error) };
     const raw = body as Body;
-    const ctx: RuleContext = { model: def.model, requestedModel, trustedUrlPrefixes: opts?.trustedUrlPrefixes ?? [] };
+    const ctx: RuleContext = {
+      model: def.model, requestedModel, trustedUrlPrefixes: opts?.trustedUrlPrefixes ?? [],
+      ...(opts?.referenceSizes ? { referenceSizes: opts.referenceSizes } : {}),
+    };
     for (const r of rules) {
       const p = r.check(raw, ctx);
       if (p) {
@@ -150,6 +164,7 @@ export function defineContract(def: ContractDefinition): BuiltContract {
     const n = def.normalize(withDefaults, ctx, raw);
     return {
       ok: true,
+      mediaUrls: externalMediaUrls(def.body, raw, ctx.trustedUrlPrefixes),
       value: {
         model: def.model,
         requestedModel,

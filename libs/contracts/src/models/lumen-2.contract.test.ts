@@ -88,8 +88,44 @@ describe('lumen-2 output dimensions', () => {
     expect(ok({ size: 'auto', resolution: '1MP', image_urls: [jpegBase64(600, 1400)] }).derived).toMatchObject({ ratio: '9:21' });
   });
 
-  it('size auto with a URL first reference falls back to 1:1 (not fetched at the edge)', () => {
-    expect(ok({ size: 'auto', image_urls: ['https://cdn.example.com/wide.png'] }).derived).toMatchObject({ ratio: '1:1', dimensionSource: 'auto-default' });
+  it('size auto with an unmeasured URL first reference leaves the size to the upstream (not fetched at the edge), billed at the tier', () => {
+    const v = ok({ size: 'auto', resolution: '3MP', image_urls: ['https://cdn.example.com/wide.png'] });
+    expect(v.derived).toEqual({ tier: '3MP', dimensionSource: 'auto-upstream', mode: 'image-to-image' });
+    expect(v.expected).toEqual({ kind: 'images', count: 1, format: 'jpeg' });
+    expect(v.billing[0]!.keys[0]).toBe('lumen-2-pro@3MP');
+  });
+
+  it.each([
+    [{ width: 1920, height: 1080 }, '2MP', 1920, 1072, '16:9'],
+    [{ width: 900, height: 1200 }, '1MP', 864, 1152, '3:4'],
+    [{ width: 3000, height: 1300 }, '4MP', 3072, 1312, '21:9'],
+    [{ width: 500, height: 500 }, '3MP', 1536, 1536, '1:1'],
+  ])('size auto follows a measured URL reference %o at %s: %ix%i (%s)', (ref, resolution, width, height, ratio) => {
+    const url = 'https://gw.example/v1/uploads/img_1.png';
+    const r = resolveModel('lumen-2-pro')!.contract!.validate(
+      { model: 'lumen-2-pro', prompt: 'x', size: 'auto', resolution, image_urls: [url, 'https://cdn.example.com/other.png'] },
+      'lumen-2-pro', { referenceSizes: new Map([[url, ref]]) },
+    );
+    if (!r.ok) throw new Error(r.violation.message);
+    expect(r.value.derived).toMatchObject({ width, height, ratio, dimensionSource: 'auto-reference' });
+    expect(r.value.expected).toMatchObject({ width, height });
+  });
+
+  it('counts a measured URL reference in the 9 MP budget (output + references)', () => {
+    const url = 'https://gw.example/v1/uploads/img_big.png';
+    const r = resolveModel('lumen-2-pro')!.contract!.validate(
+      { model: 'lumen-2-pro', prompt: 'x', resolution: '4MP', image_urls: [url] }, 'lumen-2-pro',
+      { referenceSizes: new Map([[url, { width: 3000, height: 2000 }]]) },
+    );
+    expect(r.ok ? undefined : r.violation).toMatchObject({ field: 'image_urls', rule: 'server:total-pixels' });
+  });
+
+  it('lists its http(s) media URLs for resolution at submit, without the gateway\'s own links or Base64', () => {
+    const r = resolveModel('lumen-2-pro')!.contract!.validate(
+      { model: 'lumen-2-pro', prompt: 'x', image_urls: ['https://cdn.example.com/a.png', 'https://gw.example/v1/uploads/img_1.png', jpegBase64(10, 10)] },
+      'lumen-2-pro', { trustedUrlPrefixes: ['https://gw.example/v1/uploads/'] },
+    );
+    expect(r.ok && r.mediaUrls).toEqual([{ field: 'image_urls.0', url: 'https://cdn.example.com/a.png' }]);
   });
 
   it('reads image headers of PNG and JPEG', () => {

@@ -86,14 +86,14 @@ const RULES: ServerRule[] = [
   {
     id: 'total-pixels',
     description:
-      'Output plus all reference images at most 9 MP. Base64 references are measured from their header; URL references are not fetched at the edge and count as 0 here (the upstream enforces the limit for them).',
-    check(body) {
+      'Output plus all reference images at most 9 MP. Base64 references are measured from their header, the gateway\'s own uploads from their stored size; other URL references are not fetched at the edge and count as 0 here (the upstream enforces the limit for them).',
+    check(body, ctx) {
       const refs = Array.isArray(body.image_urls) ? (body.image_urls as string[]) : [];
       if (refs.length === 0) return undefined;
-      const out = lumenDimensions(body);
+      const out = lumenDimensions(body, ctx.referenceSizes);
       let total = out.width * out.height;
       for (const r of refs) {
-        const s = referenceSize(r);
+        const s = referenceSize(r, ctx.referenceSizes);
         if (s) total += s.width * s.height;
       }
       return total > MAX_TOTAL_PIXELS
@@ -121,14 +121,18 @@ export function lumenContract(model: LumenModel): BuiltContract {
       additionalProperties: true,
     },
     serverRules: RULES,
-    normalize(body) {
-      const dims = lumenDimensions(body);
+    normalize(body, ctx) {
+      const dims = lumenDimensions(body, ctx.referenceSizes);
       const format = body.output_format as string;
       const upstreamBody = { ...body, model, resolution: tierOf(body.resolution as string) };
+      // `size: auto` after an unmeasured URL: the upstream measures the reference, so the size is its to choose
+      // (the tier, hence the price, is known either way).
+      const size = dims.source === 'auto-upstream' ? {} : { width: dims.width, height: dims.height };
+      const mode = Array.isArray(body.image_urls) && body.image_urls.length ? 'image-to-image' : 'text-to-image';
       return {
-        derived: { width: dims.width, height: dims.height, tier: dims.tier, ratio: dims.ratio, dimensionSource: dims.source, mode: Array.isArray(body.image_urls) && body.image_urls.length ? 'image-to-image' : 'text-to-image' },
+        derived: { ...size, tier: dims.tier, ratio: dims.ratio, dimensionSource: dims.source, mode },
         billing: [imageItem(model, dims.tier, 1)],
-        expected: { kind: 'images', count: 1, width: dims.width, height: dims.height, format },
+        expected: { kind: 'images', count: 1, ...size, format },
         upstreamBody,
       };
     },

@@ -63,9 +63,15 @@ export function nearestRatio(size: ImageSize): LumenRatio {
   return best;
 }
 
-/** Size of a reference if it is Base64 with a readable header; URLs are unknown without fetching them. */
-export function referenceSize(ref: string): ImageSize | undefined {
-  if (/^https?:\/\//i.test(ref)) return undefined;
+/** Sizes of URL references measured by the caller (the edge: its own uploads; the simulator: any it fetched). */
+export type ReferenceSizes = ReadonlyMap<string, ImageSize>;
+
+/**
+ * Size of a reference: Base64 from its header; a URL only when the caller measured it (`known`), since the
+ * gateway does not fetch client URLs.
+ */
+export function referenceSize(ref: string, known?: ReferenceSizes): ImageSize | undefined {
+  if (/^https?:\/\//i.test(ref)) return known?.get(ref);
   try {
     return base64ImageSize(ref);
   } catch {
@@ -73,7 +79,11 @@ export function referenceSize(ref: string): ImageSize | undefined {
   }
 }
 
-export type DimensionSource = 'width-height' | 'pixel-string' | 'ratio' | 'auto-reference' | 'auto-default';
+/**
+ * `auto-upstream`: `size: auto` with a first reference URL nobody measured: its ratio (so the output size) is decided
+ * by the upstream that fetches it; width/height then hold the tier's 1:1 size, for pixel budgets only.
+ */
+export type DimensionSource = 'width-height' | 'pixel-string' | 'ratio' | 'auto-reference' | 'auto-default' | 'auto-upstream';
 
 export interface LumenDimensions {
   width: number;
@@ -87,7 +97,10 @@ export interface LumenDimensions {
  * Output size by the spec's priority: width+height pair, then pixel-string `size`, then `resolution` with
  * aspect-ratio `size`, then 2MP 1:1. Inputs are already schema-valid.
  */
-export function lumenDimensions(body: { width?: unknown; height?: unknown; size?: unknown; resolution?: unknown; image_urls?: unknown }): LumenDimensions {
+export function lumenDimensions(
+  body: { width?: unknown; height?: unknown; size?: unknown; resolution?: unknown; image_urls?: unknown },
+  known?: ReferenceSizes,
+): LumenDimensions {
   if (typeof body.width === 'number' && typeof body.height === 'number') {
     return { width: body.width, height: body.height, tier: tierForPixels(body.width * body.height), source: 'width-height' };
   }
@@ -101,12 +114,13 @@ export function lumenDimensions(body: { width?: unknown; height?: unknown; size?
   let ratio: LumenRatio;
   let source: DimensionSource = 'ratio';
   if (size === 'auto') {
-    const first = Array.isArray(body.image_urls) && typeof body.image_urls[0] === 'string' ? referenceSize(body.image_urls[0]) : undefined;
+    const ref = Array.isArray(body.image_urls) && typeof body.image_urls[0] === 'string' ? body.image_urls[0] : undefined;
+    const first = ref === undefined ? undefined : referenceSize(ref, known);
     ratio = first ? nearestRatio(first) : '1:1';
-    source = first ? 'auto-reference' : 'auto-default';
+    source = first ? 'auto-reference' : ref === undefined ? 'auto-default' : 'auto-upstream';
   } else {
     ratio = size as LumenRatio;
   }
   const [width, height] = LUMEN_DIMENSIONS[ratio][LUMEN_TIERS.indexOf(tier)]!;
-  return { width, height, tier, ratio, source };
+  return { width, height, tier, ...(source === 'auto-upstream' ? {} : { ratio }), source };
 }

@@ -73,12 +73,29 @@ export interface ContractViolation {
   message: string;
 }
 
-export type ValidationOutcome = { ok: true; value: NormalizedRequest } | { ok: false; violation: ContractViolation };
+/** An http(s) media URL of a request (`field` as in violations, e.g. `image_urls.0`). */
+export interface MediaUrlRef {
+  field: string;
+  url: string;
+}
+
+/**
+ * `mediaUrls` (optional, added for host resolution at submit): the request's http(s) media URLs other than the
+ * gateway's own links (`trustedUrlPrefixes`), which the edge resolves before accepting the request.
+ */
+export type ValidationOutcome =
+  | { ok: true; value: NormalizedRequest; mediaUrls?: readonly MediaUrlRef[] }
+  | { ok: false; violation: ContractViolation };
 
 /** Options of ModelContract.validate (additive). */
 export interface ValidateOptions {
   /** Media URLs starting with one of these skip the public-address check (the gateway's own upload links). */
   trustedUrlPrefixes?: readonly string[];
+  /**
+   * Sizes of URL references the caller measured (added for lumen-2 `size: auto`): the edge knows its own uploads,
+   * the simulator fetches any reference. A URL without an entry is not measured (Base64 is read from its header).
+   */
+  referenceSizes?: ReadonlyMap<string, { width: number; height: number }>;
 }
 
 export interface ModelContract {

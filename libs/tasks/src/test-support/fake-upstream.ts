@@ -6,7 +6,7 @@ import express from 'express';
  * A small upstream speaking the gateway protocol (ack shape A, GET /v1/tasks/<id>) for the worker tests.
  * Prompt markers choose the outcome: [sim:fail] fails at poll, [sim:moderation] is refused at submit,
  * [sim:moderation-late] fails at poll with a moderation error, [sim:never] never finishes, [sim:hold-submit]
- * answers the submit only after `release()`. `submitStatus` makes every submit answer that HTTP status.
+ * answers the submit only after `release()`, [sim:partial] completes with one image whatever `n` asked (otherwise `n`). `submitStatus` makes every submit answer that HTTP status.
  */
 export interface FakeUpstream {
   baseUrl: string;
@@ -33,6 +33,8 @@ interface FakeTask {
   id: string;
   prompt: string;
   polls: number;
+  /** Images the request asked for (`n`, default 1). */
+  n: number;
 }
 
 export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete?: number; submitStatus?: number } = {}): Promise<FakeUpstream> {
@@ -88,7 +90,8 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
     if (prompt.includes('[sim:hold-submit]') && !released) await new Promise<void>((r) => heldResolvers.push(r));
     let t = byKey.get(key);
     if (!t) {
-      t = { id: `up_${byId.size + 1}_${Math.random().toString(36).slice(2, 8)}`, prompt, polls: 0 };
+      const n = Number((req.body as { n?: unknown })?.n ?? 1);
+      t = { id: `up_${byId.size + 1}_${Math.random().toString(36).slice(2, 8)}`, prompt, polls: 0, n: Number.isInteger(n) && n > 0 ? n : 1 };
       byKey.set(key, t);
       byId.set(t.id, t);
     }
@@ -116,7 +119,9 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
         res.json({ code: 200, data: { ...base, status: 'completed', progress: 100 } });
         return;
       }
-      res.json({ code: 200, data: { ...base, status: 'completed', progress: 100, result: { images: [{ url: `http://127.0.0.1/img/${t.id}.png`, width: 1024, height: 1024 }] } } });
+      const count = t.prompt.includes('[sim:partial]') ? 1 : t.n;
+      const images = Array.from({ length: count }, (_, i) => ({ url: `http://127.0.0.1/img/${t.id}-${i}.png`, width: 1024, height: 1024 }));
+      res.json({ code: 200, data: { ...base, status: 'completed', progress: 100, result: { images } } });
       return;
     }
     res.json({ code: 200, data: { ...base, status: 'processing', progress: Math.min(99, Math.floor((100 * t.polls) / (pollsToComplete + 1))) } });

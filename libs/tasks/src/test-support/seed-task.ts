@@ -22,17 +22,21 @@ export async function seedChannel(ds: DataSource, baseUrl: string, apiKey: strin
 export const TEST_MODEL = 'lumen-2-flex';
 
 /** A request as the edge stores it: validated and normalized by the model's own contract. */
-export function lumenRequest(prompt: string): NormalizedRequest {
-  const out = validateRequest(resolveModel(TEST_MODEL)!, { model: TEST_MODEL, prompt }, TEST_MODEL);
+export function lumenRequest(prompt: string, model = TEST_MODEL, extra: Record<string, unknown> = {}): NormalizedRequest {
+  const out = validateRequest(resolveModel(model)!, { model, prompt, ...extra }, model);
   if (!out.ok) throw new Error(`test request rejected: ${out.violation.message}`);
   return out.value;
 }
 
 /** A pending lumen-2-flex task with its hold, as the edge creates it. */
-export async function seedTask(ds: DataSource, a: SeededAccount, prompt: string, opts: { price?: bigint; deadlineMs?: number } = {}): Promise<TaskRecord> {
+export async function seedTask(
+  ds: DataSource, a: SeededAccount, prompt: string,
+  opts: { price?: bigint; deadlineMs?: number; model?: string; fields?: Record<string, unknown> } = {},
+): Promise<TaskRecord> {
+  const model = opts.model ?? TEST_MODEL;
   return new TaskRepository(ds).createWithHold({
-    id: newTaskId(), accountId: a.accountId, apiKeyId: a.apiKeyId, model: TEST_MODEL, requestedModel: TEST_MODEL, pool: 'image',
-    request: lumenRequest(prompt), price: opts.price ?? 1000n, priceSnapshot: {},
+    id: newTaskId(), accountId: a.accountId, apiKeyId: a.apiKeyId, model, requestedModel: model, pool: 'image',
+    request: lumenRequest(prompt, model, opts.fields), price: opts.price ?? 1000n, priceSnapshot: {},
     deadlineAt: new Date(Date.now() + (opts.deadlineMs ?? 60_000)),
   });
 }

@@ -49,6 +49,7 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
 
   const outcome = ARTGEN_CONTRACTS[action].validate(fields, ARTGEN_MODEL, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
   if (!outcome.ok) throw violationError(outcome.violation);
+  await deps.mediaHosts?.(outcome.mediaUrls ?? []);
   let request: NormalizedRequest = outcome.value;
   if (isArtgenFollowUp(action)) {
     const source = parent ?? (await ownTask(deps, principal, String(fields.task_id)));

@@ -23,6 +23,8 @@ interface Entry {
 /** Longest secret we bother hashing; anything longer is not one of our keys. */
 const MAX_SECRET_LENGTH = 256;
 
+const cacheId = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
+
 /**
  * API key → principal, with a short in-process cache keyed by the key's SHA-256 (the raw secret is never a
  * map key) and one in-flight lookup per key, so a burst of requests with one key costs one query.
@@ -41,7 +43,7 @@ export class KeyAuthenticator {
   async authenticate(secret: string): Promise<AuthPrincipal | null> {
     if (!secret || secret.length > MAX_SECRET_LENGTH) return null;
     if (this.opts.ttlMs <= 0) return this.lookup.authenticate(secret);
-    const id = createHash('sha256').update(secret, 'utf8').digest('hex');
+    const id = cacheId(secret);
     const hit = this.cache.get(id);
     if (hit) return hit.principal;
     const pending = this.inflight.get(id);
@@ -55,6 +57,14 @@ export class KeyAuthenticator {
       .finally(() => this.inflight.delete(id));
     this.inflight.set(id, p);
     return p;
+  }
+
+  /** Whether authenticate(secret) answers without a new Postgres lookup (cached, already being looked up, or not a key). */
+  isCached(secret: string): boolean {
+    if (!secret || secret.length > MAX_SECRET_LENGTH) return true;
+    if (this.opts.ttlMs <= 0) return false;
+    const id = cacheId(secret);
+    return this.cache.has(id) || this.inflight.has(id);
   }
 
   /** Forget every cached key (tests; a management action that must apply at once). */

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { mediaUrlProblem } from '@gmg/contracts';
+import { mediaUrlProblem, type MediaUrlRef } from '@gmg/contracts';
 import { DomainError } from '@gmg/errors';
 
 /** Spec 4.8 / 8: at most 20 assets per request. */
@@ -14,6 +14,8 @@ export interface AvatarRequest {
   projectName: string;
   group?: { name: string; description: string };
   groupId?: string;
+  /** The asset URLs that are not the gateway's own upload links: their hosts are resolved at submit. */
+  mediaUrls: MediaUrlRef[];
 }
 
 const text = (max: number) => Joi.string().trim().min(1).max(max);
@@ -78,11 +80,12 @@ export function parseAvatarRequest(body: unknown, opts: { trustedUrlPrefixes?: r
   const v = value as Record<string, unknown>;
   const assets = (v.assets as Array<{ url: string; name: string }> | undefined)?.map((a) => ({ url: a.url, name: a.name }))
     ?? [{ url: v.url as string, name: v.name as string }];
+  const mediaUrls: MediaUrlRef[] = [];
   assets.forEach((a, i) => {
-    const problem = mediaUrlProblem(a.url, { trustedPrefixes: opts.trustedUrlPrefixes });
-    if (!problem) return;
     const field = v.assets ? `assets.${i}.url` : 'url';
-    throw bad(field, 'media-url', `\`${field}\`: ${problem}`);
+    const problem = mediaUrlProblem(a.url, { trustedPrefixes: opts.trustedUrlPrefixes });
+    if (problem) throw bad(field, 'media-url', `\`${field}\`: ${problem}`);
+    if (!opts.trustedUrlPrefixes?.some((p) => p.length > 0 && new URL(a.url).href.startsWith(p))) mediaUrls.push({ field, url: a.url });
   });
   const group = v.group as { name: string; description: string } | undefined;
   return {
@@ -91,5 +94,6 @@ export function parseAvatarRequest(body: unknown, opts: { trustedUrlPrefixes?: r
     projectName: v.project_name as string,
     ...(group ? { group: { name: group.name, description: group.description } } : {}),
     ...(v.group_id !== undefined ? { groupId: v.group_id as string } : {}),
+    mediaUrls,
   };
 }

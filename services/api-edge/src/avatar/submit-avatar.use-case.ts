@@ -14,7 +14,7 @@ export const AVATAR_MODEL = 'motion-2.0-avatar';
 export const AVATAR_CONSUMER_MODEL = 'motion-2.0';
 
 export type SubmitAvatarDeps = Pick<
-  SubmitTaskDeps, 'prices' | 'views' | 'queue' | 'logger' | 'publicBaseUrl' | 'taskTimeoutSeconds' | 'newTaskId' | 'now'
+  SubmitTaskDeps, 'prices' | 'views' | 'queue' | 'logger' | 'publicBaseUrl' | 'taskTimeoutSeconds' | 'newTaskId' | 'now' | 'mediaHosts'
 > & {
   ds: DataSource;
   tasks: Pick<TaskRepository, 'duplicateOf'>;
@@ -75,6 +75,7 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
   const { principal } = input;
   checkAllowed(principal);
   const req = parseAvatarRequest(input.body, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
+  await deps.mediaHosts?.(req.mediaUrls);
   if (req.groupId !== undefined && !(await deps.groups.get(principal.accountId, req.groupId))) {
     // a group of another account reads exactly like a missing one
     throw new DomainError('invalid_request', `\`group_id\`: asset group '${req.groupId}' not found`, { field: 'group_id', rule: 'server:group-not-found' });

@@ -14,8 +14,11 @@ export interface ManagementRouterDeps {
   ds: DataSource;
   /** ADMIN_TOKEN; an empty token disables every admin route (401). */
   adminToken: string;
-  /** API key → principal (the app's cached authenticator), for the key-authenticated routes. */
-  authenticate: (secret: string) => Promise<AuthPrincipal | null>;
+  /**
+   * API key → principal (the app's cached authenticator behind the failed-authentication throttle, which may throw
+   * 429), for the key-authenticated routes; `clientAddress` is Express `req.ip`.
+   */
+  authenticate: (secret: string, clientAddress: string) => Promise<AuthPrincipal | null>;
   /** Called after a key was revoked (e.g. to clear this replica's key cache at once). */
   onKeyRevoked?: (keyId: string) => void;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
@@ -50,7 +53,7 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const key: RequestHandler = async (req, res, next) => {
     const secret = bearer(req);
     if (!secret) throw new DomainError('authentication', 'Missing API key: send `Authorization: Bearer <API_KEY>`');
-    const principal = await deps.authenticate(secret);
+    const principal = await deps.authenticate(secret, req.ip ?? '');
     if (!principal) throw new DomainError('authentication', 'Invalid API key');
     res.locals[PRINCIPAL] = principal;
     next();
@@ -119,7 +122,11 @@ function managementErrorHandler(logger: Pick<Logger, 'error'>): ErrorRequestHand
   return (err: unknown, req, res, next) => {
     if (res.headersSent) return next(err);
     const fail = (status: number, message: string) => res.status(status).json({ success: false, message, data: null } satisfies Envelope<null>);
-    if (isDomainError(err)) return fail(httpStatusOf(err.code), err.message);
+    if (isDomainError(err)) {
+      const { retryAfter } = err.details;
+      if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
+      return fail(httpStatusOf(err.code), err.message);
+    }
     const bp = err as BodyParserError;
     if (bp?.type === 'entity.parse.failed') return fail(400, 'Request body is not valid JSON');
     if (bp?.type === 'entity.too.large') return fail(413, 'Request body is too large');

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { DomainError } from '@gmg/errors';
+import { authenticateThrottled, type FailedAuthThrottle } from '../auth/failed-auth.throttle';
 import type { KeyAuthenticator } from '../auth/key-authenticator';
 import { setPrincipal } from '../http/principal';
 import { fullPath } from '../http/request-path';
@@ -22,12 +23,16 @@ export function extractApiKey(req: Request): string | undefined {
   return undefined;
 }
 
-/** 401 `authentication_error` for a missing, malformed, unknown or revoked key; otherwise sets the principal. */
-export function authMiddleware(keys: KeyAuthenticator): RequestHandler {
+/**
+ * 401 `authentication_error` for a missing, malformed, unknown or revoked key; otherwise sets the principal.
+ * With a throttle, a client address over its failed-authentication budget gets 429 before any key lookup.
+ */
+export function authMiddleware(keys: KeyAuthenticator, throttle?: FailedAuthThrottle): RequestHandler {
+  const authenticate = authenticateThrottled(keys, throttle);
   return async (req, res, next) => {
     const secret = extractApiKey(req);
     if (!secret) throw new DomainError('authentication', 'Missing API key: send `Authorization: Bearer <API_KEY>`');
-    const principal = await keys.authenticate(secret);
+    const principal = await authenticate(secret, req.ip ?? '');
     if (!principal) throw new DomainError('authentication', 'Invalid API key');
     setPrincipal(res, principal);
     next();

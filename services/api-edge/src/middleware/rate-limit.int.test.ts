@@ -4,7 +4,7 @@ import type { NormalizedRequest } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, type AuthPrincipal } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
-import { TEST_REDIS_URL, createTestDatabase, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
+import { TEST_REDIS_URL, createTestDatabase, freePort, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
 import { errorHandler } from '../http/error-handler';
 import { setPrincipal } from '../http/principal';
 import { createInflightCheck, createRateLimitMiddleware } from './rate-limit';
@@ -18,10 +18,13 @@ describe('rate limits (real Redis and Postgres)', () => {
   const prefixes: string[] = [];
   const logger = createLogger({ service: 'test', level: 'silent' });
 
-  /** One "replica": its own Redis connection, the shared prefix; the principal comes from test headers. */
-  const replica = (prefix: string) => {
-    const redis = createRedis(TEST_REDIS_URL);
+  /**
+   * One "replica": its own Redis connection (used once ready, as main.ts does; before that the limiter counts in
+   * memory), the shared prefix; the principal comes from test headers.
+   */
+  const replica = async (prefix: string, redis: Redis = createRedis(TEST_REDIS_URL)) => {
     redisClients.push(redis);
+    if (redis.status !== 'end') await redis.ping().catch(() => undefined);
     const app = express();
     const fakeAuth: RequestHandler = (req, res, next) => {
       const limit = req.get('x-test-rps');
@@ -46,11 +49,11 @@ describe('rate limits (real Redis and Postgres)', () => {
       const keys = r ? await r.keys(`${p}:*`) : [];
       if (keys.length) await r.del(...keys);
     }
-    await Promise.all(redisClients.map((c) => c.quit()));
+    await Promise.all(redisClients.map((c) => (c.status === 'ready' ? c.quit() : Promise.resolve(c.disconnect()))));
   });
 
   it('with a limit of 5 per second answers the 6th request within the second with 429 and Retry-After', async () => {
-    const app = replica(newPrefix());
+    const app = await replica(newPrefix());
     const results = await Promise.all(Array.from({ length: 6 }, () => request(app).get('/v1/ping').set('x-test-rps', '5')));
     const limited = results.filter((r) => r.status === 429);
     expect(results.filter((r) => r.status === 200)).toHaveLength(5);
@@ -61,7 +64,7 @@ describe('rate limits (real Redis and Postgres)', () => {
 
   it('shares the count across replicas through Redis', async () => {
     const prefix = newPrefix();
-    const [a, b] = [replica(prefix), replica(prefix)];
+    const [a, b] = [await replica(prefix), await replica(prefix)];
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) => request(i % 2 ? a : b).get('/v1/ping').set('x-test-key', 'shared').set('x-test-rps', '4')),
     );
@@ -70,13 +73,27 @@ describe('rate limits (real Redis and Postgres)', () => {
   });
 
   it('counts each key separately and never limits a key without a limit', async () => {
-    const app = replica(newPrefix());
+    const app = await replica(newPrefix());
     const limited = await Promise.all(Array.from({ length: 3 }, () => request(app).get('/v1/ping').set('x-test-key', 'one').set('x-test-rps', '2')));
     const other = await request(app).get('/v1/ping').set('x-test-key', 'two').set('x-test-rps', '2');
     const free = await Promise.all(Array.from({ length: 30 }, () => request(app).get('/v1/ping').set('x-test-key', 'free').set('x-test-rps', 'none')));
     expect(limited.map((r) => r.status).sort()).toEqual([200, 200, 429]);
     expect(other.status).toBe(200);
     expect(free.every((r) => r.status === 200)).toBe(true);
+  });
+
+  it('with Redis unreachable keeps limiting, counting per replica in memory, and answers at once (docs/rate-limits.md)', async () => {
+    const dead = createRedis(`redis://127.0.0.1:${await freePort()}`, 'client', { retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    dead.on('error', () => undefined);
+    const app = await replica(newPrefix(), dead);
+    expect(dead.status).not.toBe('ready');
+    const started = Date.now();
+    const results = await Promise.all(Array.from({ length: 5 }, () => request(app).get('/v1/ping').set('x-test-key', 'down').set('x-test-rps', '3')));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 429, 429]);
+    expect(results.find((r) => r.status === 429)?.headers['retry-after']).toBe('1');
+    expect(Date.now() - started).toBeLessThan(3000);
+    const free = await request(app).get('/v1/ping').set('x-test-key', 'down-free').set('x-test-rps', 'none');
+    expect(free.status).toBe(200);
   });
 
   describe('in-flight task limit', () => {

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
 import { TaskRepository, type AuthPrincipal } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
@@ -21,34 +21,37 @@ export const retryAfterSeconds = (msBeforeNext: number): number => Math.max(1, M
 /**
  * Requests per second per API key (`principal.rpsLimit`, the key's override else its group's; null = unlimited),
  * counted in fixed one-second windows in Redis. Over the limit → 429 `rate_limit_error` with `Retry-After`.
- * Mount after auth (reads `res.locals.principal`). When Redis is unreachable it lets the request through and
- * warns: an outage of the limiter must not become an outage of the API.
+ * Mount after auth (reads `res.locals.principal`).
+ *
+ * Redis down (docs/rate-limits.md): neither open nor closed — each replica counts in its own memory instead (the
+ * library's insurance limiter, taken at once while the connection is not ready), so a key stays limited to its
+ * rate per replica and the API stays up. Only an unexpected store error lets a request through (logged).
  */
 export function createRateLimitMiddleware(opts: RateLimitOptions): RequestHandler {
   // One limiter for every key: its own ceiling is never reached, the per-key limit is compared below, so keys
   // with different limits share one Redis counter layout.
+  const window = { points: Number.MAX_SAFE_INTEGER, duration: 1 };
   const limiter = new RateLimiterRedis({
     storeClient: opts.redis,
     keyPrefix: `${opts.prefix}:rps`,
-    points: Number.MAX_SAFE_INTEGER,
-    duration: 1,
+    ...window,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: new RateLimiterMemory(window),
   });
-  let lastWarn = 0;
+  const warn = redisDownWarner(opts.redis, opts.logger, 'rate limit: Redis unavailable, counting requests per replica in memory');
 
   return async (_req, res, next) => {
     const principal = principalOf(res);
     const limit = principal.rpsLimit;
     if (limit === null || limit === undefined) return next();
+    warn();
     let r: RateLimiterRes;
     try {
       r = await limiter.consume(principal.keyId, 1);
     } catch (err) {
       if (err instanceof RateLimiterRes) r = err;
       else {
-        if (Date.now() - lastWarn > 10_000) {
-          lastWarn = Date.now();
-          opts.logger?.warn({ err }, 'rate limit: Redis unavailable, requests are not limited');
-        }
+        opts.logger?.warn({ err }, 'rate limit: store error, request not limited');
         return next();
       }
     }
@@ -60,6 +63,16 @@ export function createRateLimitMiddleware(opts: RateLimitOptions): RequestHandle
       throw new DomainError('rate_limited', `Rate limit exceeded: at most ${limit} requests per second for this key`, { retryAfter });
     }
     next();
+  };
+}
+
+/** A warning when the Redis connection is not ready, at most once per 10 s (a limiter degrades quietly otherwise). */
+export function redisDownWarner(redis: Pick<Redis, 'status'>, logger: Pick<Logger, 'warn'> | undefined, message: string): () => void {
+  let last = 0;
+  return () => {
+    if (redis.status === 'ready' || Date.now() - last < 10_000) return;
+    last = Date.now();
+    logger?.warn({ redisStatus: redis.status }, message);
   };
 }
 

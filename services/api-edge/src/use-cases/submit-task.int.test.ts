@@ -168,7 +168,8 @@ describe('POST /v1/images/generations', () => {
   it('accepts exactly 10 of 200 concurrent submits against a balance covering 10; the rest get 402 and available never goes negative', async () => {
     const price = await expectedPrice(body());
     const accounts = new AccountRepository(h.db.dataSource);
-    const c = await h.newCustomer({ balance: 0 });
+    // a group without rate limits: this tests the balance race, not the default fair-use limits
+    const c = await h.newCustomer({ balance: 0, groupName: 'burst-unlimited' });
     await accounts.topup(c.accountId, price * 10n);
     const jobsBefore = await jobCount();
     const results = await Promise.all(

