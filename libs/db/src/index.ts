@@ -2,6 +2,7 @@ export { createDataSource, runMigrations } from './data-source';
 export { newTaskId } from './ids';
 export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
 export type { TaskRecord, NewTask } from './repositories/task.repository';
+export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
 export { settleTask } from './repositories/ledger.repository';
 export type { SettleOutcome } from './repositories/ledger.repository';
 export { AccountRepository } from './repositories/account.repository';
