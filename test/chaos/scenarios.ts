@@ -150,10 +150,15 @@ export async function upstreamOutage(w: World, backup: boolean, outageMs = 30_00
     const refused = w.upstream.refused - refusedBefore;
     const recoveredAt = Date.now();
     const forwardedBefore = w.upstream.forwarded;
-    // after the recovery new work reaches the primary again: its breaker closed (half-open probe succeeded)
-    const after = await w.submitMany(a.key, 5, (i) => `after outage ${i}`);
-    const reached = await waitFor(async () => (w.upstream.forwarded > forwardedBefore ? Date.now() : undefined),
-      { timeoutMs: 60_000, intervalMs: 100, what: 'a submit through the recovered primary' }).catch(() => undefined);
+    // after the recovery new work reaches the primary again once its breaker lets a probe through (half-open) and
+    // the probe succeeds (closed): one submit a second until one arrives there, at most 60
+    const after: string[] = [];
+    let reached: number | undefined;
+    for (let i = 0; i < 60 && reached === undefined; i++) {
+      after.push(...await w.submitMany(a.key, 1, () => `after outage ${i}`));
+      reached = await waitFor(async () => (w.upstream.forwarded > forwardedBefore ? Date.now() : undefined),
+        { timeoutMs: 1000, intervalMs: 50, what: 'a submit through the recovered primary' }).catch(() => undefined);
+    }
     const v = await verify(w, a.accountId, [...ids, ...after]);
     const during = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
     const afterDone = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [after]);
@@ -164,7 +169,7 @@ export async function upstreamOutage(w: World, backup: boolean, outageMs = 30_00
       ok: ok(v, outcomeOk && afterDone === after.length && reached !== undefined && w.deadServices().length === 0),
       note: `${refused} submits answered 503 (breaker open: the other attempts never left the worker); during the outage ` +
         `${during}/${ids.length} completed${backup ? ' via the backup' : ', the rest failed and were refunded'}; ` +
-        `after recovery ${afterDone}/${after.length} completed and the primary took submits again (breaker closed)`,
+        `after recovery ${afterDone}/${after.length} completed; ${reached === undefined ? 'the primary got NO submit within 60 s' : 'the primary took submits again (breaker closed)'}`,
     };
   } finally {
     if (backupId) await new ChannelRepository(w.ds).update(backupId, { enabled: false });
