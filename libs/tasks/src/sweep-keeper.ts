@@ -47,10 +47,17 @@ export class SweepKeeper {
     return this.running;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Clears the timer and lets a running check finish, waiting at most `graceMs` (a check blocked on an unreachable
+   * Redis must not hold up a shutdown; whatever it did not finish, the next process's first check redoes).
+   */
+  async stop(graceMs = 5000): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.running;
+    if (!this.running) return;
+    let t: NodeJS.Timeout | undefined;
+    await Promise.race([this.running, new Promise<void>((resolve) => { t = setTimeout(resolve, graceMs); })]);
+    clearTimeout(t);
   }
 
   private async check(): Promise<SweepKeeperTick> {
