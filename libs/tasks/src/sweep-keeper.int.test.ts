@@ -51,10 +51,14 @@ const start = (sweepIntervalMs = INTERVAL_MS): Promise<PoolWorker> => startPoolW
   { concurrency: 5, pollIntervalScale: 0.05, sweepIntervalMs, orphanAfterMs: 600_000, retryBaseMs: 200 },
 );
 
-/** Simulates a FLUSHALL for this test's keys only, and returns when it happened. */
+/**
+ * Simulates a FLUSHALL for this test's keys only (the sentinel and the sweep scheduler among them), and returns when
+ * it happened. Not asserted empty afterwards: the live worker may write a key (an event, the next keeper tick) at once.
+ */
 async function loseRedis(): Promise<number> {
+  const keys = await redis.keys(`${prefix}:*`);
+  expect(keys).toEqual(expect.arrayContaining([`${prefix}:heal:${QUEUES.image}`, `${prefix}:${QUEUES.image}:repeat`]));
   expect(await deleteRedisPrefix(redis, prefix)).toBeGreaterThan(0);
-  expect(await redis.keys(`${prefix}:*`)).toEqual([]);
   return Date.now();
 }
 
@@ -63,7 +67,6 @@ describe('sweep keeper: the gateway heals itself after a Redis loss', () => {
     pw = await start();
     expect(await pw.queue.getJobScheduler('sweep')).toBeTruthy();
     const lostAt = await loseRedis();
-    expect(await pw.queue.getJobScheduler('sweep')).toBeFalsy();
     const back = await waitFor(async () => ((await pw!.queue.getJobScheduler('sweep')) ? Date.now() : undefined),
       { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'the sweep scheduler to come back' });
     expect(back - lostAt).toBeLessThanOrEqual(2 * INTERVAL_MS);
