@@ -15,3 +15,4 @@ export * from './models/artgen.contract';
 export * from './models/artgen-parent';
 export * from './models/artgen-flags';
 export * from './artgen-native';
+export * from './webhook';

@@ -1,8 +1,10 @@
 export { createDataSource, runMigrations } from './data-source';
 export { newTaskId } from './ids';
 export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
-export type { TaskRecord, NewTask } from './repositories/task.repository';
+export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
+export { WebhookRepository } from './repositories/webhook.repository';
+export type { WebhookDeliveryRecord } from './repositories/webhook.repository';
 export { settleTask } from './repositories/ledger.repository';
 export type { SettleOutcome } from './repositories/ledger.repository';
 export { AccountRepository } from './repositories/account.repository';
@@ -29,3 +31,4 @@ export type { LeasedCall } from './repositories/credit-lease.repository';
 export { LogsRepository } from './repositories/logs.repository';
 export { pingDatabase } from './ping-database';
 export type { ActivityRecord, TaskLedgerRecord } from './repositories/logs.repository';
+export { OpsStatsRepository } from './repositories/ops-stats.repository';

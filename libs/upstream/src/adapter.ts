@@ -39,6 +39,11 @@ export interface UpstreamAdapter {
   submit(ch: ChannelTarget, req: NormalizedRequest, ctx: SubmitContext): Promise<{ upstreamTaskId: string }>;
   /** `req` (optional, additive): the task's request, for protocols that poll different paths per kind of task. */
   poll(ch: ChannelTarget, upstreamTaskId: string, req?: NormalizedRequest): Promise<UpstreamPoll>;
+  /**
+   * Optional (protocols that can stop a task): tell the upstream the task was cancelled here. Best effort: the
+   * task is already failed and refunded on our side whatever this answers; a 409 (already ended) is not an error.
+   */
+  cancel?(ch: ChannelTarget, upstreamTaskId: string, req?: NormalizedRequest): Promise<void>;
 }
 
 export interface AdapterRegistry {

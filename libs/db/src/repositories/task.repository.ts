@@ -40,6 +40,9 @@ export interface TaskRecord {
    * upstream has none. Optional for the same reason as settledAt.
    */
   native?: Record<string, unknown> | null;
+  /** The submission's request id and trace id (support lookups). Optional for the same reason as settledAt. */
+  requestId?: string | null;
+  traceId?: string | null;
 }
 
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
@@ -51,7 +54,18 @@ export type NewTask = Pick<
   idempotencyKey?: string;
   /** What the request under that key was (a hash): a retry with another body is told apart from a replay. */
   idempotencyFingerprint?: string;
+  /** The edge request that made it (X-Request-Id) and its trace (X-Trace-Id, when tracing is on). */
+  requestId?: string;
+  traceId?: string;
+  /** Where the signed webhook goes at the terminal state (checked at submit; docs/webhooks.md). */
+  callbackUrl?: string;
 };
+
+/** What a cancel found: it won the terminal transition, the task had already ended, or the caller has no such task. */
+export type CancelOutcome =
+  | { outcome: 'cancelled'; task: TaskRecord }
+  | { outcome: 'terminal'; task: TaskRecord }
+  | { outcome: 'not_found' };
 
 /** A submission whose Idempotency-Key already made a task: nothing was held; `existing` is that task. */
 export class DuplicateSubmissionError extends Error {
@@ -91,6 +105,8 @@ export function toTaskRecord(r: Row): TaskRecord {
     settledAt: r.settled_at ? new Date(r.settled_at as string) : null,
     captureAmount: r.capture_amount === null || r.capture_amount === undefined ? null : BigInt(r.capture_amount as string),
     native: (r.native as Record<string, unknown> | null | undefined) ?? null,
+    requestId: (r.request_id as string | null | undefined) ?? null,
+    traceId: (r.trace_id as string | null | undefined) ?? null,
   };
 }
 
@@ -117,8 +133,9 @@ export class TaskRepository {
          WHERE id = $2 AND available >= $8 RETURNING id
        ), task AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint)
-         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13 FROM hold
+                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
+                            callback_url)
+         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16 FROM hold
          RETURNING *
        ), ledger AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
@@ -128,7 +145,7 @@ export class TaskRepository {
        SELECT task.* FROM task, ledger`,
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
         t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
-        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null],
+        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null],
     ).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
@@ -222,6 +239,24 @@ export class TaskRepository {
     );
   }
 
+  /**
+   * The owner's cancel: the same one-statement terminal transition as `fail` (failed, `error` as given), limited to
+   * the caller's account, so exactly one of cancel / complete / fail wins however they race; the winner settles.
+   * When it did not win, one read tells "already ended" from "not yours or missing".
+   */
+  async cancel(id: string, accountId: string, error: TaskError): Promise<CancelOutcome> {
+    const won = await this.one(
+      `UPDATE tasks SET status = 'failed', error = $3, completed_at = now(), updated_at = now()
+       WHERE id = $1 AND account_id = $2 AND ${OPEN} RETURNING *`,
+      [id, accountId, JSON.stringify(error)],
+    );
+    if (won) return { outcome: 'cancelled', task: won };
+    const task = await this.get(id);
+    if (!task || task.accountId !== accountId) return { outcome: 'not_found' };
+    // Not open, so terminal: the UPDATE above only skips open rows of another account.
+    return { outcome: 'terminal', task };
+  }
+
   /** Open tasks past their deadline (the timeout sweeper fails them). */
   async findOverdue(pool: Pool, limit = 500): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
@@ -259,6 +294,14 @@ export class TaskRepository {
        ORDER BY completed_at LIMIT $2`,
       [String(olderThanMs), limit],
     );
+    return rows.map(toTaskRecord);
+  }
+
+  /** Tasks made by a request (X-Request-Id) or in a trace (X-Trace-Id), newest first: support lookups. */
+  async findByOrigin(by: { requestId?: string; traceId?: string }, limit = 20): Promise<TaskRecord[]> {
+    const [column, value] = by.requestId ? ['request_id', by.requestId] : ['trace_id', by.traceId];
+    if (!value) return [];
+    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE ${column} = $1 ORDER BY created_at DESC LIMIT $2`, [value, limit]);
     return rows.map(toTaskRecord);
   }
 

@@ -8,8 +8,10 @@ import { artgenStatusOf, toArtgenNativeTask } from '@gmg/tasks';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import { idempotencyOf } from '../middleware/idempotency';
+import { callbackUrlOf } from '../webhooks/callback-url';
 import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
 import { waitForTerminalView } from './describe-wait';
+import { originOf } from '../observability/submit-metrics';
 import { artgenAck, submitArtgen, type ArtgenAccepted } from './submit-artgen.use-case';
 
 export interface ArtgenRouterDeps extends SubmitTaskDeps {
@@ -46,7 +48,9 @@ export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler
       throw new DomainError('route_not_found', `No art suite action '${action}'; actions: ${ARTGEN_PATH_ACTIONS.join(', ')}, action`);
     }
     const principal = principalOf(res);
-    const accepted = await submitArtgen(deps, { principal, action, body: req.body, idempotency: idempotencyOf(res) });
+    const accepted = await submitArtgen(deps, {
+      principal, action, body: req.body, idempotency: idempotencyOf(res), origin: originOf(req, res), callbackUrl: callbackUrlOf(res),
+    });
     res.json(accepted.action === 'describe' ? await describeAnswer(deps, accepted) : artgenAck(accepted));
   };
 

@@ -6,7 +6,7 @@ import type { AuthPrincipal, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import { artgenJobHash, artgenParentFacts } from '@gmg/tasks';
 import { pinToSourceTask } from '../use-cases/pin-to-source';
-import { acceptTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+import { acceptTask, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
 
 export const ARTGEN_MODEL = 'artgen';
 
@@ -17,6 +17,9 @@ export interface ArtgenSubmitInput {
   body: unknown;
   /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
   idempotency?: { key: string; fingerprint: string };
+  origin?: TaskOrigin;
+  /** The checked `callback_url` (docs/webhooks.md). */
+  callbackUrl?: string;
 }
 
 export interface ArtgenAccepted {
@@ -53,7 +56,7 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     if (!checked.ok) throw violationError(checked.violation);
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
-  const taskId = await acceptTask(deps, principal, request, input.idempotency);
+  const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
   return { taskId, action };
 }
 

@@ -1,7 +1,9 @@
 import { Router, type RequestHandler } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
 import { idempotencyOf } from '../middleware/idempotency';
+import { callbackUrlOf } from '../webhooks/callback-url';
 import { principalOf } from '../http/principal';
+import { originOf } from '../observability/submit-metrics';
 import { RESPONSE_VERSION_HEADER } from '../use-cases/response-version';
 import { submitTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
 
@@ -23,6 +25,8 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         requestId: String(req.id),
         responseVersion: req.get(RESPONSE_VERSION_HEADER),
         idempotency: idempotencyOf(res),
+        origin: originOf(req, res),
+        callbackUrl: callbackUrlOf(res),
       });
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
       res.status(result.httpStatus).json(result.body);
