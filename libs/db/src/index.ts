@@ -2,6 +2,7 @@ export { createDataSource, runMigrations } from './data-source';
 export { newTaskId } from './ids';
 export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
 export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
+export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
 export { WebhookRepository } from './repositories/webhook.repository';
 export type { WebhookDeliveryRecord } from './repositories/webhook.repository';
 export { settleTask } from './repositories/ledger.repository';

@@ -358,7 +358,7 @@ describe('pool sweeper and crash recovery', () => {
     const w = await world();
     const pw = await w.start();
     const t = await seedTask(w.db.dataSource, w.account, 'orphan', { deadlineMs: -1000 });
-    expect(await pw.sweeper.sweep()).toEqual({ timedOut: 1, readded: 0 });
+    expect(await pw.sweeper.sweep()).toEqual({ timedOut: 1, readded: 0, failed: 0 });
     expect((await w.tasks.get(t.id))?.error?.message).toBe('Task timeout');
     expect(w.settled).toEqual([t.id]);
   });

@@ -1,7 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type Pool, type TaskJobCatalog } from '@gmg/contracts';
-import { ChannelGroupResolver, ChannelRepository, TaskRepository } from '@gmg/db';
+import { ChannelGroupResolver, ChannelRepository, TaskRecoveryRepository, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { recordSweep } from '@gmg/observability';
 import {
@@ -10,6 +10,7 @@ import {
 } from '@gmg/queue';
 import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
 import { PoolSweeper } from './pool-sweeper';
+import { SweepKeeper } from './sweep-keeper';
 import { TaskLifecycle, type CompletionHandler, type SettlementSink } from './task-lifecycle';
 import { TaskStepProcessor, type TaskProcessorOptions } from './task-step.processor';
 import { TaskViewStore } from './task-view.store';
@@ -34,7 +35,10 @@ export interface PoolWorkerOptions extends Omit<TaskProcessorOptions, 'timeScale
   concurrency: number;
   /** POLL_INTERVAL_SCALE. */
   pollIntervalScale: number;
-  /** SWEEP_INTERVAL_MS; 0 or less: no sweep scheduler (tests run sweeps by hand). */
+  /**
+   * SWEEP_INTERVAL_MS; 0 or less: no sweep scheduler and no keeper (tests run sweeps by hand). Otherwise a
+   * SweepKeeper re-creates the scheduler every interval and rebuilds the pool after a Redis loss.
+   */
   sweepIntervalMs: number;
   /** Open tasks untouched this long are checked for a missing job. Default 2 × sweep interval, at least 10 s. */
   orphanAfterMs?: number;
@@ -48,6 +52,8 @@ export interface PoolWorker {
   queue: TaskQueue;
   processor: TaskStepProcessor;
   sweeper: PoolSweeper;
+  /** Undefined when sweepIntervalMs <= 0. */
+  keeper?: SweepKeeper;
   /** Stops taking jobs, waits for active ones (unless `force`), closes the queues. Leaves redis and ds open. */
   close(force?: boolean): Promise<void>;
 }
@@ -64,7 +70,8 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     billing = q;
     settlements = { enqueueSettlement: (taskId) => enqueueSettlement(q, taskId) };
   }
-  const lifecycle = new TaskLifecycle(tasks, new TaskViewStore(redis, prefix), settlements, logger, deps.completion);
+  const views = new TaskViewStore(redis, prefix);
+  const lifecycle = new TaskLifecycle(tasks, views, settlements, logger, deps.completion);
   const processor = new TaskStepProcessor(
     {
       tasks, channels: new ChannelRepository(ds), groups: new ChannelGroupResolver(ds), adapters: deps.adapters,
@@ -73,7 +80,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     { ...opts, timeScale: opts.pollIntervalScale },
   );
   const orphanAfterMs = opts.orphanAfterMs ?? Math.max(10_000, 2 * opts.sweepIntervalMs);
-  const sweeper = new PoolSweeper(pool, tasks, lifecycle, queue, logger, orphanAfterMs);
+  const sweeper = new PoolSweeper({ pool, tasks, recovery: new TaskRecoveryRepository(ds), lifecycle, views, queue, logger, orphanAfterMs });
 
   const handlers: JobHandlers<TaskJobCatalog> = {
     task: (job, token) => processor.process(job, token),
@@ -90,16 +97,24 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   worker.on('failed', (job, err) => logger.error({ jobId: job?.id, job: job?.name, err: err.message }, 'job failed'));
   worker.on('error', (err) => logger.error({ err: err.message }, 'worker error'));
 
+  let keeper: SweepKeeper | undefined;
   if (opts.sweepIntervalMs > 0) {
-    await queue.upsertJobScheduler('sweep', { every: opts.sweepIntervalMs }, {
-      name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
+    const every = opts.sweepIntervalMs;
+    keeper = new SweepKeeper({
+      name: `pool ${pool}`, redis, sentinelKey: `${prefix}:heal:${QUEUES[pool]}`, intervalMs: every, logger,
+      ensureSchedule: () => queue.upsertJobScheduler('sweep', { every }, {
+        name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
+      }),
+      rebuild: () => sweeper.rebuild(),
     });
+    await keeper.start();
   }
   logger.info({ pool, queue: QUEUES[pool], concurrency: opts.concurrency, scale: opts.pollIntervalScale }, 'pool worker started');
 
   return {
-    worker, queue, processor, sweeper,
+    worker, queue, processor, sweeper, keeper,
     async close(force = false) {
+      await keeper?.stop();
       await worker.close(force);
       await queue.close();
       await billing?.close();

@@ -1,4 +1,4 @@
-import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, settleTask, type TaskRecord } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, TaskRecoveryRepository, TaskRepository, newTaskId, settleTask, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import type { BillingQueue } from '@gmg/queue';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
@@ -63,7 +63,7 @@ describe('billing sweeper', () => {
     await tasks.complete(poisoned.id, {});
     const healthy = await newTask();
     await tasks.complete(healthy.id, {});
-    expect(await unsettledIds()).toEqual([poisoned.id, healthy.id]);
+    expect([...await unsettledIds()].sort()).toEqual([poisoned.id, healthy.id].sort());
 
     // A finished settle job holds every settle id, so the sweeper settles directly through the settler.
     const queue = { getJob: async () => ({ getState: async () => 'completed' }) } as unknown as BillingQueue;
@@ -73,7 +73,7 @@ describe('billing sweeper', () => {
         return settleTask(db.dataSource, taskId);
       },
     } as unknown as SettleTaskHandler;
-    const sweeper = new BillingSweeper(tasks, queue, settler, logger, 0);
+    const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), queue, settler, logger, 0);
 
     expect(await sweeper.sweep()).toEqual({ resent: 0, settledDirectly: 1, failed: 1 });
     expect(await kinds(healthy.id)).toEqual(['hold', 'capture']);

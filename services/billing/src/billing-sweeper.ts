@@ -1,37 +1,54 @@
 import { settleJobId } from '@gmg/contracts';
-import type { TaskRepository } from '@gmg/db';
+import type { TaskRecoveryRepository, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { enqueueSettlement, type BillingQueue } from '@gmg/queue';
 import type { SettleTaskHandler } from './settle-task.handler';
 
+/** Ids one sweep page reads, and the most one sweep loads (the next sweep starts over). */
+const PAGE_SIZE = 500;
+const MAX_ROWS_PER_SWEEP = 20_000;
+
 /**
  * Re-sends settlements of terminal tasks left with neither capture nor release (the worker crashed between its
- * terminal UPDATE and the enqueue, or Redis was away). A finished job under `settle-<taskId>` would swallow the
- * re-add, so when one is in the way the task is settled right here (settleTask is idempotent).
+ * terminal UPDATE and the enqueue, or Redis was away or lost its data). A finished job under `settle-<taskId>`
+ * would swallow the re-add, so when one is in the way the task is settled right here (settleTask is idempotent).
+ * Reads are keyset pages of ids (no blobs), bounded per sweep; each task is handled on its own.
  */
 export class BillingSweeper {
   constructor(
     private readonly tasks: TaskRepository,
+    private readonly recovery: TaskRecoveryRepository,
     private readonly queue: BillingQueue,
     private readonly settler: SettleTaskHandler,
     private readonly logger: Logger,
     private readonly unsettledAfterMs: number,
   ) {}
 
-  /** `failed`: tasks whose re-send or settlement threw; logged and retried next sweep, never blocking the rest. */
-  async sweep(): Promise<{ resent: number; settledDirectly: number; failed: number }> {
+  /**
+   * `failed`: tasks whose re-send or settlement threw; logged and retried next sweep, never blocking the rest.
+   * `olderThanMs` 0 is the rebuild after a Redis loss: every unsettled terminal task, however recent.
+   */
+  async sweep(olderThanMs = this.unsettledAfterMs): Promise<{ resent: number; settledDirectly: number; failed: number }> {
     let resent = 0;
     let settledDirectly = 0;
     let failed = 0;
-    for (const t of await this.tasks.findUnsettled(this.unsettledAfterMs)) {
-      try {
-        const r = await this.sweepOne(t.id);
-        if (r === 'resent') resent++;
-        if (r === 'settled') settledDirectly++;
-      } catch (e) {
-        failed++;
-        this.logger.error({ taskId: t.id, err: (e as Error).message }, 'billing sweep could not settle a task; retried next sweep');
+    let afterId: string | undefined;
+    for (let seen = 0; seen < MAX_ROWS_PER_SWEEP;) {
+      const limit = Math.min(PAGE_SIZE, MAX_ROWS_PER_SWEEP - seen);
+      const ids = await this.recovery.unsettledIds(olderThanMs, limit, afterId);
+      for (const id of ids) {
+        try {
+          const r = await this.sweepOne(id);
+          if (r === 'resent') resent++;
+          if (r === 'settled') settledDirectly++;
+        } catch (e) {
+          failed++;
+          this.logger.error({ taskId: id, err: (e as Error).message }, 'billing sweep could not settle a task; retried next sweep');
+        }
       }
+      seen += ids.length;
+      if (ids.length < limit) break;
+      afterId = ids[ids.length - 1];
     }
     if (resent || settledDirectly || failed) {
       this.logger.warn({ resent, settledDirectly, failed }, 'billing sweep found unsettled tasks');

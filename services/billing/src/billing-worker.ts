@@ -1,13 +1,14 @@
 import type { Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
-import { TaskRepository, WebhookRepository } from '@gmg/db';
+import { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
 import {
   BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, requireTaskId,
   type BillingQueue, type JobHandlers, type Redis, type WebhookQueue,
 } from '@gmg/queue';
+import { SweepKeeper } from '@gmg/tasks';
 import { BillingSweeper } from './billing-sweeper';
 import { SettleTaskHandler } from './settle-task.handler';
 import { WebhookNotifier } from './webhooks/webhook-worker';
@@ -24,7 +25,10 @@ export interface BillingWorkerDeps {
 
 export interface BillingWorkerOptions {
   concurrency: number;
-  /** 0 or less: no sweep scheduler (tests sweep by hand). */
+  /**
+   * 0 or less: no sweep scheduler and no keeper (tests sweep by hand). Otherwise a SweepKeeper re-creates the
+   * scheduler every interval and, after a Redis loss, settles every unsettled terminal task at once.
+   */
   sweepIntervalMs: number;
   /** Terminal tasks unsettled this long are re-sent. Default 30 s. */
   unsettledAfterMs?: number;
@@ -37,6 +41,8 @@ export interface BillingWorker {
   queue: BillingQueue;
   settler: SettleTaskHandler;
   sweeper: BillingSweeper;
+  /** Undefined when sweepIntervalMs <= 0. */
+  keeper?: SweepKeeper;
   close(force?: boolean): Promise<void>;
 }
 
@@ -46,7 +52,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   const queue = createBillingQueue(redis, prefix);
   const notifier = deps.webhooks ? new WebhookNotifier(new WebhookRepository(ds), deps.webhooks) : undefined;
   const settler = new SettleTaskHandler(ds, logger, notifier);
-  const sweeper = new BillingSweeper(new TaskRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
+  const sweeper = new BillingSweeper(new TaskRepository(ds), new TaskRecoveryRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
   const handlers: JobHandlers<BillingJobCatalog> = {
     settle: (job) => withSpan('billing settle', { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': String(job.data.taskId) } },
       () => settler.settle(requireTaskId(job.data))),
@@ -61,14 +67,23 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   });
   worker.on('failed', (job, err) => logger.error({ jobId: job?.id, job: job?.name, attempts: job?.attemptsMade, err: err.message }, 'billing job failed'));
   worker.on('error', (err) => logger.error({ err: err.message }, 'billing worker error'));
+  let keeper: SweepKeeper | undefined;
   if (opts.sweepIntervalMs > 0) {
-    await queue.upsertJobScheduler('sweep', { every: opts.sweepIntervalMs }, {
-      name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
+    const every = opts.sweepIntervalMs;
+    keeper = new SweepKeeper({
+      name: 'billing', redis, sentinelKey: `${prefix}:heal:${QUEUES.billing}`, intervalMs: every, logger,
+      ensureSchedule: () => queue.upsertJobScheduler('sweep', { every }, {
+        name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
+      }),
+      // the settle jobs went with the data: settle every unsettled terminal task now, not after unsettledAfterMs
+      rebuild: () => sweeper.sweep(0),
     });
+    await keeper.start();
   }
   return {
-    worker, queue, settler, sweeper,
+    worker, queue, settler, sweeper, keeper,
     async close(force = false) {
+      await keeper?.stop();
       await worker.close(force);
       await queue.close();
     },

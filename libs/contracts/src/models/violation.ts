@@ -7,7 +7,13 @@ import type { BodySpec, FieldSpec } from './field-dsl';
 export function show(v: unknown): string {
   if (typeof v === 'string') return `'${v.length > 60 ? `${v.slice(0, 57)}...` : v}'`;
   if (v === undefined) return 'nothing';
-  const json = JSON.stringify(v) ?? String(v);
+  let json: string;
+  try {
+    json = JSON.stringify(v) ?? String(v);
+  } catch {
+    // nested deeper than the stack allows (a hostile body): a 400 must still be answered, not a 500
+    return Array.isArray(v) ? 'a deeply nested array' : 'a deeply nested object';
+  }
   return json.length > 60 ? `${json.slice(0, 57)}...` : json;
 }
 

@@ -2,6 +2,8 @@ import express, { type RequestHandler } from 'express';
 import { DomainError } from '@gmg/errors';
 
 const JSON_TYPES = ['application/json', '+json'];
+/** Fatal: invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Body handling of JSON routes: a body of another media type is 415; then the JSON parser (limit → 413,
@@ -17,7 +19,17 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
     }
     next();
   };
-  const parse = express.json({ limit: limitBytes, type: JSON_TYPES, strict: true });
+  const parse = express.json({
+    limit: limitBytes, type: JSON_TYPES, strict: true,
+    verify: (_req, _res, buf, encoding) => {
+      if (!/^utf-?8$/i.test(encoding)) return;
+      try {
+        UTF8.decode(buf);
+      } catch {
+        throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
+      }
+    },
+  });
   const defaultBody: RequestHandler = (req, _res, next) => {
     if (req.body === undefined) req.body = {};
     next();

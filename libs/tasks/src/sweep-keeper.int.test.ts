@@ -1,0 +1,125 @@
+/**
+ * Self-healing after a Redis loss: the sweep scheduler comes back on its own and every open task is rebuilt from
+ * Postgres. The loss is simulated by deleting this test's own Redis prefix (never a FLUSHALL of the shared Redis).
+ */
+import { QUEUES } from '@gmg/contracts';
+import { settleTask } from '@gmg/db';
+import { createLogger } from '@gmg/logger';
+import { createRedis, type Redis } from '@gmg/queue';
+import { createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase } from '@gmg/testing';
+import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
+import { startPoolWorker, type PoolWorker } from './pool-worker';
+import { TaskViewStore } from './task-view.store';
+import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
+import { seedAccount, seedChannel, seedTask, type SeededAccount } from './test-support/seed-task';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+const INTERVAL_MS = 1000;
+
+let db: TestDatabase;
+let redis: Redis;
+let prefix: string;
+let up: FakeUpstream;
+let account: SeededAccount;
+let pw: PoolWorker | undefined;
+
+beforeEach(async () => {
+  db = await createTestDatabase();
+  redis = createRedis(TEST_REDIS_URL, 'worker');
+  prefix = uniqueRedisPrefix();
+  // never finishes within the test: tasks stay open, so the rebuild has something to rebuild
+  up = await startFakeUpstream({ pollsToComplete: 10_000 });
+  await seedChannel(db.dataSource, up.baseUrl, up.apiKey);
+  account = await seedAccount(db.dataSource);
+});
+
+afterEach(async () => {
+  await pw?.close(true).catch(() => undefined);
+  pw = undefined;
+  await up.close();
+  await deleteRedisPrefix(redis, prefix);
+  await redis.quit();
+  await db.drop();
+});
+
+const start = (sweepIntervalMs = INTERVAL_MS): Promise<PoolWorker> => startPoolWorker(
+  {
+    pool: 'image', ds: db.dataSource, redis, prefix, adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]), logger,
+    settlements: { enqueueSettlement: async (id) => { await settleTask(db.dataSource, id); } },
+  },
+  // a long orphan age: the plain sweep would not touch these fresh tasks, only the rebuild does
+  { concurrency: 5, pollIntervalScale: 0.05, sweepIntervalMs, orphanAfterMs: 600_000, retryBaseMs: 200 },
+);
+
+/**
+ * Simulates a FLUSHALL for this test's keys only (the sentinel and the sweep scheduler among them), and returns when
+ * it happened. Not asserted empty afterwards: the live worker may write a key (an event, the next keeper tick) at once.
+ */
+async function loseRedis(): Promise<number> {
+  const keys = await redis.keys(`${prefix}:*`);
+  expect(keys).toEqual(expect.arrayContaining([`${prefix}:heal:${QUEUES.image}`, `${prefix}:${QUEUES.image}:repeat`]));
+  expect(await deleteRedisPrefix(redis, prefix)).toBeGreaterThan(0);
+  return Date.now();
+}
+
+describe('sweep keeper: the gateway heals itself after a Redis loss', () => {
+  it('re-creates the pool sweep scheduler within two sweep intervals after its keys are gone (the re-upsert timer)', async () => {
+    pw = await start();
+    expect(await pw.queue.getJobScheduler('sweep')).toBeTruthy();
+    const lostAt = await loseRedis();
+    const back = await waitFor(async () => ((await pw!.queue.getJobScheduler('sweep')) ? Date.now() : undefined),
+      { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'the sweep scheduler to come back' });
+    expect(back - lostAt).toBeLessThanOrEqual(2 * INTERVAL_MS);
+    // the loss was noticed (the sentinel is claimed again) and the scheduler holds its next sweep job
+    await waitFor(async () => (await redis.exists(`${prefix}:heal:${QUEUES.image}`)) === 1, { timeoutMs: 10 * INTERVAL_MS, what: 'sentinel' });
+    expect(await pw.queue.getJobSchedulersCount()).toBe(1);
+  });
+
+  it('rebuilds every open task from Postgres: its job again under the same id (never twice), its view, no resubmit', async () => {
+    pw = await start();
+    const submitted = await Promise.all([0, 1, 2].map((i) => seedTask(db.dataSource, account, `in flight ${i}`)));
+    for (const t of submitted) await pw.queue.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
+    for (const t of submitted) {
+      await waitFor(async () => (await (await pw!.queue.getJob(t.id))?.getState()) === 'delayed', { timeoutMs: 10_000, what: `${t.id} polling` });
+    }
+    // accepted by the edge (row committed) but its job never made it to Redis before the loss
+    const unqueued = await seedTask(db.dataSource, account, 'committed, never enqueued');
+    const all = [...submitted, unqueued];
+
+    await loseRedis();
+    const views = new TaskViewStore(redis, prefix);
+    await waitFor(async () => {
+      for (const t of all) {
+        if (!(await pw!.queue.getJob(t.id)) || !(await views.read(t.id))) return undefined;
+      }
+      return true;
+    }, { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'every open task rebuilt (job + view)' });
+
+    for (const t of all) expect((await views.read(t.id))?.task.id).toBe(t.id);
+    // the rebuilt jobs drive their tasks: the never-enqueued one is submitted, the others are polled, not resubmitted
+    await waitFor(async () => up.submits.get(unqueued.id) === 1, { timeoutMs: 10_000, what: 'the unqueued task submitted' });
+    const pollsBefore = submitted.map((t) => up.polls.get(up.idOf(t.id))?.length ?? 0);
+    await waitFor(async () => submitted.every((t, i) => (up.polls.get(up.idOf(t.id))?.length ?? 0) > pollsBefore[i]!),
+      { timeoutMs: 10_000, what: 'the submitted tasks polled again' });
+    for (const t of submitted) expect(up.submits.get(t.id)).toBe(1);
+    // a second rebuild finds every job live and adds nothing
+    expect((await pw.sweeper.rebuild()).readded).toBe(0);
+    const counts = await Promise.all(all.map(async (t) => (await pw!.queue.getJob(t.id)) ? 1 : 0));
+    expect(counts).toEqual([1, 1, 1, 1]);
+  });
+
+  it('isolates a task that throws: the sweep logs it, counts it and still handles the rest', async () => {
+    pw = await start(0);
+    const good = await seedTask(db.dataSource, account, 'fine');
+    const bad = await seedTask(db.dataSource, account, 'poisoned');
+    const realAdd = pw.queue.add.bind(pw.queue);
+    pw.queue.add = (async (...args: Parameters<typeof realAdd>) => {
+      if ((args[1] as { taskId: string }).taskId === bad.id) throw new Error('injected: add refused');
+      return realAdd(...args);
+    }) as typeof realAdd;
+    const r = await pw.sweeper.rebuild();
+    expect([r.readded, r.failed]).toEqual([1, 1]);
+    expect(await pw.queue.getJob(good.id)).toBeTruthy();
+    expect(await pw.queue.getJob(bad.id)).toBeFalsy();
+  });
+});

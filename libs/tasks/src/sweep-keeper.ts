@@ -1,0 +1,82 @@
+import type { Logger } from '@gmg/logger';
+import type { Redis } from '@gmg/queue';
+
+export interface SweepKeeperOptions {
+  /** Names the keeper in logs (`pool image`, `billing`). */
+  name: string;
+  redis: Redis;
+  /**
+   * A key that only this keeper's scope writes and nothing expires (`<prefix>:heal:<queue>`): when it is missing,
+   * Redis lost its data (FLUSHALL, a failover to an empty replica, a restart without persistence), or this is the
+   * first start on this Redis.
+   */
+  sentinelKey: string;
+  /** How often the keeper checks: the sweep interval, so a lost schedule is back within one interval. */
+  intervalMs: number;
+  /** Re-creates the sweep's job scheduler (BullMQ's upsert is idempotent: an existing schedule keeps its slot). */
+  ensureSchedule(): Promise<unknown>;
+  /** Rebuilds from Postgres what Redis lost (jobs, views, settlements). Idempotent: safe to run twice. */
+  rebuild(): Promise<unknown>;
+  logger: Logger;
+}
+
+export type SweepKeeperTick = 'healthy' | 'rebuilt' | 'error';
+
+/**
+ * Keeps a sweep alive across Redis losses, on a plain process timer (not a BullMQ job, which a flush would take
+ * with it). Every interval: upsert the sweep's job scheduler, then claim the sentinel (SET NX): the one process that
+ * claims it after a loss rebuilds from Postgres. A failed rebuild gives the sentinel back, so the next tick (of any
+ * replica) tries again. Ticks never overlap; the timer is cleared by stop().
+ */
+export class SweepKeeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<SweepKeeperTick> | undefined;
+
+  constructor(private readonly o: SweepKeeperOptions) {}
+
+  /** The first tick runs now (and is awaited); the next ones every `intervalMs`. */
+  async start(): Promise<SweepKeeperTick> {
+    const first = await this.tick();
+    this.timer = setInterval(() => void this.tick(), this.o.intervalMs);
+    return first;
+  }
+
+  /** One check; while one runs, a second call returns the running one. */
+  tick(): Promise<SweepKeeperTick> {
+    this.running ??= this.check().finally(() => { this.running = undefined; });
+    return this.running;
+  }
+
+  /**
+   * Clears the timer and lets a running check finish, waiting at most `graceMs` (a check blocked on an unreachable
+   * Redis must not hold up a shutdown; whatever it did not finish, the next process's first check redoes).
+   */
+  async stop(graceMs = 5000): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (!this.running) return;
+    let t: NodeJS.Timeout | undefined;
+    await Promise.race([this.running, new Promise<void>((resolve) => { t = setTimeout(resolve, graceMs); })]);
+    clearTimeout(t);
+  }
+
+  private async check(): Promise<SweepKeeperTick> {
+    const { name, redis, sentinelKey, logger } = this.o;
+    try {
+      await this.o.ensureSchedule();
+      const claimed = await redis.set(sentinelKey, new Date().toISOString(), 'NX');
+      if (claimed !== 'OK') return 'healthy';
+      logger.warn({ keeper: name }, 'Redis has no sentinel (lost data or first start): rebuilding from Postgres');
+      try {
+        await this.o.rebuild();
+      } catch (e) {
+        await redis.del(sentinelKey).catch(() => undefined);
+        throw e;
+      }
+      return 'rebuilt';
+    } catch (e) {
+      logger.error({ keeper: name, err: (e as Error).message }, 'sweep keeper check failed; retried next interval');
+      return 'error';
+    }
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * `npm run chaos`: the fault-injection suite. Starts its own Redis and Postgres on free ports (never the shared
+ * 127.0.0.1:6379/:5432), the services as real processes, runs every scenario in turn, prints the table, and exits 1
+ * when any scenario is not green. CHAOS_ONLY=flush,pg,... runs a subset; CHAOS_TABLE=<file> also writes the table.
+ */
+import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import * as s from '../test/chaos/scenarios';
+import { World, SWEEP_INTERVAL_MS } from '../test/chaos/world';
+
+const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
+  ['bad-input', s.badInput],
+  ['flush', s.flushAll],
+  ['redis-kill', s.redisKill],
+  ['pg', s.postgresRestart],
+  ['billing', s.billingKill],
+  ['worker', s.workerKill],
+  ['edge', s.edgeTerm],
+  ['upstream', (w) => s.upstreamOutage(w, false)],
+  ['failover', (w) => s.upstreamOutage(w, true)],
+];
+const SUITE_LIMIT_MS = 9 * 60_000;
+
+const cell = (v: unknown): string => (v === undefined ? '–' : String(v));
+
+function table(rows: s.Row[]): string {
+  const head = '| scenario | tasks | terminal | settled once | invariant | time to heal | result | notes |\n| - | - | - | - | - | - | - | - |';
+  return [head, ...rows.map((r) => `| ${r.scenario} | ${cell(r.tasks)} | ${cell(r.terminal)} | ${cell(r.settledOnce)} | ${r.invariant === undefined ? '–' : r.invariant ? 'holds' : 'BROKEN'} | ${r.healMs === undefined ? '–' : `${(r.healMs / 1000).toFixed(2)} s`} | ${r.ok ? 'green' : 'RED'} | ${r.note} |`)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const only = process.env.CHAOS_ONLY?.split(',').map((x) => x.trim()).filter(Boolean);
+  const started = Date.now();
+  const killer = setTimeout(() => { console.error(`chaos: over ${SUITE_LIMIT_MS / 60_000} min, aborting`); process.exit(2); }, SUITE_LIMIT_MS);
+  killer.unref();
+  const w = new World();
+  const rows: s.Row[] = [];
+  try {
+    await w.start();
+    console.log(`chaos: own Redis on :${w.redis.port}, own Postgres on :${w.pg.port}; sweep interval ${SWEEP_INTERVAL_MS} ms`);
+    for (const [name, run] of SCENARIOS) {
+      if (only && !only.includes(name)) continue;
+      const t = Date.now();
+      const row = await run(w).catch((e: unknown) => ({ scenario: name, ok: false, note: `threw: ${(e as Error).message.split('\n')[0]}` }));
+      rows.push(row);
+      console.log(`chaos: ${row.ok ? 'green' : 'RED  '} ${row.scenario} (${((Date.now() - t) / 1000).toFixed(1)} s) ${row.note}`);
+      if (w.deadServices().length) {
+        for (const d of w.deadServices()) console.error(`--- ${d} exited ---\n${w.procs[d as 'edge']?.output().slice(-3000) ?? ''}`);
+        break;
+      }
+    }
+  } finally {
+    await w.stop();
+  }
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+  const out = `${table(rows)}\n\n${new Date().toISOString()} · ${machine} · suite ${((Date.now() - started) / 1000).toFixed(0)} s`;
+  console.log(`\n${out}`);
+  if (process.env.CHAOS_TABLE) writeFileSync(process.env.CHAOS_TABLE, `${out}\n`);
+  process.exitCode = rows.length > 0 && rows.every((r) => r.ok) ? 0 : 1;
+}
+
+main().catch((e: unknown) => {
+  console.error('chaos failed:', e);
+  process.exit(1);
+});

@@ -1,0 +1,166 @@
+/**
+ * The chaos suite's own Redis and Postgres: started on free ports in a temporary directory, so a FLUSHALL, a kill -9
+ * or a restart never touches the servers other tests use (127.0.0.1:6379 and :5432 are never addressed here).
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, chownSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import path from 'node:path';
+import Redis, { type RedisOptions } from 'ioredis';
+import { Client } from 'pg';
+import { freePort, waitFor } from '@gmg/testing';
+
+const SHARED_PORTS = new Set([6379, 5432]);
+
+/** A server process this suite started, with its exit as a promise. */
+class Proc {
+  readonly exited: Promise<void>;
+  constructor(readonly child: ChildProcess) {
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    const reap = (): void => { child.kill('SIGKILL'); };
+    process.once('exit', reap);
+    void this.exited.then(() => process.removeListener('exit', reap));
+  }
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+  async signal(sig: NodeJS.Signals, timeoutMs = 30_000): Promise<void> {
+    if (!this.alive) return;
+    this.child.kill(sig);
+    const t = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    await this.exited;
+    clearTimeout(t);
+  }
+}
+
+export class ChaosRedis {
+  private proc: Proc | undefined;
+  private constructor(readonly port: number, private readonly dir: string) {}
+
+  static async start(root: string): Promise<ChaosRedis> {
+    const port = await freePort();
+    if (SHARED_PORTS.has(port)) throw new Error('refusing a shared port');
+    const r = new ChaosRedis(port, path.join(root, 'redis'));
+    mkdirSync(r.dir, { recursive: true });
+    await r.launch();
+    return r;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** No persistence: a restart comes back empty, as a failover to an empty replica does. */
+  async launch(): Promise<void> {
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
+      '--dir', this.dir, '--maxmemory-policy', 'noeviction', '--logfile', ''], { stdio: 'ignore' });
+    this.proc = new Proc(child);
+    await waitFor(async () => (await this.ping()) || undefined, { timeoutMs: 10_000, intervalMs: 50, what: `redis-server on ${this.port}` });
+  }
+
+  async ping(): Promise<boolean> {
+    const c = this.client({ lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    c.on('error', () => undefined);
+    try {
+      await c.connect();
+      return (await c.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  client(opts: RedisOptions = {}): Redis {
+    return new Redis(this.port, '127.0.0.1', { maxRetriesPerRequest: 1, ...opts });
+  }
+
+  async flushAll(): Promise<void> {
+    const c = this.client();
+    try {
+      await c.flushall();
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  async kill9(): Promise<void> {
+    await this.proc?.signal('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    await this.proc?.signal('SIGTERM', 10_000);
+  }
+}
+
+/** initdb/postgres from /usr/lib/postgresql/<newest>/bin; as root the server runs as the `postgres` user. */
+export class ChaosPostgres {
+  private proc: Proc | undefined;
+  private constructor(readonly port: number, private readonly dir: string, private readonly bin: string, private readonly ids: { uid: number; gid: number } | undefined) {}
+
+  static async start(root: string): Promise<ChaosPostgres> {
+    const base = '/usr/lib/postgresql';
+    const versions = existsSync(base) ? readdirSync(base).filter((v) => existsSync(path.join(base, v, 'bin/initdb'))) : [];
+    if (!versions.length) throw new Error('no initdb under /usr/lib/postgresql/*/bin');
+    const bin = path.join(base, versions.sort((a, b) => Number(b) - Number(a))[0]!, 'bin');
+    // Postgres refuses to run as root: then it runs as the `postgres` system user (the server packages create it)
+    const ids = userInfo().uid === 0
+      ? { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) }
+      : undefined;
+    const port = await freePort();
+    if (SHARED_PORTS.has(port)) throw new Error('refusing a shared port');
+    const pg = new ChaosPostgres(port, path.join(root, 'pg'), bin, ids);
+    mkdirSync(pg.dir, { recursive: true });
+    if (ids) {
+      chownSync(root, ids.uid, ids.gid);
+      chownSync(pg.dir, ids.uid, ids.gid);
+    }
+    execFileSync(path.join(bin, 'initdb'), ['-D', pg.dir, '-U', 'postgres', '-A', 'trust', '--no-sync'], { stdio: 'ignore', ...ids });
+    await pg.launch();
+    return pg;
+  }
+
+  adminUrl(db = 'postgres'): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${db}`;
+  }
+
+  async launch(): Promise<void> {
+    this.proc = new Proc(spawn(path.join(this.bin, 'postgres'), ['-D', this.dir, '-p', String(this.port), '-k', this.dir,
+      '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'], { stdio: 'ignore', ...this.ids }));
+    await waitFor(async () => (await this.answers()) || undefined, { timeoutMs: 30_000, intervalMs: 100, what: `postgres on ${this.port}` });
+  }
+
+  async answers(): Promise<boolean> {
+    const c = new Client({ connectionString: this.adminUrl(), connectionTimeoutMillis: 1000 });
+    c.on('error', () => undefined);
+    try {
+      await c.connect();
+      await c.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  }
+
+  async createDatabase(name: string): Promise<string> {
+    const c = new Client({ connectionString: this.adminUrl() });
+    await c.connect();
+    try {
+      await c.query(`CREATE DATABASE "${name}"`);
+    } finally {
+      await c.end();
+    }
+    return this.adminUrl(name);
+  }
+
+  /** A fast shutdown (SIGINT: open sessions are cut, as a failover or a restart does). */
+  async stop(): Promise<void> {
+    await this.proc?.signal('SIGINT', 30_000);
+  }
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}

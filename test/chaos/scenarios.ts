@@ -1,0 +1,269 @@
+/** The fault scenarios: each submits work, injects one fault, and ends with verify(). */
+import fc from 'fast-check';
+import { listModels } from '@gmg/contracts';
+import { ChannelRepository } from '@gmg/db';
+import { waitFor } from '@gmg/testing';
+import { SWEEP_INTERVAL_MS, verify, type Verdict, type World } from './world';
+
+export interface Row extends Partial<Verdict> {
+  scenario: string;
+  /** Fault to healed, in ms (what "healed" means is in `healedWhen`). */
+  healMs?: number;
+  ok: boolean;
+  note: string;
+}
+
+const SLOW = (tag: string) => (i: number) => `${tag} ${i} [sim:slow]`;
+
+/** Every open task of the ids has a job hash again, and both sweep schedulers exist: the Redis side is rebuilt. */
+async function redisRebuilt(w: World, ids: string[]): Promise<boolean> {
+  const open: Array<{ id: string }> = await w.ds.query(`SELECT id FROM tasks WHERE id = ANY($1) AND status IN ('pending','processing')`, [ids]);
+  const c = w.redis.client();
+  try {
+    const pipe = c.pipeline();
+    for (const t of open) pipe.exists(`chaos:gmg-image:${t.id}`);
+    pipe.exists('chaos:gmg-image:repeat:sweep');
+    pipe.exists('chaos:gmg-billing:repeat:sweep');
+    const res = (await pipe.exec()) ?? [];
+    return res.every(([err, v]) => !err && v === 1);
+  } finally {
+    c.disconnect();
+  }
+}
+
+const ok = (v: Verdict, extra = true): boolean => v.terminal === v.tasks && v.settledOnce === v.tasks && v.invariant && extra;
+
+async function inFlight(w: World, name: string, n: number): Promise<{ accountId: string; key: string; ids: string[] }> {
+  const a = await w.account(name);
+  const ids = await w.submitMany(a.key, n, SLOW(name));
+  await w.waitStatus(ids, ['processing', 'completed', 'failed'], Math.ceil(n / 2), 60_000);
+  return { ...a, ids };
+}
+
+async function redisLoss(w: World, scenario: string, inject: () => Promise<void>): Promise<Row> {
+  const { accountId, ids } = await inFlight(w, scenario.replace(/\W+/g, '-'), 50);
+  const t0 = Date.now();
+  await inject();
+  const healedAt = await waitFor(async () => ((await redisRebuilt(w, ids)) ? Date.now() : undefined),
+    { timeoutMs: 10 * SWEEP_INTERVAL_MS, intervalMs: 50, what: 'Redis side rebuilt' }).catch(() => undefined);
+  const v = await verify(w, accountId, ids);
+  const healMs = healedAt ? healedAt - t0 : undefined;
+  const inTime = healMs !== undefined && healMs <= 2 * SWEEP_INTERVAL_MS;
+  return { scenario, ...v, healMs, ok: ok(v, inTime && w.deadServices().length === 0),
+    note: `heal ≤ 2 × ${SWEEP_INTERVAL_MS} ms: ${inTime ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed` };
+}
+
+export const flushAll = (w: World): Promise<Row> => redisLoss(w, 'Redis FLUSHALL, 50 in flight', () => w.redis.flushAll());
+
+export const redisKill = (w: World): Promise<Row> => redisLoss(w, 'Redis kill -9 + restart (empty), 50 in flight', async () => {
+  await w.redis.kill9();
+  await w.redis.launch();
+});
+
+export async function postgresRestart(w: World): Promise<Row> {
+  const { accountId, ids } = await inFlight(w, 'pg-restart', 50);
+  const t0 = Date.now();
+  await w.pg.stop();
+  await w.pg.launch();
+  // our own connection pool also lost its sessions: the next queries reconnect
+  const healedAt = await waitFor(async () => ((await w.healthy()) ? Date.now() : undefined), { timeoutMs: 60_000, intervalMs: 100, what: 'services ready again' }).catch(() => undefined);
+  const v = await verify(w, accountId, ids);
+  const dead = w.deadServices();
+  return { scenario: 'Postgres restarted mid-flight', ...v, healMs: healedAt ? healedAt - t0 : undefined, ok: ok(v, dead.length === 0 && healedAt !== undefined),
+    note: dead.length ? `crashed: ${dead.join(', ')}` : 'no service exited (no crash loop)' };
+}
+
+export async function billingKill(w: World): Promise<Row> {
+  const a = await w.account('billing-kill');
+  const ids = await w.submitMany(a.key, 50, (i) => `billing kill ${i}`);
+  // settlements pending: tasks ending while billing dies
+  await w.waitStatus(ids, ['completed', 'failed'], 5, 60_000);
+  await w.procs.billing!.kill9();
+  const pending = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND settled_at IS NULL`, [ids]);
+  const t0 = Date.now();
+  await w.startSvc('billing');
+  const v = await verify(w, a.accountId, ids);
+  return { scenario: 'SIGKILL billing, settlements pending', ...v, healMs: Date.now() - t0, ok: ok(v, w.deadServices().length === 0),
+    note: `${pending} unsettled at the kill` };
+}
+
+export async function workerKill(w: World): Promise<Row> {
+  const { accountId, ids } = await inFlight(w, 'worker-kill', 50);
+  await w.procs.worker!.kill9();
+  const t0 = Date.now();
+  await w.startSvc('worker');
+  const v = await verify(w, accountId, ids);
+  return { scenario: 'SIGKILL worker mid-step, 50 in flight', ...v, healMs: Date.now() - t0, ok: ok(v, w.deadServices().length === 0),
+    note: `${v.completed} completed, ${v.failed} failed` };
+}
+
+export async function edgeTerm(w: World): Promise<Row> {
+  const a = await w.account('edge-term');
+  const prompts = Array.from({ length: 200 }, (_, i) => `edge term ${i}`);
+  const answered = new Map<string, string>();
+  let next = 0;
+  let done = 0;
+  let stopping: Promise<unknown> | undefined;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < prompts.length; i = next++) {
+      try {
+        const r = await w.submit(a.key, { model: 'lumen-2-flex', prompt: prompts[i] });
+        if (r.status === 200) answered.set(prompts[i]!, r.body.data[0].task_id as string);
+      } catch {
+        // refused: connection closed or refused
+      }
+      if (++done === 50) stopping = w.procs.edge!.stop();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
+  await stopping;
+  const rows: Array<{ id: string; prompt: string }> = await w.ds.query(
+    `SELECT id, request->'upstreamBody'->>'prompt' AS prompt FROM tasks WHERE account_id = $1`, [a.accountId]);
+  const traces = rows.filter((r) => !answered.has(r.prompt));
+  const lost = [...answered.values()].filter((id) => !rows.some((r) => r.id === id));
+  const t0 = Date.now();
+  await w.startSvc('edge');
+  const v = await verify(w, a.accountId, [...answered.values()]);
+  return { scenario: 'SIGTERM edge during 200 submits', ...v, healMs: Date.now() - t0, ok: ok(v, traces.length === 0 && lost.length === 0 && answered.size > 0),
+    note: `${answered.size} answered 200, ${200 - answered.size} refused; refused with a trace: ${traces.length}; answered without a row: ${lost.length}` };
+}
+
+/**
+ * The only channel's upstream answers 503 for 30 s: submits fail, the breaker opens (the worker stops calling it),
+ * tasks wait with backoff and fail cleanly (refunded) when their submit attempts run out; after the recovery new work
+ * completes through the same channel (the breaker closed again). With `backup`, a second channel (lower priority,
+ * straight to the simulator) takes the work: tasks fail over and complete, and after the recovery submits reach
+ * the primary again.
+ */
+export async function upstreamOutage(w: World, backup: boolean, outageMs = 30_000): Promise<Row> {
+  const a = await w.account(backup ? 'upstream-503-backup' : 'upstream-503');
+  const backupId = backup ? (await new ChannelRepository(w.ds).create({ name: 'backup', baseUrl: w.simUrl, priority: -1 })).id : undefined;
+  try {
+    w.upstream.failing = true;
+    const refusedBefore = w.upstream.refused;
+    const t0 = Date.now();
+    const ids = await w.submitMany(a.key, 20, (i) => `outage ${i}`);
+    await waitFor(async () => (w.upstream.refused > refusedBefore ? true : undefined), { timeoutMs: 20_000, what: 'the outage to be hit' });
+    // the outage lasts 30 s whatever the tasks do: a wall-clock fault, not a wait for a result
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, outageMs - (Date.now() - t0))));
+    w.upstream.failing = false;
+    const refused = w.upstream.refused - refusedBefore;
+    const recoveredAt = Date.now();
+    const forwardedBefore = w.upstream.forwarded;
+    // after the recovery new work reaches the primary again once its breaker lets a probe through (half-open) and
+    // the probe succeeds (closed): one submit a second until one arrives there, at most 60
+    const after: string[] = [];
+    let reached: number | undefined;
+    for (let i = 0; i < 60 && reached === undefined; i++) {
+      after.push(...await w.submitMany(a.key, 1, () => `after outage ${i}`));
+      reached = await waitFor(async () => (w.upstream.forwarded > forwardedBefore ? Date.now() : undefined),
+        { timeoutMs: 1000, intervalMs: 50, what: 'a submit through the recovered primary' }).catch(() => undefined);
+    }
+    const v = await verify(w, a.accountId, [...ids, ...after]);
+    const during = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
+    const afterDone = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [after]);
+    const outcomeOk = backup ? during === ids.length : true;
+    return {
+      scenario: backup ? 'upstream 503 for 30 s, backup channel' : 'upstream 503 for 30 s, only channel',
+      ...v, healMs: reached ? reached - recoveredAt : undefined,
+      ok: ok(v, outcomeOk && afterDone === after.length && reached !== undefined && w.deadServices().length === 0),
+      note: `${refused} submits answered 503 (breaker open: the other attempts never left the worker); during the outage ` +
+        `${during}/${ids.length} completed${backup ? ' via the backup' : ', the rest failed and were refunded'}; ` +
+        `after recovery ${afterDone}/${after.length} completed; ${reached === undefined ? 'the primary got NO submit within 60 s' : 'the primary took submits again (breaker closed)'}`,
+    };
+  } finally {
+    if (backupId) await new ChannelRepository(w.ds).update(backupId, { enabled: false });
+  }
+}
+
+interface BadBody {
+  kind: string;
+  body?: unknown;
+  raw?: string | Buffer;
+  contentType?: string;
+}
+
+/**
+ * Bodies the contracts refuse, for one endpoint: a contract-valid base body of a model served there with one
+ * schema property set to a wrong value (kept only when the model's own contract rejects it: the contract is the
+ * oracle, so a pass-through of an unknown field is never counted as bad input), an unknown or missing model, huge
+ * strings, deep nesting, invalid UTF-8, broken JSON and wrong content types.
+ */
+function badBodies(endpoint: string, n: number): BadBody[] {
+  const models = listModels().filter((m) => m.contract?.endpoint === endpoint && m.contract.validate({ model: m.id, prompt: 'a cat' }, m.id).ok);
+  if (!models.length) throw new Error(`no model with a minimal valid body on ${endpoint}`);
+  const junk = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.string({ maxLength: 16 }), fc.array(fc.integer(), { maxLength: 3 }),
+    fc.object({ maxDepth: 2 }), fc.constant('x'.repeat(100_000)), fc.constant(-1), fc.constant(1e308));
+  const wrongField = fc.tuple(fc.constantFrom(...models), fc.nat(), junk).map(([m, i, v]): BadBody | undefined => {
+    const props = Object.keys((m.contract!.inputSchema as { properties?: Record<string, unknown> }).properties ?? {});
+    const field = props[i % props.length]!;
+    const body = { model: m.id, prompt: 'a cat', [field]: v };
+    return m.contract!.validate(body, m.id).ok ? undefined : { kind: `wrong ${field}`, body };
+  });
+  /** Deeply nested JSON as text (no recursion on our side). */
+  const deep = (d: number, inner: string): string => `${'{"a":'.repeat(d)}${inner}${'}'.repeat(d)}`;
+  const m0 = models[0]!.id;
+  const arb: fc.Arbitrary<BadBody | undefined> = fc.oneof(
+    { arbitrary: wrongField, weight: 6 },
+    fc.string({ maxLength: 30 }).map((m) => ({ kind: 'unknown model', body: { model: `zz-${m}`, prompt: 'a cat' } })),
+    fc.constant({ kind: 'missing model', body: { prompt: 'no model' } }),
+    // huge strings: only those the contract refuses count (a prompt cap is the contract's to set)
+    fc.tuple(fc.constantFrom(...models), fc.integer({ min: 200_000, max: 2_000_000 })).map(([m, len]): BadBody | undefined => {
+      const body = { model: m.id, prompt: 'x'.repeat(len) };
+      return m.contract!.validate(body, m.id).ok ? undefined : { kind: 'huge prompt', body };
+    }),
+    fc.tuple(fc.constantFrom(...models), fc.nat(), fc.integer({ min: 200_000, max: 2_000_000 })).map(([m, i, len]): BadBody | undefined => {
+      const props = Object.keys((m.contract!.inputSchema as { properties?: Record<string, unknown> }).properties ?? {}).filter((p) => p !== 'prompt');
+      const body = { model: m.id, prompt: 'x', [props[i % props.length]!]: 'x'.repeat(len) };
+      return m.contract!.validate(body, m.id).ok ? undefined : { kind: 'huge string in a field', body };
+    }),
+    fc.integer({ min: 50, max: 20_000 }).map((d) => ({ kind: 'deep nesting in a field', raw: `{"model":"${m0}","prompt":"x","size":${deep(d, '1')}}`, contentType: 'application/json' })),
+    fc.integer({ min: 1000, max: 20_000 }).map((d) => ({ kind: 'deep nesting', raw: deep(d, '"x"'), contentType: 'application/json' })),
+    junk.map((v) => ({ kind: 'not an object', body: v })),
+    fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => ({ kind: 'invalid UTF-8', contentType: 'application/json',
+      raw: Buffer.concat([Buffer.from(`{"model":"${m0}","prompt":"`), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(b.filter((x) => x !== 0x22 && x !== 0x5c)), Buffer.from('"}')]) })),
+    fc.string({ maxLength: 40 }).map((x) => ({ kind: 'broken JSON', raw: `{"model": ${x}`, contentType: 'application/json' })),
+    fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'image/png').map((ct) => ({ kind: 'wrong content type', raw: `model=${m0}&prompt=x`, contentType: ct })),
+  );
+  const out: BadBody[] = [];
+  for (let round = 0; round < 20 && out.length < n; round++) {
+    out.push(...fc.sample(arb, n).filter((b): b is BadBody => b !== undefined).slice(0, n - out.length));
+  }
+  return out;
+}
+
+/** 1,000 bodies per endpoint: every answer 4xx in the spec shape, never 5xx, no task, no money; healthy after. */
+export async function badInput(w: World, perEndpoint = 1000): Promise<Row> {
+  const a = await w.account('bad-input');
+  const endpoints = ['/v1/images/generations', '/v1/videos/generations'];
+  let n = 0;
+  const wrong = new Map<string, { count: number; sample: string }>();
+  const seenStatus = new Map<number, number>();
+  for (const ep of endpoints) {
+    const bodies = badBodies(ep, perEndpoint);
+    for (let i = 0; i < bodies.length; i += 20) {
+      await Promise.all(bodies.slice(i, i + 20).map(async (b) => {
+        const r = await w.submit(a.key, b.body, { path: ep, raw: b.raw, contentType: b.contentType }).catch((e: unknown) => ({ status: 0, body: String(e) }));
+        n++;
+        seenStatus.set(r.status, (seenStatus.get(r.status) ?? 0) + 1);
+        const e = (r.body as { error?: { code?: unknown; message?: unknown; type?: unknown } } | undefined)?.error;
+        const shaped = r.status >= 400 && r.status < 500 && e && e.code === r.status && typeof e.message === 'string' && typeof e.type === 'string';
+        if (!shaped) {
+          const k = `${b.kind} → ${r.status}`;
+          const cur = wrong.get(k) ?? { count: 0, sample: JSON.stringify(b.body ?? String(b.raw)).slice(0, 60) };
+          cur.count++;
+          wrong.set(k, cur);
+        }
+      }));
+    }
+  }
+  const traces = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [a.accountId]);
+  const healthy = await w.healthy();
+  const v = await verify(w, a.accountId, []);
+  const statuses = [...seenStatus.entries()].sort((x, y) => x[0] - y[0]).map(([st, c]) => `${st}×${c}`).join(' ');
+  const bad = [...wrong.values()].reduce((x, y) => x + y.count, 0);
+  const detail = [...wrong.entries()].map(([k, x]) => `${k} ×${x.count} (e.g. ${x.sample})`).join('; ');
+  return { scenario: `bad input: ${perEndpoint} bodies × ${endpoints.length} endpoints`, tasks: n, invariant: v.invariant,
+    ok: bad === 0 && traces === 0 && healthy && v.invariant && w.deadServices().length === 0,
+    note: `answers ${statuses}; not 4xx in the spec shape: ${bad}${detail ? ` [${detail}]` : ''}; tasks created: ${traces}; healthy after: ${healthy}` };
+}

@@ -1,0 +1,206 @@
+/**
+ * The system under fault: upstream simulator (behind a switchable proxy: the "internet"), api-edge, worker-image and
+ * billing as real processes on the suite's own Redis and Postgres, plus the checks every scenario ends with.
+ */
+import http from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
+import { freePort, REPO_ROOT, startService, waitFor, type ServiceProcess } from '@gmg/testing';
+import type { DataSource } from 'typeorm';
+import { ChaosPostgres, ChaosRedis, removeDir } from './infra';
+
+export const SWEEP_INTERVAL_MS = 2000;
+const ADMIN_TOKEN = 'chaos-admin-token-0123456789abcdef';
+
+/** Forwards to the simulator, or answers 503 while `failing` (an upstream outage). */
+export interface FaultyUpstream {
+  url: string;
+  failing: boolean;
+  refused: number;
+  /** Submits (POST) passed through to the simulator. */
+  forwarded: number;
+  close(): Promise<void>;
+}
+
+async function startFaultyUpstream(target: string): Promise<FaultyUpstream> {
+  const port = await freePort();
+  const t = new URL(target);
+  const state = { failing: false, refused: 0, forwarded: 0 };
+  const server = http.createServer((req, res) => {
+    if (state.failing) {
+      state.refused++;
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 503, message: 'upstream outage (chaos)', type: 'service_unavailable' } }));
+      return;
+    }
+    if (req.method === 'POST') state.forwarded++;
+    const up = http.request({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => { if (!res.headersSent) res.writeHead(502).end(); else res.destroy(); });
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get failing() { return state.failing; },
+    set failing(v: boolean) { state.failing = v; },
+    get refused() { return state.refused; },
+    get forwarded() { return state.forwarded; },
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+type Svc = 'edge' | 'worker' | 'billing';
+
+export class World {
+  redis!: ChaosRedis;
+  pg!: ChaosPostgres;
+  ds!: DataSource;
+  upstream!: FaultyUpstream;
+  base = '';
+  /** The simulator itself (a backup channel bypasses the faulty proxy). */
+  simUrl = '';
+  readonly procs: Partial<Record<Svc | 'sim', ServiceProcess>> = {};
+  private readonly envs: Partial<Record<Svc, { env: Record<string, string>; health: string }>> = {};
+  private root = '';
+  private dbUrl = '';
+
+  async start(): Promise<void> {
+    this.root = mkdtempSync(path.join(tmpdir(), 'gmg-chaos-'));
+    [this.redis, this.pg] = await Promise.all([ChaosRedis.start(this.root), ChaosPostgres.start(this.root)]);
+    this.dbUrl = await this.pg.createDatabase('gmg_chaos');
+    this.ds = createDataSource({ url: this.dbUrl, poolSize: 5, applicationName: 'gmg-chaos' });
+    await this.ds.initialize();
+    await runMigrations(this.ds);
+    await loadPrices(this.ds, path.join(REPO_ROOT, 'infra/prices.json'));
+    const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    this.procs.sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
+    this.simUrl = `http://127.0.0.1:${simPort}`;
+    this.upstream = await startFaultyUpstream(this.simUrl);
+    await new ChannelRepository(this.ds).create({ name: 'sim', baseUrl: this.upstream.url });
+    const common = { DATABASE_URL: this.dbUrl, REDIS_URL: this.redis.url, QUEUE_PREFIX: 'chaos', REDIS_REQUIRE_NOEVICTION: 'false' };
+    this.envs.edge = { env: { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: path.join(this.root, 'uploads') }, health: `http://127.0.0.1:${edgePort}/healthz` };
+    this.envs.worker = {
+      env: { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS), WORKER_LOCK_MS: '5000' },
+      health: `http://127.0.0.1:${workerPort}/healthz`,
+    };
+    this.envs.billing = {
+      env: { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS), UNSETTLED_AFTER_MS: String(SWEEP_INTERVAL_MS) },
+      health: `http://127.0.0.1:${billingPort}/healthz`,
+    };
+    await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => this.startSvc(s)));
+    this.base = `http://127.0.0.1:${edgePort}`;
+  }
+
+  async startSvc(s: Svc): Promise<ServiceProcess> {
+    const name = { edge: 'api-edge', worker: 'worker-image', billing: 'billing' }[s];
+    const e = this.envs[s]!;
+    const p = await startService(name, e.env, e.health);
+    this.procs[s] = p;
+    return p;
+  }
+
+  /** Every service process still running (none crashed). */
+  deadServices(): string[] {
+    return (['sim', 'edge', 'worker', 'billing'] as const).filter((s) => {
+      const p = this.procs[s];
+      return !p || p.proc.exitCode !== null || p.proc.signalCode !== null;
+    });
+  }
+
+  async healthy(): Promise<boolean> {
+    const rs = await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => fetch(this.envs[s]!.health).then((r) => r.ok).catch(() => false)));
+    return rs.every(Boolean);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(Object.values(this.procs).map((p) => p?.stop().catch(() => undefined)));
+    await this.upstream?.close();
+    if (this.ds?.isInitialized) await this.ds.destroy().catch(() => undefined);
+    await Promise.all([this.redis?.stop(), this.pg?.stop()]);
+    if (this.root) removeDir(this.root);
+  }
+
+  /**
+   * A fresh account with a funded API key: each scenario's money is checked on its own. Its group has no fair-use
+   * limits (the default group's 20 requests/s and 50 in flight would turn the bursts into 429s and measure those).
+   */
+  async account(name: string, balanceMinor = 10_000_000_000n): Promise<{ accountId: string; key: string }> {
+    const accounts = new AccountRepository(this.ds);
+    await new GroupRepository(this.ds).upsert({ name: 'chaos-unlimited', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
+    const a = await accounts.create({ name, groupName: 'chaos-unlimited' });
+    await accounts.topup(a.id, balanceMinor);
+    const k = await new ApiKeyRepository(this.ds).create({ accountId: a.id });
+    return { accountId: a.id, key: k.secret };
+  }
+
+  async submit(key: string, body: unknown, init: { contentType?: string; raw?: string | Buffer; path?: string } = {}): Promise<{ status: number; body: any }> {
+    const r = await fetch(`${this.base}${init.path ?? '/v1/images/generations'}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': init.contentType ?? 'application/json' },
+      body: init.raw ?? JSON.stringify(body),
+    });
+    const text = await r.text();
+    let parsed: unknown;
+    try { parsed = JSON.parse(text); } catch { parsed = text; }
+    return { status: r.status, body: parsed };
+  }
+
+  /** Submits `n` image tasks and returns their ids (every submit must be accepted). */
+  async submitMany(key: string, n: number, prompt: (i: number) => string): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const r = await this.submit(key, { model: 'lumen-2-flex', prompt: prompt(i) });
+      if (r.status !== 200) throw new Error(`submit ${i} answered ${r.status}: ${JSON.stringify(r.body)}`);
+      ids.push(r.body.data[0].task_id as string);
+    }
+    return ids;
+  }
+
+  async count(sql: string, params: unknown[]): Promise<number> {
+    const rows: Array<{ n: number }> = await this.ds.query(sql, params);
+    return Number(rows[0]!.n);
+  }
+
+  /** Waits until `n` of the tasks are in one of `statuses` (bounded). */
+  async waitStatus(ids: string[], statuses: string[], n: number, timeoutMs: number): Promise<void> {
+    await waitFor(async () => (await this.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = ANY($2)`, [ids, statuses])) >= n || undefined,
+      { timeoutMs, intervalMs: 100, what: `${n} tasks ${statuses.join('/')}` });
+  }
+}
+
+export interface Verdict {
+  tasks: number;
+  terminal: number;
+  settledOnce: number;
+  invariant: boolean;
+  completed: number;
+  failed: number;
+}
+
+/**
+ * The closing check of every scenario: waits (bounded) until every accepted task is terminal and settled, then
+ * reads the ledger: exactly one hold and exactly one of capture/release per task, and for the account
+ * available + held = topups − captures with held = 0.
+ */
+export async function verify(w: World, accountId: string, ids: string[], timeoutMs = 120_000): Promise<Verdict> {
+  const settledSql = `SELECT count(*)::int AS n FROM tasks t WHERE t.id = ANY($1) AND t.status IN ('completed','failed')
+      AND (SELECT count(*) FROM ledger_entries l WHERE l.task_id = t.id AND l.kind = 'hold') = 1
+      AND (SELECT count(*) FROM ledger_entries l WHERE l.task_id = t.id AND l.kind IN ('capture','release')) = 1`;
+  await waitFor(async () => (await w.count(settledSql, [ids])) === ids.length || undefined, { timeoutMs, intervalMs: 200, what: 'every task terminal and settled' })
+    .catch(() => undefined);
+  const terminal = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status IN ('completed','failed')`, [ids]);
+  const completed = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
+  const settledOnce = await w.count(settledSql, [ids]);
+  const [acc] = await w.ds.query(`SELECT available::text, held::text FROM accounts WHERE id = $1`, [accountId]);
+  const [led] = await w.ds.query(
+    `SELECT COALESCE(SUM(amount) FILTER (WHERE kind = 'topup'), 0)::text AS topups,
+            COALESCE(SUM(amount) FILTER (WHERE kind = 'capture'), 0)::text AS captures
+       FROM ledger_entries WHERE account_id = $1`, [accountId]);
+  const invariant = BigInt(acc.available) + BigInt(acc.held) === BigInt(led.topups) - BigInt(led.captures) && BigInt(acc.held) === 0n;
+  return { tasks: ids.length, terminal, settledOnce, invariant, completed, failed: terminal - completed };
+}
