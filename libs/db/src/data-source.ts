@@ -18,6 +18,7 @@ import { AvatarAssets1764115200000 } from './migrations/1764115200000-avatar-ass
 import { MessagesLease1764201600000 } from './migrations/1764201600000-messages-lease';
 import { TaskIdempotencyFingerprint1764288000000 } from './migrations/1764288000000-task-idempotency-fingerprint';
 import { TopupIdempotency1764374400000 } from './migrations/1764374400000-topup-idempotency';
+import { TaskRequestSummary1764547200000 } from './migrations/1764547200000-task-request-summary';
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
@@ -27,6 +28,7 @@ export const ENTITIES = [
 export const MIGRATIONS = [
   InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, Artgen1764028800000,
   AvatarAssets1764115200000, MessagesLease1764201600000, TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
+  TaskRequestSummary1764547200000,
 ];
 
 export interface DbConfig {

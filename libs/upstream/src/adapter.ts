@@ -37,8 +37,11 @@ export interface SubmitContext {
 export interface UpstreamAdapter {
   readonly protocol: string;
   submit(ch: ChannelTarget, req: NormalizedRequest, ctx: SubmitContext): Promise<{ upstreamTaskId: string }>;
-  /** `req` (optional, additive): the task's request, for protocols that poll different paths per kind of task. */
-  poll(ch: ChannelTarget, upstreamTaskId: string, req?: NormalizedRequest): Promise<UpstreamPoll>;
+  /**
+   * `req` (optional, additive): what the task is (its pool), for protocols that poll different paths per kind of
+   * task. Never the request body: a poll does not read it.
+   */
+  poll(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool'>): Promise<UpstreamPoll>;
 }
 
 export interface AdapterRegistry {
