@@ -15,3 +15,5 @@ export * from './models/artgen.contract';
 export * from './models/artgen-parent';
 export * from './models/artgen-flags';
 export * from './artgen-native';
+export { maxBodyBytesOfPath } from './models/route-body-caps';
+export { BODY_CAPS, DEFAULT_PROMPT_MAX_LENGTH } from './models/common-fields';

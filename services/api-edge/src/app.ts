@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
+import { maxBodyBytesOfPath } from '@gmg/contracts';
 import {
   ApiKeyRepository, AssetGroupRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId, pingDatabase,
 } from '@gmg/db';
@@ -25,7 +26,7 @@ import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
 import { artgenRouter, describeWaitOf } from './artgen/artgen.routes';
 import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
-import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
+import { DEFAULT_SIDE_LIMITS, type UploadImageDeps } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
 import { ChatCallSweeper } from './messages/chat-call.sweeper';
@@ -78,12 +79,15 @@ interface AppParts {
   auth: RequestHandler;
   json: RequestHandler[];
   submitGuards: RequestHandler[];
+  /** The upload store: uploads, and large inline media of submissions (stored once, referenced by URL). */
+  uploads: UploadImageDeps;
 }
 
 export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
-  const json = jsonBody(config.maxBodyBytes);
+  // each submit route's cap comes from the contracts it serves (MAX_BODY_BYTES stays the ceiling)
+  const json = jsonBody(config.maxBodyBytes, maxBodyBytesOfPath);
   const parts: AppParts = {
     deps,
     tasks: new TaskRepository(dataSource),
@@ -92,6 +96,12 @@ export function createApp(deps: AppDeps): App {
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
     auth: authMiddleware(keys),
     json,
+    uploads: {
+      storage: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
+      publicBaseUrl: config.publicBaseUrl,
+      limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
+      now: deps.now,
+    },
     // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
     // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
     // in-flight tasks per key.
@@ -167,27 +177,25 @@ function mountManagement(app: App, { deps, keys }: AppParts): void {
  * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
  * capability); the POST authenticates itself with the same middleware.
  */
-function mountUploads(app: App, { deps, auth }: AppParts): void {
+function mountUploads(app: App, { deps, auth, uploads }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
     createUploadsRouter({
-      storage: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
-      publicBaseUrl: config.publicBaseUrl,
-      limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
+      ...uploads,
       authenticate: auth,
       guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
       logger,
-      now: deps.now,
     }),
   );
 }
 
 /** The dependencies every task-submitting router shares. */
-function submitDeps({ deps, tasks, prices, views }: AppParts) {
+function submitDeps({ deps, tasks, prices, views, uploads }: AppParts) {
   return {
     tasks,
     prices,
     views,
+    media: uploads,
     queue: deps.producers,
     logger: deps.logger,
     publicBaseUrl: deps.config.publicBaseUrl,

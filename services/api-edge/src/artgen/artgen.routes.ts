@@ -6,6 +6,7 @@ import type { TaskRecord } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { artgenStatusOf, toArtgenNativeTask } from '@gmg/tasks';
 import { methodNotAllowed } from '../http/error-handler';
+import { bodyBytesOf } from '../http/json-body';
 import { principalOf } from '../http/principal';
 import { idempotencyOf } from '../middleware/idempotency';
 import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
@@ -46,7 +47,7 @@ export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler
       throw new DomainError('route_not_found', `No art suite action '${action}'; actions: ${ARTGEN_PATH_ACTIONS.join(', ')}, action`);
     }
     const principal = principalOf(res);
-    const accepted = await submitArtgen(deps, { principal, action, body: req.body, idempotency: idempotencyOf(res) });
+    const accepted = await submitArtgen(deps, { principal, action, body: req.body, idempotency: idempotencyOf(res), bodyBytes: bodyBytesOf(req) });
     res.json(accepted.action === 'describe' ? await describeAnswer(deps, accepted) : artgenAck(accepted));
   };
 

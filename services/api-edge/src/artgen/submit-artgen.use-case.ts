@@ -6,7 +6,8 @@ import type { AuthPrincipal, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import { artgenJobHash, artgenParentFacts } from '@gmg/tasks';
 import { pinToSourceTask } from '../use-cases/pin-to-source';
-import { acceptTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+import { acceptTask, checkBodyCap, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+import { externaliseInlineMedia } from '../uploads/inline-media';
 
 export const ARTGEN_MODEL = 'artgen';
 
@@ -17,6 +18,8 @@ export interface ArtgenSubmitInput {
   body: unknown;
   /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
   idempotency?: { key: string; fingerprint: string };
+  /** Bytes of the body as sent: checked against the action's own cap. */
+  bodyBytes?: number;
 }
 
 export interface ArtgenAccepted {
@@ -44,7 +47,9 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
   const { action, fields, parent } =
     input.action === 'action' ? await fromCustomId(deps, principal, body) : { action: input.action, fields: body, parent: undefined };
 
-  const outcome = ARTGEN_CONTRACTS[action].validate(fields, ARTGEN_MODEL, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
+  const contract = ARTGEN_CONTRACTS[action];
+  checkBodyCap(contract, input.bodyBytes, `${ARTGEN_MODEL} ${action}`);
+  const outcome = contract.validate(fields, ARTGEN_MODEL, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
   if (!outcome.ok) throw violationError(outcome.violation);
   let request: NormalizedRequest = outcome.value;
   if (isArtgenFollowUp(action)) {
@@ -53,6 +58,7 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     if (!checked.ok) throw violationError(checked.violation);
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
+  request = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
   const taskId = await acceptTask(deps, principal, request, input.idempotency);
   return { taskId, action };
 }

@@ -1,5 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
+import { bodyBytesOf } from '../http/json-body';
 import { idempotencyOf } from '../middleware/idempotency';
 import { principalOf } from '../http/principal';
 import { RESPONSE_VERSION_HEADER } from '../use-cases/response-version';
@@ -23,6 +24,7 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         requestId: String(req.id),
         responseVersion: req.get(RESPONSE_VERSION_HEADER),
         idempotency: idempotencyOf(res),
+        bodyBytes: bodyBytesOf(req),
       });
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
       res.status(result.httpStatus).json(result.body);

@@ -11,6 +11,9 @@ import { EXTEND_FIELD, checkExtendSource } from './extend-source.check';
 import { pinToSourceTask } from './pin-to-source';
 import { parseResponseVersion } from './response-version';
 import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
+import { bodyTooLarge } from '../http/json-body';
+import { externaliseInlineMedia } from '../uploads/inline-media';
+import type { UploadImageDeps } from '../uploads/upload-image.use-case';
 
 export interface SubmitTaskDeps {
   tasks: { createWithHold(t: NewTask): Promise<TaskRecord>; get(id: string): Promise<TaskRecord | null> };
@@ -18,6 +21,8 @@ export interface SubmitTaskDeps {
   assets: AssetOwnershipDeps['assets'];
   prices: Pick<PriceTableCache, 'get'>;
   views: { write(t: TaskRecord): Promise<unknown> };
+  /** Where large inline media (Base64 / data URIs) is stored before the task row is written (docs/uploads.md). */
+  media: UploadImageDeps;
   queue: { enqueueTask(pool: Pool, taskId: string): Promise<void> };
   logger: Logger;
   publicBaseUrl: string;
@@ -36,6 +41,13 @@ export interface SubmitTaskInput {
   responseVersion?: string;
   /** The claimed `Idempotency-Key` and request fingerprint: bound to the task, so a second task under it is impossible. */
   idempotency?: { key: string; fingerprint: string };
+  /** Bytes of the body as sent (the JSON parser's count): checked against the model's own cap. */
+  bodyBytes?: number;
+}
+
+/** The model's own total-body cap (the route's cap, checked before reading, is the largest of its models'). */
+export function checkBodyCap(contract: Pick<ModelContract, 'maxBodyBytes'>, bodyBytes: number | undefined, model: string): void {
+  if (bodyBytes !== undefined && bodyBytes > contract.maxBodyBytes) throw bodyTooLarge(contract.maxBodyBytes, `model '${model}'`);
 }
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
@@ -112,6 +124,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   const { contract, requested } = modelFor(input.body, input.endpoint, principal);
   const responseVersion = contract.ack === 'B' ? parseResponseVersion(input.responseVersion) : undefined;
 
+  checkBodyCap(contract, input.bodyBytes, requested);
   const outcome = contract.validate(input.body, requested, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
   if (!outcome.ok) throw violationError(outcome.violation);
   let request: NormalizedRequest = outcome.value;
@@ -121,6 +134,8 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves; pinned to
   // the channel that approved them, under its own asset references
   request = await resolveAssetReferences(deps, principal.accountId, request);
+  // last before the money step: every refusal above leaves nothing stored
+  request = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
 
   const taskId = await acceptTask(deps, principal, request, input.idempotency);
   return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
