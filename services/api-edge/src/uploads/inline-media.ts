@@ -22,14 +22,15 @@ function withValueAt(body: Json, path: readonly string[], value: string): Json {
   return out;
 }
 
-const bytesOf = (value: string): Buffer => Buffer.from(value.startsWith('data:') ? value.slice(value.indexOf(',') + 1) : value, 'base64');
+/** The Base64 payload of a data URI or of bare Base64. */
+const payloadOf = (value: string): string => (value.startsWith('data:') ? value.slice(value.indexOf(',') + 1) : value);
 
 /**
  * Large inline media out of the task row: each Base64 / data-URI value of the contract's media fields is checked and
  * stored like an upload (`POST /v1/uploads/images`: JPEG, PNG, WEBP or BMP, size and side limits, refusals name the
  * field) and replaced by its upload URL, which the upstream then fetches. Called after validation and before the
  * task row is written, so a crash leaves at most an unreferenced upload (it expires with UPLOAD_TTL_SECONDS), never
- * a task whose media is missing. The same value sent twice in one request is stored once.
+ * a task whose media is missing. The same image sent twice in one request (as a data URI or bare Base64) is stored once.
  */
 export async function externaliseInlineMedia(
   deps: UploadImageDeps, contract: Pick<ModelContract, 'inlineMedia'>, request: NormalizedRequest, accountId: string,
@@ -39,10 +40,11 @@ export async function externaliseInlineMedia(
   const stored = new Map<string, string>();
   let body = request.upstreamBody;
   for (const m of inline) {
-    let url = stored.get(m.value);
+    const payload = payloadOf(m.value);
+    let url = stored.get(payload);
     if (!url) {
-      url = (await uploadImage(deps, { bytes: bytesOf(m.value), accountId, field: m.field })).url;
-      stored.set(m.value, url);
+      url = (await uploadImage(deps, { bytes: Buffer.from(payload, 'base64'), accountId, field: m.field })).url;
+      stored.set(payload, url);
     }
     body = withValueAt(body, m.field.split('.'), url);
   }
