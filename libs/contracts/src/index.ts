@@ -16,4 +16,4 @@ export * from './models/artgen-parent';
 export * from './models/artgen-flags';
 export * from './artgen-native';
 export { maxBodyBytesOfPath } from './models/route-body-caps';
-export { BODY_CAPS, DEFAULT_PROMPT_MAX_LENGTH } from './models/common-fields';
+export { BODY_CAPS } from './models/common-fields';
