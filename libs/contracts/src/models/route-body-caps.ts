@@ -1,5 +1,6 @@
 import { ARTGEN_BASE_PATH } from './artgen.contract';
 import { baseContract } from './base-contract';
+import { AVATAR_ENDPOINT, BODY_CAPS } from './common-fields';
 import { listModels } from './registry';
 import type { ModelContract, Operation } from './types';
 
@@ -13,6 +14,8 @@ function allContracts(): ModelContract[] {
 const CAPS: ReadonlyMap<string, number> = (() => {
   const caps = new Map<string, number>();
   for (const c of allContracts()) caps.set(c.endpoint, Math.max(caps.get(c.endpoint) ?? 0, c.maxBodyBytes));
+  // avatar submissions (spec 4.8) are URLs only: 20 assets of a 4096-character URL and a 200-character name
+  caps.set(AVATAR_ENDPOINT, BODY_CAPS.urlsOnly);
   return caps;
 })();
 

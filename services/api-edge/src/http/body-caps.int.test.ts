@@ -60,6 +60,7 @@ describe('body caps', () => {
     expect(maxBodyBytesOfPath('/v1/images/generations')).toBe(BODY_CAPS.manyInline);
     expect(maxBodyBytesOfPath('/v1/artgen/generations')).toBe(BODY_CAPS.urlsOnly);
     expect(maxBodyBytesOfPath('/v1/artgen/generations/edits')).toBe(BODY_CAPS.oneInline);
+    expect(maxBodyBytesOfPath('/v1/motion2/private-avatar')).toBe(BODY_CAPS.urlsOnly);
     expect(BODY_CAPS.manyInline).toBeLessThanOrEqual(h.config.maxBodyBytes);
   });
 

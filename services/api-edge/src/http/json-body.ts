@@ -14,7 +14,7 @@ const formatBytes = (n: number): string => (n >= MIB ? `${(n / MIB).toFixed(n % 
 export function bodyTooLarge(limitBytes: number, what: string): DomainError {
   return new DomainError(
     'payload_too_large',
-    `Request body is larger than ${formatBytes(limitBytes)}, the limit of ${what} (rule ${BODY_CAP_RULE}); send large images as URLs (POST /v1/uploads/images gives one)`,
+    `Request body is larger than ${limitBytes} bytes (${formatBytes(limitBytes)}), the limit of ${what} (rule ${BODY_CAP_RULE}); send large images as URLs (POST /v1/uploads/images gives one)`,
     { field: '', rule: BODY_CAP_RULE, limit: limitBytes },
   );
 }
