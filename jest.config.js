@@ -8,7 +8,7 @@ const swc = {
   module: { type: 'commonjs' },
   sourceMaps: 'inline',
 };
-const libs = ['contracts', 'queue', 'db', 'upstream', 'config', 'errors', 'logger', 'testing', 'tasks'];
+const libs = ['contracts', 'queue', 'db', 'upstream', 'config', 'errors', 'logger', 'testing', 'tasks', 'observability'];
 const moduleNameMapper = Object.fromEntries(libs.map((l) => [`^@gmg/${l}$`, `<rootDir>/libs/${l}/src/index.ts`]));
 const base = {
   testEnvironment: 'node',

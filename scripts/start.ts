@@ -170,6 +170,8 @@ function serviceEnvs(secrets: { adminToken: string; simApiKey: string }, simUrl:
     REDIS_URL: redis!.url,
     QUEUE_PREFIX: env.QUEUE_PREFIX ?? 'gmg',
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',
+    // Local mode for webhooks (docs/webhooks.md): callbacks to http and loopback receivers are allowed here.
+    WEBHOOK_ALLOW_INSECURE: env.WEBHOOK_ALLOW_INSECURE ?? '1',
   };
   const simScale = env.SIM_TIME_SCALE ?? '0.3';
   const extra: Record<string, NodeJS.ProcessEnv> = {

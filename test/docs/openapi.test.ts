@@ -1,12 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import express, { Router, type RequestHandler } from 'express';
 import request from 'supertest';
-import type { DataSource } from 'typeorm';
 import YAML from 'yaml';
+import type { DataSource } from 'typeorm';
 import {
   ARTGEN_CONTRACTS, CATALOG_CATEGORIES, CATALOG_EXPANDS, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
   TASK_FAILURE_TYPES,
@@ -14,6 +16,8 @@ import {
 } from '@gmg/contracts';
 import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { ERROR_CODES } from '@gmg/errors';
+import { apiDocsRouter } from '../../services/api-edge/src/openapi/api-docs.router';
+import { ROUTE_DOCS, buildOpenApiDocument } from '../../services/api-edge/src/openapi/openapi-document';
 import { createLogger } from '@gmg/logger';
 import { toArtgenNativeTask, toUnifiedTask } from '@gmg/tasks';
 import type { KeyAuthenticator } from '../../services/api-edge/src/auth/key-authenticator';
@@ -37,6 +41,7 @@ import { artgenRouter } from '../../services/api-edge/src/artgen/artgen.routes';
 import { generationsRouter } from '../../services/api-edge/src/routes/generations.routes';
 import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
 import { tasksRouter } from '../../services/api-edge/src/routes/tasks.routes';
+import { cancelRouter } from '../../services/api-edge/src/cancel/cancel.routes';
 import { messagesRouter } from '../../services/api-edge/src/messages/messages.router';
 import { MessagesUpstreamClient } from '@gmg/upstream';
 import { DEFAULT_SIDE_LIMITS, uploadImage } from '../../services/api-edge/src/uploads/upload-image.use-case';
@@ -50,14 +55,15 @@ import { appRouterMounts, routeShape, servedRoutes, type ServedRoute } from './e
 type Obj = Record<string, any>;
 
 const ROOT = join(__dirname, '..', '..');
-const DOC: Obj = YAML.parse(readFileSync(join(ROOT, 'docs', 'openapi.yaml'), 'utf8'));
+const PUBLIC_BASE_URL = 'http://127.0.0.1:8080';
+/** The document /openapi.json serves, generated exactly as the edge generates it. */
+const DOC: Obj = buildOpenApiDocument({ serverUrl: PUBLIC_BASE_URL });
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 // ---------------------------------------------------------------- stubs: nothing here touches a database or Redis
 const silent = createLogger({ service: 'openapi-test', destination: new Writable({ write(_c, _e, cb) { cb(); } }) });
 const ADMIN_TOKEN = 'admin-token-for-the-openapi-test';
 const API_KEY = 'sk-openapi-test-key';
-const PUBLIC_BASE_URL = 'http://127.0.0.1:8080';
 const principal: AuthPrincipal = {
   keyId: '00000000-0000-4000-8000-000000000001', accountId: '00000000-0000-4000-8000-000000000002', groupName: 'default',
   keyModels: null, groupModels: null, priceRatio: 1, rpsLimit: null, inflightLimit: null,
@@ -96,6 +102,7 @@ function submitDeps(): SubmitTaskDeps {
 /** The factories createApp mounts, built with stub dependencies (walked, or driven through supertest). */
 const FACTORIES: Record<string, () => Router> = {
   healthRouter: () => healthRouter({ probes: {}, isDraining: () => false }),
+  apiDocsRouter: () => apiDocsRouter({ publicBaseUrl: PUBLIC_BASE_URL }),
   createManagementRouter: () =>
     createManagementRouter({ ds: noDb, adminToken: ADMIN_TOKEN, authenticate: (s) => keys.authenticate(s), logger: silent }),
   createUploadsRouter: () =>
@@ -106,6 +113,11 @@ const FACTORIES: Record<string, () => Router> = {
   generationsRouter: () => generationsRouter(submitDeps(), jsonBody(1024 * 1024), []),
   tasksRouter: () =>
     tasksRouter({ views: { read: async () => null, write: async () => { throw new Error('unused'); } }, tasks: { get: async () => null }, toUnifiedTask, logger: silent }),
+  cancelRouter: () =>
+    cancelRouter({
+      tasks: { get: async () => null, cancel: async () => ({ outcome: 'not_found' }) }, views: { write: async () => undefined },
+      queue: { requestSettlement: async () => undefined, removeTaskJob: async () => false }, upstream: { cancel: async () => undefined }, logger: silent,
+    }),
   catalogRouter: () => catalogRouter(),
   messagesRouter: () =>
     messagesRouter({
@@ -209,7 +221,87 @@ const examplesOf = (media: Obj): Array<{ name: string; value: unknown }> => [
 ];
 
 // ---------------------------------------------------------------- the tests
-describe('docs/openapi.yaml', () => {
+/** Runs the OpenAPI validator's CLI (@seriousme/openapi-schema-validator: the official OAS 3.1 JSON schema and
+ * every $ref resolved) on a document; the package is ESM-only, so it runs in its own node process. */
+function validateOpenApi(doc: Obj): { valid: boolean; errors?: unknown } {
+  const dir = mkdtempSync(join(tmpdir(), 'gmg-openapi-'));
+  try {
+    const file = join(dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const cli = require.resolve('@seriousme/openapi-schema-validator/bin/validate-api-cli.js');
+    let out: string;
+    try {
+      out = execFileSync(process.execPath, [cli, file], { encoding: 'utf8', timeout: 60_000 });
+    } catch (e) {
+      out = String((e as { stdout?: string }).stdout ?? '');
+    }
+    return JSON.parse(out) as { valid: boolean; errors?: unknown };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the generated OpenAPI document (/openapi.json)', () => {
+  it('validates as OpenAPI 3.1 (official schema, refs resolved); the validator refuses a broken document', () => {
+    expect(validateOpenApi(DOC)).toEqual({ valid: true });
+    const broken = structuredClone(DOC);
+    delete broken.paths['/v1/tasks/{task_id}'].get.responses['200'].description;
+    broken.paths['/healthz'].get.responses['200'].$ref = '#/components/responses/NoSuchResponse';
+    expect(validateOpenApi(broken).valid).toBe(false);
+  });
+
+  it('is served as generated at /openapi.json, and /docs serves Swagger UI from the edge itself (no CDN)', async () => {
+    const app = express().use(FACTORIES.apiDocsRouter());
+    const res = await request(app).get('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/application\/json/);
+    expect(res.body).toEqual(DOC);
+    const page = await request(app).get('/docs');
+    expect(page.status).toBe(200);
+    const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThanOrEqual(4);
+    for (const a of assets) {
+      expect(a).toMatch(/^\/docs\//);
+      const asset = await request(app).get(a);
+      expect({ a, status: asset.status, bytes: asset.body.length > 0 || asset.text.length > 0 }).toEqual({ a, status: 200, bytes: true });
+    }
+    expect((await request(app).get('/docs/assets/package.json')).status).toBe(404);
+    expect((await request(app).get('/docs/assets/..%2F..%2Fpackage.json')).status).toBe(404);
+  });
+
+  it('has every image and video model\'s request body, exactly as the registry publishes it', () => {
+    for (const [body, endpoint] of [['ImageGeneration', '/v1/images/generations'], ['VideoGeneration', '/v1/videos/generations']] as const) {
+      const alternatives = (DOC.components.requestBodies[body].content['application/json'].schema.oneOf as Obj[]).map(deref);
+      const models = listModelNames().filter((m) => modelSchemaDocument(m)?.parameters?.endpoint === endpoint);
+      expect(models.length).toBeGreaterThan(5);
+      for (const m of models) {
+        const { $schema: _d, ...published } = modelSchemaDocument(m)!.parameters!.input_schema as Obj;
+        const matching = alternatives.filter((a) => {
+          const { description: _x, ...schema } = a;
+          return JSON.stringify(schema) === JSON.stringify(published);
+        });
+        expect({ m, documented: matching.length }).toEqual({ m, documented: 1 });
+      }
+    }
+  });
+
+  it('has every art suite action\'s body from its contract, and the action names of the registry', () => {
+    for (const [action, c] of Object.entries(ARTGEN_CONTRACTS)) {
+      const { description: _x, title, ...schema } = component(`ArtAction.${action}`);
+      const { $schema: _d, title: _t, ...published } = c.inputSchema as Obj;
+      expect(title).toBe(`artgen ${action} request body`);
+      expect({ action, schema }).toEqual({ action, schema: published });
+    }
+    expect(DOC.components.parameters.ArtAction.schema.enum).toEqual([...Object.keys(ARTGEN_CONTRACTS), 'action']);
+  });
+
+  it('lists every error type the error map produces, and every task failure type', () => {
+    const produced = new Set<string>(Object.values(ERROR_CODES));
+    for (const t of produced) expect(component('ErrorType').enum).toContain(t);
+    expect(component('ErrorType').enum).toEqual(expect.arrayContaining(['not_found', 'internal_error']));
+    expect(component('TaskError').properties.type.enum.sort()).toEqual(Object.values(TASK_FAILURE_TYPES).sort());
+  });
+
   it('is an OpenAPI 3.1 document whose every $ref resolves', () => {
     expect(DOC.openapi).toBe('3.1.0');
     expect(DOC.info?.title).toEqual(expect.any(String));
@@ -230,8 +322,9 @@ describe('docs/openapi.yaml', () => {
     const appSource = readFileSync(join(ROOT, 'services', 'api-edge', 'src', 'app.ts'), 'utf8');
     const mounts = appRouterMounts(appSource);
 
-    it('knows every router factory app.ts mounts (a new router must be walked here, and documented)', () => {
+    it('knows every router factory app.ts mounts (a new router must be walked here, and documented in ROUTE_DOCS)', () => {
       expect(mounts.map((m) => m.factory).sort()).toEqual(Object.keys(FACTORIES).sort());
+      expect(Object.keys(ROUTE_DOCS).sort()).toEqual(Object.keys(FACTORIES).sort());
     });
 
     const served = (): ServedRoute[] => {
@@ -244,6 +337,19 @@ describe('docs/openapi.yaml', () => {
     };
     const key = (method: string, path: string) => `${method} ${routeShape(path)}`;
 
+    it('documents each router\'s routes in its own file (ROUTE_DOCS), no more and no less', () => {
+      for (const { factory, mount } of mounts) {
+        const app = Router();
+        if (mount) app.use(mount, FACTORIES[factory]());
+        else app.use(FACTORIES[factory]());
+        const routes = servedRoutes(app).map((r) => key(r.method, r.path)).sort();
+        const file = join(ROOT, 'services', 'api-edge', 'src', ROUTE_DOCS[factory]);
+        const paths = (YAML.parse(readFileSync(file, 'utf8')) as Obj).paths as Obj;
+        const documented = Object.entries(paths).flatMap(([p, item]) => HTTP_METHODS.filter((m) => (item as Obj)[m]).map((m) => key(m.toUpperCase(), p))).sort();
+        expect({ factory, documented }).toEqual({ factory, documented: routes });
+      }
+    });
+
     it('documents every route the routers serve', () => {
       const routes = served();
       expect(routes.length).toBeGreaterThan(20);
@@ -253,6 +359,10 @@ describe('docs/openapi.yaml', () => {
 
     it('serves every documented route (health routes included)', () => {
       const routes = new Set(served().map((r) => key(r.method, r.path)));
+      // the queue dashboard is a mounted app (bull-board), not a router factory: its page is served under the admin
+      // token, as services/api-edge/src/admin/queue-dashboard.int.test.ts shows
+      expect(appSource).toMatch(/app\.use\(QUEUE_DASHBOARD_PATH, createQueueDashboard\(/);
+      routes.add('GET /admin/queues');
       expect(OPERATIONS.filter((o) => !routes.has(key(o.method, o.path))).map((o) => `${o.method} ${o.path}`)).toEqual([]);
       expect(routes.has('GET /healthz') && routes.has('GET /readyz')).toBe(true);
     });
@@ -543,7 +653,7 @@ describe('docs/openapi.yaml', () => {
         expectNoUndocumentedKeys(component('UnifiedTask'), task, `${row.status} task`);
       }
       expect(toUnifiedTask(rows[4]).cost).toBe(0);
-      expect([...component('TaskError').properties.type.examples].sort()).toEqual(Object.values(TASK_FAILURE_TYPES).sort());
+      expect([...component('TaskError').properties.type.enum].sort()).toEqual(Object.values(TASK_FAILURE_TYPES).sort());
     });
 
     it('avatar assets: request examples parse, and the ack, pages, asset, group and avatar task the code builds match', () => {
@@ -610,7 +720,9 @@ describe('docs/openapi.yaml', () => {
 
     it('admin routes take the admin token and refuse an API key; key routes the reverse; nothing without a token', async () => {
       const ops = OPERATIONS.filter((o) => o.path.startsWith('/api/'));
-      expect(ops.filter((o) => securityOf(o).includes('ApiKeyAuth')).map((o) => o.path).sort()).toEqual(['/api/balance', '/api/logs']);
+      expect(ops.filter((o) => securityOf(o).includes('ApiKeyAuth')).map((o) => o.path).sort()).toEqual([
+        '/api/balance', '/api/logs', '/api/webhooks/deliveries', '/api/webhooks/secret', '/api/webhooks/secret/rotate',
+      ]);
       for (const o of ops) {
         const [scheme] = securityOf(o);
         const asAdmin = await send(mgmtApp(), o, ADMIN_TOKEN);

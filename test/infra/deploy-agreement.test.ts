@@ -80,7 +80,9 @@ describe('deployment descriptions agree with each other and with the code', () =
 
   it('has no compose service or Deployment without a services/ folder (besides infrastructure)', () => {
     const infra = ['postgres', 'redis', 'migrate'];
-    expect(Object.keys(compose.services).filter((s) => !infra.includes(s)).sort()).toEqual(serviceDirs);
+    const observability = Object.keys(compose.services).filter((s) => compose.services[s].profiles?.includes('observability'));
+    expect(observability.sort()).toEqual(['grafana', 'prometheus']);
+    expect(Object.keys(compose.services).filter((s) => !infra.includes(s) && !observability.includes(s)).sort()).toEqual(serviceDirs);
     expect(ofKind('Deployment').map((d) => d.metadata.name).sort()).toEqual(serviceDirs);
   });
 
@@ -137,8 +139,9 @@ describe('deployment descriptions agree with each other and with the code', () =
     const lists = so.spec.triggers.filter((t: Obj) => t.type === 'redis').map((t: Obj) => t.metadata.listName);
     expect(queueOf(svc)).toBeDefined();
     expect(lists).toContain(`${prefix}:${queueOf(svc)}:wait`);
-    // Every list it reads belongs to its own queue.
-    for (const l of lists) expect(l.startsWith(`${prefix}:${queueOf(svc)}:`)).toBe(true);
+    // Every list it reads belongs to its own queue (billing also consumes the webhook queue: docs/webhooks.md).
+    const own = svc === 'billing' ? [QUEUES.billing, QUEUES.webhook] : [queueOf(svc)];
+    for (const l of lists) expect(own.some((q) => l.startsWith(`${prefix}:${q}:`))).toBe(true);
     // Delayed jobs are promoted only by a running worker: zero replicas would strand them.
     expect(so.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
     for (const t of so.spec.triggers) expect(t.authenticationRef?.name).toBeDefined();
@@ -226,5 +229,66 @@ describe('deployment descriptions agree with each other and with the code', () =
     const kust = YAML.parse(read('k8s/kustomization.yaml')) as Obj;
     // secret.example.yaml documents the Secret's keys; it is never applied (no placeholder secret in a cluster).
     expect([...kust.resources].sort()).toEqual(k8sFiles.filter((f) => f !== 'kustomization.yaml' && !f.endsWith('.example.yaml')).sort());
+  });
+
+  describe('monitoring (issue 12): what Prometheus scrapes and what the alerts and the dashboard read', () => {
+    const gatewayServices = serviceDirs.filter((s) => s !== 'upstream-sim');
+    const monitoringDocs: Obj[] = ['pod-monitors.yaml', 'prometheus-rules.yaml']
+      .flatMap((f) => YAML.parseAllDocuments(read(`k8s/monitoring/${f}`)).map((d) => d.toJS() as Obj))
+      .filter((d) => d && d.kind);
+    const dashboard = JSON.parse(read('k8s/monitoring/gmg-dashboard.json')) as Obj;
+    const rules = monitoringDocs.filter((d) => d.kind === 'PrometheusRule').flatMap((r) => r.spec.groups.flatMap((g: Obj) => g.rules as Obj[]));
+    const exprs = [...rules.map((r) => r.expr as string), ...dashboard.panels.flatMap((p: Obj) => p.targets.map((t: Obj) => t.expr as string))];
+    const metricsSource = sourceText('libs/observability/src');
+
+    it('the kustomization includes the monitoring component, and it has one PodMonitor per gateway service on its metrics port', () => {
+      const kust = YAML.parse(read('k8s/kustomization.yaml')) as Obj;
+      expect(kust.components).toContain('monitoring');
+      expect(YAML.parse(read('k8s/monitoring/kustomization.yaml')).kind).toBe('Component');
+      const monitors = monitoringDocs.filter((d) => d.kind === 'PodMonitor');
+      expect(monitors.map((m) => m.spec.selector.matchLabels['app.kubernetes.io/name']).sort()).toEqual(gatewayServices);
+      for (const m of monitors) {
+        const svc = m.spec.selector.matchLabels['app.kubernetes.io/name'] as string;
+        const [ep] = m.spec.podMetricsEndpoints;
+        expect(ep.path).toBe('/metrics');
+        const port = container(deployment(svc)!).ports.find((p: Obj) => p.name === ep.port);
+        expect({ svc, port: port?.containerPort }).toEqual({ svc, port: LOCAL_SERVICES.find((s) => s.name === svc)!.defaultPort });
+        // the edge's /metrics wants the admin token; the consumers' health ports are internal
+        if (svc === 'api-edge') expect(ep.authorization.credentials).toEqual({ name: 'gmg-secrets', key: 'ADMIN_TOKEN' });
+      }
+    });
+
+    it('alerts cover the unsettled backlog, queue wait age, open breakers, the 5xx ratio and a stopped sweeper', () => {
+      const alertExprs = rules.map((r) => r.expr as string).join('\n');
+      for (const m of ['gmg_unsettled_oldest_age_seconds', 'gmg_queue_oldest_waiting_seconds', 'gmg_circuit_breaker_state',
+        'gmg_http_requests_total{status=~"5.."}', 'gmg_sweeper_last_run_timestamp_seconds']) {
+        expect(alertExprs).toContain(m);
+      }
+      for (const r of rules) expect(read('docs/operations.md')).toContain(`### ${r.alert}`);
+    });
+
+    it('every gmg_ metric an alert or a dashboard panel reads is one the code defines', () => {
+      const used = new Set(exprs.flatMap((e) => e.match(/\bgmg_[a-z_]+/g) ?? []).map((n) => n.replace(/_(bucket|count|sum)$/, '')));
+      expect(used.size).toBeGreaterThan(10);
+      const undefinedNames = [...used].filter((n) => !metricsSource.includes(`'${n}'`));
+      expect(undefinedNames).toEqual([]);
+    });
+
+    it('compose --profile observability: Prometheus scrapes every gateway service, Grafana loads the same dashboard file', () => {
+      const prom = YAML.parse(read('infra/prometheus/prometheus.yml')) as Obj;
+      const targets = prom.scrape_configs.flatMap((c: Obj) => c.static_configs.flatMap((sc: Obj) => sc.targets as string[]));
+      const expected = gatewayServices.map((svc) => {
+        const local = LOCAL_SERVICES.find((s) => s.name === svc)!;
+        return `${svc}:${compose.services[svc].environment[local.portVar]}`;
+      });
+      expect([...targets].sort()).toEqual(expected.sort());
+      expect(prom.scrape_configs.find((c: Obj) => c.job_name === 'api-edge').authorization.credentials_file).toBe(
+        compose.services.prometheus.configs[0].target);
+      expect(compose.configs.admin_token.content).toContain('ADMIN_TOKEN');
+      const mounts = (compose.services.grafana.volumes as string[]).map((v) => v.split(':')[0]);
+      expect(mounts).toContain('./k8s/monitoring/gmg-dashboard.json');
+      expect(mounts).toContain('./infra/grafana/provisioning');
+      for (const m of mounts.filter((v) => v.startsWith('./'))) expect(existsSync(path.join(ROOT, m))).toBe(true);
+    });
   });
 });

@@ -45,6 +45,8 @@ export interface CommonEnv {
   REDIS_REQUIRE_NOEVICTION: boolean;
   /** BullMQ key prefix; also prefixes the task views. Renaming it strands queued jobs. */
   QUEUE_PREFIX: string;
+  /** OTLP/HTTP collector base URL; spans are exported to `<it>/v1/traces`. Unset: tracing off (issue 12). */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 }
 
 /** Builds the common part of every service's config: Postgres, Redis, logging, Redis policy check, queue prefix. */
@@ -55,4 +57,5 @@ export const commonSchema = {
   /** Refuse to start when Redis may evict queue keys (maxmemory-policy other than noeviction). */
   REDIS_REQUIRE_NOEVICTION: env.bool(false),
   QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
 };

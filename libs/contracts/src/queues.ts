@@ -6,7 +6,9 @@ export const QUEUES = Object.freeze({
   video: 'gmg-video',
   artgen: 'gmg-artgen',
   avatar: 'gmg-avatar',
-  billing: 'gmg-billing' } as const);
+  billing: 'gmg-billing',
+  /** Signed webhook deliveries (docs/webhooks.md); consumed by the billing process. */
+  webhook: 'gmg-webhook' } as const);
 
 export type Pool = 'image' | 'video' | 'artgen' | 'avatar';
 export const POOLS: readonly Pool[] = Object.freeze(['image', 'video', 'artgen', 'avatar'] as const);
@@ -25,6 +27,11 @@ export interface BillingJobCatalog {
   sweep: SweepJobData;
 }
 
+export interface WebhookJobCatalog {
+  /** POST the unified task of one terminal task to its callback_url. jobId = `webhook-<taskId>-<status>`. */
+  deliver: WebhookJobData;
+}
+
 export interface TaskJobData {
   taskId: string;
   /** Upstream submit attempts so far (for backoff and failover). Optional: old jobs lack it. */
@@ -35,9 +42,18 @@ export interface TaskJobData {
   excludedChannels?: string[];
   /** Retryable submit failures per channel id, for failover. Optional: jobs enqueued before it lack it. */
   channelFailures?: Record<string, number>;
+  /** W3C trace context of the submission (issue 12: one trace from the edge to billing). Absent when tracing is off. */
+  trace?: Record<string, string>;
 }
 export interface SettleJobData {
   taskId: string;
+  /** W3C trace context of the step that finished the task. Absent when tracing is off. */
+  trace?: Record<string, string>;
+}
+export interface WebhookJobData {
+  taskId: string;
+  /** The terminal status the delivery announces (a cancelled task is `failed` with error.type `cancelled`). */
+  event: 'completed' | 'failed';
 }
 export interface SweepJobData {
   /** Set by the scheduler; informative only. */
@@ -47,3 +63,5 @@ export interface SweepJobData {
 /** jobId conventions: the reconciler and the billing sweeper rely on them being derived, not random. */
 export const taskJobId = (taskId: string): string => taskId;
 export const settleJobId = (taskId: string): string => `settle-${taskId}`;
+/** One delivery job per task and terminal state: a second enqueue (settlement retried) collapses into it. */
+export const webhookJobId = (taskId: string, event: WebhookJobData['event']): string => `webhook-${taskId}-${event}`;

@@ -66,6 +66,8 @@ export interface TaskView {
 export const TASK_TIMEOUT_MESSAGE = 'Task timeout';
 export const NO_UPSTREAM_MESSAGE = 'No available upstream';
 export const MODERATION_MESSAGE = 'Banned prompt detected';
+/** A task its owner cancelled (POST /v1/tasks/<id>/cancel): failed with type `cancelled`, the hold released. */
+export const CANCELLED_MESSAGE = 'Task cancelled';
 
 /** Failure `type`s the task worker writes on a task (the message is what the client reads). */
 export const TASK_FAILURE_TYPES = Object.freeze({
@@ -73,4 +75,6 @@ export const TASK_FAILURE_TYPES = Object.freeze({
   moderation: 'moderation',
   noUpstream: 'no_upstream',
   upstream: 'upstream_error',
+  /** Written by the cancel route, not by a worker: the owner ended the task. */
+  cancelled: 'cancelled',
 } as const);

@@ -10,6 +10,7 @@ import { TaskEntity } from './entities/task.entity';
 import { AssetGroupEntity } from './entities/asset-group.entity';
 import { AvatarAssetEntity } from './entities/avatar-asset.entity';
 import { CreditLeaseEntity } from './entities/credit-lease.entity';
+import { WebhookDeliveryEntity, WebhookSecretEntity } from './entities/webhook.entity';
 import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-schema';
 import { TaskSettledAt1763856000000 } from './migrations/1763856000000-task-settled-at';
 import { TaskIdempotencyKey1763942400000 } from './migrations/1763942400000-task-idempotency-key';
@@ -18,16 +19,20 @@ import { AvatarAssets1764115200000 } from './migrations/1764115200000-avatar-ass
 import { MessagesLease1764201600000 } from './migrations/1764201600000-messages-lease';
 import { TaskIdempotencyFingerprint1764288000000 } from './migrations/1764288000000-task-idempotency-fingerprint';
 import { TopupIdempotency1764374400000 } from './migrations/1764374400000-topup-idempotency';
+import { TaskOrigin1764720000000 } from './migrations/1764720000000-task-origin';
+import { Webhooks1764979200000 } from './migrations/1764979200000-webhooks';
 import { TaskRequestSummary1764547200000 } from './migrations/1764547200000-task-request-summary';
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
-  LedgerEntryEntity, PriceEntity, TaskEntity,
+  LedgerEntryEntity, PriceEntity, TaskEntity, WebhookDeliveryEntity, WebhookSecretEntity,
 ];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [
   InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, Artgen1764028800000,
   AvatarAssets1764115200000, MessagesLease1764201600000, TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
+  TaskOrigin1764720000000,
+  Webhooks1764979200000,
   TaskRequestSummary1764547200000,
 ];
 

@@ -1,7 +1,9 @@
 export { createDataSource, runMigrations } from './data-source';
 export { newTaskId } from './ids';
 export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
-export type { TaskRecord, NewTask } from './repositories/task.repository';
+export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
+export { WebhookRepository } from './repositories/webhook.repository';
+export type { WebhookDeliveryRecord } from './repositories/webhook.repository';
 export { settleTask } from './repositories/ledger.repository';
 export type { SettleOutcome } from './repositories/ledger.repository';
 export { AccountRepository } from './repositories/account.repository';
@@ -28,3 +30,4 @@ export type { LeasedCall } from './repositories/credit-lease.repository';
 export { LogsRepository } from './repositories/logs.repository';
 export { pingDatabase } from './ping-database';
 export type { ActivityRecord, TaskLedgerRecord } from './repositories/logs.repository';
+export { OpsStatsRepository } from './repositories/ops-stats.repository';

@@ -13,6 +13,17 @@ const start = async (...args: Parameters<typeof startHealthServer>): Promise<str
 };
 
 describe('health server', () => {
+  it('serves the process metrics on GET /metrics in the Prometheus text format', async () => {
+    const base = await start({ port: 0, checks: {} });
+    const r = await fetch(`${base}/metrics`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const body = await r.text();
+    expect(body).toMatch(/^# TYPE gmg_tasks_finished_total counter$/m);
+    expect(body).toMatch(/^# TYPE gmg_sweeper_last_run_timestamp_seconds gauge$/m);
+    expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
   it('answers /healthz 200 and /readyz 200 when every check passes', async () => {
     const base = await start({ port: 0, checks: { postgres: async () => 1, redis: async () => 'PONG' } });
     expect((await fetch(`${base}/healthz`)).status).toBe(200);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { renderMetrics } from '@gmg/observability';
 import { evaluateReadiness, type ReadinessOptions } from './readiness';
 
 export interface HealthServerOptions extends Omit<ReadinessOptions, 'timeoutMs'> {
@@ -15,7 +16,8 @@ export interface HealthServer {
 
 /**
  * The health port of a queue consumer (workers, billing): GET /healthz, the process is alive; GET /readyz, the
- * shared readiness rule (evaluateReadiness) — the same answer the edge gives on its own port.
+ * shared readiness rule (evaluateReadiness) — the same answer the edge gives on its own port; GET /metrics, the
+ * process's Prometheus metrics (unauthenticated: the health port is cluster-internal, never published).
  */
 export async function startHealthServer(opts: HealthServerOptions): Promise<HealthServer> {
   const server = http.createServer((req, res) => {
@@ -24,9 +26,16 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       res.end(JSON.stringify(body));
     };
     const path = (req.url ?? '').split('?')[0];
-    if (path !== '/healthz' && path !== '/readyz') return send(404, { status: 'not_found' });
+    if (path !== '/healthz' && path !== '/readyz' && path !== '/metrics') return send(404, { status: 'not_found' });
     if (req.method !== 'GET') return send(405, { status: 'method_not_allowed' });
     if (path === '/healthz') return send(200, { status: 'ok' });
+    if (path === '/metrics') {
+      void renderMetrics().then(({ contentType, body }) => {
+        res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+        res.end(body);
+      }, (err: unknown) => send(500, { status: 'error', message: err instanceof Error ? err.message : String(err) }));
+      return;
+    }
     void evaluateReadiness({ ...opts, timeoutMs: opts.checkTimeoutMs }).then((r) => send(r.status, r.body));
   });
   await new Promise<void>((resolve, reject) => {

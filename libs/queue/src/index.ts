@@ -1,8 +1,8 @@
 export { createRedis, checkRedisPolicy } from './connection';
 export type { Redis } from './connection';
-export { Producers, createTaskQueue, createBillingQueue, enqueueSettlement } from './producers';
-export type { TaskQueue, BillingQueue } from './producers';
-export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES } from './typed-worker';
+export { Producers, createTaskQueue, createBillingQueue, createWebhookQueue, enqueueSettlement, enqueueWebhook } from './producers';
+export type { TaskQueue, BillingQueue, WebhookQueue } from './producers';
+export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WEBHOOK_JOB_NAMES } from './typed-worker';
 export type { JobHandlers } from './typed-worker';
 export { startHealthServer } from './health-server';
 export { evaluateReadiness } from './readiness';

@@ -1,12 +1,15 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import {
-  QUEUES, POOLS, settleJobId, taskJobId,
-  type BillingJobCatalog, type Pool, type SettleJobData, type TaskJobCatalog, type TaskJobData,
+  QUEUES, POOLS, settleJobId, taskJobId, webhookJobId,
+  type BillingJobCatalog, type Pool, type SettleJobData, type TaskJobCatalog, type TaskJobData, type WebhookJobCatalog,
+  type WebhookJobData,
 } from '@gmg/contracts';
+import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
 import type { Redis } from './connection';
 
 export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog & string>;
 export type BillingQueue = Queue<BillingJobCatalog[keyof BillingJobCatalog], unknown, keyof BillingJobCatalog & string>;
+export type WebhookQueue = Queue<WebhookJobCatalog[keyof WebhookJobCatalog], unknown, keyof WebhookJobCatalog & string>;
 
 /** Default options per job kind. Completed jobs are dropped quickly: the task row is the record. */
 export const TASK_JOB_OPTIONS: JobsOptions = {
@@ -30,10 +33,34 @@ export function createBillingQueue(connection: Redis, prefix: string): BillingQu
   return new Queue(QUEUES.billing, { connection, prefix, defaultJobOptions: SETTLE_JOB_OPTIONS }) as BillingQueue;
 }
 
+/**
+ * Webhook deliveries: exponential backoff from `backoffMs`, `attempts` in all (docs/webhooks.md: 14 attempts from
+ * 10 s reach ~23 h). Completed jobs are kept 48 h, so a re-enqueue within the retry horizon collapses into them.
+ */
+export function createWebhookQueue(connection: Redis, prefix: string, retry: { attempts: number; backoffMs: number }): WebhookQueue {
+  return new Queue(QUEUES.webhook, {
+    connection, prefix,
+    defaultJobOptions: {
+      attempts: retry.attempts,
+      backoff: { type: 'exponential', delay: retry.backoffMs },
+      removeOnComplete: { age: 48 * 3600, count: 100_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    },
+  }) as WebhookQueue;
+}
+
+/** jobId = webhook-<taskId>-<event>: one delivery per task and terminal state, however often it is asked for. */
+export async function enqueueWebhook(queue: WebhookQueue, data: WebhookJobData): Promise<void> {
+  await queue.add('deliver', data, { jobId: webhookJobId(data.taskId, data.event) });
+}
+
 /** The one way to ask for a settlement. jobId = settle-<taskId>: a duplicate request collapses into the existing job. */
 export async function enqueueSettlement(billing: BillingQueue, taskId: string): Promise<void> {
-  const data: SettleJobData = { taskId };
-  await billing.add('settle', data, { jobId: settleJobId(taskId) });
+  await withSpan('enqueue settle', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES.billing, 'gmg.task_id': taskId } }, async () => {
+    const trace = traceCarrier();
+    const data: SettleJobData = { taskId, ...(trace ? { trace } : {}) };
+    await billing.add('settle', data, { jobId: settleJobId(taskId) });
+  });
 }
 
 /** One producer per pool plus billing. */
@@ -47,8 +74,50 @@ export class Producers {
 
   /** jobId = taskId: re-adding a task that already has a job is a no-op (the reconciler relies on it). */
   async enqueueTask(pool: Pool, taskId: string): Promise<void> {
-    const data: TaskJobData = { taskId, submitAttempts: 0, pollFailures: 0, excludedChannels: [] };
-    await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
+    await withSpan('enqueue task', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES[pool], 'gmg.task_id': taskId } }, async () => {
+      const trace = traceCarrier();
+      const data: TaskJobData = { taskId, submitAttempts: 0, pollFailures: 0, excludedChannels: [], ...(trace ? { trace } : {}) };
+      await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
+    });
+  }
+
+  /** Per queue: job counts (BullMQ getJobCounts) and the wait of its oldest waiting job, for the queue metrics. */
+  async jobCounts(now = Date.now()): Promise<QueueCounts> {
+    const queues: Array<TaskQueue | BillingQueue> = [...Object.values(this.tasks), this.billing];
+    const stats = await Promise.all(queues.map(async (q) => {
+      const [counts, oldest] = await Promise.all([
+        q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
+        // getWaiting lists oldest first: element 0 is the job waiting longest
+        q.getWaiting(0, 0),
+      ]);
+      // ready since it was added, or since its last step ended (a resumed step machine job)
+      const since = oldest[0] ? Math.max(oldest[0].timestamp, oldest[0].processedOn ?? 0) : now;
+      return { counts, oldestWaitingSeconds: Math.max(0, (now - since) / 1000) };
+    }));
+    return Object.fromEntries(queues.map((q, i) => [q.name, stats[i]!]));
+  }
+
+  /** The settlement of a task ended outside a worker (the cancel route); jobId dedup as everywhere. */
+  async requestSettlement(taskId: string): Promise<void> {
+    await enqueueSettlement(this.billing, taskId);
+  }
+
+  /**
+   * Drops the job of a task that ended outside its worker (cancel) when it is waiting or delayed; an active job
+   * is left to its step, which re-reads the row, sees the terminal status and ends. True when a job was removed.
+   */
+  async removeTaskJob(pool: Pool, taskId: string): Promise<boolean> {
+    const job = await this.tasks[pool].getJob(taskJobId(taskId));
+    if (!job) return false;
+    const state = await job.getState();
+    if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return false;
+    try {
+      await job.remove();
+      return true;
+    } catch {
+      // Taken by a worker between the state read and the remove: its step ends the job.
+      return false;
+    }
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
-import type { BillingJobCatalog, TaskJobCatalog } from '@gmg/contracts';
+import type { BillingJobCatalog, TaskJobCatalog, WebhookJobCatalog } from '@gmg/contracts';
 import type { Redis } from './connection';
 
 /** One handler per job name of a catalog: a missing one is a compile error. */
@@ -13,6 +13,7 @@ const names = <C>() => <L extends readonly (keyof C & string)[]>(list: ExactName
 
 export const TASK_JOB_NAMES = names<TaskJobCatalog>()(['task', 'sweep'] as const);
 export const BILLING_JOB_NAMES = names<BillingJobCatalog>()(['settle', 'sweep'] as const);
+export const WEBHOOK_JOB_NAMES = names<WebhookJobCatalog>()(['deliver'] as const);
 
 /**
  * Stall detection: a worker killed with jobs active loses its lock after `lockDuration`; the next stalled check

@@ -116,6 +116,45 @@ describe('pool worker step machine', () => {
     expect(await available(w)).toBe(1_000_000n - 3000n);
   });
 
+  it('stops polling a task cancelled while its job waits delayed: the next step sees the terminal row and ends', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 100_000 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'a slow cat');
+    await w.enqueue(pw, t);
+    const upstreamId = await waitFor(async () => {
+      const row = await w.tasks.get(t.id);
+      return row?.upstreamTaskId && (up.polls.get(row.upstreamTaskId)?.length ?? 0) >= 1 ? row.upstreamTaskId : undefined;
+    }, { what: 'the task polled once' });
+    const out = await w.tasks.cancel(t.id, w.account.accountId, { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' });
+    expect(out.outcome).toBe('cancelled');
+    // The job is left in place on purpose (the edge removes it; here the step must end it by itself).
+    await waitFor(async () => ((await (await pw.queue.getJob(t.id))?.getState()) === 'completed' ? true : undefined), { what: 'the job to end' });
+    const polls = up.polls.get(upstreamId)!.length;
+    const row = (await w.tasks.get(t.id))!;
+    expect(row).toMatchObject({ status: 'failed', error: { type: 'cancelled' } });
+    // The worker did not write a terminal state of its own, so it asked for no settlement (the cancel's winner does).
+    expect(w.settled).not.toContain(t.id);
+    expect(up.polls.get(upstreamId)!.length).toBe(polls);
+  });
+
+  it('tells the upstream to cancel a task that was cancelled while its submit was in flight', async () => {
+    const w = await world();
+    const up = await upstream();
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start();
+    const t = await seedTask(w.db.dataSource, w.account, 'a cat [sim:hold-submit]');
+    await w.enqueue(pw, t);
+    await waitFor(() => (up.held() === 1 ? true : undefined), { what: 'the submit held upstream' });
+    expect((await w.tasks.cancel(t.id, w.account.accountId, { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' })).outcome).toBe('cancelled');
+    up.release();
+    await waitFor(() => (up.cancels.length === 1 ? true : undefined), { what: 'the upstream cancel' });
+    expect(up.cancels).toEqual([up.idOf(t.id)]);
+    const row = (await w.tasks.get(t.id))!;
+    expect(row).toMatchObject({ status: 'failed', upstreamTaskId: null, error: { type: 'cancelled' } });
+  });
+
   it('fails a [sim:fail] task with the upstream message and releases the hold', async () => {
     const w = await world();
     const up = await upstream();

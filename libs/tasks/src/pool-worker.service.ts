@@ -2,6 +2,7 @@ import type { Pool } from '@gmg/contracts';
 import type { DataSource } from 'typeorm';
 import { createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
+import { collectProcessMetrics, startTracing } from '@gmg/observability';
 import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
@@ -20,6 +21,8 @@ export interface PoolWorkerServiceOptions {
  */
 export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWorkerConfig>, opts: PoolWorkerServiceOptions = {}): Promise<void> {
   const logger = createLogger({ service: `worker-${pool}`, level: config.LOG_LEVEL });
+  const tracing = startTracing({ service: `worker-${pool}`, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  collectProcessMetrics(`worker-${pool}`);
   const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(20, config.WORKER_CONCURRENCY + 2), applicationName: `gmg-worker-${pool}` });
   await ds.initialize();
   const redis = createRedis(config.REDIS_URL, 'worker');
@@ -43,6 +46,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
     await health.close();
     await redis.quit();
     await ds.destroy();
+    await tracing.shutdown();
     logger.info('worker stopped');
   }, { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) });
 }

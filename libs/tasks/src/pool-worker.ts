@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { QUEUES, type Pool, type TaskJobCatalog } from '@gmg/contracts';
 import { ChannelGroupResolver, ChannelRepository, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { recordSweep } from '@gmg/observability';
 import {
   TASK_JOB_NAMES, createBillingQueue, createTaskQueue, createTypedWorker, enqueueSettlement,
   type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
@@ -76,7 +77,11 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
 
   const handlers: JobHandlers<TaskJobCatalog> = {
     task: (job, token) => processor.process(job, token),
-    sweep: () => sweeper.sweep(),
+    sweep: async () => {
+      const r = await sweeper.sweep();
+      recordSweep(pool, { timed_out: r.timedOut, requeued: r.readded });
+      return r;
+    },
   };
   const worker = createTypedWorker<TaskJobCatalog>(QUEUES[pool], handlers, TASK_JOB_NAMES, {
     connection: redis, prefix, concurrency: opts.concurrency,

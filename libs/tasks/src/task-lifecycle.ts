@@ -1,6 +1,7 @@
 import { isTerminal, type TaskError, type TaskResult } from '@gmg/contracts';
 import type { TaskRecord, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { recordTaskFinished } from '@gmg/observability';
 import type { TaskViewStore } from './task-view.store';
 
 /** Where the winner of a terminal transition sends the settlement (Producers and a billing Queue fit). */
@@ -57,6 +58,7 @@ export class TaskLifecycle {
 
   private async settleWinner(rec: TaskRecord | null, outcome: string): Promise<TaskRecord | null> {
     if (!rec) return null;
+    recordTaskFinished(rec);
     this.logger.info({ taskId: rec.id, model: rec.model, outcome, error: rec.error?.message }, 'task finished');
     await this.writeView(rec);
     try {

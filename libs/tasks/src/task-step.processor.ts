@@ -5,6 +5,7 @@ import {
 import type { ChannelGroupResolver, ChannelRepository, ChannelWithSecret, TaskRecord, TaskRepository } from '@gmg/db';
 import { UpstreamError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
+import { SpanKind, trackBreaker, updateActiveSpan, withSpan } from '@gmg/observability';
 import { requireTaskId } from '@gmg/queue';
 import { pickChannel, type AdapterRegistry, type ChannelTarget, type CircuitBreaker, type UpstreamPoll } from '@gmg/upstream';
 import type { TaskLifecycle } from './task-lifecycle';
@@ -63,7 +64,9 @@ export class TaskStepProcessor {
   /** BullMQ processor of the `task` job. */
   async process(job: Job<TaskJobData>, token: string | undefined): Promise<void> {
     const taskId = requireTaskId(job.data);
-    const out = await this.step(taskId, { ...job.data });
+    // One span per step, continuing the submission's trace carried in the job data.
+    const out = await withSpan(`task step ${job.queueName}`, { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': taskId } },
+      () => this.step(taskId, { ...job.data }));
     if (out.kind === 'done') return;
     if (!token) throw new Error('task job without a lock token cannot be delayed');
     // A steady poll leaves the step state as it was: skip the write (one Redis round trip per poll saved).
@@ -84,6 +87,8 @@ export class TaskStepProcessor {
       await this.d.lifecycle.fail(task.id, TASK_TIMEOUT_MESSAGE, TASK_FAILURE_TYPES.timeout);
       return DONE;
     }
+    const polling = Boolean(task.upstreamTaskId && task.channelId);
+    updateActiveSpan(`task ${polling ? 'poll' : 'submit'}`, { 'gmg.pool': task.pool, 'gmg.model': task.model });
     const out = task.upstreamTaskId && task.channelId
       ? await this.poll(task, task.channelId, task.upstreamTaskId, s)
       : await this.submit(task, s);
@@ -103,6 +108,7 @@ export class TaskStepProcessor {
     if (pinned) usable = usable.filter((c) => c.id === pinned);
     if (usable.length === 0) return this.failNoUpstream(task, 'no channel serves this model and group');
     const ch = pickChannel(usable, this.d.breaker);
+    if (ch) trackBreaker(this.d.breaker, ch);
     const attempts = (s.submitAttempts ?? 0) + 1;
     if (!ch) {
       // Every usable channel has an open circuit: wait for one to cool down, a bounded number of times.
@@ -121,7 +127,12 @@ export class TaskStepProcessor {
       const { upstreamTaskId } = await adapter.submit(targetOf(ch), request, { taskId: task.id });
       this.d.breaker.recordSuccess(ch.id);
       const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
-      if (!rec) return DONE; // ended meanwhile (timeout sweeper): nothing left to do
+      if (!rec) {
+        // Ended meanwhile (cancelled by its owner, timed out): the upstream task just made is not wanted any more.
+        await adapter.cancel?.(targetOf(ch), upstreamTaskId, task.request).catch((err: unknown) =>
+          this.d.logger.warn({ taskId: task.id, channel: ch.name, err: (err as Error).message }, 'upstream cancel of an ended task failed'));
+        return DONE;
+      }
       this.d.logger.info({ taskId: task.id, channel: ch.name, upstreamTaskId }, 'task submitted upstream');
       await this.d.lifecycle.writeView(rec);
       return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 } };

@@ -42,6 +42,11 @@ export interface UpstreamAdapter {
    * task. Never the request body: a poll does not read it.
    */
   poll(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool'>): Promise<UpstreamPoll>;
+  /**
+   * Optional (protocols that can stop a task): tell the upstream the task was cancelled here. Best effort: the
+   * task is already failed and refunded on our side whatever this answers; a 409 (already ended) is not an error.
+   */
+  cancel?(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool'>): Promise<void>;
 }
 
 export interface AdapterRegistry {

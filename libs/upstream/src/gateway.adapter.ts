@@ -3,6 +3,7 @@ import https from 'node:https';
 import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
 import { contractEndpointOf, type NormalizedRequest, type TaskResult } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
+import { SpanKind, upstreamDuration, upstreamRequests, withSpan } from '@gmg/observability';
 import type { ChannelTarget, UpstreamAdapter, UpstreamPoll, UpstreamStatus } from './adapter';
 import { classifyHttpFailure, isModerationFailure, scrubSecret, truncate } from './upstream-failure';
 import { ARTGEN_NATIVE_PATH, mapArtgenNative } from './artgen-native';
@@ -40,7 +41,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       const endpoint = req.upstreamPath ?? endpointFor(req);
       if (!endpoint) throw new UpstreamError(`no upstream endpoint known for model ${req.model}`, false, undefined, 'bad_request');
       const describe = `upstream ${ch.name} POST ${endpoint}`;
-      const res = await callUpstream(ch, describe, () =>
+      const res = await callUpstream(ch, 'submit', describe, () =>
         client.post(joinUrl(ch.baseUrl, endpoint), req.upstreamBody, {
           headers: { ...headersFor(ch), 'Content-Type': 'application/json', 'Idempotency-Key': ctx.taskId },
         }),
@@ -56,12 +57,25 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
     async poll(ch, upstreamTaskId, req) {
       if (req?.pool === 'artgen') return pollArtgen(client, ch, upstreamTaskId);
       const describe = `upstream ${ch.name} GET /v1/tasks/${truncate(upstreamTaskId, 80)}`;
-      const res = await callUpstream(ch, describe, () =>
+      const res = await callUpstream(ch, 'poll', describe, () =>
         client.get(joinUrl(ch.baseUrl, `/v1/tasks/${encodeURIComponent(upstreamTaskId)}`), { headers: headersFor(ch) }),
       );
       const data = isObj(res.data) ? res.data.data : undefined;
       if (!isObj(data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
       return mapUnifiedTask(data, describe);
+    },
+
+    async cancel(ch, upstreamTaskId, req) {
+      const base = req?.pool === 'artgen' ? ARTGEN_NATIVE_PATH : '/v1/tasks';
+      const path = `${base}/${encodeURIComponent(upstreamTaskId)}/cancel`;
+      const describe = `upstream ${ch.name} POST ${base}/${truncate(upstreamTaskId, 80)}/cancel`;
+      try {
+        await callUpstream(ch, 'cancel', describe, () => client.post(joinUrl(ch.baseUrl, path), {}, { headers: headersFor(ch) }));
+      } catch (e) {
+        // 409: the upstream task had ended already; nothing left to stop.
+        if (e instanceof UpstreamError && e.status === 409) return;
+        throw e;
+      }
     },
   };
 }
@@ -84,8 +98,31 @@ function createUpstreamClient(opts: GatewayAdapterOptions): AxiosInstance {
 const headersFor = (ch: ChannelTarget): Record<string, string> =>
   ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {};
 
+/**
+ * One upstream call, counted and timed by channel name and operation (`outcome`: ok or the failure kind), in its
+ * own client span.
+ */
+async function callUpstream(
+  ch: ChannelTarget, operation: 'submit' | 'poll' | 'cancel', describe: string, send: () => Promise<AxiosResponse<unknown>>,
+): Promise<AxiosResponse<unknown>> {
+  const labels = { channel: ch.name, operation };
+  const end = upstreamDuration.startTimer(labels);
+  return withSpan(`upstream ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'gmg.channel': ch.name } }, async () => {
+    try {
+      const res = await sendClassified(ch, describe, send);
+      upstreamRequests.inc({ ...labels, outcome: 'ok' });
+      return res;
+    } catch (e) {
+      upstreamRequests.inc({ ...labels, outcome: e instanceof UpstreamError ? (e.kind ?? 'error') : 'error' });
+      throw e;
+    } finally {
+      end();
+    }
+  });
+}
+
 /** Sends one request; a transport failure or a non-2xx answer becomes a classified UpstreamError. */
-async function callUpstream(ch: ChannelTarget, describe: string, send: () => Promise<AxiosResponse<unknown>>): Promise<AxiosResponse<unknown>> {
+async function sendClassified(ch: ChannelTarget, describe: string, send: () => Promise<AxiosResponse<unknown>>): Promise<AxiosResponse<unknown>> {
   let res: AxiosResponse<unknown>;
   try {
     res = await send();
@@ -113,7 +150,7 @@ async function callUpstream(ch: ChannelTarget, describe: string, send: () => Pro
 async function pollArtgen(client: AxiosInstance, ch: ChannelTarget, upstreamTaskId: string): Promise<UpstreamPoll> {
   const path = `${ARTGEN_NATIVE_PATH}/${encodeURIComponent(upstreamTaskId)}`;
   const describe = `upstream ${ch.name} GET ${ARTGEN_NATIVE_PATH}/${truncate(upstreamTaskId, 80)}`;
-  const res = await callUpstream(ch, describe, () => client.get(joinUrl(ch.baseUrl, path), { headers: headersFor(ch) }));
+  const res = await callUpstream(ch, 'poll', describe, () => client.get(joinUrl(ch.baseUrl, path), { headers: headersFor(ch) }));
   if (!isObj(res.data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
   return mapArtgenNative(res.data, describe);
 }

@@ -4,18 +4,25 @@ import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
 import { maxBodyBytesOfPath } from '@gmg/contracts';
 import {
-  ApiKeyRepository, AssetGroupRepository, AssetRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository, TaskRepository, newTaskId, pingDatabase,
+  ApiKeyRepository, AssetGroupRepository, AssetRepository, ChannelRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository,
+  TaskRepository, newTaskId, pingDatabase,
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
-import { MessagesUpstreamClient } from '@gmg/upstream';
+import { MessagesUpstreamClient, createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
+import { cancelRouter } from './cancel/cancel.routes';
+import { UpstreamCanceller } from './cancel/upstream-cancel';
+import { callbackUrlMiddleware } from './webhooks/callback-url';
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { avatarRouter } from './avatar/avatar.router';
 import { authMiddleware } from './middleware/auth.middleware';
+import { requireAdminToken } from './middleware/admin-token';
+import { submitMetricsMiddleware } from './observability/submit-metrics';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
 import { createInflightLimitMiddleware, createRateLimitMiddleware } from './middleware/rate-limit';
 import { PriceTableCache } from './pricing/price-table.cache';
@@ -29,6 +36,8 @@ import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS, type UploadImageDeps } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
+import { QUEUE_DASHBOARD_PATH, createQueueDashboard } from './admin/queue-dashboard';
+import { apiDocsRouter } from './openapi/api-docs.router';
 import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
 import { MessagesChannelCache } from './messages/messages-channel.cache';
@@ -38,7 +47,8 @@ export type AppConfig = Pick<
   ApiEdgeConfig,
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
-  | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs'
+  | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'webhookAllowInsecure'
+  | 'adminQueuesWrite'
 >;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
@@ -48,7 +58,7 @@ export interface AppDeps {
   dataSource: DataSource;
   /** A ready client connection: task views, readiness, rate limits. */
   redis: Redis;
-  producers: Pick<Producers, 'enqueueTask'>;
+  producers: Pick<Producers, 'enqueueTask' | 'requestSettlement' | 'removeTaskJob'>;
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending traffic. */
   isDraining?: () => boolean;
   /** Where uploaded images live; default: local disk at `config.uploadDir` (see docs/uploads.md for object storage). */
@@ -78,6 +88,8 @@ interface AppParts {
   prices: PriceTableCache;
   auth: RequestHandler;
   json: RequestHandler[];
+  /** `json` plus the callback_url check: the body parsers of every task submission. */
+  submitBody: RequestHandler[];
   submitGuards: RequestHandler[];
   /** The upload store: uploads, and large inline media of submissions (stored once, referenced by URL). */
   uploads: UploadImageDeps;
@@ -88,6 +100,8 @@ export function createApp(deps: AppDeps): App {
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
   // each submit route's cap comes from the contracts it serves (MAX_BODY_BYTES stays the ceiling)
   const json = jsonBody(config.maxBodyBytes, maxBodyBytesOfPath);
+  // Submission bodies: JSON, then `callback_url` taken out and checked (docs/webhooks.md).
+  const submitBody = [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure })];
   const parts: AppParts = {
     deps,
     tasks: new TaskRepository(dataSource),
@@ -102,10 +116,12 @@ export function createApp(deps: AppDeps): App {
       limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
       now: deps.now,
     },
+    submitBody,
     // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
     // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
     // in-flight tasks per key.
     submitGuards: [
+      submitMetricsMiddleware,
       createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
       createIdempotencyMiddleware({ redis, prefix: config.queuePrefix, bodyParsers: json, logger }),
       createInflightLimitMiddleware({ ds: dataSource }),
@@ -117,12 +133,15 @@ export function createApp(deps: AppDeps): App {
   app.disable('x-powered-by');
   app.set('etag', false);
   mountObservability(app, deps);
+  app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
+  app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({ adminToken: config.adminToken, redis, prefix: config.queuePrefix, allowWrites: config.adminQueuesWrite }));
   mountUploads(app, parts);
   app.use('/v1', parts.auth);
   mountGenerations(app, parts);
   mountMessages(app, parts);
   mountAvatar(app, parts);
+  mountCancel(app, parts);
   app.use(tasksRouter({ views: parts.views, tasks: parts.tasks, toUnifiedTask, logger }));
   app.use(catalogRouter());
   mountArtgen(app, parts);
@@ -131,9 +150,15 @@ export function createApp(deps: AppDeps): App {
   return app;
 }
 
-/** Request ids and access logs (health probes not logged), then /healthz and /readyz. */
+/**
+ * Request ids and access logs (health probes not logged), the request's trace span (X-Trace-Id, when tracing is
+ * on), HTTP metrics by route pattern, then /healthz, /readyz and /metrics (Prometheus; Bearer ADMIN_TOKEN).
+ */
 function mountObservability(app: App, deps: AppDeps): void {
   const { logger, dataSource, redis } = deps;
+  const probe = (path: string) => path === '/healthz' || path === '/readyz' || path === '/metrics';
+  app.use(traceRequestsMiddleware(routeOf, probe));
+  app.use(httpMetricsMiddleware({ ignore: probe }));
   app.use(
     pinoHttp({
       logger,
@@ -153,6 +178,7 @@ function mountObservability(app: App, deps: AppDeps): void {
       logger,
     }),
   );
+  app.get('/metrics', requireAdminToken(deps.config.adminToken), metricsHandler);
 }
 
 /**
@@ -206,7 +232,15 @@ function submitDeps({ deps, tasks, prices, views, uploads }: AppParts) {
 }
 
 function mountGenerations(app: App, parts: AppParts): void {
-  app.use(generationsRouter({ ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource) }, parts.json, parts.submitGuards));
+  app.use(generationsRouter({ ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource) }, parts.submitBody, parts.submitGuards));
+}
+
+/** POST /v1/tasks/<id>/cancel and the art suite's /v1/artgen/<id>/cancel (before the art suite's /v1/artgen/:id). */
+function mountCancel(app: App, { deps, tasks, views }: AppParts): void {
+  app.use(cancelRouter({
+    tasks, views, queue: deps.producers, logger: deps.logger,
+    upstream: new UpstreamCanceller(new ChannelRepository(deps.dataSource), createAdapterRegistry([createGatewayAdapter({ timeoutMs: 10_000 })])),
+  }));
 }
 
 /** POST /v1/messages (docs/messages.md): synchronous pass-through, its own caches and crash sweeper. */
@@ -240,7 +274,7 @@ function mountAvatar(app: App, parts: AppParts): void {
   app.use(
     avatarRouter(
       { ...submitDeps(parts), ds, groups: new AssetGroupRepository(ds), assets: new AssetRepository(ds) },
-      parts.json,
+      parts.submitBody,
       parts.submitGuards,
     ),
   );
@@ -250,7 +284,7 @@ function mountArtgen(app: App, parts: AppParts): void {
   app.use(
     artgenRouter(
       { ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource), describeWaitMs: describeWaitOf(parts.deps.config) },
-      parts.json,
+      parts.submitBody,
       parts.submitGuards,
     ),
   );

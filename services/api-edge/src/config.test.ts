@@ -13,6 +13,8 @@ describe('parseConfig', () => {
       priceCacheTtlMs: 5000,
       queuePrefix: 'gmg',
       redisRequireNoeviction: false,
+      webhookAllowInsecure: false,
+      adminQueuesWrite: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });

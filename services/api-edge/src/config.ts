@@ -35,6 +35,15 @@ export interface ApiEdgeConfig {
   messagesChannelCacheTtlMs: number;
   /** How long a describe request waits for its text before answering with the plain acknowledgement. */
   artgenDescribeWaitMs: number;
+  /** OTLP/HTTP collector base URL; unset: tracing off. */
+  otlpEndpoint?: string;
+  /**
+   * Local mode for webhooks (WEBHOOK_ALLOW_INSECURE): a `callback_url` may be http and point at loopback or a
+   * private address. Off (production), https to a public host only (docs/webhooks.md).
+   */
+  webhookAllowInsecure: boolean;
+  /** ADMIN_QUEUES_WRITE: the queue dashboard (/admin/queues) may retry, promote, remove and clean jobs. */
+  adminQueuesWrite: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -57,6 +66,8 @@ const schema = Joi.object({
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
   ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
+  WEBHOOK_ALLOW_INSECURE: env.bool(false),
+  ADMIN_QUEUES_WRITE: env.bool(false),
 });
 
 interface RawEnv extends CommonEnv {
@@ -74,6 +85,8 @@ interface RawEnv extends CommonEnv {
   MESSAGES_LEASE_TTL_SECONDS: number;
   MESSAGES_CHANNEL_CACHE_TTL_MS: number;
   ARTGEN_DESCRIBE_WAIT_MS: number;
+  WEBHOOK_ALLOW_INSECURE: boolean;
+  ADMIN_QUEUES_WRITE: boolean;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -99,6 +112,9 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    webhookAllowInsecure: e.WEBHOOK_ALLOW_INSECURE,
+    adminQueuesWrite: e.ADMIN_QUEUES_WRITE,
   });
 }
 

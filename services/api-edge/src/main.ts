@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { createDataSource } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
+import { collectProcessMetrics, reportQueueDepth, startTracing } from '@gmg/observability';
 import { Producers, checkRedisPolicy, createRedis, onShutdownSignals } from '@gmg/queue';
 import { MessagesUpstreamClient } from '@gmg/upstream';
 import { createApp } from './app';
@@ -13,6 +14,8 @@ const DRAIN_TIMEOUT_MS = 25_000;
 async function main(): Promise<void> {
   const config = loadApiEdgeConfig();
   const logger = createLogger({ service: 'api-edge', level: config.logLevel });
+  const tracing = startTracing({ service: 'api-edge', endpoint: config.otlpEndpoint });
+  collectProcessMetrics('api-edge');
 
   const dataSource = createDataSource({ url: config.databaseUrl, poolSize: 20, applicationName: 'api-edge' });
   await dataSource.initialize();
@@ -26,6 +29,8 @@ async function main(): Promise<void> {
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   await checkRedisPolicy(redis, config.redisRequireNoeviction, (msg) => logger.warn(msg));
   const producers = new Producers(redis, config.queuePrefix);
+  // The edge holds a producer per queue: it reports every queue's depth (gmg_queue_jobs), read on scrape.
+  reportQueueDepth(() => producers.jobCounts());
 
   let draining = false;
   const messagesClient = new MessagesUpstreamClient();
@@ -47,6 +52,7 @@ async function main(): Promise<void> {
       await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
       await redis.quit().catch(() => redis.disconnect());
       await dataSource.destroy().catch((err: unknown) => logger.warn({ err }, 'closing postgres'));
+      await tracing.shutdown().catch((err: unknown) => logger.warn({ err }, 'flushing traces'));
       logger.info('api-edge stopped');
     },
     // Beyond the drain: the closes after it get their own margin before the hard exit.

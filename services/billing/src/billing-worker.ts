@@ -1,14 +1,16 @@
 import type { Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
-import { TaskRepository } from '@gmg/db';
+import { TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
 import {
   BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, requireTaskId,
-  type BillingQueue, type JobHandlers, type Redis,
+  type BillingQueue, type JobHandlers, type Redis, type WebhookQueue,
 } from '@gmg/queue';
 import { BillingSweeper } from './billing-sweeper';
 import { SettleTaskHandler } from './settle-task.handler';
+import { WebhookNotifier } from './webhooks/webhook-worker';
 
 export interface BillingWorkerDeps {
   ds: DataSource;
@@ -16,6 +18,8 @@ export interface BillingWorkerDeps {
   redis: Redis;
   prefix: string;
   logger: Logger;
+  /** The webhook queue (startWebhookWorker): settled tasks with a callback_url get their delivery job. */
+  webhooks?: WebhookQueue;
 }
 
 export interface BillingWorkerOptions {
@@ -40,11 +44,17 @@ export interface BillingWorker {
 export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingWorkerOptions): Promise<BillingWorker> {
   const { ds, redis, prefix, logger } = deps;
   const queue = createBillingQueue(redis, prefix);
-  const settler = new SettleTaskHandler(ds, logger);
+  const notifier = deps.webhooks ? new WebhookNotifier(new WebhookRepository(ds), deps.webhooks) : undefined;
+  const settler = new SettleTaskHandler(ds, logger, notifier);
   const sweeper = new BillingSweeper(new TaskRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
   const handlers: JobHandlers<BillingJobCatalog> = {
-    settle: (job) => settler.settle(requireTaskId(job.data)),
-    sweep: () => sweeper.sweep(),
+    settle: (job) => withSpan('billing settle', { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': String(job.data.taskId) } },
+      () => settler.settle(requireTaskId(job.data))),
+    sweep: async () => {
+      const r = await sweeper.sweep();
+      recordSweep('billing', { resent: r.resent, settled_late: r.settledDirectly });
+      return r;
+    },
   };
   const worker = createTypedWorker<BillingJobCatalog>(QUEUES.billing, handlers, BILLING_JOB_NAMES, {
     connection: redis, prefix, concurrency: opts.concurrency, lockDuration: opts.lockDuration, stalledInterval: opts.stalledInterval,

@@ -6,6 +6,15 @@ export interface BillingConfig extends CommonEnv {
   SWEEP_INTERVAL_MS: number;
   /** Terminal tasks without capture/release for this long are re-settled by the sweeper. */
   UNSETTLED_AFTER_MS: number;
+  /** Webhook deliveries (docs/webhooks.md). */
+  WEBHOOK_CONCURRENCY: number;
+  /** Local mode: callbacks may go to loopback/private addresses. Never on in production. */
+  WEBHOOK_ALLOW_INSECURE: boolean;
+  WEBHOOK_TIMEOUT_MS: number;
+  WEBHOOK_MAX_RESPONSE_BYTES: number;
+  WEBHOOK_ATTEMPTS: number;
+  WEBHOOK_BACKOFF_MS: number;
+  WEBHOOK_MAX_AGE_HOURS: number;
 }
 
 const schema = Joi.object<BillingConfig>({
@@ -14,6 +23,14 @@ const schema = Joi.object<BillingConfig>({
   SETTLE_CONCURRENCY: env.positiveInt(20).max(1000),
   SWEEP_INTERVAL_MS: env.positiveInt(15_000).min(100),
   UNSETTLED_AFTER_MS: env.positiveInt(30_000),
+  WEBHOOK_CONCURRENCY: env.positiveInt(20).max(1000),
+  WEBHOOK_ALLOW_INSECURE: env.bool(false),
+  WEBHOOK_TIMEOUT_MS: env.positiveInt(10_000).max(60_000),
+  WEBHOOK_MAX_RESPONSE_BYTES: env.positiveInt(65_536).max(10 * 1024 * 1024),
+  // 14 attempts from 10 s, doubling: the last retry ~22.7 h after the first attempt (the 24 h horizon).
+  WEBHOOK_ATTEMPTS: env.positiveInt(14).max(50),
+  WEBHOOK_BACKOFF_MS: env.positiveInt(10_000),
+  WEBHOOK_MAX_AGE_HOURS: env.positiveInt(24).max(168),
 });
 
 export function loadBillingConfig(source: NodeJS.ProcessEnv = process.env): Readonly<BillingConfig> {

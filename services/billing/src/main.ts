@@ -1,21 +1,41 @@
 import 'reflect-metadata';
-import { createDataSource, pingDatabase } from '@gmg/db';
+import { fromMinor } from '@gmg/contracts';
+import { OpsStatsRepository, createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
+import { collectProcessMetrics, reportMoney, startTracing } from '@gmg/observability';
 import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { startBillingWorker } from './billing-worker';
+import { startWebhookWorker } from './webhooks/webhook-worker';
 import { loadBillingConfig } from './config';
 
 async function main(): Promise<void> {
   const config = loadBillingConfig();
   const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL });
+  const tracing = startTracing({ service: 'billing', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  collectProcessMetrics('billing');
   const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(30, config.SETTLE_CONCURRENCY + 2), applicationName: 'gmg-billing' });
   await ds.initialize();
   const redis = createRedis(config.REDIS_URL, 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
+  const webhooks = startWebhookWorker({ ds, redis, prefix: config.QUEUE_PREFIX, logger }, {
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
+    attempts: config.WEBHOOK_ATTEMPTS,
+    backoffMs: config.WEBHOOK_BACKOFF_MS,
+    maxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
+  });
+  if (config.WEBHOOK_ALLOW_INSECURE) logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhooks may call loopback and private addresses (local mode only)');
   const billing = await startBillingWorker(
-    { ds, redis, prefix: config.QUEUE_PREFIX, logger },
+    { ds, redis, prefix: config.QUEUE_PREFIX, logger, webhooks: webhooks.queue },
     { concurrency: config.SETTLE_CONCURRENCY, sweepIntervalMs: config.SWEEP_INTERVAL_MS, unsettledAfterMs: config.UNSETTLED_AFTER_MS },
   );
+  const stats = new OpsStatsRepository(ds);
+  reportMoney(async () => {
+    const m = await stats.money();
+    return { ...m, ledgerUnits: Object.fromEntries(Object.entries(m.ledgerMinor).map(([k, v]) => [k, fromMinor(v)])) };
+  });
   let draining = false;
   const health = await startHealthServer({
     port: config.HEALTH_PORT,
@@ -27,9 +47,11 @@ async function main(): Promise<void> {
   onShutdownSignals(async () => {
     draining = true;
     await billing.close();
+    await webhooks.close();
     await health.close();
     await redis.quit();
     await ds.destroy();
+    await tracing.shutdown();
     logger.info('billing stopped');
   }, { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) });
 }

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { settleTask, type SettleOutcome } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { settlements } from '@gmg/observability';
 
 /**
  * Settles one task (capture or release, exactly once: settleTask is idempotent). The task view needs no rewrite:
@@ -8,16 +9,27 @@ import type { Logger } from '@gmg/logger';
  * not change. A task that is not terminal yet throws: the job retries with backoff.
  */
 export class SettleTaskHandler {
-  constructor(private readonly ds: DataSource, private readonly logger: Logger) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly logger: Logger,
+    /**
+     * Optional (webhooks): told after every settlement that found the task terminal, `duplicate` included, so a
+     * crash between the commit and the webhook enqueue is repaired by the settle job's retry. Its failure fails
+     * the settle job (retried; settling again is a no-op).
+     */
+    private readonly onSettled?: { taskSettled(taskId: string): Promise<void> },
+  ) {}
 
   async settle(taskId: string): Promise<SettleOutcome> {
     const outcome = await settleTask(this.ds, taskId);
+    settlements.inc({ outcome });
     if (outcome === 'not_terminal') throw new Error(`task ${taskId} is not terminal yet; settlement retried later`);
     if (outcome === 'not_found') {
       this.logger.warn({ taskId }, 'settlement for an unknown task; dropped');
       return outcome;
     }
     if (outcome !== 'duplicate') this.logger.info({ taskId, outcome }, 'task settled');
+    await this.onSettled?.taskSettled(taskId);
     return outcome;
   }
 }

@@ -11,7 +11,7 @@ import { VideoRenderer } from './media/video-renderer';
 import { sendError } from './sim-errors';
 import { SimTaskStore } from './sim-task.store';
 import { submitHandler, type SimModels } from './submit.handler';
-import { unifiedTaskAt } from './task-view';
+import { simStateAt, unifiedTaskAt } from './task-view';
 
 export interface SimAppOptions {
   /** Multiplies every simulated duration. */
@@ -62,6 +62,19 @@ export function createSimApp(opts: SimAppOptions): express.Express {
     const task = store.get(String(req.params.id));
     if (!task) return sendError(res, 404, 'not_found_error', 'task not found');
     res.json({ code: 200, data: unifiedTaskAt(task, now(), publicUrl) });
+  });
+  // Cancel (the gateway protocol's optional stop): an open task fails with type `cancelled`; an ended one is 409.
+  v1.post('/tasks/:id/cancel', (req, res) => {
+    const task = store.get(String(req.params.id));
+    if (!task) return sendError(res, 404, 'not_found_error', 'task not found');
+    const at = now();
+    const state = simStateAt(task, at);
+    if (state.status === 'completed' || state.status === 'failed') {
+      return sendError(res, 409, 'invalid_request_error', `task is already ${state.status}`);
+    }
+    task.cancelledAt = at;
+    log.info({ taskId: task.id }, 'sim task cancelled');
+    res.json({ code: 200, data: unifiedTaskAt(task, at, publicUrl) });
   });
   app.use('/v1', v1);
 

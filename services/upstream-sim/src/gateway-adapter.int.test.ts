@@ -97,4 +97,17 @@ describe('gateway adapter against upstream-sim (SIM_TIME_SCALE 0.05)', () => {
   it('polling an id the upstream does not know is a final not_found error', async () => {
     await expect(adapter.poll(ch, 'task_unknown')).rejects.toMatchObject({ retryable: false, kind: 'not_found' });
   });
+  it('cancels a running sim task: it ends failed with type cancelled; a second cancel (409) is not an error', async () => {
+    const req = normalized({ model: 'lumen-2-pro', prompt: 'a lighthouse [sim:never]', resolution: '1MP', size: '3:2' });
+    const { upstreamTaskId } = await adapter.submit(ch, req, { taskId: 'task_ours_cancel' });
+    expect((await adapter.poll(ch, upstreamTaskId)).status).not.toBe('failed');
+    await adapter.cancel!(ch, upstreamTaskId, req);
+    const p = await adapter.poll(ch, upstreamTaskId);
+    expect(p.status).toBe('failed');
+    expect(p.error).toMatchObject({ type: 'cancelled' });
+    await expect(adapter.cancel!(ch, upstreamTaskId, req)).resolves.toBeUndefined();
+    const missing = await errorOf(adapter.cancel!(ch, 'task_nope', req));
+    expect(missing).toBeInstanceOf(UpstreamError);
+    expect(missing?.status).toBe(404);
+  });
 });

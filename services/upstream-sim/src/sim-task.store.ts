@@ -21,6 +21,8 @@ export interface SimTask {
   durationMs: number;
   /** Avatar batches only: each asset's planned review. */
   avatar?: SimAvatarAsset[];
+  /** When POST /v1/tasks/<id>/cancel stopped it (the task is failed, type `cancelled`, from then on). */
+  cancelledAt?: number;
 }
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';

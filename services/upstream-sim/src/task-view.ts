@@ -1,7 +1,7 @@
 import type { TaskResult, UnifiedTask } from '@gmg/contracts';
 import { avatarResult } from './avatar/avatar-review';
 import { normalizeImageFormat } from './media/image-renderer';
-import { SIM_FAIL_MESSAGE, SIM_MODERATION_MESSAGE, stateAt } from './sim-scenario';
+import { SIM_FAIL_MESSAGE, SIM_MODERATION_MESSAGE, stateAt, type SimState } from './sim-scenario';
 import type { SimTask } from './sim-task.store';
 
 const DAY_S = 24 * 3600;
@@ -40,7 +40,7 @@ function resultOf(task: SimTask, publicUrl: string, endedAtS: number): TaskResul
 
 /** The unified task of spec 2.2 as the simulator shows it at `now`. */
 export function unifiedTaskAt(task: SimTask, now: number, publicUrl: string): UnifiedTask {
-  const s = stateAt(task, now);
+  const s = simStateAt(task, now);
   const created = Math.floor(task.startedAt / 1000);
   const view: UnifiedTask = {
     id: task.id,
@@ -62,10 +62,19 @@ export function unifiedTaskAt(task: SimTask, now: number, publicUrl: string): Un
     view.cost = 0.01 * Math.max(1, task.expected.count);
   }
   if (s.status === 'failed') {
-    view.error =
-      task.outcome === 'moderation'
+    view.error = s.cancelled
+      ? { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' }
+      : task.outcome === 'moderation'
         ? { code: 'task_failed', message: SIM_MODERATION_MESSAGE, type: 'moderation' }
         : { code: 'task_failed', message: SIM_FAIL_MESSAGE };
   }
   return view;
+}
+
+/** The clock's state, frozen at the cancel: a task cancelled before it ended is failed from then on. */
+export function simStateAt(task: SimTask, now: number): SimState & { cancelled?: boolean } {
+  if (task.cancelledAt === undefined || task.cancelledAt > now) return stateAt(task, now);
+  const s = stateAt(task, task.cancelledAt);
+  if (s.status === 'completed' || s.status === 'failed') return s;
+  return { status: 'failed', progress: s.progress, endedAt: task.cancelledAt, cancelled: true };
 }

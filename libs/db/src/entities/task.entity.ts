@@ -46,4 +46,10 @@ export class TaskEntity {
   @Column({ type: 'bigint', name: 'capture_amount', nullable: true }) captureAmount!: string | null;
   /** The upstream's own view of the task (art suite: native status, grid, URLs…); null for other tasks. */
   @Column({ type: 'jsonb', nullable: true }) native!: Record<string, unknown> | null;
+  /** The edge's request id of the submission (X-Request-Id); null for tasks older than it. */
+  @Column({ type: 'text', name: 'request_id', nullable: true }) requestId!: string | null;
+  /** The OpenTelemetry trace id of the submission (X-Trace-Id); null when tracing was off. */
+  @Column({ type: 'text', name: 'trace_id', nullable: true }) traceId!: string | null;
+  /** Where the signed webhook goes at the terminal state (docs/webhooks.md); null: none. Not read by polls. */
+  @Column({ type: 'text', name: 'callback_url', nullable: true }) callbackUrl!: string | null;
 }

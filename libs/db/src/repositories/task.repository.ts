@@ -47,6 +47,9 @@ export interface TaskRecord {
    * upstream has none. Optional for the same reason as settledAt.
    */
   native?: Record<string, unknown> | null;
+  /** The submission's request id and trace id (support lookups). Optional for the same reason as settledAt. */
+  requestId?: string | null;
+  traceId?: string | null;
 }
 
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
@@ -59,7 +62,18 @@ export type NewTask = Pick<
   idempotencyKey?: string;
   /** What the request under that key was (a hash): a retry with another body is told apart from a replay. */
   idempotencyFingerprint?: string;
+  /** The edge request that made it (X-Request-Id) and its trace (X-Trace-Id, when tracing is on). */
+  requestId?: string;
+  traceId?: string;
+  /** Where the signed webhook goes at the terminal state (checked at submit; docs/webhooks.md). */
+  callbackUrl?: string;
 };
+
+/** What a cancel found: it won the terminal transition, the task had already ended, or the caller has no such task. */
+export type CancelOutcome =
+  | { outcome: 'cancelled'; task: TaskRecord }
+  | { outcome: 'terminal'; task: TaskRecord }
+  | { outcome: 'not_found' };
 
 /** A submission whose Idempotency-Key already made a task: nothing was held; `existing` is that task. */
 export class DuplicateSubmissionError extends Error {
@@ -99,6 +113,8 @@ export function toTaskRecord(r: Row): TaskRecord {
     settledAt: r.settled_at ? new Date(r.settled_at as string) : null,
     captureAmount: r.capture_amount === null || r.capture_amount === undefined ? null : BigInt(r.capture_amount as string),
     native: (r.native as Record<string, unknown> | null | undefined) ?? null,
+    requestId: (r.request_id as string | null | undefined) ?? null,
+    traceId: (r.trace_id as string | null | undefined) ?? null,
   };
 }
 
@@ -108,9 +124,9 @@ const OPEN = `status IN ('pending','processing')`;
  * The columns of a TaskRecord: every read and RETURNING names them (never `*`), so no poll, step, sweep or settlement
  * reads `request` — a body of up to the contract's cap — or sends it back over the wire.
  */
-const COLUMNS = `id, account_id, api_key_id, model, requested_model, pool, status, progress, summary, price, price_snapshot,
-  channel_id, upstream_task_id, result, error, created_at, started_at, completed_at, deadline_at, updated_at, settled_at,
-  capture_amount, native`;
+export const TASK_COLUMNS = `id, account_id, api_key_id, model, requested_model, pool, status, progress, summary, price,
+  price_snapshot, channel_id, upstream_task_id, result, error, created_at, started_at, completed_at, deadline_at, updated_at,
+  settled_at, capture_amount, native, request_id, trace_id`;
 
 /**
  * Task lifecycle writes. Every transition is one conditional UPDATE: a terminal task never changes again,
@@ -133,9 +149,10 @@ export class TaskRepository {
          WHERE id = $2 AND available >= $8 RETURNING id
        ), task AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint)
-         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13 FROM hold
-         RETURNING ${COLUMNS}
+                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
+                            callback_url)
+         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16 FROM hold
+         RETURNING ${TASK_COLUMNS}
        ), ledger AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
          SELECT $2, $1, 'hold', $8, $11 FROM hold
@@ -144,7 +161,7 @@ export class TaskRepository {
        SELECT task.* FROM task, ledger`, // task.*: the RETURNING list above
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
         t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
-        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null],
+        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null],
     ).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
@@ -162,7 +179,7 @@ export class TaskRepository {
    * (`sameRequest` compares the request fingerprints). Null when the key made nothing (or was unbound).
    */
   async duplicateOf(apiKeyId: string, idempotencyKey: string, fingerprint?: string): Promise<DuplicateSubmissionError | null> {
-    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS}, idempotency_fingerprint FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, idempotencyKey]);
+    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS}, idempotency_fingerprint FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, idempotencyKey]);
     if (!rows[0]) return null;
     const fp = rows[0].idempotency_fingerprint as string | null;
     return new DuplicateSubmissionError(toTaskRecord(rows[0]), !fp || !fingerprint || fp === fingerprint);
@@ -170,7 +187,7 @@ export class TaskRepository {
 
   /** The task without its request body (a poll, a view rebuild, a step's state): see TaskRequestSummary. */
   async get(id: string): Promise<TaskRecord | null> {
-    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM tasks WHERE id = $1`, [id]);
+    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1`, [id]);
     return rows[0] ? toTaskRecord(rows[0]) : null;
   }
 
@@ -195,7 +212,7 @@ export class TaskRepository {
     return this.one(
       `UPDATE tasks SET status = 'processing', channel_id = $2, upstream_task_id = $3,
               started_at = COALESCE(started_at, now()), updated_at = now()
-       WHERE id = $1 AND ${OPEN} RETURNING ${COLUMNS}`,
+       WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, channelId, upstreamTaskId],
     );
   }
@@ -205,7 +222,7 @@ export class TaskRepository {
     const p = Math.max(0, Math.min(99, Math.floor(progress)));
     return this.one(
       `UPDATE tasks SET progress = $2, status = 'processing', updated_at = now()
-       WHERE id = $1 AND ${OPEN} AND progress < $2 RETURNING ${COLUMNS}`,
+       WHERE id = $1 AND ${OPEN} AND progress < $2 RETURNING ${TASK_COLUMNS}`,
       [id, p],
     );
   }
@@ -216,7 +233,7 @@ export class TaskRepository {
    */
   async updateNative(id: string, native: Record<string, unknown>): Promise<TaskRecord | null> {
     return this.one(
-      `UPDATE tasks SET native = $2, updated_at = now() WHERE id = $1 AND ${OPEN} RETURNING ${COLUMNS}`,
+      `UPDATE tasks SET native = $2, updated_at = now() WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, JSON.stringify(native)],
     );
   }
@@ -230,7 +247,7 @@ export class TaskRepository {
     return this.one(
       `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now(),
               capture_amount = LEAST($3::bigint, price), native = COALESCE($4::jsonb, native)
-       WHERE id = $1 AND ${OPEN} RETURNING ${COLUMNS}`,
+       WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, JSON.stringify(result), opts.captureAmount === undefined ? null : opts.captureAmount.toString(), opts.native ? JSON.stringify(opts.native) : null],
     );
   }
@@ -240,15 +257,33 @@ export class TaskRepository {
     return this.one(
       `UPDATE tasks SET status = 'failed', error = $2, completed_at = now(), updated_at = now(),
               native = COALESCE($3::jsonb, native)
-       WHERE id = $1 AND ${OPEN} RETURNING ${COLUMNS}`,
+       WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, JSON.stringify(error), native ? JSON.stringify(native) : null],
     );
+  }
+
+  /**
+   * The owner's cancel: the same one-statement terminal transition as `fail` (failed, `error` as given), limited to
+   * the caller's account, so exactly one of cancel / complete / fail wins however they race; the winner settles.
+   * When it did not win, one read tells "already ended" from "not yours or missing".
+   */
+  async cancel(id: string, accountId: string, error: TaskError): Promise<CancelOutcome> {
+    const won = await this.one(
+      `UPDATE tasks SET status = 'failed', error = $3, completed_at = now(), updated_at = now()
+       WHERE id = $1 AND account_id = $2 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
+      [id, accountId, JSON.stringify(error)],
+    );
+    if (won) return { outcome: 'cancelled', task: won };
+    const task = await this.get(id);
+    if (!task || task.accountId !== accountId) return { outcome: 'not_found' };
+    // Not open, so terminal: the UPDATE above only skips open rows of another account.
+    return { outcome: 'terminal', task };
   }
 
   /** Open tasks past their deadline (the timeout sweeper fails them). */
   async findOverdue(pool: Pool, limit = 500): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT ${COLUMNS} FROM tasks WHERE ${OPEN} AND deadline_at < now() AND pool = $1 ORDER BY deadline_at LIMIT $2`,
+      `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${OPEN} AND deadline_at < now() AND pool = $1 ORDER BY deadline_at LIMIT $2`,
       [pool, limit],
     );
     return rows.map(toTaskRecord);
@@ -261,7 +296,7 @@ export class TaskRepository {
    */
   async findOpen(pool: Pool, olderThanMs: number, limit = 500, afterId?: string): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT ${COLUMNS} FROM tasks WHERE ${OPEN} AND pool = $1 AND updated_at < now() - ($2 || ' milliseconds')::interval
+      `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${OPEN} AND pool = $1 AND updated_at < now() - ($2 || ' milliseconds')::interval
          AND ($4::text IS NULL OR id > $4::text)
        ORDER BY id LIMIT $3`,
       [pool, String(olderThanMs), limit, afterId ?? null],
@@ -276,12 +311,20 @@ export class TaskRepository {
    */
   async findUnsettled(olderThanMs: number, limit = 500): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT ${COLUMNS} FROM tasks
+      `SELECT ${TASK_COLUMNS} FROM tasks
        WHERE settled_at IS NULL AND status IN ('completed','failed')
          AND completed_at < now() - ($1 || ' milliseconds')::interval
        ORDER BY completed_at LIMIT $2`,
       [String(olderThanMs), limit],
     );
+    return rows.map(toTaskRecord);
+  }
+
+  /** Tasks made by a request (X-Request-Id) or in a trace (X-Trace-Id), newest first: support lookups. */
+  async findByOrigin(by: { requestId?: string; traceId?: string }, limit = 20): Promise<TaskRecord[]> {
+    const [column, value] = by.requestId ? ['request_id', by.requestId] : ['trace_id', by.traceId];
+    if (!value) return [];
+    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE ${column} = $1 ORDER BY created_at DESC LIMIT $2`, [value, limit]);
     return rows.map(toTaskRecord);
   }
 

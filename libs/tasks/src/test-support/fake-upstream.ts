@@ -19,6 +19,8 @@ export interface FakeUpstream {
   idOf(taskId: string): string;
   /** Requests with a wrong Authorization header. */
   unauthorized: number;
+  /** Upstream task ids we were told to cancel (POST /v1/tasks/<id>/cancel). */
+  cancels: string[];
   submitStatus?: number;
   /** Lets held submits answer. */
   release(): void;
@@ -48,6 +50,7 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
     submits: new Map(),
     polls: new Map(),
     unauthorized: 0,
+    cancels: [],
     submitStatus: opts.submitStatus,
     release() {
       released = true;
@@ -65,6 +68,10 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
       return;
     }
     next();
+  });
+  app.post('/v1/tasks/:id/cancel', (req, res) => {
+    fake.cancels.push(req.params.id);
+    res.json({ code: 200, data: { id: req.params.id, status: 'failed' } });
   });
   app.post(/^\/v1\/.*/, async (req, res) => {
     const key = String(req.headers['idempotency-key'] ?? '');

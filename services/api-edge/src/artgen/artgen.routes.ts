@@ -9,8 +9,10 @@ import { methodNotAllowed } from '../http/error-handler';
 import { bodyBytesOf } from '../http/json-body';
 import { principalOf } from '../http/principal';
 import { idempotencyOf } from '../middleware/idempotency';
+import { callbackUrlOf } from '../webhooks/callback-url';
 import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
 import { waitForTerminalView } from './describe-wait';
+import { originOf } from '../observability/submit-metrics';
 import { artgenAck, submitArtgen, type ArtgenAccepted } from './submit-artgen.use-case';
 
 export interface ArtgenRouterDeps extends SubmitTaskDeps {
@@ -47,7 +49,10 @@ export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler
       throw new DomainError('route_not_found', `No art suite action '${action}'; actions: ${ARTGEN_PATH_ACTIONS.join(', ')}, action`);
     }
     const principal = principalOf(res);
-    const accepted = await submitArtgen(deps, { principal, action, body: req.body, idempotency: idempotencyOf(res), bodyBytes: bodyBytesOf(req) });
+    const accepted = await submitArtgen(deps, {
+      principal, action, body: req.body, idempotency: idempotencyOf(res), origin: originOf(req, res), callbackUrl: callbackUrlOf(res),
+      bodyBytes: bodyBytesOf(req),
+    });
     res.json(accepted.action === 'describe' ? await describeAnswer(deps, accepted) : artgenAck(accepted));
   };
 

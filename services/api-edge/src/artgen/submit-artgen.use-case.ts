@@ -6,7 +6,7 @@ import type { AuthPrincipal, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import { artgenJobHash, artgenParentFacts } from '@gmg/tasks';
 import { pinToSourceTask } from '../use-cases/pin-to-source';
-import { acceptTask, checkBodyCap, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+import { acceptTask, checkBodyCap, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
 import { externaliseInlineMedia } from '../uploads/inline-media';
 
 export const ARTGEN_MODEL = 'artgen';
@@ -18,6 +18,9 @@ export interface ArtgenSubmitInput {
   body: unknown;
   /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
   idempotency?: { key: string; fingerprint: string };
+  origin?: TaskOrigin;
+  /** The checked `callback_url` (docs/webhooks.md). */
+  callbackUrl?: string;
   /** Bytes of the body as sent: checked against the action's own cap. */
   bodyBytes?: number;
 }
@@ -59,7 +62,7 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
   request = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
-  const taskId = await acceptTask(deps, principal, request, input.idempotency);
+  const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
   return { taskId, action };
 }
 

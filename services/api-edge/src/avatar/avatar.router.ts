@@ -5,7 +5,9 @@ import { DomainError } from '@gmg/errors';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import { idempotencyOf } from '../middleware/idempotency';
+import { callbackUrlOf } from '../webhooks/callback-url';
 import { assetView, groupView, page, parseAssetQuery, parsePaging } from './avatar-browse';
+import { originOf } from '../observability/submit-metrics';
 import { submitAvatar, type SubmitAvatarDeps } from './submit-avatar.use-case';
 
 export const PRIVATE_AVATAR_PATH = AVATAR_ENDPOINT;
@@ -30,6 +32,8 @@ export function avatarRouter(deps: AvatarRouterDeps, bodyParsers: RequestHandler
       principal: principalOf(res),
       body: req.body,
       idempotency: idempotencyOf(res),
+      origin: originOf(req, res),
+      callbackUrl: callbackUrlOf(res),
     });
     res.status(200).json(ack);
   });

@@ -5,7 +5,7 @@ import {
 } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
-import { publishAccepted, quoteOrUnavailable, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+import { publishAccepted, quoteOrUnavailable, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
 import { parseAvatarRequest, type AvatarRequest } from './avatar-request';
 
 /** The task model of an avatar batch: what channels list to serve avatar review, and the `model` of shape C. */
@@ -26,6 +26,9 @@ export interface SubmitAvatarInput {
   body: unknown;
   /** The claimed `Idempotency-Key` and request fingerprint (see submitTask). */
   idempotency?: { key: string; fingerprint: string };
+  origin?: TaskOrigin;
+  /** The checked `callback_url` (docs/webhooks.md). */
+  callbackUrl?: string;
 }
 
 /** Acknowledgement shape C (spec 2.1). */
@@ -93,6 +96,8 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
         deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
         idempotencyKey: input.idempotency?.key,
         idempotencyFingerprint: input.idempotency?.fingerprint,
+        ...input.origin,
+        callbackUrl: input.callbackUrl,
       });
       if (req.groupId === undefined) {
         const auto = !req.group;

@@ -16,7 +16,7 @@ export interface ErrorBody {
 }
 
 /** The art suite names two types differently (spec 7): 404 `not_found`, 500 `internal_error`. */
-const ARTGEN_TYPES: Partial<Record<ErrorType, ErrorType>> = { not_found_error: 'not_found', server_error: 'internal_error' };
+export const ARTGEN_TYPES: Partial<Record<ErrorType, ErrorType>> = { not_found_error: 'not_found', server_error: 'internal_error' };
 
 export function errorBody(dialect: ErrorDialect, status: number, type: ErrorType, message: string): ErrorBody {
   if (dialect === 'artgen') return { error: { type: ARTGEN_TYPES[type] ?? type, message } };

@@ -5,6 +5,7 @@ import type { Logger } from '@gmg/logger';
 import { httpStatusOf } from './error-map';
 import { dialectOf, errorBody } from './error-body';
 import { fullPath } from './request-path';
+import { ERROR_TYPE_LOCAL } from '../observability/submit-metrics';
 
 /** Errors raised by body-parser (express.json) carry a `type`; they are the client's fault. */
 interface BodyParserError extends Error {
@@ -55,11 +56,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
       if (typeof allow === 'string') res.setHeader('Allow', allow);
       if (status >= 500) logger.error({ code: domain.code, path, reqId: req.id, err: domain }, domain.message);
+      res.locals[ERROR_TYPE_LOCAL] = domain.type;
       res.status(status).json(errorBody(dialect, status, domain.type, domain.message));
       return;
     }
     const errorId = `err_${randomUUID()}`;
     logger.error({ errorId, reqId: req.id, method: req.method, path, err }, 'unexpected error');
+    res.locals[ERROR_TYPE_LOCAL] = 'server_error';
     res.status(500).json(errorBody(dialect, 500, 'server_error', `Internal server error (error id ${errorId})`));
   };
 }

@@ -1,11 +1,14 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { DataSource } from 'typeorm';
-import type { AuthPrincipal } from '@gmg/db';
+import { TaskRepository, type AuthPrincipal } from '@gmg/db';
 import { DomainError, isDomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { httpStatusOf } from '../http/error-map';
+import { bearerOf as bearer, requireAdminToken } from '../middleware/admin-token';
 import { ManagementService } from './management.service';
+import { lookupTasks } from './task-lookup';
+import { WebhooksService } from './webhooks.service';
 
 export interface ManagementRouterDeps {
   ds: DataSource;
@@ -33,10 +36,6 @@ const send = <T>(res: Response, status: number, data: T, message = 'ok'): void =
   res.status(status).json({ success: true, message, data } satisfies Envelope<T>);
 };
 
-const bearer = (req: Request): string | undefined => /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(req.headers.authorization ?? '')?.[1];
-
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
 /**
  * The management API, mounted at `/api`: admin routes (Bearer ADMIN_TOKEN) for accounts, keys, channels, prices
  * and groups; key routes (Bearer API key) for the caller's balance and logs. Every answer, errors included,
@@ -45,17 +44,9 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
  */
 export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const svc = new ManagementService(deps.ds);
-  const adminDigest = deps.adminToken ? digest(deps.adminToken) : undefined;
+  const webhooks = new WebhooksService(deps.ds);
   const router = Router();
-
-  // Constant-time on fixed-length digests: neither the token's content nor its length leaks through timing.
-  const admin: RequestHandler = (req, _res, next) => {
-    const token = bearer(req);
-    if (!token || !adminDigest || !timingSafeEqual(digest(token), adminDigest)) {
-      throw new DomainError('authentication', 'Admin token required: send `Authorization: Bearer <ADMIN_TOKEN>`');
-    }
-    next();
-  };
+  const admin = requireAdminToken(deps.adminToken);
   const key: RequestHandler = async (req, res, next) => {
     const secret = bearer(req);
     if (!secret) throw new DomainError('authentication', 'Missing API key: send `Authorization: Bearer <API_KEY>`');
@@ -92,11 +83,25 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   router.get('/prices', admin, async (_req, res) => send(res, 200, await svc.listPrices()));
   router.put('/prices', admin, async (req, res) => send(res, 200, await svc.putPrices(req.body), 'prices saved'));
 
+  // Support: the tasks of a request id (X-Request-Id) or a trace id (X-Trace-Id).
+  const tasks = new TaskRepository(deps.ds);
+  router.get('/tasks', admin, async (req, res) => send(res, 200, await lookupTasks(tasks, req.query)));
   router.get('/groups', admin, async (_req, res) => send(res, 200, await svc.listGroups()));
   router.put('/groups', admin, async (req, res) => send(res, 200, await svc.putGroups(req.body), 'groups saved'));
 
   router.get('/balance', key, async (_req, res) => send(res, 200, await svc.balance(principal(res).accountId)));
   router.get('/logs', key, async (req, res) => send(res, 200, await svc.logs(principal(res).accountId, req.query)));
+
+  // Webhooks (docs/webhooks.md): the signing secret (read creates it; rotate replaces it) and the delivery log.
+  router.get('/webhooks/secret', key, async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    send(res, 200, await webhooks.secret(principal(res).accountId));
+  });
+  router.post('/webhooks/secret/rotate', key, async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    send(res, 200, await webhooks.rotate(principal(res).accountId), 'secret rotated; deliveries from now on are signed with it');
+  });
+  router.get('/webhooks/deliveries', key, async (req, res) => send(res, 200, await webhooks.deliveries(principal(res).accountId, req.query)));
 
   router.use((req) => {
     throw new DomainError('route_not_found', `No management route for ${req.method} ${req.baseUrl}${req.path}`);

@@ -2,7 +2,9 @@ import { Router, type RequestHandler } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
 import { bodyBytesOf } from '../http/json-body';
 import { idempotencyOf } from '../middleware/idempotency';
+import { callbackUrlOf } from '../webhooks/callback-url';
 import { principalOf } from '../http/principal';
+import { originOf } from '../observability/submit-metrics';
 import { RESPONSE_VERSION_HEADER } from '../use-cases/response-version';
 import { submitTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
 
@@ -24,6 +26,8 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         requestId: String(req.id),
         responseVersion: req.get(RESPONSE_VERSION_HEADER),
         idempotency: idempotencyOf(res),
+        origin: originOf(req, res),
+        callbackUrl: callbackUrlOf(res),
         bodyBytes: bodyBytesOf(req),
       });
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);

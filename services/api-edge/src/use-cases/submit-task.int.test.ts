@@ -193,7 +193,8 @@ describe('POST /v1/images/generations', () => {
 describe('submit when Redis fails after the commit', () => {
   let broken: EdgeHarness;
   beforeAll(async () => {
-    broken = await startEdgeHarness({ deps: { producers: { enqueueTask: async () => { throw new Error('redis down'); } } } });
+    const down = async (): Promise<never> => { throw new Error('redis down'); };
+    broken = await startEdgeHarness({ deps: { producers: { enqueueTask: down, requestSettlement: down, removeTaskJob: down } } });
   });
   afterAll(async () => {
     await broken?.close();

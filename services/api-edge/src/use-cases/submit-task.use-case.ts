@@ -41,6 +41,10 @@ export interface SubmitTaskInput {
   responseVersion?: string;
   /** The claimed `Idempotency-Key` and request fingerprint: bound to the task, so a second task under it is impossible. */
   idempotency?: { key: string; fingerprint: string };
+  /** The checked `callback_url` (docs/webhooks.md), stored on the task. */
+  callbackUrl?: string;
+  /** The edge request id and trace id, stored on the task for support lookups. */
+  origin?: TaskOrigin;
   /** Bytes of the body as sent (the JSON parser's count): checked against the model's own cap. */
   bodyBytes?: number;
 }
@@ -48,6 +52,18 @@ export interface SubmitTaskInput {
 /** The model's own total-body cap (the route's cap, checked before reading, is the largest of its models'). */
 export function checkBodyCap(contract: Pick<ModelContract, 'maxBodyBytes'>, bodyBytes: number | undefined, model: string): void {
   if (bodyBytes !== undefined && bodyBytes > contract.maxBodyBytes) throw bodyTooLarge(contract.maxBodyBytes, `model '${model}'`);
+}
+
+/** Where a task came from: the edge's `X-Request-Id` and, with tracing on, `X-Trace-Id`. */
+export interface TaskOrigin {
+  requestId: string;
+  traceId?: string;
+}
+
+/** What a task carries besides its request: where it came from and where its webhook goes. */
+export interface AcceptExtras {
+  origin?: TaskOrigin;
+  callbackUrl?: string;
 }
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
@@ -137,7 +153,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // last before the money step: every refusal above leaves nothing stored
   request = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
 
-  const taskId = await acceptTask(deps, principal, request, input.idempotency);
+  const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
   return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
 }
 
@@ -148,6 +164,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
  */
 export async function acceptTask(
   deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+  extras: AcceptExtras = {},
 ): Promise<string> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
@@ -166,6 +183,8 @@ export async function acceptTask(
       deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
       idempotencyKey: idempotency?.key,
       idempotencyFingerprint: idempotency?.fingerprint,
+      ...extras.origin,
+      callbackUrl: extras.callbackUrl,
     });
   } catch (err) {
     // The Redis idempotency record answers replays; when it was lost, the database refuses the second task

@@ -1,0 +1,31 @@
+import type { DataSource } from 'typeorm';
+import type { Row } from './sql';
+
+export interface MoneyStats {
+  unsettled: number;
+  oldestUnsettledSeconds: number;
+  /** Sum of ledger amounts per kind, minor units. */
+  ledgerMinor: Record<string, bigint>;
+}
+
+/**
+ * What an operator watches about the money, for the metrics billing exports (read on scrape, cached by the caller).
+ * The backlog query uses the unsettled-tasks partial index; the ledger sum reads the ledger (one aggregate, at most
+ * every cache period).
+ */
+export class OpsStatsRepository {
+  constructor(private readonly ds: Pick<DataSource, 'query'>) {}
+
+  async money(): Promise<MoneyStats> {
+    const [backlog]: Row[] = await this.ds.query(
+      `SELECT count(*)::int AS n, COALESCE(EXTRACT(EPOCH FROM now() - min(completed_at)), 0)::float8 AS oldest
+       FROM tasks WHERE settled_at IS NULL AND status IN ('completed','failed')`,
+    );
+    const kinds: Row[] = await this.ds.query(`SELECT kind, COALESCE(sum(amount), 0)::text AS total FROM ledger_entries GROUP BY kind`);
+    return {
+      unsettled: Number(backlog?.n ?? 0),
+      oldestUnsettledSeconds: Math.max(0, Number(backlog?.oldest ?? 0)),
+      ledgerMinor: Object.fromEntries(kinds.map((k) => [k.kind as string, BigInt(k.total as string)])),
+    };
+  }
+}

@@ -1,0 +1,108 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every metric of the gateway, defined once. Each process registers all of them; a process exports only the series
+ * it touched (a labelled metric with no observation prints no sample), so the edge, the workers and billing share
+ * one vocabulary. Labels are bounded: model ids, channel names, pool and queue names, route patterns, statuses —
+ * never a task id, key or raw path.
+ */
+export const registry = new Registry();
+
+let processMetricsOn = false;
+/** Process metrics (CPU, memory, GC, event-loop lag `nodejs_eventloop_lag_seconds`); once per process. */
+export function collectProcessMetrics(service: string): void {
+  if (processMetricsOn) return;
+  processMetricsOn = true;
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const TASK_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
+
+export const httpRequests = new Counter({
+  name: 'gmg_http_requests_total',
+  help: 'HTTP requests answered, by method, Express route pattern and status code',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new Histogram({
+  name: 'gmg_http_request_duration_seconds',
+  help: 'HTTP request latency (first byte in to last byte out), by method and route pattern',
+  labelNames: ['method', 'route'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const submits = new Counter({
+  name: 'gmg_submits_total',
+  help: 'Task submissions by model and outcome: accepted, payment_required (402), rate_limited (429), or the 4xx/5xx error type',
+  labelNames: ['model', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const tasksFinished = new Counter({
+  name: 'gmg_tasks_finished_total',
+  help: 'Tasks that reached a terminal state, by pool, model and status (completed, failed)',
+  labelNames: ['pool', 'model', 'status'] as const,
+  registers: [registry],
+});
+
+export const taskDuration = new Histogram({
+  name: 'gmg_task_duration_seconds',
+  help: 'End-to-end task duration, submission to terminal state, by pool, model and status',
+  labelNames: ['pool', 'model', 'status'] as const,
+  buckets: TASK_BUCKETS,
+  registers: [registry],
+});
+
+export const upstreamRequests = new Counter({
+  name: 'gmg_upstream_requests_total',
+  help: 'Calls to upstream channels by channel name, operation (submit, poll) and outcome (ok or the failure kind)',
+  labelNames: ['channel', 'operation', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const upstreamDuration = new Histogram({
+  name: 'gmg_upstream_request_duration_seconds',
+  help: 'Upstream call latency by channel name and operation',
+  labelNames: ['channel', 'operation'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const sweeperActions = new Counter({
+  name: 'gmg_sweeper_actions_total',
+  help: 'Sweeper repairs by sweeper (a pool, or billing) and action (requeued, timed_out, resent, settled_late)',
+  labelNames: ['sweeper', 'action'] as const,
+  registers: [registry],
+});
+
+export const sweeperLastRun = new Gauge({
+  name: 'gmg_sweeper_last_run_timestamp_seconds',
+  help: 'Unix time the sweeper last finished a run (one replica runs each sweep)',
+  labelNames: ['sweeper'] as const,
+  registers: [registry],
+});
+
+export const settlements = new Counter({
+  name: 'gmg_settlements_total',
+  help: 'Settlement attempts by outcome (captured, released, duplicate, not_found)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/** Records one finished sweep: its repairs by action, and the time it ran (the "sweeper not running" alert). */
+export function recordSweep(sweeper: string, actions: Readonly<Record<string, number>>): void {
+  for (const [action, n] of Object.entries(actions)) if (n > 0) sweeperActions.inc({ sweeper, action }, n);
+  sweeperLastRun.set({ sweeper }, Date.now() / 1000);
+}
+
+/** Records a task's terminal transition (only the winner of the conditional UPDATE calls it). */
+export function recordTaskFinished(t: { pool: string; model: string; status: string; createdAt: Date; completedAt: Date | null }): void {
+  const labels = { pool: t.pool, model: t.model, status: t.status };
+  tasksFinished.inc(labels);
+  const end = t.completedAt ?? new Date();
+  taskDuration.observe(labels, Math.max(0, (end.getTime() - t.createdAt.getTime()) / 1000));
+}

@@ -1,0 +1,31 @@
+import { Router } from 'express';
+import { DomainError } from '@gmg/errors';
+import { toArtgenNativeTask, toUnifiedTask } from '@gmg/tasks';
+import { methodNotAllowed } from '../http/error-handler';
+import { principalOf } from '../http/principal';
+import { cancelTask, type CancelTaskDeps } from './cancel-task.use-case';
+
+const taskNotFound = (id: string) => new DomainError('task_not_found', `Task ${id} not found`);
+const artgenNotFound = (id: string) => new DomainError('artgen_not_found', `Task ${id} not found`);
+
+/**
+ * `POST /v1/tasks/<id>/cancel` → `{code: 200, data: UnifiedTask}` (failed, error.type `cancelled`), and the art
+ * suite's `POST /v1/artgen/<id>/cancel` → the native task (FAILURE), errors in the art shape (by path). docs/cancel
+ * section of README and docs/artgen.md.
+ */
+export function cancelRouter(deps: CancelTaskDeps): Router {
+  const router = Router();
+  router.post('/v1/tasks/:id/cancel', async (req, res) => {
+    const task = await cancelTask(deps, principalOf(res).accountId, req.params.id, taskNotFound);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ code: 200, data: toUnifiedTask(task) });
+  });
+  router.all('/v1/tasks/:id/cancel', methodNotAllowed(['POST']));
+  router.post('/v1/artgen/:id/cancel', async (req, res) => {
+    const task = await cancelTask(deps, principalOf(res).accountId, req.params.id, artgenNotFound, 'artgen');
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(toArtgenNativeTask(task));
+  });
+  router.all('/v1/artgen/:id/cancel', methodNotAllowed(['POST']));
+  return router;
+}

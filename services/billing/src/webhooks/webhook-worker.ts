@@ -1,0 +1,74 @@
+import type { Worker } from 'bullmq';
+import type { DataSource } from 'typeorm';
+import { QUEUES, type WebhookJobCatalog } from '@gmg/contracts';
+import { WebhookRepository } from '@gmg/db';
+import type { Logger } from '@gmg/logger';
+import {
+  WEBHOOK_JOB_NAMES, createTypedWorker, createWebhookQueue, enqueueWebhook, type JobHandlers, type Redis, type WebhookQueue,
+} from '@gmg/queue';
+import { createWebhookSender } from '@gmg/upstream';
+import { WebhookDeliveryHandler } from './webhook-delivery.handler';
+
+export interface WebhookWorkerOptions {
+  concurrency: number;
+  /** Local mode: loopback and private callback addresses may be called (WEBHOOK_ALLOW_INSECURE). */
+  allowInsecure: boolean;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  /** Attempts in all, and the first retry delay (doubling). */
+  attempts: number;
+  backoffMs: number;
+  /** No attempt later than this after the task ended. */
+  maxAgeMs: number;
+}
+
+export interface WebhookWorker {
+  worker: Worker;
+  queue: WebhookQueue;
+  close(force?: boolean): Promise<void>;
+}
+
+/** The `webhook` queue's consumer (runs in the billing process: docs/webhooks.md says why). */
+export function startWebhookWorker(
+  deps: { ds: DataSource; redis: Redis; prefix: string; logger: Logger },
+  opts: WebhookWorkerOptions,
+): WebhookWorker {
+  const queue = createWebhookQueue(deps.redis, deps.prefix, { attempts: opts.attempts, backoffMs: opts.backoffMs });
+  const handler = new WebhookDeliveryHandler({
+    repo: new WebhookRepository(deps.ds),
+    send: createWebhookSender({ allowPrivate: opts.allowInsecure, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes }),
+    logger: deps.logger,
+    maxAgeMs: opts.maxAgeMs,
+  });
+  const handlers: JobHandlers<WebhookJobCatalog> = {
+    deliver: (job) => handler.deliver(job.data, { attempt: job.attemptsMade + 1, deliveryId: `whd_${job.id}` }),
+  };
+  const worker = createTypedWorker<WebhookJobCatalog>(QUEUES.webhook, handlers, WEBHOOK_JOB_NAMES, {
+    connection: deps.redis, prefix: deps.prefix, concurrency: opts.concurrency,
+  });
+  worker.on('error', (err) => deps.logger.error({ err: err.message }, 'webhook worker error'));
+  return {
+    worker, queue,
+    async close(force = false) {
+      await worker.close(force);
+      await queue.close();
+    },
+  };
+}
+
+/**
+ * Where settlement announces a terminal task: a task with a callback_url gets its delivery job (jobId per task and
+ * state, so a repeated settlement adds nothing). Called after the settlement committed, on every outcome — also
+ * `duplicate` — so a crash between the commit and this enqueue is repaired by the settle job's retry.
+ */
+export class WebhookNotifier {
+  constructor(private readonly repo: Pick<WebhookRepository, 'target'>, private readonly queue: WebhookQueue) {}
+
+  async taskSettled(taskId: string): Promise<void> {
+    const target = await this.repo.target(taskId);
+    if (!target) return;
+    const status = target.task.status;
+    if (status !== 'completed' && status !== 'failed') return;
+    await enqueueWebhook(this.queue, { taskId, event: status });
+  }
+}

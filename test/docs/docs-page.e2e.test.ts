@@ -1,0 +1,62 @@
+/**
+ * /docs renders in a real browser (Debian's Chromium driven by playwright-core) from the edge alone: the page, its
+ * Swagger UI assets and /openapi.json all come from the app under test, and every other request is refused, so the
+ * page provably works offline. Set DOCS_SCREENSHOT=<file.png> to keep a screenshot.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { startEdgeHarness, type EdgeHarness } from '../../services/api-edge/src/test-support/edge-harness';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+
+let h: EdgeHarness;
+let profile: string;
+let browser: BrowserContext;
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
+  h = await startEdgeHarness();
+  profile = mkdtempSync(join(tmpdir(), 'gmg-docs-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 1600 } });
+});
+afterAll(async () => {
+  await browser?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  await h?.close();
+});
+
+it('renders the API reference at /docs offline: title, the operations, and the model request bodies', async () => {
+  const page = await browser.newPage();
+  const foreign: string[] = [];
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(h.baseUrl)) return route.continue();
+    foreign.push(url);
+    return route.abort();
+  });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+
+  const res = await page.goto(`${h.baseUrl}/docs`, { waitUntil: 'load', timeout: 30_000 });
+  expect(res?.status()).toBe(200);
+  await page.locator('.information-container .title').filter({ hasText: 'Generative media gateway API' }).waitFor({ timeout: 30_000 });
+  await page.locator('.opblock-summary-path', { hasText: '/v1/images/generations' }).first().waitFor({ timeout: 10_000 });
+  // the schema list: every model's request body from the registry, and the art actions (titles rendered capitalized)
+  const schemas = page.locator('section.models');
+  await schemas.getByText(/^lumen-2-pro request body$/i).waitFor({ timeout: 10_000 });
+  await schemas.getByText(/^pixel-v6 request body$/i).waitFor({ timeout: 10_000 });
+  await schemas.getByText(/^artgen upscale request body$/i).waitFor({ timeout: 10_000 });
+
+  // open the image submission and see a model's example body
+  await page.locator('.opblock-summary-path', { hasText: '/v1/images/generations' }).first().click();
+  await page.locator('.opblock-body', { hasText: 'lumen-2-pro' }).first().waitFor({ timeout: 10_000 });
+
+  if (process.env.DOCS_SCREENSHOT) await page.screenshot({ path: process.env.DOCS_SCREENSHOT, fullPage: false });
+  expect(errors).toEqual([]);
+  expect(foreign).toEqual([]);
+});
