@@ -31,9 +31,9 @@ export const ENTITIES = [
 export const MIGRATIONS = [
   InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, Artgen1764028800000,
   AvatarAssets1764115200000, MessagesLease1764201600000, TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
+  TaskRequestSummary1764547200000,
   TaskOrigin1764720000000,
   Webhooks1764979200000,
-  TaskRequestSummary1764547200000,
 ];
 
 export interface DbConfig {
