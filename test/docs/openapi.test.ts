@@ -90,6 +90,7 @@ function submitDeps(): SubmitTaskDeps {
     assets: { usable: async () => new Map() },
     prices: { get: async () => PRICES },
     views: { write: async () => undefined },
+    media: { storage: noStorage, publicBaseUrl: PUBLIC_BASE_URL, limits: { maxBytes: 10 * 1024 * 1024, ttlSeconds: 3600, minSide: 16, maxSide: 16384 } },
     queue: { enqueueTask: async () => undefined },
     logger: silent,
     publicBaseUrl: PUBLIC_BASE_URL,

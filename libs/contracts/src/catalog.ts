@@ -9,8 +9,10 @@ export interface ModelParameters {
   schema_version: string;
   source: string;
   input_schema: JsonSchema;
+  /** The largest request body accepted, bytes as sent (413 above it). Additive. */
+  max_body_bytes: number;
   /** A model served on several paths (the art suite): each action's path and request schema. Optional, additive. */
-  actions?: Record<string, { method: 'POST'; endpoint: string; input_schema: JsonSchema }>;
+  actions?: Record<string, { method: 'POST'; endpoint: string; input_schema: JsonSchema; max_body_bytes: number }>;
 }
 
 /** One item of `GET /v1/models` (spec 2.4). */
@@ -55,7 +57,10 @@ function parametersOf(m: ModelDefinition): ModelParameters | undefined {
   if (m.actionContracts) return actionParametersOf(m.actionContracts);
   const c = m.contract;
   if (!c || (m.category !== 'image' && m.category !== 'video')) return undefined;
-  return { operation: c.operation, method: c.method, endpoint: c.endpoint, schema_version: c.schemaVersion, source: c.source, input_schema: c.inputSchema };
+  return {
+    operation: c.operation, method: c.method, endpoint: c.endpoint, schema_version: c.schemaVersion, source: c.source, input_schema: c.inputSchema,
+    max_body_bytes: c.maxBodyBytes,
+  };
 }
 
 /** The art suite: the bare path (imagine) as the main schema, every action under `actions`. */
@@ -63,9 +68,12 @@ function actionParametersOf(contracts: Readonly<Record<string, ModelContract>>):
   const main = contracts.imagine ?? Object.values(contracts)[0];
   if (!main) return undefined;
   const actions = Object.fromEntries(
-    Object.entries(contracts).map(([name, c]) => [name, { method: c.method, endpoint: c.endpoint, input_schema: c.inputSchema }]),
+    Object.entries(contracts).map(([name, c]) => [name, { method: c.method, endpoint: c.endpoint, input_schema: c.inputSchema, max_body_bytes: c.maxBodyBytes }]),
   );
-  return { operation: main.operation, method: main.method, endpoint: main.endpoint, schema_version: main.schemaVersion, source: main.source, input_schema: main.inputSchema, actions };
+  return {
+    operation: main.operation, method: main.method, endpoint: main.endpoint, schema_version: main.schemaVersion, source: main.source,
+    input_schema: main.inputSchema, max_body_bytes: main.maxBodyBytes, actions,
+  };
 }
 
 function itemOf(name: string, m: ModelDefinition | undefined, expand: 'category' | 'parameters' | undefined): ModelListItem {

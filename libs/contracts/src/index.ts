@@ -16,3 +16,5 @@ export * from './models/artgen-parent';
 export * from './models/artgen-flags';
 export * from './artgen-native';
 export * from './webhook';
+export { maxBodyBytesOfPath } from './models/route-body-caps';
+export { BODY_CAPS } from './models/common-fields';

@@ -19,6 +19,7 @@ import { AvatarAssets1764115200000 } from './migrations/1764115200000-avatar-ass
 import { MessagesLease1764201600000 } from './migrations/1764201600000-messages-lease';
 import { TaskIdempotencyFingerprint1764288000000 } from './migrations/1764288000000-task-idempotency-fingerprint';
 import { TopupIdempotency1764374400000 } from './migrations/1764374400000-topup-idempotency';
+import { TaskRequestSummary1764547200000 } from './migrations/1764547200000-task-request-summary';
 import { DefaultGroupLimits1764633600000 } from './migrations/1764633600000-default-group-limits';
 import { TaskOrigin1764720000000 } from './migrations/1764720000000-task-origin';
 import { Webhooks1764979200000 } from './migrations/1764979200000-webhooks';
@@ -31,6 +32,7 @@ export const ENTITIES = [
 export const MIGRATIONS = [
   InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, Artgen1764028800000,
   AvatarAssets1764115200000, MessagesLease1764201600000, TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
+  TaskRequestSummary1764547200000,
   DefaultGroupLimits1764633600000,
   TaskOrigin1764720000000,
   Webhooks1764979200000,

@@ -5,7 +5,7 @@ import { toUnifiedTask } from './unified-task';
 const at = new Date('2025-11-22T00:00:00Z');
 const row = (over: Partial<TaskRecord> = {}): TaskRecord => ({
   id: 'task_a1', accountId: 'acc', apiKeyId: 'key', model: 'artgen', requestedModel: 'artgen', pool: 'artgen', status: 'pending', progress: 0,
-  request: { model: 'artgen', requestedModel: 'artgen', pool: 'artgen', upstreamBody: { prompt: 'a fox --ar 3:2' }, derived: { action: 'imagine', version: 'v7' }, billing: [], expected: { kind: 'images', count: 4 } },
+  request: { model: 'artgen', requestedModel: 'artgen', pool: 'artgen', upstreamBody: { prompt: 'a fox --ar 3:2' }, derived: { action: 'imagine', version: 'v7' }, expected: { kind: 'images', count: 4 } },
   price: 40_000n, priceSnapshot: {}, channelId: null, upstreamTaskId: null, result: null, error: null,
   createdAt: at, startedAt: null, completedAt: null, deadlineAt: at, updatedAt: at, native: null, ...over,
 });

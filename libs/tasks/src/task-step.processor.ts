@@ -120,8 +120,11 @@ export class TaskStepProcessor {
       this.d.logger.error({ taskId: task.id, channel: ch.name, protocol: ch.protocol }, 'channel protocol has no adapter; skipping channel');
       return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, excludedChannels: [...excluded, ch.id] } };
     }
+    // The whole request (up to the contract's body cap) is read here only, once per submit attempt.
+    const request = await this.d.tasks.getRequest(task.id);
+    if (!request) return DONE;
     try {
-      const { upstreamTaskId } = await adapter.submit(targetOf(ch), task.request, { taskId: task.id });
+      const { upstreamTaskId } = await adapter.submit(targetOf(ch), request, { taskId: task.id });
       this.d.breaker.recordSuccess(ch.id);
       const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
       if (!rec) {

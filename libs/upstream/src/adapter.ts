@@ -37,13 +37,16 @@ export interface SubmitContext {
 export interface UpstreamAdapter {
   readonly protocol: string;
   submit(ch: ChannelTarget, req: NormalizedRequest, ctx: SubmitContext): Promise<{ upstreamTaskId: string }>;
-  /** `req` (optional, additive): the task's request, for protocols that poll different paths per kind of task. */
-  poll(ch: ChannelTarget, upstreamTaskId: string, req?: NormalizedRequest): Promise<UpstreamPoll>;
+  /**
+   * `req` (optional, additive): what the task is (its pool), for protocols that poll different paths per kind of
+   * task. Never the request body: a poll does not read it.
+   */
+  poll(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool'>): Promise<UpstreamPoll>;
   /**
    * Optional (protocols that can stop a task): tell the upstream the task was cancelled here. Best effort: the
    * task is already failed and refunded on our side whatever this answers; a 409 (already ended) is not an error.
    */
-  cancel?(ch: ChannelTarget, upstreamTaskId: string, req?: NormalizedRequest): Promise<void>;
+  cancel?(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool'>): Promise<void>;
 }
 
 export interface AdapterRegistry {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
+import { maxBodyBytesOfPath } from '@gmg/contracts';
 import {
   ApiKeyRepository, AssetGroupRepository, AssetRepository, ChannelRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository,
   TaskRepository, newTaskId, pingDatabase,
@@ -34,7 +35,7 @@ import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
 import { artgenRouter, describeWaitOf } from './artgen/artgen.routes';
 import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
-import { DEFAULT_SIDE_LIMITS } from './uploads/upload-image.use-case';
+import { DEFAULT_SIDE_LIMITS, type UploadImageDeps } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
 import { QUEUE_DASHBOARD_PATH, createQueueDashboard } from './admin/queue-dashboard';
@@ -102,14 +103,18 @@ interface AppParts {
   /** `json` plus the callback_url check: the body parsers of every task submission. */
   submitBody: RequestHandler[];
   submitGuards: RequestHandler[];
+  /** The upload pipeline on that store: uploads, and large inline media of submissions (stored once, referenced by URL). */
+  uploadPipeline: UploadImageDeps;
 }
 
 export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
-  const json = jsonBody(config.maxBodyBytes);
+  // each submit route's cap comes from the contracts it serves (MAX_BODY_BYTES stays the ceiling)
+  const json = jsonBody(config.maxBodyBytes, maxBodyBytesOfPath);
   // Submission bodies: JSON, then `callback_url` taken out and checked (docs/webhooks.md).
   const submitBody = [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure })];
+  const uploads = deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir);
   const authThrottle = new FailedAuthThrottle({
     redis, prefix: config.queuePrefix, logger,
     limit: config.failedAuthLimit, windowSeconds: config.failedAuthWindowSeconds, blockSeconds: config.failedAuthBlockSeconds,
@@ -121,13 +126,19 @@ export function createApp(deps: AppDeps): App {
     keys,
     authThrottle,
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
-    uploads: deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir),
+    uploads,
     mediaHosts: createMediaHostCheck(
       new PublicHostResolver({ servers: config.mediaDnsServers, timeoutMs: config.mediaDnsTimeoutMs, cacheTtlMs: config.mediaDnsCacheTtlMs }),
       logger,
     ),
     auth: authMiddleware(keys, authThrottle),
     json,
+    uploadPipeline: {
+      storage: uploads,
+      publicBaseUrl: config.publicBaseUrl,
+      limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
+      now: deps.now,
+    },
     submitBody,
     // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
     // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
@@ -218,29 +229,27 @@ function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void
  * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
  * capability); the POST authenticates itself with the same middleware.
  */
-function mountUploads(app: App, { deps, auth, uploads }: AppParts): void {
+function mountUploads(app: App, { deps, auth, uploadPipeline }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
     createUploadsRouter({
-      storage: uploads,
-      publicBaseUrl: config.publicBaseUrl,
-      limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
+      ...uploadPipeline,
       authenticate: auth,
       guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
       logger,
-      now: deps.now,
     }),
   );
 }
 
 /** The dependencies every task-submitting router shares. */
-function submitDeps({ deps, tasks, prices, views, mediaHosts, uploads }: AppParts) {
+function submitDeps({ deps, tasks, prices, views, mediaHosts, uploads, uploadPipeline }: AppParts) {
   return {
     tasks,
     prices,
     views,
     mediaHosts,
     uploadSizes: uploadSizeLookup(uploads, deps.config.publicBaseUrl),
+    media: uploadPipeline,
     queue: deps.producers,
     logger: deps.logger,
     publicBaseUrl: deps.config.publicBaseUrl,

@@ -26,6 +26,8 @@ function stub(id: string, endpoint: string, ack: 'A' | 'B', expected: (b: Record
       estimatedSeconds: 60,
       inputSchema: {},
       serverRules: [],
+      maxBodyBytes: 1024 * 1024,
+      inlineMedia: () => [],
       validate(body, requestedModel) {
         const b = body as Record<string, unknown>;
         if (typeof b.prompt !== 'string') {

@@ -1,4 +1,4 @@
-import type { ArrayField, MediaKind, StringField } from './field-dsl';
+import type { ArrayField, BodySpec, FieldSpec, MediaKind, StringField } from './field-dsl';
 import type { BillingItem } from './types';
 
 /** `parameters.schema_version` of every contract in this release (later versions only add fields). */
@@ -25,10 +25,16 @@ export const modelField = (names: readonly string[]): StringField => ({
   description: names.length > 1 ? `one of ${names.join(', ')} (interchangeable)` : `must be ${names[0]}`,
 });
 
+/**
+ * The prompt cap of a model the spec gives none for: pixel-v6's 5000 code points, the middle of the caps the spec
+ * names (2000 clipq3, 5000 pixel-v6, 8000 spark-imagine-image-2.0).
+ */
+export const DEFAULT_PROMPT_MAX_LENGTH = 5000;
+
 export const promptField = (opts: { maxLength?: number; nonBlank?: boolean; description?: string } = {}): StringField => ({
   type: 'string',
   minLength: 1,
-  ...(opts.maxLength !== undefined ? { maxLength: opts.maxLength } : {}),
+  maxLength: opts.maxLength ?? DEFAULT_PROMPT_MAX_LENGTH,
   ...(opts.nonBlank ? { pattern: '\\S', patternLabel: 'non-empty after trimming (not only whitespace)' } : {}),
   description: opts.description ?? 'what to generate',
 });
@@ -117,3 +123,37 @@ export function videoResult(v: VideoNormalizeInput) {
 
 /** What every video contract shares: its operation, endpoint, schema version, pool and acknowledgement. */
 export const VIDEO_COMMON = { operation: 'video_generation' as const, endpoint: VIDEO_ENDPOINT, schemaVersion: SCHEMA_VERSION, pool: 'video' as const, ack: 'A' as const };
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/**
+ * Total request-body caps (bytes as sent), by how much inline media (Base64 / data URIs) a contract accepts. Every
+ * contract gets one (define-contract.ts); the edge refuses a larger body with 413 before parsing it, and the route's
+ * cap is the largest of the contracts it serves.
+ */
+export const BODY_CAPS = Object.freeze({
+  /** URLs only: text fields (a prompt of 8000 code points is at most 32 KiB in UTF-8) and pass-through fields. */
+  urlsOnly: 256 * KIB,
+  /** One inline image: 10 MiB (spec 4.7.4, the upload limit) is 13.4 MiB in Base64. */
+  oneInline: 16 * MIB,
+  /** Several inline images (lumen-2: 8, pict-image-2: 16): one budget for all of them together. */
+  manyInline: 24 * MIB,
+});
+
+/** How many inline media values a body may carry (Infinity for an unbounded list). */
+function inlineSlots(f: FieldSpec): number {
+  if (f.type === 'string') return f.media === 'url-or-base64' ? 1 : 0;
+  if (f.type === 'array') {
+    const each = inlineSlots(f.items);
+    return each === 0 ? 0 : each * (f.maxItems ?? Infinity);
+  }
+  if (f.type === 'object') return Object.values(f.properties).reduce((n, p) => n + inlineSlots(p), 0);
+  return 0;
+}
+
+/** The body cap a contract gets from its fields (see BODY_CAPS). */
+export function bodyCapOf(spec: BodySpec): number {
+  const slots = Object.values(spec.properties).reduce((n, f) => n + inlineSlots(f), 0);
+  return slots === 0 ? BODY_CAPS.urlsOnly : slots === 1 ? BODY_CAPS.oneInline : BODY_CAPS.manyInline;
+}

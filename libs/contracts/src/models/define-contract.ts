@@ -7,6 +7,7 @@ import type { BodySpec, FieldSpec, MediaKind } from './field-dsl';
 import { bodyToJoi, JOI_OPTIONS } from './dsl-to-joi';
 import { bodyToJsonSchema } from './dsl-to-json-schema';
 import { joiToViolation } from './violation';
+import { bodyCapOf } from './common-fields';
 
 export type Body = Record<string, unknown>;
 
@@ -55,6 +56,8 @@ export interface ContractDefinition {
   estimatedSeconds: number;
   body: BodySpec;
   serverRules?: readonly ServerRule[];
+  /** The total-body cap when the one its fields give (bodyCapOf) does not fit. */
+  maxBodyBytes?: number;
   /** Receives the validated body with defaults filled in (and the body as sent). */
   normalize(body: Body, ctx: RuleContext, raw: Body): NormalizeResult;
 }
@@ -189,6 +192,12 @@ export function defineContract(def: ContractDefinition): BuiltContract {
     estimatedSeconds: def.estimatedSeconds,
     inputSchema,
     serverRules: rules.map(({ id, description }) => ({ id, description })),
+    maxBodyBytes: def.maxBodyBytes ?? bodyCapOf(def.body),
+    inlineMedia: (body: Body) => {
+      const media: MediaValue[] = [];
+      collectMedia(def.body.properties, body, '', media);
+      return media.filter((m) => m.kind === 'url-or-base64' && !/^https?:\/\//i.test(m.value)).map(({ field, value }) => ({ field, value }));
+    },
     validate,
     bodySpec: def.body,
     joiSchema,

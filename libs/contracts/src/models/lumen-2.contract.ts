@@ -1,6 +1,6 @@
 import { defineContract, type BuiltContract, type ServerRule } from './define-contract';
 import type { FieldSpec } from './field-dsl';
-import { IMAGE_ENDPOINT, SCHEMA_VERSION, imageItem, mediaArray, modelField, POLL } from './common-fields';
+import { IMAGE_ENDPOINT, SCHEMA_VERSION, imageItem, mediaArray, modelField, promptField, POLL } from './common-fields';
 import {
   LUMEN_RATIOS,
   LUMEN_ALIAS_NAMES,
@@ -26,7 +26,7 @@ function fields(model: LumenModel): Record<string, FieldSpec> {
   });
   return {
     model: modelField([model]),
-    prompt: { type: 'string', minLength: 1, description: 'description or edit instruction' },
+    prompt: promptField({ description: 'description or edit instruction' }),
     resolution: {
       type: 'string',
       enum: [...LUMEN_TIERS, ...ALIASES],

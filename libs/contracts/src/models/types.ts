@@ -119,6 +119,16 @@ export interface ModelContract {
    */
   serverRules: ReadonlyArray<{ id: string; description: string }>;
   /**
+   * The largest request body accepted, in bytes as sent (413 above it), sized to the inline media the contract
+   * accepts (BODY_CAPS). Published as `parameters.max_body_bytes`.
+   */
+  maxBodyBytes: number;
+  /**
+   * The inline media (Base64 / data URIs) of a validated body's media fields, with their dotted paths (`image_urls.2`):
+   * the edge stores each once in the upload store and sends its URL instead. Empty when every media value is a URL.
+   */
+  inlineMedia(body: Record<string, unknown>): Array<{ field: string; value: string }>;
+  /**
    * Joi-backed validation plus server-side rules plus normalization. Pure.
    * `opts` is optional (added later): trusted URL prefixes, e.g. the gateway's own upload links.
    */

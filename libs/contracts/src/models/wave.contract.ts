@@ -1,5 +1,5 @@
 import { defineContract, type Body, type BuiltContract } from './define-contract';
-import { arr, mediaArray, mediaString, modelField, promptField, videoResult, POLL, VIDEO_COMMON } from './common-fields';
+import { DEFAULT_PROMPT_MAX_LENGTH, arr, mediaArray, mediaString, modelField, promptField, videoResult, POLL, VIDEO_COMMON } from './common-fields';
 import { referenceSize } from './lumen-2.dimensions';
 
 export type WaveAudio = 'generated' | 'provided' | 'silent';
@@ -22,7 +22,7 @@ export function waveI2vContract(): BuiltContract {
       properties: {
         model: modelField([model]),
         image_urls: mediaArray('url-or-base64', { minItems: 1, maxItems: 1, description: 'exactly one first-frame image: URL or Base64 data URI (JPEG, PNG, BMP, WEBP; 240..8000 px; <= 10 MB)' }),
-        prompt: { type: 'string', description: 'optional, recommended' },
+        prompt: { type: 'string', maxLength: DEFAULT_PROMPT_MAX_LENGTH, description: 'optional, recommended' },
         negative_prompt: { type: 'string', maxLength: 500 },
         resolution: { type: 'string', enum: ['720p', '1080p'], default: '1080p', description: 'the ratio comes from the input image' },
         duration: { type: 'integer', minimum: 2, maximum: 15, default: 5 },

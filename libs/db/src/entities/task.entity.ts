@@ -16,6 +16,12 @@ export class TaskEntity {
   @Column({ type: 'integer', default: 0 }) progress!: number;
   /** The NormalizedRequest (upstream body, derived facts, billing items, expected output). */
   @Column({ type: 'jsonb' }) request!: Record<string, unknown>;
+  /**
+   * The request without its upstream body and billing lines: what every read but the submit step needs. A column
+   * GENERATED ALWAYS by Postgres (migration 1764547200000); not declared as generated here, so TypeORM keeps no
+   * metadata table of its own for it. Never written by the application.
+   */
+  @Column({ type: 'jsonb', insert: false, update: false }) summary!: Record<string, unknown>;
   /** Price held at submit, minor units: the snapshot the task is settled with. */
   @Column({ type: 'bigint' }) price!: string;
   /** Quote lines and ratio at submit. */

@@ -21,19 +21,22 @@ const toAccount = (r: Row): AccountRecord => ({
   createdAt: new Date(r.created_at as string),
 });
 
+/** The columns toAccount reads (never `*`): a column added to it is added here. */
+const COLUMNS = 'id, name, group_name, available, held, spent, created_at';
+
 export class AccountRepository {
   constructor(private readonly ds: DataSource) {}
 
   async create(input: { name: string; groupName?: string; id?: string }): Promise<AccountRecord> {
     const rows: Row[] = await this.ds.query(
-      `INSERT INTO accounts (id, name, group_name) VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3) RETURNING *`,
+      `INSERT INTO accounts (id, name, group_name) VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3) RETURNING ${COLUMNS}`,
       [input.id ?? null, input.name, input.groupName ?? 'default'],
     );
     return toAccount(rows[0]);
   }
 
   async get(id: string): Promise<AccountRecord | null> {
-    const rows: Row[] = await this.ds.query(`SELECT * FROM accounts WHERE id = $1`, [id]);
+    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM accounts WHERE id = $1`, [id]);
     return rows[0] ? toAccount(rows[0]) : null;
   }
 
@@ -42,7 +45,7 @@ export class AccountRepository {
     if (amount <= 0n) throw new RangeError('topup amount must be positive');
     return this.ds.transaction(async (m: EntityManager) => {
       const list = rowsOf(await m.query(
-        `UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING *`,
+        `UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
         [id, amount.toString()],
       ));
       if (!list[0]) return null;
@@ -80,11 +83,11 @@ export class AccountRepository {
           [id, idempotencyKey],
         ));
         if (BigInt(first.amount as string) !== amount) return 'mismatch';
-        const [current] = rowsOf(await m.query(`SELECT * FROM accounts WHERE id = $1`, [id]));
+        const [current] = rowsOf(await m.query(`SELECT ${COLUMNS} FROM accounts WHERE id = $1`, [id]));
         return { account: toAccount(current), replayed: true };
       }
       const [updated] = rowsOf(await m.query(
-        `UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING *`,
+        `UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
         [id, amount.toString()],
       ));
       return { account: toAccount(updated), replayed: false };

@@ -44,6 +44,9 @@ const toKey = (r: Row): ApiKeyRecord => ({
   revokedAt: r.revoked_at ? new Date(r.revoked_at as string) : null,
 });
 
+/** The columns toApiKey reads (never `*`: the key hash stays in the database); a column added to it is added here. */
+const COLUMNS = 'id, account_id, name, prefix, models, group_name, rps_limit, inflight_limit, status, created_at, revoked_at';
+
 export class ApiKeyRepository {
   constructor(private readonly ds: DataSource) {}
 
@@ -60,7 +63,7 @@ export class ApiKeyRepository {
     const secret = input.secret ?? newApiKeySecret();
     const rows: Row[] = await this.ds.query(
       `INSERT INTO api_keys (account_id, name, key_hash, prefix, models, group_name, rps_limit, inflight_limit)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING *`,
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING ${COLUMNS}`,
       [input.accountId, input.name ?? '', hashApiKey(secret), keyPrefix(secret), input.models ?? null,
         input.groupName ?? null, input.rpsLimit ?? null, input.inflightLimit ?? null],
     );
@@ -93,12 +96,12 @@ export class ApiKeyRepository {
   }
 
   async get(id: string): Promise<ApiKeyRecord | null> {
-    const rows: Row[] = await this.ds.query(`SELECT * FROM api_keys WHERE id = $1`, [id]);
+    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1`, [id]);
     return rows[0] ? toKey(rows[0]) : null;
   }
 
   async listForAccount(accountId: string): Promise<ApiKeyRecord[]> {
-    const rows: Row[] = await this.ds.query(`SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at`, [accountId]);
+    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at`, [accountId]);
     return rows.map(toKey);
   }
 

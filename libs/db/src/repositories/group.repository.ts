@@ -17,15 +17,18 @@ const toGroup = (r: Row): GroupRecord => ({
   inflightLimit: (r.inflight_limit as number | null) ?? null,
 });
 
+/** The columns toGroup reads (never `*`); a column added to it is added here. */
+const COLUMNS = 'name, price_ratio, models, rps_limit, inflight_limit';
+
 export class GroupRepository {
   constructor(private readonly ds: DataSource) {}
 
   async list(): Promise<GroupRecord[]> {
-    return ((await this.ds.query(`SELECT * FROM groups ORDER BY name`)) as Row[]).map(toGroup);
+    return ((await this.ds.query(`SELECT ${COLUMNS} FROM groups ORDER BY name`)) as Row[]).map(toGroup);
   }
 
   async get(name: string): Promise<GroupRecord | null> {
-    const rows: Row[] = await this.ds.query(`SELECT * FROM groups WHERE name = $1`, [name]);
+    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM groups WHERE name = $1`, [name]);
     return rows[0] ? toGroup(rows[0]) : null;
   }
 
@@ -34,7 +37,7 @@ export class GroupRepository {
       `INSERT INTO groups (name, price_ratio, models, rps_limit, inflight_limit) VALUES ($1,$2,$3,$4,$5)
        ON CONFLICT (name) DO UPDATE SET price_ratio = EXCLUDED.price_ratio, models = EXCLUDED.models,
          rps_limit = EXCLUDED.rps_limit, inflight_limit = EXCLUDED.inflight_limit
-       RETURNING *`,
+       RETURNING ${COLUMNS}`,
       [g.name, g.priceRatio, g.models, g.rpsLimit, g.inflightLimit],
     );
     return toGroup(rows[0]);

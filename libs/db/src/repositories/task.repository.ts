@@ -3,7 +3,14 @@ import type { DataSource } from 'typeorm';
 import { type NormalizedRequest, type Pool, type TaskError, type TaskResult, type TaskStatus } from '@gmg/contracts';
 import { DomainError } from '@gmg/errors';
 
-/** A task as plain data (money as bigint). */
+/**
+ * What every read but the submit step gets of the request: the NormalizedRequest without its upstream body (media,
+ * long fields) and billing lines, from the generated column `tasks.summary`; an art task keeps `upstreamBody.prompt`
+ * (its native view shows it). The whole request is read by `getRequest` alone.
+ */
+export type TaskRequestSummary = Omit<NormalizedRequest, 'upstreamBody' | 'billing'> & { upstreamBody: { prompt?: unknown } };
+
+/** A task as plain data (money as bigint); `request` is its summary, never the stored body. */
 export interface TaskRecord {
   id: string;
   accountId: string;
@@ -13,7 +20,7 @@ export interface TaskRecord {
   pool: Pool;
   status: TaskStatus;
   progress: number;
-  request: NormalizedRequest;
+  request: TaskRequestSummary;
   price: bigint;
   priceSnapshot: Record<string, unknown>;
   channelId: string | null;
@@ -48,8 +55,9 @@ export interface TaskRecord {
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
 export type NewTask = Pick<
   TaskRecord,
-  'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'pool' | 'request' | 'price' | 'priceSnapshot' | 'deadlineAt'
+  'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'pool' | 'price' | 'priceSnapshot' | 'deadlineAt'
 > & {
+  request: NormalizedRequest;
   /** The client's Idempotency-Key: a second task under the same key and API key is refused by the database. */
   idempotencyKey?: string;
   /** What the request under that key was (a hash): a retry with another body is told apart from a replay. */
@@ -90,7 +98,7 @@ export function toTaskRecord(r: Row): TaskRecord {
     pool: r.pool as Pool,
     status: r.status as TaskStatus,
     progress: Number(r.progress),
-    request: r.request as NormalizedRequest,
+    request: r.summary as TaskRequestSummary,
     price: BigInt(r.price as string),
     priceSnapshot: r.price_snapshot as Record<string, unknown>,
     channelId: (r.channel_id as string | null) ?? null,
@@ -111,6 +119,14 @@ export function toTaskRecord(r: Row): TaskRecord {
 }
 
 const OPEN = `status IN ('pending','processing')`;
+
+/**
+ * The columns of a TaskRecord: every read and RETURNING names them (never `*`), so no poll, step, sweep or settlement
+ * reads `request` — a body of up to the contract's cap — or sends it back over the wire.
+ */
+export const TASK_COLUMNS = `id, account_id, api_key_id, model, requested_model, pool, status, progress, summary, price,
+  price_snapshot, channel_id, upstream_task_id, result, error, created_at, started_at, completed_at, deadline_at, updated_at,
+  settled_at, capture_amount, native, request_id, trace_id`;
 
 /**
  * Task lifecycle writes. Every transition is one conditional UPDATE: a terminal task never changes again,
@@ -136,13 +152,13 @@ export class TaskRepository {
                             price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
                             callback_url)
          SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16 FROM hold
-         RETURNING *
+         RETURNING ${TASK_COLUMNS}
        ), ledger AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
          SELECT $2, $1, 'hold', $8, $11 FROM hold
          RETURNING id
        )
-       SELECT task.* FROM task, ledger`,
+       SELECT task.* FROM task, ledger`, // task.*: the RETURNING list above
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
         t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
         t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null],
@@ -163,15 +179,22 @@ export class TaskRepository {
    * (`sameRequest` compares the request fingerprints). Null when the key made nothing (or was unbound).
    */
   async duplicateOf(apiKeyId: string, idempotencyKey: string, fingerprint?: string): Promise<DuplicateSubmissionError | null> {
-    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, idempotencyKey]);
+    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS}, idempotency_fingerprint FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, idempotencyKey]);
     if (!rows[0]) return null;
     const fp = rows[0].idempotency_fingerprint as string | null;
     return new DuplicateSubmissionError(toTaskRecord(rows[0]), !fp || !fingerprint || fp === fingerprint);
   }
 
+  /** The task without its request body (a poll, a view rebuild, a step's state): see TaskRequestSummary. */
   async get(id: string): Promise<TaskRecord | null> {
-    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE id = $1`, [id]);
+    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1`, [id]);
     return rows[0] ? toTaskRecord(rows[0]) : null;
+  }
+
+  /** The whole stored request: only the step that submits upstream reads it. */
+  async getRequest(id: string): Promise<NormalizedRequest | null> {
+    const rows: Row[] = await this.ds.query(`SELECT request FROM tasks WHERE id = $1`, [id]);
+    return rows[0] ? (rows[0].request as NormalizedRequest) : null;
   }
 
   /** Unbinds Idempotency-Keys older than the retention, so a key may be reused after it (as the docs promise). */
@@ -189,7 +212,7 @@ export class TaskRepository {
     return this.one(
       `UPDATE tasks SET status = 'processing', channel_id = $2, upstream_task_id = $3,
               started_at = COALESCE(started_at, now()), updated_at = now()
-       WHERE id = $1 AND ${OPEN} RETURNING *`,
+       WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, channelId, upstreamTaskId],
     );
   }
@@ -199,7 +222,7 @@ export class TaskRepository {
     const p = Math.max(0, Math.min(99, Math.floor(progress)));
     return this.one(
       `UPDATE tasks SET progress = $2, status = 'processing', updated_at = now()
-       WHERE id = $1 AND ${OPEN} AND progress < $2 RETURNING *`,
+       WHERE id = $1 AND ${OPEN} AND progress < $2 RETURNING ${TASK_COLUMNS}`,
       [id, p],
     );
   }
@@ -210,7 +233,7 @@ export class TaskRepository {
    */
   async updateNative(id: string, native: Record<string, unknown>): Promise<TaskRecord | null> {
     return this.one(
-      `UPDATE tasks SET native = $2, updated_at = now() WHERE id = $1 AND ${OPEN} RETURNING *`,
+      `UPDATE tasks SET native = $2, updated_at = now() WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, JSON.stringify(native)],
     );
   }
@@ -224,7 +247,7 @@ export class TaskRepository {
     return this.one(
       `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now(),
               capture_amount = LEAST($3::bigint, price), native = COALESCE($4::jsonb, native)
-       WHERE id = $1 AND ${OPEN} RETURNING *`,
+       WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, JSON.stringify(result), opts.captureAmount === undefined ? null : opts.captureAmount.toString(), opts.native ? JSON.stringify(opts.native) : null],
     );
   }
@@ -234,7 +257,7 @@ export class TaskRepository {
     return this.one(
       `UPDATE tasks SET status = 'failed', error = $2, completed_at = now(), updated_at = now(),
               native = COALESCE($3::jsonb, native)
-       WHERE id = $1 AND ${OPEN} RETURNING *`,
+       WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, JSON.stringify(error), native ? JSON.stringify(native) : null],
     );
   }
@@ -247,7 +270,7 @@ export class TaskRepository {
   async cancel(id: string, accountId: string, error: TaskError): Promise<CancelOutcome> {
     const won = await this.one(
       `UPDATE tasks SET status = 'failed', error = $3, completed_at = now(), updated_at = now()
-       WHERE id = $1 AND account_id = $2 AND ${OPEN} RETURNING *`,
+       WHERE id = $1 AND account_id = $2 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [id, accountId, JSON.stringify(error)],
     );
     if (won) return { outcome: 'cancelled', task: won };
@@ -260,7 +283,7 @@ export class TaskRepository {
   /** Open tasks past their deadline (the timeout sweeper fails them). */
   async findOverdue(pool: Pool, limit = 500): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT * FROM tasks WHERE ${OPEN} AND deadline_at < now() AND pool = $1 ORDER BY deadline_at LIMIT $2`,
+      `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${OPEN} AND deadline_at < now() AND pool = $1 ORDER BY deadline_at LIMIT $2`,
       [pool, limit],
     );
     return rows.map(toTaskRecord);
@@ -273,7 +296,7 @@ export class TaskRepository {
    */
   async findOpen(pool: Pool, olderThanMs: number, limit = 500, afterId?: string): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT * FROM tasks WHERE ${OPEN} AND pool = $1 AND updated_at < now() - ($2 || ' milliseconds')::interval
+      `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${OPEN} AND pool = $1 AND updated_at < now() - ($2 || ' milliseconds')::interval
          AND ($4::text IS NULL OR id > $4::text)
        ORDER BY id LIMIT $3`,
       [pool, String(olderThanMs), limit, afterId ?? null],
@@ -288,7 +311,7 @@ export class TaskRepository {
    */
   async findUnsettled(olderThanMs: number, limit = 500): Promise<TaskRecord[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT * FROM tasks
+      `SELECT ${TASK_COLUMNS} FROM tasks
        WHERE settled_at IS NULL AND status IN ('completed','failed')
          AND completed_at < now() - ($1 || ' milliseconds')::interval
        ORDER BY completed_at LIMIT $2`,
@@ -301,7 +324,7 @@ export class TaskRepository {
   async findByOrigin(by: { requestId?: string; traceId?: string }, limit = 20): Promise<TaskRecord[]> {
     const [column, value] = by.requestId ? ['request_id', by.requestId] : ['trace_id', by.traceId];
     if (!value) return [];
-    const rows: Row[] = await this.ds.query(`SELECT * FROM tasks WHERE ${column} = $1 ORDER BY created_at DESC LIMIT $2`, [value, limit]);
+    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE ${column} = $1 ORDER BY created_at DESC LIMIT $2`, [value, limit]);
     return rows.map(toTaskRecord);
   }
 

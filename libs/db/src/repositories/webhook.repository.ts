@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { rowsOf, type Row } from './sql';
-import { toTaskRecord, type TaskRecord } from './task.repository';
+import { TASK_COLUMNS, toTaskRecord, type TaskRecord } from './task.repository';
 
 /** A terminal task with a callback_url: what its webhook delivery needs. */
 export interface WebhookTarget {
@@ -60,7 +60,7 @@ export class WebhookRepository {
   /** The terminal task and its callback_url; null when the task has none, is missing, or is not terminal. */
   async target(taskId: string): Promise<WebhookTarget | null> {
     const rows: Row[] = await this.ds.query(
-      `SELECT * FROM tasks WHERE id = $1 AND callback_url IS NOT NULL AND status IN ('completed','failed')`,
+      `SELECT ${TASK_COLUMNS}, callback_url FROM tasks WHERE id = $1 AND callback_url IS NOT NULL AND status IN ('completed','failed')`,
       [taskId],
     );
     return rows[0] ? { task: toTaskRecord(rows[0]), callbackUrl: rows[0].callback_url as string } : null;

@@ -22,7 +22,11 @@ const IMG2 = 'https://cdn.example.com/b.png';
 const post = (key: string, path: string, body: unknown) => request(h.baseUrl).post(path).set('Authorization', `Bearer ${key}`).send(body as object);
 const get = (key: string, path: string) => request(h.baseUrl).get(path).set('Authorization', `Bearer ${key}`);
 const available = async (accountId: string) => (await new AccountRepository(h.db.dataSource).get(accountId))!.available;
-const row = async (id: string) => (await new TaskRepository(h.db.dataSource).get(id))!;
+/** The task with its whole stored request (a poll's read has only the summary). */
+const row = async (id: string) => {
+  const repo = new TaskRepository(h.db.dataSource);
+  return { ...(await repo.get(id))!, request: (await repo.getRequest(id))! };
+};
 const taskCount = async (accountId: string) =>
   Number((await h.db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [accountId]))[0].n);
 

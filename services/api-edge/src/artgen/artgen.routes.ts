@@ -6,6 +6,7 @@ import type { TaskRecord } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { artgenStatusOf, toArtgenNativeTask } from '@gmg/tasks';
 import { methodNotAllowed } from '../http/error-handler';
+import { bodyBytesOf } from '../http/json-body';
 import { principalOf } from '../http/principal';
 import { idempotencyOf } from '../middleware/idempotency';
 import { callbackUrlOf } from '../webhooks/callback-url';
@@ -50,6 +51,7 @@ export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler
     const principal = principalOf(res);
     const accepted = await submitArtgen(deps, {
       principal, action, body: req.body, idempotency: idempotencyOf(res), origin: originOf(req, res), callbackUrl: callbackUrlOf(res),
+      bodyBytes: bodyBytesOf(req),
     });
     res.json(accepted.action === 'describe' ? await describeAnswer(deps, accepted) : artgenAck(accepted));
   };

@@ -6,7 +6,8 @@ import type { AuthPrincipal, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import { artgenJobHash, artgenParentFacts } from '@gmg/tasks';
 import { pinToSourceTask } from '../use-cases/pin-to-source';
-import { acceptTask, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
+import { acceptTask, checkBodyCap, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
+import { externaliseInlineMedia } from '../uploads/inline-media';
 
 export const ARTGEN_MODEL = 'artgen';
 
@@ -20,6 +21,8 @@ export interface ArtgenSubmitInput {
   origin?: TaskOrigin;
   /** The checked `callback_url` (docs/webhooks.md). */
   callbackUrl?: string;
+  /** Bytes of the body as sent: checked against the action's own cap. */
+  bodyBytes?: number;
 }
 
 export interface ArtgenAccepted {
@@ -47,7 +50,9 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
   const { action, fields, parent } =
     input.action === 'action' ? await fromCustomId(deps, principal, body) : { action: input.action, fields: body, parent: undefined };
 
-  const outcome = ARTGEN_CONTRACTS[action].validate(fields, ARTGEN_MODEL, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
+  const contract = ARTGEN_CONTRACTS[action];
+  checkBodyCap(contract, input.bodyBytes, `${ARTGEN_MODEL} ${action}`);
+  const outcome = contract.validate(fields, ARTGEN_MODEL, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
   if (!outcome.ok) throw violationError(outcome.violation);
   await deps.mediaHosts?.(outcome.mediaUrls ?? []);
   let request: NormalizedRequest = outcome.value;
@@ -57,6 +62,7 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     if (!checked.ok) throw violationError(checked.violation);
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
+  request = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
   const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
   return { taskId, action };
 }

@@ -1,16 +1,80 @@
-import express, { type RequestHandler } from 'express';
+import type { IncomingMessage } from 'node:http';
+import express, { type RequestHandler, type Response } from 'express';
 import { DomainError } from '@gmg/errors';
 
 const JSON_TYPES = ['application/json', '+json'];
 /** Fatal: invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The rule named in every 413 of a JSON route. */
+export const BODY_CAP_RULE = 'max_body_bytes';
+
+const MIB = 1024 * 1024;
+const formatBytes = (n: number): string => (n >= MIB ? `${(n / MIB).toFixed(n % MIB === 0 ? 0 : 1)} MiB` : `${Math.ceil(n / 1024)} KiB`);
+
+/** A 413 in the spec's shape naming the rule; `what` says which cap (the route's, or the model's). */
+export function bodyTooLarge(limitBytes: number, what: string): DomainError {
+  return new DomainError(
+    'payload_too_large',
+    `Request body is larger than ${limitBytes} bytes (${formatBytes(limitBytes)}), the limit of ${what} (rule ${BODY_CAP_RULE}); send large images as URLs (POST /v1/uploads/images gives one)`,
+    { field: '', rule: BODY_CAP_RULE, limit: limitBytes },
+  );
+}
+
+/** How many bytes the JSON body of a request had (set by the parser; undefined before parsing or without a body). */
+const bodyBytes = new WeakMap<IncomingMessage, number>();
+export const bodyBytesOf = (req: IncomingMessage): number | undefined => bodyBytes.get(req);
+
+/** How long an oversized body may keep flowing (discarded, never buffered) after its 413 has been sent. */
+const LINGER_MS = 1000;
+
 /**
- * Body handling of JSON routes: a body of another media type is 415; then the JSON parser (limit → 413,
- * invalid JSON → 400, both mapped in the error handler). A request without a body gets `{}`, so validation
- * reports the missing fields by name.
+ * After the 413 of an oversized body: Node reads the rest of the body and discards it (to keep the connection), so
+ * the client can read the answer while it is still sending — closing at once would reset the connection and could
+ * lose the answer. Past LINGER_MS the connection is closed, so a client that keeps sending costs nothing more.
  */
-export function jsonBody(limitBytes: number): RequestHandler[] {
+const lingerThenClose = (req: IncomingMessage, res: Response): void => {
+  res.once('finish', () => {
+    if (req.complete) return;
+    const socket = req.socket;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
+};
+
+/**
+ * Body handling of JSON routes: a body of another media type is 415; a body above the route's cap is 413 — from
+ * its Content-Length before a byte of it is read, or as soon as a chunked body crosses the cap (the parser stops
+ * there); then the JSON parser (invalid JSON → 400). A request without a body gets `{}`, so validation reports
+ * the missing fields by name.
+ *
+ * `maxBytes`: the ceiling of every JSON route (MAX_BODY_BYTES). `capOf(path)`: the route's own cap (the largest
+ * body any model contract served there accepts), when smaller.
+ */
+export function jsonBody(maxBytes: number, capOf: (path: string) => number | undefined = () => undefined): RequestHandler[] {
+  const parsers = new Map<number, RequestHandler>();
+  const parserFor = (limit: number): RequestHandler => {
+    let p = parsers.get(limit);
+    if (!p) {
+      p = express.json({
+        limit, type: JSON_TYPES, strict: true,
+        verify: (req, _res, buf, encoding) => {
+          bodyBytes.set(req, buf.length);
+          if (!/^utf-?8$/i.test(encoding)) return;
+          try {
+            UTF8.decode(buf);
+          } catch {
+            throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
+          }
+        },
+      });
+      parsers.set(limit, p);
+    }
+    return p;
+  };
+  const limitOf = (path: string): number => Math.min(maxBytes, capOf(path) ?? maxBytes);
+
   const requireJson: RequestHandler = (req, _res, next) => {
     // req.is: null = no body, false = a body of another type. An empty body (Content-Length: 0) is no body,
     // whatever its Content-Type: validation then names the missing fields (400) instead of a 415.
@@ -19,17 +83,36 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
     }
     next();
   };
-  const parse = express.json({
-    limit: limitBytes, type: JSON_TYPES, strict: true,
-    verify: (_req, _res, buf, encoding) => {
-      if (!/^utf-?8$/i.test(encoding)) return;
-      try {
-        UTF8.decode(buf);
-      } catch {
-        throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
-      }
-    },
-  });
+  const parse: RequestHandler = (req, res, next) => {
+    if (req.body !== undefined) return next(); // parsed already (the idempotency guard parses before the route)
+    const limit = limitOf(req.path);
+    const tooLarge = () => {
+      lingerThenClose(req, res);
+      next(bodyTooLarge(limit, `POST ${req.path}`));
+    };
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) return tooLarge();
+    // The parser stops buffering at the limit but answers only once it has read (and dropped) the whole body; this
+    // count answers as soon as a body without a Content-Length crosses the limit, and the parser's late answer is dropped.
+    let settled = false;
+    let seen = 0;
+    const count = (chunk: Buffer): void => {
+      seen += chunk.length;
+      if (seen <= limit || settled) return;
+      settled = true;
+      req.off('data', count);
+      tooLarge();
+    };
+    parserFor(limit)(req, res, (err?: unknown) => {
+      req.off('data', count);
+      if (settled) return;
+      settled = true;
+      if ((err as { type?: string } | undefined)?.type === 'entity.too.large') return tooLarge();
+      next(err);
+    });
+    // attached after the parser's own listener, so no chunk can flow before the parser reads it
+    if (!settled) req.on('data', count);
+  };
   const defaultBody: RequestHandler = (req, _res, next) => {
     if (req.body === undefined) req.body = {};
     next();

@@ -1,5 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
+import { bodyBytesOf } from '../http/json-body';
 import { idempotencyOf } from '../middleware/idempotency';
 import { callbackUrlOf } from '../webhooks/callback-url';
 import { principalOf } from '../http/principal';
@@ -27,6 +28,7 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         idempotency: idempotencyOf(res),
         origin: originOf(req, res),
         callbackUrl: callbackUrlOf(res),
+        bodyBytes: bodyBytesOf(req),
       });
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
       res.status(result.httpStatus).json(result.body);

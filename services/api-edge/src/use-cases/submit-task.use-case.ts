@@ -13,6 +13,9 @@ import { EXTEND_FIELD, checkExtendSource } from './extend-source.check';
 import { pinToSourceTask } from './pin-to-source';
 import { parseResponseVersion } from './response-version';
 import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
+import { bodyTooLarge } from '../http/json-body';
+import { externaliseInlineMedia } from '../uploads/inline-media';
+import type { UploadImageDeps } from '../uploads/upload-image.use-case';
 
 export interface SubmitTaskDeps {
   tasks: { createWithHold(t: NewTask): Promise<TaskRecord>; get(id: string): Promise<TaskRecord | null> };
@@ -20,6 +23,8 @@ export interface SubmitTaskDeps {
   assets: AssetOwnershipDeps['assets'];
   prices: Pick<PriceTableCache, 'get'>;
   views: { write(t: TaskRecord): Promise<unknown> };
+  /** Where large inline media (Base64 / data URIs) is stored before the task row is written (docs/uploads.md). */
+  media: UploadImageDeps;
   queue: { enqueueTask(pool: Pool, taskId: string): Promise<void> };
   logger: Logger;
   publicBaseUrl: string;
@@ -49,6 +54,13 @@ export interface SubmitTaskInput {
   callbackUrl?: string;
   /** The edge request id and trace id, stored on the task for support lookups. */
   origin?: TaskOrigin;
+  /** Bytes of the body as sent (the JSON parser's count): checked against the model's own cap. */
+  bodyBytes?: number;
+}
+
+/** The model's own total-body cap (the route's cap, checked before reading, is the largest of its models'). */
+export function checkBodyCap(contract: Pick<ModelContract, 'maxBodyBytes'>, bodyBytes: number | undefined, model: string): void {
+  if (bodyBytes !== undefined && bodyBytes > contract.maxBodyBytes) throw bodyTooLarge(contract.maxBodyBytes, `model '${model}'`);
 }
 
 /** Where a task came from: the edge's `X-Request-Id` and, with tracing on, `X-Trace-Id`. */
@@ -137,6 +149,7 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   const { contract, requested } = modelFor(input.body, input.endpoint, principal);
   const responseVersion = contract.ack === 'B' ? parseResponseVersion(input.responseVersion) : undefined;
 
+  checkBodyCap(contract, input.bodyBytes, requested);
   const outcome = contract.validate(input.body, requested, {
     trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`],
     referenceSizes: await firstReferenceSize(deps, input.body),
@@ -150,6 +163,8 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves; pinned to
   // the channel that approved them, under its own asset references
   request = await resolveAssetReferences(deps, principal.accountId, request);
+  // last before the money step: every refusal above leaves nothing stored
+  request = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
 
   const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
   return acknowledge(contract.ack, taskId, input.requestId, responseVersion);

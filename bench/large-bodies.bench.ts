@@ -1,0 +1,141 @@
+/**
+ * Large bodies (issue 11 item 2): LARGE_SUBMITS submits of ~10 MB bodies (lumen-2-pro with 8 inline Base64 PNG
+ * references) from one key, against the real processes (api-edge, worker-image, billing, upstream-sim; Postgres;
+ * Redis). Samples every process's resident memory (VmRSS, and the kernel's peak VmHWM) while the submits run and the
+ * tasks drain, and fails unless every worker stays under LARGE_RSS_LIMIT_MIB. Loopback only; every loop is bounded.
+ *
+ *   npm run bench -- large-bodies
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
+import {
+  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL,
+  type ServiceProcess,
+} from '@gmg/testing';
+
+const SUBMITS = Math.min(Number(process.env.LARGE_SUBMITS ?? 60), 500);
+const CONCURRENCY = Math.min(Number(process.env.LARGE_CONCURRENCY ?? 4), 32);
+const RSS_LIMIT_MIB = Number(process.env.LARGE_RSS_LIMIT_MIB ?? 300);
+const MAX_SECONDS = 600;
+
+/** The pid and its children (tsx runs each service in a child of its launcher). */
+function pidsOf(pid: number): number[] {
+  try {
+    return [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
+  } catch {
+    return [pid];
+  }
+}
+
+/** Largest value of a /proc status field (kB) among a process tree, in MiB. */
+function statusMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
+  if (!pid) return NaN;
+  const values = pidsOf(pid).map((p) => {
+    try {
+      const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      return m ? Number(m[1]) / 1024 : 0;
+    } catch {
+      return 0;
+    }
+  });
+  return Math.max(...values);
+}
+
+/** One ~10 MB body: 8 incompressible PNGs of 560×560 (~1.25 MB of Base64 each). */
+async function largeBody(): Promise<string> {
+  const side = 560;
+  const images = await Promise.all(Array.from({ length: 8 }, () =>
+    sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer()));
+  return JSON.stringify({ model: 'lumen-2-pro', prompt: 'large body', image_urls: images.map((b) => b.toString('base64')) });
+}
+
+async function main(): Promise<void> {
+  const db = await createTestDatabase('gmg_large');
+  const uploadDir = mkdtempSync(path.join(os.tmpdir(), 'gmg-large-uploads-'));
+  const procs: ServiceProcess[] = [];
+  try {
+    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+    const prefix = uniqueRedisPrefix();
+    const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'error' };
+    procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.05', LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`));
+    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
+    const edgeEnv = { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef', UPLOAD_DIR: uploadDir, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` };
+    const started = await Promise.all([
+      startService('api-edge', edgeEnv, `http://127.0.0.1:${edgePort}/healthz`),
+      startService('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1' }, `http://127.0.0.1:${workerPort}/healthz`),
+      startService('billing', { ...common, HEALTH_PORT: String(billingPort) }, `http://127.0.0.1:${billingPort}/healthz`),
+    ]);
+    procs.push(...started);
+    const named = { 'api-edge': started[0], 'worker-image': started[1], billing: started[2], 'upstream-sim': procs[0] };
+    const accounts = new AccountRepository(db.dataSource);
+    const acc = await accounts.create({ name: 'large-bodies' });
+    await accounts.topup(acc.id, 10n ** 15n);
+    const key = (await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id })).secret;
+    const base = `http://127.0.0.1:${edgePort}`;
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const body = await largeBody();
+
+    const before = Object.fromEntries(Object.entries(named).map(([n, s]) => [n, statusMiB(s.proc.pid, 'VmRSS')]));
+    const peak: Record<string, number> = { ...before };
+    const sampler = setInterval(() => {
+      for (const [n, s] of Object.entries(named)) peak[n] = Math.max(peak[n], statusMiB(s.proc.pid, 'VmRSS'));
+    }, 50);
+
+    const statuses: Record<number, number> = {};
+    const ids: string[] = [];
+    let next = 0;
+    const deadline = Date.now() + MAX_SECONDS * 1000;
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (next < SUBMITS && Date.now() < deadline) {
+        next++;
+        // a 429 (rate limit) is retried after its Retry-After, at most 20 times per submit
+        for (let attempt = 0; attempt < 20; attempt++) {
+          const r = await fetch(`${base}/v1/images/generations`, { method: 'POST', headers, body });
+          const j = (await r.json()) as { data?: Array<{ task_id: string }> };
+          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+          if (r.status === 200 && j.data?.[0]) ids.push(j.data[0].task_id);
+          if (r.status !== 429) break;
+          await new Promise((res) => setTimeout(res, 1000 * Number(r.headers.get('retry-after') ?? 1)));
+        }
+      }
+    }));
+    const submitSeconds = (Date.now() - t0) / 1000;
+    await waitFor(async () => {
+      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
+      return n === 0;
+    }, { timeoutMs: MAX_SECONDS * 1000, intervalMs: 250, what: 'all tasks finished' });
+    clearInterval(sampler);
+    const [row] = await db.dataSource.query(
+      `SELECT max(pg_column_size(request))::int AS request_max, max(pg_column_size(summary))::int AS summary_max,
+              count(*) FILTER (WHERE status = 'completed')::int AS completed FROM tasks`,
+    );
+
+    const report = {
+      submits: SUBMITS, concurrency: CONCURRENCY, bodyMiB: +(body.length / 2 ** 20).toFixed(2), statuses, accepted: ids.length,
+      completed: row.completed, submitSeconds: +submitSeconds.toFixed(1),
+      taskRowBytes: { requestMax: row.request_max, summaryMax: row.summary_max },
+      rssMiB: Object.fromEntries(Object.keys(named).map((n) => [n, {
+        before: +before[n].toFixed(0), peakSampled: +peak[n].toFixed(0), peakKernel: +statusMiB(named[n as keyof typeof named].proc.pid, 'VmHWM').toFixed(0),
+      }])),
+      limitMiB: RSS_LIMIT_MIB,
+    };
+    console.log(JSON.stringify(report, null, 2));
+    const workerPeak = statusMiB(named['worker-image'].proc.pid, 'VmHWM');
+    if (!(workerPeak < RSS_LIMIT_MIB) || ids.length !== SUBMITS) process.exitCode = 1;
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    await db.drop();
+    rmSync(uploadDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
