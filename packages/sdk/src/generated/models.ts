@@ -6,7 +6,7 @@
 export interface Lumen2FlexRequest {
   /** must be lumen-2-flex */
   model: "lumen-2-flex";
-  /** description or edit instruction; >= 1 characters */
+  /** description or edit instruction; 1..5000 characters */
   prompt: string;
   /** output tier; 1MP = 1,048,576 pixels. Legacy aliases: 512, 512P, 1M → 1MP; 1K, 1024 → 2MP; 2K, 2048 → 3MP; 4K → 4MP; default "2MP" */
   resolution?: "1MP" | "2MP" | "3MP" | "4MP" | "512" | "512P" | "1M" | "1K" | "1024" | "2K" | "2048" | "4K";
@@ -38,7 +38,7 @@ export interface Lumen2FlexRequest {
 export interface Lumen2ProRequest {
   /** must be lumen-2-pro */
   model: "lumen-2-pro";
-  /** description or edit instruction; >= 1 characters */
+  /** description or edit instruction; 1..5000 characters */
   prompt: string;
   /** output tier; 1MP = 1,048,576 pixels. Legacy aliases: 512, 512P, 1M → 1MP; 1K, 1024 → 2MP; 2K, 2048 → 3MP; 4K → 4MP; default "2MP" */
   resolution?: "1MP" | "2MP" | "3MP" | "4MP" | "512" | "512P" | "1M" | "1K" | "1024" | "2K" | "2048" | "4K";
@@ -70,7 +70,7 @@ export interface Lumen2ProRequest {
 export interface Lumen2MaxRequest {
   /** must be lumen-2-max */
   model: "lumen-2-max";
-  /** description or edit instruction; >= 1 characters */
+  /** description or edit instruction; 1..5000 characters */
   prompt: string;
   /** output tier; 1MP = 1,048,576 pixels. Legacy aliases: 512, 512P, 1M → 1MP; 1K, 1024 → 2MP; 2K, 2048 → 3MP; 4K → 4MP; default "2MP" */
   resolution?: "1MP" | "2MP" | "3MP" | "4MP" | "512" | "512P" | "1M" | "1K" | "1024" | "2K" | "2048" | "4K";
@@ -102,7 +102,7 @@ export interface Lumen2MaxRequest {
 export interface PictImage2Request {
   /** one of pict-image-2, pict-image-2-ext (interchangeable) */
   model: "pict-image-2" | "pict-image-2-ext";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** number of images (1..4); 1..4; default 1 */
   n?: number;
@@ -138,7 +138,7 @@ export interface SparkImagineImage20Request {
 export interface SparkImagine15MainRequest {
   /** one of spark-imagine-1.5-main, spark-imagine-1.5-ext (interchangeable) */
   model: "spark-imagine-1.5-main" | "spark-imagine-1.5-ext";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** aspect ratio; default "1:1" */
   size?: "1:1" | "16:9" | "9:16" | "4:3" | "3:4" | "3:2" | "2:3";
@@ -152,7 +152,7 @@ export interface SparkImagine15MainRequest {
 export interface SparkImagineImageRequest {
   /** must be spark-imagine-image */
   model: "spark-imagine-image";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** aspect ratio; default "1:1" */
   size?: "1:1" | "16:9" | "9:16" | "4:3" | "3:4" | "3:2" | "2:3";
@@ -166,7 +166,7 @@ export interface SparkImagineImageRequest {
 export interface SparkImagineImageQualityRequest {
   /** must be spark-imagine-image-quality */
   model: "spark-imagine-image-quality";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** aspect ratio; default "1:1" */
   size?: "1:1" | "16:9" | "9:16" | "4:3" | "3:4" | "3:2" | "2:3";
@@ -180,7 +180,7 @@ export interface SparkImagineImageQualityRequest {
 export interface Dream50ProRequest {
   /** must be dream-5-0-pro */
   model: "dream-5-0-pro";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** aspect ratio; default "1:1" */
   size?: "1:1" | "16:9" | "9:16" | "4:3" | "3:4" | "3:2" | "2:3" | "21:9";
@@ -196,7 +196,7 @@ export interface Dream50ProRequest {
 export interface Dream50LiteRequest {
   /** must be dream-5-0-lite */
   model: "dream-5-0-lite";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** aspect ratio; default "1:1" */
   size?: "1:1" | "16:9" | "9:16" | "4:3" | "3:4" | "3:2" | "2:3" | "21:9";
@@ -247,7 +247,7 @@ export interface PixelV6Request {
 export interface OmniFlashExtRequest {
   /** must be Omni-Flash-Ext */
   model: "Omni-Flash-Ext";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** seconds; omit when sending video_urls; default 6 */
   duration?: 4 | 6 | 8 | 10;
@@ -267,7 +267,7 @@ export interface OmniFlashExtRequest {
 export interface SparkImagine15VideoMainRequest {
   /** one of spark-imagine-1.5-video-main, spark-imagine-1.5-video-ext (interchangeable); default "spark-imagine-1.5-video-main" */
   model: "spark-imagine-1.5-video-main" | "spark-imagine-1.5-video-ext";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** default "16:9" */
   size?: "16:9" | "9:16" | "1:1" | "3:2" | "2:3";
@@ -285,7 +285,7 @@ export interface Wave26I2vFlashRequest {
   model: "wave2.6-i2v-flash";
   /** exactly one first-frame image: URL or Base64 data URI (JPEG, PNG, BMP, WEBP; 240..8000 px; <= 10 MB); 1..1 items */
   image_urls: string[];
-  /** optional, recommended */
+  /** optional, recommended; <= 5000 characters */
   prompt?: string;
   /** <= 500 characters */
   negative_prompt?: string;
@@ -311,7 +311,7 @@ export interface Wave26I2vFlashRequest {
 export interface KineticVideoO1Request {
   /** must be kinetic-video-o1 */
   model: "kinetic-video-o1";
-  /** may cite images as <<<image_N>>> (N from 1); >= 1 characters */
+  /** may cite images as <<<image_N>>> (N from 1); 1..5000 characters */
   prompt: string;
   /** std (720P) or pro (1080P); default "std" */
   mode?: "std" | "pro";
@@ -378,7 +378,7 @@ export interface Motion10ProFastRequest {
   model: "motion-1-0-pro-fast";
   /** moderate prompt and input images first; default false */
   nsfw_check?: boolean;
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** 2..12; default 5 */
   duration?: number;
@@ -396,7 +396,7 @@ export interface Motion10ProQualityRequest {
   model: "motion-1-0-pro-quality";
   /** moderate prompt and input images first; default false */
   nsfw_check?: boolean;
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** 2..12; default 5 */
   duration?: number;
@@ -412,7 +412,7 @@ export interface Motion10ProQualityRequest {
 export interface Motion20Request {
   /** must be motion-2.0 */
   model: "motion-2.0";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** approved avatar assets (asset://<asset_id>), 1..4; 1..4 items */
   asset_urls: string[];
@@ -430,7 +430,7 @@ export interface Motion20Request {
 export interface ReelV4FastRequest {
   /** must be reel-v4-fast */
   model: "reel-v4-fast";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** 3..15; default 5 */
   duration?: number;
@@ -458,7 +458,7 @@ export interface ReelV4FastRequest {
 export interface ReelV4StdRequest {
   /** must be reel-v4-std */
   model: "reel-v4-std";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** 3..15; default 5 */
   duration?: number;
@@ -488,7 +488,7 @@ export interface Wave27VideoeditRequest {
   model: "wave2.7-videoedit";
   /** the video to edit (exactly one); 1..1 items */
   video_urls: string[];
-  /** the edit: style transfer, replacement, additions; >= 1 characters */
+  /** the edit: style transfer, replacement, additions; 1..5000 characters */
   prompt: string;
   /** optional reference images; 1..4 items */
   image_urls?: string[];
@@ -502,7 +502,7 @@ export interface Wave27VideoeditRequest {
 export interface Wave27R2vRequest {
   /** must be wave2.7-r2v */
   model: "wave2.7-r2v";
-  /** what to generate; >= 1 characters */
+  /** what to generate; 1..5000 characters */
   prompt: string;
   /** reference images: [{url, role: reference_image}], 1..4; 1..4 items */
   image_with_roles: Array<{
