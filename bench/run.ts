@@ -1,11 +1,13 @@
 /**
  * `npm run bench` runs the task benchmark (bench/submit-and-poll.bench.ts); `npm run bench -- messages` the
- * messages pass-through benchmark (bench/messages.bench.ts).
+ * messages pass-through benchmark (bench/messages.bench.ts); `npm run bench -- ceiling` the edge against a minimal
+ * server doing the same essential work (bench/ceiling.bench.ts).
  */
 const which = process.argv[2] ?? 'tasks';
 if (which === 'messages') void import('./messages.bench');
 else if (which === 'tasks') void import('./submit-and-poll.bench');
+else if (which === 'ceiling') void import('./ceiling.bench');
 else {
-  console.error(`unknown benchmark '${which}': use 'tasks' (default) or 'messages'`);
+  console.error(`unknown benchmark '${which}': use 'tasks' (default), 'messages' or 'ceiling'`);
   process.exit(2);
 }
