@@ -21,10 +21,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { AccountRepository, ApiKeyRepository, loadPrices } from '@gmg/db';
-import {
-  REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, waitFor,
-  type ServiceProcess,
-} from '@gmg/testing';
+import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix, waitFor } from '@gmg/testing';
 
 /** The bench measures the gateway's capacity, not the fair-use defaults of the `default` group (docs/rate-limits.md). */
 const BENCH_KEY_LIMITS = { rpsLimit: 1_000_000, inflightLimit: 1_000_000 };
@@ -90,13 +87,23 @@ async function warmUp(t: Target): Promise<void> {
   }
 }
 
-async function startMinimal(port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/minimal-server.ts')], {
-    cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: '', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
+/** Starts `script` (a path from the repo root) as `node [args] --import tsx script` and waits for its /healthz. */
+async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = []): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, [...args, '--import', 'tsx', path.join(REPO_ROOT, script)], {
+    cwd: REPO_ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
   });
   process.once('exit', () => proc.kill('SIGKILL'));
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 60_000, intervalMs: 100, what: 'minimal server' });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 60_000, intervalMs: 100, what: script });
   return proc;
+}
+
+async function stop(proc: ChildProcess | undefined): Promise<void> {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(t);
 }
 
 /** Inserts `line` after the last row of the table under `marker` in docs/benchmarks.md. */
@@ -114,25 +121,25 @@ async function main(): Promise<void> {
   const db = await createTestDatabase('gmg_bench_ceil');
   const prefix = uniqueRedisPrefix();
   const redis = new Redis(TEST_REDIS_URL);
-  let edge: ServiceProcess | undefined;
+  let edge: ChildProcess | undefined;
   let minimal: ChildProcess | undefined;
   try {
     await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
     const [edgePort, minPort] = await Promise.all([freePort(), freePort()]);
     const profDir = process.env.BENCH_CPU_PROF;
-    edge = await startService('api-edge', {
+    // access logs go to stdout as in production (a pipe nobody reads would fill up: /dev/null instead)
+    edge = await startNode('services/api-edge/src/main.ts', edgePort, {
       DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:edge`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
-      ...(profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}),
-    }, `http://127.0.0.1:${edgePort}/healthz`);
-    minimal = await startMinimal(minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min` });
+      ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
+    }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min` });
     const accounts = new AccountRepository(db.dataSource);
     const acc = await accounts.create({ name: 'bench-ceiling' });
     await accounts.topup(acc.id, 10n ** 15n);
     const key = (await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id, ...BENCH_KEY_LIMITS })).secret;
     const targets: Target[] = [
       { name: 'minimal', base: `http://127.0.0.1:${minPort}`, pid: minimal.pid ?? NaN, headers: {}, ids: [] },
-      { name: 'gateway', base: `http://127.0.0.1:${edgePort}`, pid: edge.proc.pid ?? NaN, headers: { authorization: `Bearer ${key}` }, ids: [] },
+      { name: 'gateway', base: `http://127.0.0.1:${edgePort}`, pid: edge.pid ?? NaN, headers: { authorization: `Bearer ${key}` }, ids: [] },
     ];
     for (const t of targets) await warmUp(t);
 
@@ -169,16 +176,11 @@ async function main(): Promise<void> {
       const s = summary.find((x) => x.which === which);
       return s ? `${s.g.rps.toFixed(0)} vs ${s.m.rps.toFixed(0)}/s (**${s.ratio.toFixed(1)} %**), p99 ${s.g.p99} vs ${s.m.p99} ms, CPU ${s.g.cpu.toFixed(0)} vs ${s.m.cpu.toFixed(0)} µs/req` : '—';
     };
-    insertRow('| date (UTC) | change |',
+    if (!profDir) insertRow('| date (UTC) | change |',
       `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`);
     if (failures > 0) process.exitCode = 1;
   } finally {
-    await edge?.stop();
-    if (minimal && minimal.exitCode === null) {
-      const exited = new Promise((r) => minimal?.once('exit', r));
-      minimal.kill('SIGTERM');
-      await exited;
-    }
+    await Promise.all([stop(edge), stop(minimal)]);
     await deleteRedisPrefix(redis, prefix);
     redis.disconnect();
     await db.drop();
