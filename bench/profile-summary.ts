@@ -71,9 +71,24 @@ function main(): void {
     fns.clear();
     for (const [k, v] of stacks) fns.set(k, v);
   }
+  // inclusive: the share of busy samples with the package anywhere on the stack (a middleware's whole cost)
+  const parentOf = new Map<number, number>();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  const inclusive = new Map<string, number>();
+  for (const [id, us] of self) {
+    const fn = byId.get(id)?.callFrame.functionName;
+    if (fn === '(idle)' || fn === '(program)' || fn === '(garbage collector)') continue;
+    const seen = new Set<string>();
+    for (let p: number | undefined = id, k = 0; p !== undefined && k < 500; p = parentOf.get(p), k++) {
+      const cf = byId.get(p)?.callFrame;
+      if (cf?.url) seen.add(packageOf(cf.url, cf.functionName));
+    }
+    for (const k of seen) inclusive.set(k, (inclusive.get(k) ?? 0) + us);
+  }
   console.log(`${file}: busy ${(busy / 1e3).toFixed(0)} ms, idle/program ${(idle / 1e3).toFixed(0)} ms`);
   show('self time by package (share of busy time)', pkg);
   show('self time by function', fns);
+  show('inclusive time by package (package anywhere on the stack)', inclusive);
 }
 
 main();
