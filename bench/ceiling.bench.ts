@@ -12,6 +12,7 @@
  *   BENCH_CEILING_ONLY=submit BENCH_CPU_PROF=/tmp/prof npm run bench -- ceiling
  *       # one path only, with a V8 CPU profile of the edge written to that folder (summarise it with
  *       # `node --import tsx bench/profile-summary.ts /tmp/prof/<file>.cpuprofile`)
+ *   BENCH_CEILING_ACCOUNTS=100 npm run bench -- ceiling   # submits spread over 100 accounts (default 1)
  *   BENCH_NOTE='after: …' labels the row.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -29,6 +30,8 @@ import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freeP
  * run on every submit (the in-flight count grows with the open tasks: nothing finishes them in this bench).
  */
 const FAIR_USE = process.env.BENCH_CEILING_FAIR_USE === '1';
+/** Submits spread over this many accounts (one key each, in turn): 1 is the worst case for the account row lock. */
+const ACCOUNTS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_ACCOUNTS ?? 1), 1000));
 
 const LONG = process.env.BENCH_CEILING_LONG === '1';
 const ROUNDS = LONG ? 3 : 1;
@@ -59,14 +62,20 @@ interface Target {
   pid: number;
   headers: Record<string, string>;
   ids: string[];
+  /** Authorization headers to submit with in turn (several accounts); polls use `headers`, whose key owns `ids`. */
+  auths?: string[];
 }
 
 interface Run { rps: number; p99: number; cpuUsPerReq: number; bad: number }
 
 async function measure(t: Target, which: 'submit' | 'poll'): Promise<Run> {
   let n = 0;
+  const auths = t.auths;
   const request = which === 'submit'
-    ? { method: 'POST' as const, path: '/v1/images/generations', body: BODY }
+    ? {
+      method: 'POST' as const, path: '/v1/images/generations', body: BODY,
+      ...(auths ? { setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: auths[n++ % auths.length] } }) } : {}),
+    }
     : { method: 'GET' as const, setupRequest: (req: autocannon.Request) => ({ ...req, path: `/v1/tasks/${t.ids[n++ % t.ids.length]}` }) };
   const cpu0 = cpuSeconds(t.pid);
   const r = await autocannon({
@@ -138,15 +147,19 @@ async function main(): Promise<void> {
     }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min` });
     const accounts = new AccountRepository(db.dataSource);
-    const acc = await accounts.create({ name: 'bench-ceiling' });
-    await accounts.topup(acc.id, 10n ** 15n);
     await new GroupRepository(db.dataSource).upsert({ name: 'bench-unlimited', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
-    const key = (await new ApiKeyRepository(db.dataSource).create(FAIR_USE
-      ? { accountId: acc.id, rpsLimit: 1_000_000, inflightLimit: 1_000_000 }
-      : { accountId: acc.id, groupName: 'bench-unlimited' })).secret;
+    const auths: string[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const acc = await accounts.create({ name: `bench-ceiling-${i}` });
+      await accounts.topup(acc.id, 10n ** 15n);
+      const created = await new ApiKeyRepository(db.dataSource).create(FAIR_USE
+        ? { accountId: acc.id, rpsLimit: 1_000_000, inflightLimit: 1_000_000 }
+        : { accountId: acc.id, groupName: 'bench-unlimited' });
+      auths.push(`Bearer ${created.secret}`);
+    }
     const targets: Target[] = [
       { name: 'minimal', base: `http://127.0.0.1:${minPort}`, pid: minimal.pid ?? NaN, headers: {}, ids: [] },
-      { name: 'gateway', base: `http://127.0.0.1:${edgePort}`, pid: edge.pid ?? NaN, headers: { authorization: `Bearer ${key}` }, ids: [] },
+      { name: 'gateway', base: `http://127.0.0.1:${edgePort}`, pid: edge.pid ?? NaN, headers: { authorization: auths[0] }, ids: [], ...(ACCOUNTS > 1 ? { auths } : {}) },
     ];
     for (const t of targets) await warmUp(t);
 
@@ -172,7 +185,7 @@ async function main(): Promise<void> {
     const failures = summary.reduce((s, x) => s + x.m.bad + x.g.bad, 0);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    console.log(`\n${date} · ${machine} · ${CONNECTIONS} connections · ${ROUNDS} × ${SECONDS} s (median)${FAIR_USE ? ' · fair-use checks on' : ''}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
+    console.log(`\n${date} · ${machine} · ${CONNECTIONS} connections · ${ROUNDS} × ${SECONDS} s (median) · ${ACCOUNTS} account(s)${FAIR_USE ? ' · fair-use checks on' : ''}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
     console.log('path    | minimal req/s (p99, CPU/req) | gateway req/s (p99, CPU/req) | gateway / minimal');
     for (const s of summary) {
       console.log(`${s.which.padEnd(7)} | ${s.m.rps.toFixed(0)}/s (p99 ${s.m.p99} ms, ${s.m.cpu.toFixed(0)} µs) | ${s.g.rps.toFixed(0)}/s (p99 ${s.g.p99} ms, ${s.g.cpu.toFixed(0)} µs) | ${s.ratio.toFixed(1)} %`);
@@ -184,7 +197,7 @@ async function main(): Promise<void> {
       return s ? `${s.g.rps.toFixed(0)} vs ${s.m.rps.toFixed(0)}/s (**${s.ratio.toFixed(1)} %**), p99 ${s.g.p99} vs ${s.m.p99} ms, CPU ${s.g.cpu.toFixed(0)} vs ${s.m.cpu.toFixed(0)} µs/req` : '—';
     };
     if (!profDir) insertRow('| date (UTC) | change |',
-      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s${FAIR_USE ? ', fair-use checks on' : ''} | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`);
+      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s, ${ACCOUNTS} account${ACCOUNTS > 1 ? 's' : ''}${FAIR_USE ? ', fair-use checks on' : ''} | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`);
     if (failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all([stop(edge), stop(minimal)]);
