@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
-import pinoHttp from 'pino-http';
 import type { DataSource } from 'typeorm';
 import { maxBodyBytesOfPath } from '@gmg/contracts';
 import {
@@ -18,6 +16,7 @@ import { callbackUrlMiddleware } from './webhooks/callback-url';
 import { FailedAuthThrottle, authenticateThrottled } from './auth/failed-auth.throttle';
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
+import { accessLog } from './http/access-log';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { avatarRouter } from './avatar/avatar.router';
@@ -185,18 +184,7 @@ function mountObservability(app: App, deps: AppDeps): void {
   const probe = (path: string) => path === '/healthz' || path === '/readyz' || path === '/metrics';
   app.use(traceRequestsMiddleware(routeOf, probe));
   app.use(httpMetricsMiddleware({ ignore: probe }));
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (_req, res) => {
-        const id = `req_${randomUUID().replace(/-/g, '')}`;
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-    }),
-  );
+  app.use(accessLog(logger, (path) => path === '/healthz' || path === '/readyz'));
   app.use(
     healthRouter({
       probes: { postgres: () => pingDatabase(dataSource), redis: () => redis.ping() },

@@ -1,0 +1,213 @@
+/**
+ * `npm run bench -- ceiling`: the gateway against its own ceiling, in the same run, with the same load generator
+ * (autocannon, in this process). The ceiling is bench/minimal-server.ts: Express 5 + Joi + one pg INSERT + one
+ * BullMQ add for a submit, one Redis HGETALL for a poll. Only the server being measured does work during a run
+ * (api-edge alone: no worker, no billing), against the same Postgres and Redis. Prints, per path, requests per
+ * second, p99, the ratio gateway / minimal and the server's CPU per request, measured from outside
+ * (/proc/<pid>/stat utime + stime before and after the run); then the edge's peak RSS (/proc/<pid>/status VmHWM).
+ * Inserts a row into the ceiling table of docs/benchmarks.md. Loopback only; every run bounded in time.
+ *
+ *   npm run bench -- ceiling                                  # 100 connections, 1 × 5 s per path and server
+ *   BENCH_CEILING_LONG=1 npm run bench -- ceiling             # the issue's form: 3 × 10 s, median
+ *   BENCH_CEILING_ONLY=submit BENCH_CPU_PROF=/tmp/prof npm run bench -- ceiling
+ *       # one path only, with a V8 CPU profile of the edge written to that folder (summarise it with
+ *       # `node --import tsx bench/profile-summary.ts /tmp/prof/<file>.cpuprofile`)
+ *   BENCH_CEILING_ACCOUNTS=100 npm run bench -- ceiling   # submits spread over 100 accounts (default 1)
+ *   BENCH_NOTE='after: …' labels the row.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import { AccountRepository, ApiKeyRepository, GroupRepository, loadPrices } from '@gmg/db';
+import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix, waitFor } from '@gmg/testing';
+
+/**
+ * The key is in a group without fair-use limits (docs/rate-limits.md), as the issue measured: no per-request rate
+ * counter, no in-flight count. BENCH_CEILING_FAIR_USE=1 gives it limits it never reaches instead, so both checks
+ * run on every submit (the in-flight count grows with the open tasks: nothing finishes them in this bench).
+ */
+const FAIR_USE = process.env.BENCH_CEILING_FAIR_USE === '1';
+/** Submits spread over this many accounts (one key each, in turn): 1 is the worst case for the account row lock. */
+const ACCOUNTS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_ACCOUNTS ?? 1), 1000));
+
+const LONG = process.env.BENCH_CEILING_LONG === '1';
+const ROUNDS = LONG ? 3 : 1;
+const SECONDS = Math.min(Number(process.env.BENCH_CEILING_SECONDS ?? (LONG ? 10 : 5)), 60);
+const CONNECTIONS = Math.min(Number(process.env.BENCH_CEILING_CONNECTIONS ?? 100), 1000);
+const ONLY = process.env.BENCH_CEILING_ONLY;
+const PATHS = (['submit', 'poll'] as const).filter((p) => !ONLY || ONLY === p);
+const WARMUP = 300;
+/** Linux reports utime/stime in clock ticks of USER_HZ, 100 on every mainstream kernel build. */
+const CLOCK_TICKS = 100;
+const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'benchmark', resolution: '1MP' });
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // fields 14 and 15 of proc(5): utime, stime
+}
+
+function peakRssMiB(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+}
+
+interface Target {
+  name: 'minimal' | 'gateway';
+  base: string;
+  pid: number;
+  headers: Record<string, string>;
+  ids: string[];
+  /** Authorization headers to submit with in turn (several accounts); polls use `headers`, whose key owns `ids`. */
+  auths?: string[];
+}
+
+interface Run { rps: number; p99: number; cpuUsPerReq: number; bad: number }
+
+async function measure(t: Target, which: 'submit' | 'poll'): Promise<Run> {
+  let n = 0;
+  const auths = t.auths;
+  const request = which === 'submit'
+    ? {
+      method: 'POST' as const, path: '/v1/images/generations', body: BODY,
+      ...(auths ? { setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: auths[n++ % auths.length] } }) } : {}),
+    }
+    : { method: 'GET' as const, setupRequest: (req: autocannon.Request) => ({ ...req, path: `/v1/tasks/${t.ids[n++ % t.ids.length]}` }) };
+  const cpu0 = cpuSeconds(t.pid);
+  const r = await autocannon({
+    url: t.base, connections: CONNECTIONS, duration: SECONDS, timeout: 30,
+    headers: { ...t.headers, 'content-type': 'application/json' },
+    requests: [request],
+  });
+  const cpu = cpuSeconds(t.pid) - cpu0;
+  const total = r.requests.total;
+  return { rps: total / SECONDS, p99: r.latency.p99, cpuUsPerReq: (cpu * 1e6) / Math.max(total, 1), bad: r.non2xx + r.errors + r.timeouts };
+}
+
+async function warmUp(t: Target): Promise<void> {
+  for (let i = 0; i < WARMUP; i++) {
+    const r = await fetch(`${t.base}/v1/images/generations`, { method: 'POST', headers: { ...t.headers, 'content-type': 'application/json' }, body: BODY });
+    const j = (await r.json()) as { data?: Array<{ task_id: string }> };
+    if (r.status !== 200 || !j.data?.[0]) throw new Error(`${t.name} warm-up submit: ${r.status} ${JSON.stringify(j)}`);
+    t.ids.push(j.data[0].task_id);
+    const p = await fetch(`${t.base}/v1/tasks/${j.data[0].task_id}`, { headers: t.headers });
+    await p.arrayBuffer();
+    if (p.status !== 200) throw new Error(`${t.name} warm-up poll: ${p.status}`);
+  }
+}
+
+/** Starts `script` (a path from the repo root) as `node [args] --import tsx script` and waits for its /healthz. */
+async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = []): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, [...args, '--import', 'tsx', path.join(REPO_ROOT, script)], {
+    cwd: REPO_ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  process.once('exit', () => proc.kill('SIGKILL'));
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 60_000, intervalMs: 100, what: script });
+  return proc;
+}
+
+async function stop(proc: ChildProcess | undefined): Promise<void> {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(t);
+}
+
+/** Inserts `line` after the last row of the table under `marker` in docs/benchmarks.md. */
+function insertRow(marker: string, line: string): void {
+  const file = path.join(REPO_ROOT, 'docs/benchmarks.md');
+  const lines = readFileSync(file, 'utf8').split('\n');
+  let i = lines.findIndex((l) => l.startsWith(marker));
+  if (i < 0) throw new Error(`docs/benchmarks.md has no '${marker}' table`);
+  while (i + 1 < lines.length && lines[i + 1].startsWith('|')) i++;
+  lines.splice(i + 1, 0, line);
+  writeFileSync(file, lines.join('\n'));
+}
+
+async function main(): Promise<void> {
+  const db = await createTestDatabase('gmg_bench_ceil');
+  const prefix = uniqueRedisPrefix();
+  const redis = new Redis(TEST_REDIS_URL);
+  let edge: ChildProcess | undefined;
+  let minimal: ChildProcess | undefined;
+  try {
+    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+    const [edgePort, minPort] = await Promise.all([freePort(), freePort()]);
+    const profDir = process.env.BENCH_CPU_PROF;
+    // access logs go to stdout as in production (a pipe nobody reads would fill up: /dev/null instead)
+    edge = await startNode('services/api-edge/src/main.ts', edgePort, {
+      DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:edge`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
+    }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min` });
+    const accounts = new AccountRepository(db.dataSource);
+    await new GroupRepository(db.dataSource).upsert({ name: 'bench-unlimited', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
+    const auths: string[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const acc = await accounts.create({ name: `bench-ceiling-${i}` });
+      await accounts.topup(acc.id, 10n ** 15n);
+      const created = await new ApiKeyRepository(db.dataSource).create(FAIR_USE
+        ? { accountId: acc.id, rpsLimit: 1_000_000, inflightLimit: 1_000_000 }
+        : { accountId: acc.id, groupName: 'bench-unlimited' });
+      auths.push(`Bearer ${created.secret}`);
+    }
+    const targets: Target[] = [
+      { name: 'minimal', base: `http://127.0.0.1:${minPort}`, pid: minimal.pid ?? NaN, headers: {}, ids: [] },
+      { name: 'gateway', base: `http://127.0.0.1:${edgePort}`, pid: edge.pid ?? NaN, headers: { authorization: auths[0] }, ids: [], ...(ACCOUNTS > 1 ? { auths } : {}) },
+    ];
+    for (const t of targets) await warmUp(t);
+
+    const results: Record<string, Record<string, Run[]>> = {};
+    for (const which of PATHS) {
+      results[which] = { minimal: [], gateway: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const t of targets) results[which][t.name].push(await measure(t, which));
+      }
+    }
+    const edgeRss = peakRssMiB(targets[1].pid);
+    const minRss = peakRssMiB(targets[0].pid);
+
+    const summary = PATHS.map((which) => {
+      const pick = (name: string) => {
+        const runs = results[which][name];
+        return { rps: median(runs.map((r) => r.rps)), p99: median(runs.map((r) => r.p99)), cpu: median(runs.map((r) => r.cpuUsPerReq)), bad: runs.reduce((s, r) => s + r.bad, 0) };
+      };
+      const m = pick('minimal');
+      const g = pick('gateway');
+      return { which, m, g, ratio: (100 * g.rps) / m.rps };
+    });
+    const failures = summary.reduce((s, x) => s + x.m.bad + x.g.bad, 0);
+    const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
+    const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+    console.log(`\n${date} · ${machine} · ${CONNECTIONS} connections · ${ROUNDS} × ${SECONDS} s (median) · ${ACCOUNTS} account(s)${FAIR_USE ? ' · fair-use checks on' : ''}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
+    console.log('path    | minimal req/s (p99, CPU/req) | gateway req/s (p99, CPU/req) | gateway / minimal');
+    for (const s of summary) {
+      console.log(`${s.which.padEnd(7)} | ${s.m.rps.toFixed(0)}/s (p99 ${s.m.p99} ms, ${s.m.cpu.toFixed(0)} µs) | ${s.g.rps.toFixed(0)}/s (p99 ${s.g.p99} ms, ${s.g.cpu.toFixed(0)} µs) | ${s.ratio.toFixed(1)} %`);
+    }
+    console.log(`peak RSS: edge ${edgeRss.toFixed(0)} MiB, minimal ${minRss.toFixed(0)} MiB · non-2xx/errors/timeouts: ${failures}`);
+
+    const cell = (which: string) => {
+      const s = summary.find((x) => x.which === which);
+      return s ? `${s.g.rps.toFixed(0)} vs ${s.m.rps.toFixed(0)}/s (**${s.ratio.toFixed(1)} %**), p99 ${s.g.p99} vs ${s.m.p99} ms, CPU ${s.g.cpu.toFixed(0)} vs ${s.m.cpu.toFixed(0)} µs/req` : '—';
+    };
+    if (!profDir) insertRow('| date (UTC) | change |',
+      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s, ${ACCOUNTS} account${ACCOUNTS > 1 ? 's' : ''}${FAIR_USE ? ', fair-use checks on' : ''} | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`);
+    if (failures > 0) process.exitCode = 1;
+  } finally {
+    await Promise.all([stop(edge), stop(minimal)]);
+    await deleteRedisPrefix(redis, prefix);
+    redis.disconnect();
+    await db.drop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
