@@ -363,6 +363,12 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
       // token, as services/api-edge/src/admin/queue-dashboard.int.test.ts shows
       expect(appSource).toMatch(/app\.use\(QUEUE_DASHBOARD_PATH, createQueueDashboard\(/);
       routes.add('GET /admin/queues');
+      // /metrics and the playground page are mounted on the app itself (app.ts, playground.ts); their answers are
+      // tested in test/e2e/observability.e2e.test.ts and test/e2e/playground.e2e.test.ts
+      expect(appSource).toMatch(/app\.get\('\/metrics', requireAdminToken\(/);
+      expect(appSource).toMatch(/mountPlayground\(app\)/);
+      routes.add('GET /metrics');
+      routes.add('GET /playground');
       expect(OPERATIONS.filter((o) => !routes.has(key(o.method, o.path))).map((o) => `${o.method} ${o.path}`)).toEqual([]);
       expect(routes.has('GET /healthz') && routes.has('GET /readyz')).toBe(true);
     });

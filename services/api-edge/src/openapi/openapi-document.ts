@@ -31,8 +31,11 @@ export const ROUTE_DOCS: Readonly<Record<string, string>> = Object.freeze({
   cancelRouter: 'cancel/cancel.openapi.yaml',
 });
 
-/** Mounted apps that are not router factories (their own UI and internal API): the page an operator opens. */
-const MOUNTED_APP_DOCS = ['admin/queue-dashboard.openapi.yaml'];
+/**
+ * What createApp mounts without a router factory: the queue dashboard's page (bull-board: its own UI and internal
+ * API), the edge's /metrics and the playground page.
+ */
+const MOUNTED_APP_DOCS = ['admin/queue-dashboard.openapi.yaml', 'openapi/app-endpoints.openapi.yaml'];
 
 /** The hand-written rest: info, tags, security schemes and the response/parameter/schema components. */
 const COMPONENTS_FILE = 'openapi/components.openapi.yaml';
