@@ -111,9 +111,14 @@ export function createApp(deps: AppDeps): App {
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
   // each submit route's cap comes from the contracts it serves (MAX_BODY_BYTES stays the ceiling)
   const json = jsonBody(config.maxBodyBytes, maxBodyBytesOfPath);
-  // Submission bodies: JSON, then `callback_url` taken out and checked (docs/webhooks.md).
-  const submitBody = [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure })];
   const uploads = deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir);
+  // Media URL hosts (and callback_url hosts) resolved at submit: one resolver and cache per app (docs/security.md).
+  const mediaHosts = createMediaHostCheck(
+    new PublicHostResolver({ servers: config.mediaDnsServers, timeoutMs: config.mediaDnsTimeoutMs, cacheTtlMs: config.mediaDnsCacheTtlMs }),
+    logger,
+  );
+  // Submission bodies: JSON, then `callback_url` taken out and checked (docs/webhooks.md).
+  const submitBody = [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure, hostCheck: mediaHosts })];
   const authThrottle = new FailedAuthThrottle({
     redis, prefix: config.queuePrefix, logger,
     limit: config.failedAuthLimit, windowSeconds: config.failedAuthWindowSeconds, blockSeconds: config.failedAuthBlockSeconds,
@@ -126,10 +131,7 @@ export function createApp(deps: AppDeps): App {
     authThrottle,
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
     uploads,
-    mediaHosts: createMediaHostCheck(
-      new PublicHostResolver({ servers: config.mediaDnsServers, timeoutMs: config.mediaDnsTimeoutMs, cacheTtlMs: config.mediaDnsCacheTtlMs }),
-      logger,
-    ),
+    mediaHosts,
     auth: authMiddleware(keys, authThrottle),
     json,
     uploadPipeline: {

@@ -54,4 +54,17 @@ describe('media URL hosts resolved at submit', () => {
     expect(slow.body.error.message).toMatch(/`image_urls\.0`.*could not be resolved/);
     expect(await tasksOf(c.accountId)).toBe(1);
   });
+
+  it('resolves a callback_url host the same way (outside local mode): a name resolving to loopback is 400 naming callback_url', async () => {
+    const c = await h.newCustomer({ balance: 10 });
+    const body = (hook: string) => ({ model: 'lumen-2-pro', prompt: 'x', callback_url: hook });
+    const bad = await post(c.key, '/v1/images/generations', body('https://127.0.0.1.wildcard-dns.test/hook'));
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('`callback_url`') });
+    expect(bad.body.error.message).toContain('private, loopback or link-local');
+    expect(await tasksOf(c.accountId)).toBe(0);
+    const ok = await post(c.key, '/v1/images/generations', body('https://cdn.public-pictures.test/hook'));
+    expect(ok.status).toBe(200);
+    expect(await tasksOf(c.accountId)).toBe(1);
+  });
 });
