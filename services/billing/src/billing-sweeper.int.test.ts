@@ -29,7 +29,7 @@ const newTask = (): Promise<TaskRecord> => tasks.createWithHold({
   request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
   price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
 });
-const unsettledIds = async (): Promise<string[]> => (await tasks.findUnsettled(0)).map((t) => t.id);
+const unsettledIds = (olderThanMs = 0): Promise<string[]> => new TaskRecoveryRepository(db.dataSource).unsettledIds(olderThanMs, 1000);
 const kinds = async (taskId: string): Promise<string[]> =>
   (await db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])).map((r: { kind: string }) => r.kind);
 
@@ -50,7 +50,7 @@ describe('findUnsettled', () => {
   it('skips terminal tasks that ended less than olderThanMs ago', async () => {
     const t = await newTask();
     await tasks.fail(t.id, { code: 'task_failed', message: 'x' });
-    expect((await tasks.findUnsettled(60_000)).map((r) => r.id)).not.toContain(t.id);
+    expect(await unsettledIds(60_000)).not.toContain(t.id);
     expect(await unsettledIds()).toContain(t.id);
     await settleTask(db.dataSource, t.id);
     expect(await unsettledIds()).toEqual([]);

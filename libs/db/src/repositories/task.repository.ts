@@ -280,46 +280,6 @@ export class TaskRepository {
     return { outcome: 'terminal', task };
   }
 
-  /** Open tasks past their deadline (the timeout sweeper fails them). */
-  async findOverdue(pool: Pool, limit = 500): Promise<TaskRecord[]> {
-    const rows: Row[] = await this.ds.query(
-      `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${OPEN} AND deadline_at < now() AND pool = $1 ORDER BY deadline_at LIMIT $2`,
-      [pool, limit],
-    );
-    return rows.map(toTaskRecord);
-  }
-
-  /**
-   * One page of open tasks of a pool untouched for `olderThanMs` (the reconciler re-adds their job; jobId makes
-   * it idempotent), in id order after `afterId`: keyset pagination, so a sweep reaches every task however many
-   * are in flight.
-   */
-  async findOpen(pool: Pool, olderThanMs: number, limit = 500, afterId?: string): Promise<TaskRecord[]> {
-    const rows: Row[] = await this.ds.query(
-      `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${OPEN} AND pool = $1 AND updated_at < now() - ($2 || ' milliseconds')::interval
-         AND ($4::text IS NULL OR id > $4::text)
-       ORDER BY id LIMIT $3`,
-      [pool, String(olderThanMs), limit, afterId ?? null],
-    );
-    return rows.map(toTaskRecord);
-  }
-
-  /**
-   * Terminal tasks not settled yet (settled_at is set with the capture/release), ended more than `olderThanMs` ago
-   * (the settlement sweeper). Served by the partial index tasks_unsettled_completed_idx: cost follows the backlog,
-   * not the history.
-   */
-  async findUnsettled(olderThanMs: number, limit = 500): Promise<TaskRecord[]> {
-    const rows: Row[] = await this.ds.query(
-      `SELECT ${TASK_COLUMNS} FROM tasks
-       WHERE settled_at IS NULL AND status IN ('completed','failed')
-         AND completed_at < now() - ($1 || ' milliseconds')::interval
-       ORDER BY completed_at LIMIT $2`,
-      [String(olderThanMs), limit],
-    );
-    return rows.map(toTaskRecord);
-  }
-
   /** Tasks made by a request (X-Request-Id) or in a trace (X-Trace-Id), newest first: support lookups. */
   async findByOrigin(by: { requestId?: string; traceId?: string }, limit = 20): Promise<TaskRecord[]> {
     const [column, value] = by.requestId ? ['request_id', by.requestId] : ['trace_id', by.traceId];
