@@ -234,7 +234,7 @@ describe('deployment descriptions agree with each other and with the code', () =
 
   describe('monitoring (issue 12): what Prometheus scrapes and what the alerts and the dashboard read', () => {
     const gatewayServices = serviceDirs.filter((s) => s !== 'upstream-sim');
-    const monitoringDocs: Obj[] = ['pod-monitors.yaml', 'prometheus-rules.yaml']
+    const monitoringDocs: Obj[] = ['service-monitors.yaml', 'pod-monitors.yaml', 'prometheus-rules.yaml']
       .flatMap((f) => YAML.parseAllDocuments(read(`k8s/monitoring/${f}`)).map((d) => d.toJS() as Obj))
       .filter((d) => d && d.kind);
     const dashboard = JSON.parse(read('k8s/monitoring/gmg-dashboard.json')) as Obj;
@@ -242,20 +242,32 @@ describe('deployment descriptions agree with each other and with the code', () =
     const exprs = [...rules.map((r) => r.expr as string), ...dashboard.panels.flatMap((p: Obj) => p.targets.map((t: Obj) => t.expr as string))];
     const metricsSource = sourceText('libs/observability/src');
 
-    it('the kustomization includes the monitoring component, and it has one PodMonitor per gateway service on its metrics port', () => {
+    it('the kustomization includes the monitoring component: a ServiceMonitor for the edge (through its Service), a PodMonitor per consumer, each on its metrics port', () => {
       const kust = YAML.parse(read('k8s/kustomization.yaml')) as Obj;
       expect(kust.components).toContain('monitoring');
       expect(YAML.parse(read('k8s/monitoring/kustomization.yaml')).kind).toBe('Component');
-      const monitors = monitoringDocs.filter((d) => d.kind === 'PodMonitor');
-      expect(monitors.map((m) => m.spec.selector.matchLabels['app.kubernetes.io/name']).sort()).toEqual(gatewayServices);
-      for (const m of monitors) {
-        const svc = m.spec.selector.matchLabels['app.kubernetes.io/name'] as string;
+      const nameOf = (m: Obj): string => m.spec.selector.matchLabels['app.kubernetes.io/name'] as string;
+      const serviceMonitors = monitoringDocs.filter((d) => d.kind === 'ServiceMonitor');
+      const podMonitors = monitoringDocs.filter((d) => d.kind === 'PodMonitor');
+      expect([...serviceMonitors, ...podMonitors].map(nameOf).sort()).toEqual(gatewayServices);
+      expect(serviceMonitors.map(nameOf)).toEqual(['api-edge']);
+      // the ServiceMonitor reaches the pods through the edge's Service: it must select that Service and name its port
+      const [edgeEndpoint] = serviceMonitors[0]!.spec.endpoints;
+      const edgeService = k8sDocs.find((d) => d.kind === 'Service' && d.metadata.name === 'api-edge')!;
+      expect(edgeService.metadata.labels['app.kubernetes.io/name']).toBe('api-edge');
+      const servicePort = (edgeService.spec.ports as Obj[]).find((p) => p.name === edgeEndpoint.port)!;
+      expect(servicePort).toBeDefined();
+      const edgeContainerPort = container(deployment('api-edge')!).ports.find((p: Obj) => p.name === servicePort.targetPort);
+      expect(edgeContainerPort?.containerPort).toBe(LOCAL_SERVICES.find((s) => s.name === 'api-edge')!.defaultPort);
+      expect(edgeEndpoint.path).toBe('/metrics');
+      // the edge's /metrics wants the admin token; the consumers' health ports are internal
+      expect(edgeEndpoint.authorization.credentials).toEqual({ name: 'gmg-secrets', key: 'ADMIN_TOKEN' });
+      for (const m of podMonitors) {
+        const svc = nameOf(m);
         const [ep] = m.spec.podMetricsEndpoints;
         expect(ep.path).toBe('/metrics');
         const port = container(deployment(svc)!).ports.find((p: Obj) => p.name === ep.port);
         expect({ svc, port: port?.containerPort }).toEqual({ svc, port: LOCAL_SERVICES.find((s) => s.name === svc)!.defaultPort });
-        // the edge's /metrics wants the admin token; the consumers' health ports are internal
-        if (svc === 'api-edge') expect(ep.authorization.credentials).toEqual({ name: 'gmg-secrets', key: 'ADMIN_TOKEN' });
       }
     });
 
