@@ -158,10 +158,12 @@ export function createApp(deps: AppDeps): App {
   app.set('etag', false);
   // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; README): the failed-auth throttle counts by it.
   app.set('trust proxy', config.trustProxy);
-  mountObservability(app, deps);
+  mountObservability(app, deps, authThrottle);
   app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
-  app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({ adminToken: config.adminToken, redis, prefix: config.queuePrefix, allowWrites: config.adminQueuesWrite }));
+  app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({
+    adminToken: config.adminToken, redis, prefix: config.queuePrefix, allowWrites: config.adminQueuesWrite, throttle: authThrottle,
+  }));
   mountUploads(app, parts);
   mountPlayground(app);
   app.use('/v1', parts.auth);
@@ -181,7 +183,7 @@ export function createApp(deps: AppDeps): App {
  * Request ids and access logs (health probes not logged), the request's trace span (X-Trace-Id, when tracing is
  * on), HTTP metrics by route pattern, then /healthz, /readyz and /metrics (Prometheus; Bearer ADMIN_TOKEN).
  */
-function mountObservability(app: App, deps: AppDeps): void {
+function mountObservability(app: App, deps: AppDeps, authThrottle: FailedAuthThrottle): void {
   const { logger, dataSource, redis } = deps;
   const probe = (path: string) => path === '/healthz' || path === '/readyz' || path === '/metrics';
   app.use(traceRequestsMiddleware(routeOf, probe));
@@ -194,7 +196,7 @@ function mountObservability(app: App, deps: AppDeps): void {
       logger,
     }),
   );
-  app.get('/metrics', requireAdminToken(deps.config.adminToken), metricsHandler);
+  app.get('/metrics', requireAdminToken(deps.config.adminToken, authThrottle), metricsHandler);
 }
 
 /**
@@ -208,6 +210,7 @@ function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void
       ds: deps.dataSource,
       adminToken: deps.config.adminToken,
       authenticate: authenticateThrottled(keys, authThrottle),
+      authThrottle,
       // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
       onKeyRevoked: () => keys.clear(),
       logger: deps.logger,

@@ -1,10 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Router, type Request, type RequestHandler } from 'express';
 import { POOLS, QUEUES } from '@gmg/contracts';
 import { createBillingQueue, createTaskQueue, type Redis } from '@gmg/queue';
+import type { FailedAuthThrottle } from '../auth/failed-auth.throttle';
+import { adminTokenMatcher, checkAdminToken } from '../middleware/admin-token';
 
 /** Where the dashboard is mounted (its UI builds its own links and API calls from it). */
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
@@ -18,9 +19,9 @@ export interface QueueDashboardDeps {
   prefix: string;
   /** ADMIN_QUEUES_WRITE: allow retry, promote, remove, clean, pause (default false: read-only). */
   allowWrites: boolean;
+  /** Wrong admin tokens count against the client address's failed-auth budget (docs/rate-limits.md). */
+  throttle?: FailedAuthThrottle;
 }
-
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
 /**
  * The token an operator sent: `Authorization: Bearer <ADMIN_TOKEN>` (scripts, curl), or HTTP Basic with the admin
@@ -38,12 +39,11 @@ function presentedAdminToken(req: Pick<Request, 'headers'>): string | undefined 
   return colon >= 0 ? decoded.slice(colon + 1) : undefined;
 }
 
-/** Admin-token guard in constant time (fixed-length digests); a refusal asks browsers for Basic credentials. */
-function requireAdminToken(adminToken: string): RequestHandler {
-  const expected = adminToken ? digest(adminToken) : undefined;
-  return (req, res, next) => {
-    const token = presentedAdminToken(req);
-    if (token && expected && timingSafeEqual(digest(token), expected)) return next();
+/** Admin-token guard in constant time; a refusal asks browsers for Basic credentials; guesses are throttled. */
+function requireAdminToken(adminToken: string, throttle?: FailedAuthThrottle): RequestHandler {
+  const matches = adminTokenMatcher(adminToken);
+  return async (req, res, next) => {
+    if (await checkAdminToken(req, matches, presentedAdminToken(req), throttle)) return next();
     res
       .status(401)
       .set('WWW-Authenticate', 'Basic realm="gmg queue dashboard", charset="UTF-8"')
@@ -72,6 +72,6 @@ export function createQueueDashboard(deps: QueueDashboardDeps): Router {
     options: { uiConfig: { boardTitle: 'gmg queues' } },
   });
   const router = Router();
-  router.use(requireAdminToken(deps.adminToken), serverAdapter.getRouter() as RequestHandler);
+  router.use(requireAdminToken(deps.adminToken, deps.throttle), serverAdapter.getRouter() as RequestHandler);
   return router;
 }

@@ -5,6 +5,7 @@ import { TaskRepository, type AuthPrincipal } from '@gmg/db';
 import { DomainError, isDomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { httpStatusOf } from '../http/error-map';
+import type { FailedAuthThrottle } from '../auth/failed-auth.throttle';
 import { bearerOf as bearer, requireAdminToken } from '../middleware/admin-token';
 import { ManagementService } from './management.service';
 import { lookupTasks } from './task-lookup';
@@ -24,6 +25,8 @@ export interface ManagementRouterDeps {
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
   /** Largest accepted JSON body. Default 1 MiB (price tables). */
   maxBodyBytes?: number;
+  /** Wrong admin tokens count against the client address's failed-auth budget, like wrong API keys. */
+  authThrottle?: FailedAuthThrottle;
 }
 
 /** The management API's envelope (spec 4.4). Errors use it too, with an honest status. */
@@ -49,7 +52,7 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const svc = new ManagementService(deps.ds);
   const webhooks = new WebhooksService(deps.ds);
   const router = Router();
-  const admin = requireAdminToken(deps.adminToken);
+  const admin = requireAdminToken(deps.adminToken, deps.authThrottle);
   const key: RequestHandler = async (req, res, next) => {
     const secret = bearer(req);
     if (!secret) throw new DomainError('authentication', 'Missing API key: send `Authorization: Bearer <API_KEY>`');
