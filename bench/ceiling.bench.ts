@@ -16,7 +16,8 @@
  *   BENCH_NOTE='after: …' labels the row.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { insertRow } from './doc-table';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -117,17 +118,6 @@ async function stop(proc: ChildProcess | undefined): Promise<void> {
   const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
   await exited;
   clearTimeout(t);
-}
-
-/** Inserts `line` after the last row of the table under `marker` in docs/benchmarks.md. */
-function insertRow(marker: string, line: string): void {
-  const file = path.join(REPO_ROOT, 'docs/benchmarks.md');
-  const lines = readFileSync(file, 'utf8').split('\n');
-  let i = lines.findIndex((l) => l.startsWith(marker));
-  if (i < 0) throw new Error(`docs/benchmarks.md has no '${marker}' table`);
-  while (i + 1 < lines.length && lines[i + 1].startsWith('|')) i++;
-  lines.splice(i + 1, 0, line);
-  writeFileSync(file, lines.join('\n'));
 }
 
 async function main(): Promise<void> {

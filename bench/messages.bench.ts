@@ -10,7 +10,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { insertRow } from './doc-table';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
@@ -171,8 +172,8 @@ async function main(): Promise<void> {
       failures: latD.failures + latG.failures + ttfbD.failures + ttfbG.failures + thr[16].failures + thr[50].failures,
     };
     console.log(JSON.stringify(row, null, 2));
-    appendFileSync(path.join(REPO_ROOT, 'docs/benchmarks.md'),
-      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |\n`);
+    insertRow('| date (UTC) | machine | calls |',
+      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |`);
     if (row.failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all(pools.map((p) => p.destroy()));

@@ -6,7 +6,8 @@
  *   npm run bench                      # defaults
  *   BENCH_TASKS=500 BENCH_CONCURRENCY=20 npm run bench
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { insertRow } from './doc-table';
 import os from 'node:os';
 import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
@@ -116,8 +117,8 @@ async function main(): Promise<void> {
       failures,
     };
     console.log(JSON.stringify(row, null, 2));
-    appendFileSync(path.join(REPO_ROOT, 'docs/benchmarks.md'),
-      `| ${row.date} | ${row.machine} | ${row.tasks} @ ${row.concurrency} | ${row.submitRate}/s, p50 ${row.submitP50}, p99 ${row.submitP99} | ${row.pollRate}/s, p50 ${row.pollP50}, p99 ${row.pollP99} | ${row.drainRate} tasks/s | ${row.rss} | ${row.failures} |\n`);
+    insertRow('| date (UTC) | machine | tasks @ in flight |',
+      `| ${row.date} | ${row.machine} | ${row.tasks} @ ${row.concurrency} | ${row.submitRate}/s, p50 ${row.submitP50}, p99 ${row.submitP99} | ${row.pollRate}/s, p50 ${row.pollP50}, p99 ${row.pollP99} | ${row.drainRate} tasks/s | ${row.rss} | ${row.failures} |`);
     if (failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
