@@ -19,7 +19,6 @@
  *   BENCH_BILLING_TASKS=5000 BENCH_BILLING_ACCOUNTS=1 SETTLE_CONCURRENCY=50 npm run bench -- billing
  *   BENCH_NOTE='…' labels the row.
  */
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -28,24 +27,14 @@ import { AccountRepository, ApiKeyRepository, OpsStatsRepository, TaskRepository
 import { createBillingQueue, enqueueSettlement } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
 import { insertRow } from './doc-table';
+import { cpuSeconds, memMiB } from './proc-stats';
 
 const TASKS = Math.max(1, Math.min(Number(process.env.BENCH_BILLING_TASKS ?? 20_000), 200_000));
 const ACCOUNTS = Math.max(1, Math.min(Number(process.env.BENCH_BILLING_ACCOUNTS ?? 100), 1000));
 const CONCURRENCY = process.env.SETTLE_CONCURRENCY ?? '20';
 const BATCH = 200;
 const PRICE = 1000n;
-const CLOCK_TICKS = 100;
 const request = { model: 'lumen-2-flex' } as unknown as NormalizedRequest;
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-function peakRssMiB(pid: number): number {
-  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
-}
 
 async function inBatches(n: number, fn: (i: number) => Promise<void>): Promise<void> {
   for (let start = 0; start < n; start += BATCH) {
@@ -122,7 +111,7 @@ async function main(): Promise<void> {
       return m.unsettled === 0;
     }, { timeoutMs: 600_000, intervalMs: 20, what: 'every task settled' });
     const cpu = cpuSeconds(pid) - cpu0;
-    const rss = peakRssMiB(pid);
+    const rss = memMiB(pid, 'VmHWM');
     // the first poll that saw a settlement stands for "the first settled": the window is at most one poll short
     const seconds = Math.max((last - first) / 1000, 0.001);
     const rate = TASKS / seconds;

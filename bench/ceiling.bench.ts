@@ -16,7 +16,6 @@
  *   BENCH_NOTE='after: …' labels the row.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { insertRow } from './doc-table';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +23,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { AccountRepository, ApiKeyRepository, GroupRepository, loadPrices } from '@gmg/db';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix, waitFor } from '@gmg/testing';
+import { cpuSeconds, memMiB } from './proc-stats';
 
 /**
  * The key is in a group without fair-use limits (docs/rate-limits.md), as the issue measured: no per-request rate
@@ -42,20 +42,9 @@ const ONLY = process.env.BENCH_CEILING_ONLY;
 const PATHS = (['submit', 'poll'] as const).filter((p) => !ONLY || ONLY === p);
 const WARMUP = 300;
 /** Linux reports utime/stime in clock ticks of USER_HZ, 100 on every mainstream kernel build. */
-const CLOCK_TICKS = 100;
 const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'benchmark', resolution: '1MP' });
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // fields 14 and 15 of proc(5): utime, stime
-}
-
-function peakRssMiB(pid: number): number {
-  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
-}
 
 interface Target {
   name: 'minimal' | 'gateway';
@@ -160,8 +149,8 @@ async function main(): Promise<void> {
         for (const t of targets) results[which][t.name].push(await measure(t, which));
       }
     }
-    const edgeRss = peakRssMiB(targets[1].pid);
-    const minRss = peakRssMiB(targets[0].pid);
+    const edgeRss = memMiB(targets[1].pid, 'VmHWM');
+    const minRss = memMiB(targets[0].pid, 'VmHWM');
 
     const summary = PATHS.map((which) => {
       const pick = (name: string) => {

@@ -7,7 +7,7 @@
  *   npm run bench -- large-bodies
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -16,34 +16,12 @@ import {
   createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL,
   type ServiceProcess,
 } from '@gmg/testing';
+import { treeMemMiB } from './proc-stats';
 
 const SUBMITS = Math.min(Number(process.env.LARGE_SUBMITS ?? 60), 500);
 const CONCURRENCY = Math.min(Number(process.env.LARGE_CONCURRENCY ?? 4), 32);
 const RSS_LIMIT_MIB = Number(process.env.LARGE_RSS_LIMIT_MIB ?? 300);
 const MAX_SECONDS = 600;
-
-/** The pid and its children (tsx runs each service in a child of its launcher). */
-function pidsOf(pid: number): number[] {
-  try {
-    return [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
-  } catch {
-    return [pid];
-  }
-}
-
-/** Largest value of a /proc status field (kB) among a process tree, in MiB. */
-function statusMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
-  if (!pid) return NaN;
-  const values = pidsOf(pid).map((p) => {
-    try {
-      const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      return m ? Number(m[1]) / 1024 : 0;
-    } catch {
-      return 0;
-    }
-  });
-  return Math.max(...values);
-}
 
 /** One ~10 MB body: 8 incompressible PNGs of 560×560 (~1.25 MB of Base64 each). */
 async function largeBody(): Promise<string> {
@@ -80,10 +58,10 @@ async function main(): Promise<void> {
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const body = await largeBody();
 
-    const before = Object.fromEntries(Object.entries(named).map(([n, s]) => [n, statusMiB(s.proc.pid, 'VmRSS')]));
+    const before = Object.fromEntries(Object.entries(named).map(([n, s]) => [n, treeMemMiB(s.proc.pid, 'VmRSS')]));
     const peak: Record<string, number> = { ...before };
     const sampler = setInterval(() => {
-      for (const [n, s] of Object.entries(named)) peak[n] = Math.max(peak[n], statusMiB(s.proc.pid, 'VmRSS'));
+      for (const [n, s] of Object.entries(named)) peak[n] = Math.max(peak[n], treeMemMiB(s.proc.pid, 'VmRSS'));
     }, 50);
 
     const statuses: Record<number, number> = {};
@@ -121,12 +99,12 @@ async function main(): Promise<void> {
       completed: row.completed, submitSeconds: +submitSeconds.toFixed(1),
       taskRowBytes: { requestMax: row.request_max, summaryMax: row.summary_max },
       rssMiB: Object.fromEntries(Object.keys(named).map((n) => [n, {
-        before: +before[n].toFixed(0), peakSampled: +peak[n].toFixed(0), peakKernel: +statusMiB(named[n as keyof typeof named].proc.pid, 'VmHWM').toFixed(0),
+        before: +before[n].toFixed(0), peakSampled: +peak[n].toFixed(0), peakKernel: +treeMemMiB(named[n as keyof typeof named].proc.pid, 'VmHWM').toFixed(0),
       }])),
       limitMiB: RSS_LIMIT_MIB,
     };
     console.log(JSON.stringify(report, null, 2));
-    const workerPeak = statusMiB(named['worker-image'].proc.pid, 'VmHWM');
+    const workerPeak = treeMemMiB(named['worker-image'].proc.pid, 'VmHWM');
     if (!(workerPeak < RSS_LIMIT_MIB) || ids.length !== SUBMITS) process.exitCode = 1;
   } finally {
     await Promise.all(procs.map((p) => p.stop()));

@@ -10,13 +10,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { insertRow } from './doc-table';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
+import { pct, treeMemMiB } from './proc-stats';
 
 /** The bench measures the gateway's capacity, not the fair-use defaults of the `default` group (docs/rate-limits.md). */
 const BENCH_KEY_LIMITS = { rpsLimit: 1_000_000, inflightLimit: 1_000_000 };
@@ -27,18 +27,8 @@ const MAX_SECONDS = 300;
 const BODY = JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: 'Hello, benchmark' }] });
 const STREAM_BODY = BODY.replace('"max_tokens":64', '"max_tokens":64,"stream":true');
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const f2 = (n: number) => n.toFixed(2);
 
-function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
-  if (!pid) return NaN;
-  try {
-    const pids = [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
-    return Math.max(...pids.map((p) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0) / 1024));
-  } catch {
-    return NaN;
-  }
-}
 
 interface Target {
   pool: Pool;
@@ -138,7 +128,7 @@ async function main(): Promise<void> {
 
     // memory: STREAMS streams held open through the gateway at once (the mock pings every second)
     const settled = async () => Number((await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE pool = 'chat' AND status = 'processing'`))[0].n);
-    const rssBefore = rssMiB(edge.proc.pid, 'VmRSS');
+    const rssBefore = treeMemMiB(edge.proc.pid, 'VmRSS');
     const many = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, STREAMS);
     const controller = new AbortController();
     setMaxListeners(STREAMS + 10, controller.signal);
@@ -153,7 +143,7 @@ async function main(): Promise<void> {
       }
     });
     await waitFor(() => opened >= STREAMS, { timeoutMs: 120_000, intervalMs: 200, what: `${STREAMS} open streams` });
-    const rssOpen = rssMiB(edge.proc.pid, 'VmRSS');
+    const rssOpen = treeMemMiB(edge.proc.pid, 'VmRSS');
     controller.abort();
     await Promise.allSettled(streams);
     await waitFor(async () => (await settled()) === 0, { timeoutMs: 60_000, intervalMs: 200, what: 'aborted streams settled' });

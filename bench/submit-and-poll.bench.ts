@@ -6,7 +6,6 @@
  *   npm run bench                      # defaults
  *   BENCH_TASKS=500 BENCH_CONCURRENCY=20 npm run bench
  */
-import { readFileSync } from 'node:fs';
 import { insertRow } from './doc-table';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import {
   createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL,
   type ServiceProcess,
 } from '@gmg/testing';
+import { pct, treeMemMiB } from './proc-stats';
 
 /** The bench measures the gateway's capacity, not the fair-use defaults of the `default` group (docs/rate-limits.md). */
 const BENCH_KEY_LIMITS = { rpsLimit: 1_000_000, inflightLimit: 1_000_000 };
@@ -24,22 +24,8 @@ const CONCURRENCY = Math.min(Number(process.env.BENCH_CONCURRENCY ?? 50), 500);
 const POLLS = Math.min(Number(process.env.BENCH_POLLS ?? 5000), 50_000);
 const MAX_SECONDS = 600;
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
-function rssPeakMiB(pid: number | undefined): number {
-  if (!pid) return NaN;
-  try {
-    // tsx runs the service in a child of the launcher: take the largest VmHWM among the pid and its children
-    const pids = [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
-    return Math.max(...pids.map((p) => {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      return m ? Number(m[1]) / 1024 : 0;
-    }));
-  } catch {
-    return NaN;
-  }
-}
 
 /** Runs `total` calls of `fn` with `concurrency` in flight; returns per-call latencies (ms). */
 async function load(total: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<{ lat: number[]; seconds: number }> {
@@ -113,7 +99,7 @@ async function main(): Promise<void> {
       pollRate: (POLLS / poll.seconds).toFixed(0),
       pollP50: ms(pct(poll.lat, 50)), pollP99: ms(pct(poll.lat, 99)),
       drainRate: (ids.length / endToEnd).toFixed(0),
-      rss: `edge ${rssPeakMiB(edge.proc.pid).toFixed(0)} / worker ${rssPeakMiB(worker.proc.pid).toFixed(0)} / billing ${rssPeakMiB(billing.proc.pid).toFixed(0)} MiB`,
+      rss: `edge ${treeMemMiB(edge.proc.pid, 'VmHWM').toFixed(0)} / worker ${treeMemMiB(worker.proc.pid, 'VmHWM').toFixed(0)} / billing ${treeMemMiB(billing.proc.pid, 'VmHWM').toFixed(0)} MiB`,
       failures,
     };
     console.log(JSON.stringify(row, null, 2));

@@ -24,7 +24,6 @@
  *   BENCH_WORKER_TASKS=5000 npm run bench -- worker
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -33,6 +32,7 @@ import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository
 import { createTaskQueue } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
 import { insertRow } from './doc-table';
+import { cpuSeconds, memMiB, pct } from './proc-stats';
 
 const TASKS = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_TASKS ?? 2000), 20_000));
 const SECONDS = Math.max(5, Math.min(Number(process.env.BENCH_WORKER_SECONDS ?? 60), 300));
@@ -40,20 +40,7 @@ const WARMUP_S = Math.max(0, Math.min(Number(process.env.BENCH_WORKER_WARMUP_S ?
 const SAMPLE = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_SAMPLE ?? 200), 2000));
 const POLL_SCALE = process.env.BENCH_WORKER_POLL_SCALE ?? String(5000 / 3500);
 const SUBMIT_CONCURRENCY = 50;
-const CLOCK_TICKS = 100;
 const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'bench worker capacity [sim:never]', resolution: '1MP' });
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-function memMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
-}
-
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function redisCommands(redis: Redis): Promise<number> {
   return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? NaN);
