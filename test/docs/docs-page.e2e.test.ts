@@ -3,30 +3,20 @@
  * Swagger UI assets and /openapi.json all come from the app under test, and every other request is refused, so the
  * page provably works offline. Set DOCS_SCREENSHOT=<file.png> to keep a screenshot.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { launchTestBrowser, type TestBrowser } from '@gmg/testing';
 import { startEdgeHarness, type EdgeHarness } from '../../services/api-edge/src/test-support/edge-harness';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
-];
-
 let h: EdgeHarness;
-let profile: string;
+let chromium: TestBrowser;
 let browser: BrowserContext;
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
   h = await startEdgeHarness();
-  profile = mkdtempSync(join(tmpdir(), 'gmg-docs-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 1600 } });
+  chromium = await launchTestBrowser({ width: 1280, height: 1600 });
+  browser = chromium.context;
 });
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
   await h?.close();
 });
 

@@ -7,24 +7,21 @@
  * This repo compiles without the DOM library: code that runs in the page reaches its globals through `InPage`
  * (functions, not strings: the page's CSP forbids eval, which string predicates would need).
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
 import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix,
-  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+  createTestDatabase, freePort, launchTestBrowser, REPO_ROOT, startService, uniqueRedisPrefix,
+  TEST_REDIS_URL, type ServiceProcess, type TestBrowser, type TestDatabase,
 } from '@gmg/testing';
 
 /** The page's globals, untyped here (no DOM lib in this compilation). */
 type InPage = any;
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** The flags CI needs (no sandbox as root, no GPU, nothing phoned home); headless and the profile dir are launch options. */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SCREENS = process.env.PLAYGROUND_SCREENSHOTS ?? path.join(os.tmpdir(), 'gmg-playground-screens');
 
 describe('playground e2e: a person renders an image and a video in headless Chromium', () => {
@@ -32,7 +29,7 @@ describe('playground e2e: a person renders an image and a video in headless Chro
   const procs: ServiceProcess[] = [];
   let base: string;
   let key: string;
-  let profile: string;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   const shot = (name: string) => page.screenshot({ path: path.join(SCREENS, `playground-${name}.png`), fullPage: true });
@@ -63,8 +60,8 @@ describe('playground e2e: a person renders an image and a video in headless Chro
 
     mkdirSync(SCREENS, { recursive: true });
     console.log(`playground screenshots: ${SCREENS}`);
-    profile = mkdtempSync(path.join(os.tmpdir(), 'gmg-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1100, height: 900 } });
+    browser = await launchTestBrowser({ width: 1100, height: 900 });
+    context = browser.context;
     page = context.pages()[0] ?? (await context.newPage());
     await page.goto(`${base}/playground/`);
     await page.waitForSelector('body[data-ready="true"]');
@@ -74,8 +71,7 @@ describe('playground e2e: a person renders an image and a video in headless Chro
   });
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await Promise.all(procs.map((p) => p.stop()));
     await db?.drop();
   });

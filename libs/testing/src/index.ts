@@ -57,3 +57,5 @@ export { startService, freePort, REPO_ROOT } from './service-process';
 export type { ServiceProcess } from './service-process';
 export { deleteRedisPrefix } from './redis-cleanup';
 export { startTestDnsServer, type TestDnsServer } from './dns-server';
+export { launchTestBrowser } from './browser';
+export type { TestBrowser } from './browser';
