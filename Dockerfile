@@ -3,8 +3,10 @@
 #   docker build -t gmg . && docker run -e SERVICE=worker-image gmg
 #   (the migration Job / compose one-shot runs: node --import tsx scripts/migrate.ts)
 # The upstream simulator has its own target, the only one with the ffmpeg binary: docker build --target sim -t gmg-sim .
-# Services run from TypeScript through tsx's in-process loader (tsx is a runtime dependency), so there is no build
-# step and one node process per container receives SIGTERM directly.
+# Services run as esbuild bundles (`npm run build`: dist/services/<name>/main.js, the workspace libs bundled in, npm
+# packages from node_modules) under plain node with the flags in NODE_OPTIONS below (libs/config/src/runtime.ts:
+# source maps, a 192 MiB heap budget); one node process per container receives SIGTERM directly. tsx stays a runtime
+# dependency for the one-shot TypeScript scripts (migrations, admin).
 
 # Node's maintained LTS line (Node 20 is past its end of life). Local runs and CI use the machine's Node 20; the
 # code runs on both (test/infra/npm-install.int.test.ts and the README say how it is checked).
@@ -38,8 +40,10 @@ RUN bash scripts/npm-install.sh --omit=dev && npm cache clean --force
 
 # --- app: the code and settings every image shares (no node_modules yet)
 FROM ${NODE_IMAGE} AS app
+# NODE_OPTIONS: the same flags as SERVICE_NODE_FLAGS in libs/config/src/runtime.ts (test/infra/build.e2e.test.ts
+# checks); a Deployment that needs a larger heap sets its own.
 ENV NODE_ENV=production \
-    NODE_OPTIONS=--enable-source-maps \
+    NODE_OPTIONS="--enable-source-maps --max-old-space-size=192" \
     SERVICE=api-edge
 WORKDIR /app
 COPY --chown=node:node package.json package-lock.json tsconfig.base.json tsconfig.json ./
@@ -57,13 +61,21 @@ EXPOSE 8080 9090 9101 9102 9103 9104 9105
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "const p=process.env.HEALTH_PORT||process.env.PORT||8080;fetch('http://127.0.0.1:'+p+'/healthz',{signal:AbortSignal.timeout(2500)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # exec replaces the shell with node, so the SIGTERM of `docker stop` / Kubernetes reaches the service itself.
-CMD ["sh", "-c", "exec node --import tsx services/${SERVICE}/src/main.ts"]
+CMD ["sh", "-c", "exec node dist/services/${SERVICE}/main.js"]
+
+# --- build: the service bundles, built from the same sources with the production dependencies (esbuild)
+FROM app AS build
+USER root
+COPY --from=deps /app/node_modules ./node_modules
+RUN node scripts/build.mjs
 
 # --- sim: the upstream simulator (`docker build --target sim -t gmg-sim .`): the only image with ffmpeg
 FROM app AS sim
 ENV SERVICE=upstream-sim
 COPY --from=deps-sim --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
 
 # --- runtime (the default target, `docker build -t gmg .`): every gateway service and the migration Job
 FROM app AS runtime
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist

@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import { serviceNodeArgs } from '@gmg/config';
 import { AccountRepository, ApiKeyRepository, GroupRepository, loadPrices } from '@gmg/db';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix, waitFor } from '@gmg/testing';
 import { cpuSeconds, memMiB } from './proc-stats';
@@ -90,9 +91,16 @@ async function warmUp(t: Target): Promise<void> {
   }
 }
 
-/** Starts `script` (a path from the repo root) as `node [args] --import tsx script` and waits for its /healthz. */
+/**
+ * Starts `script` (a path from the repo root) as `node [args] --import tsx script` and waits for its /healthz; a
+ * service's main.ts runs as startService would run it (its bundle when GMG_SERVICE_RUNTIME=dist, bench/run.ts).
+ */
 async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = []): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [...args, '--import', 'tsx', path.join(REPO_ROOT, script)], {
+  const service = /^services\/([^/]+)\/src\/main\.ts$/.exec(script)?.[1];
+  const run = service
+    ? serviceNodeArgs(REPO_ROOT, service, process.env.GMG_SERVICE_RUNTIME === 'dist' ? 'dist' : 'tsx')
+    : ['--import', 'tsx', path.join(REPO_ROOT, script)];
+  const proc = spawn(process.execPath, [...args, ...run], {
     cwd: REPO_ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
   });
   process.once('exit', () => proc.kill('SIGKILL'));

@@ -6,6 +6,16 @@
  * process settling a backlog of terminal tasks (bench/billing.bench.ts); `npm run bench -- worker` one worker-image
  * process tracking N in-flight tasks that never finish upstream (bench/worker.bench.ts).
  */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+// The services run as production runs them: their bundles (scripts/build.mjs) with SERVICE_NODE_FLAGS, built here
+// first. BENCH_RUNTIME=tsx runs the TypeScript sources through tsx instead (to compare the two).
+if (process.env.BENCH_RUNTIME !== 'tsx') {
+  process.stdout.write(execFileSync(process.execPath, [path.join(__dirname, '..', 'scripts', 'build.mjs')], { encoding: 'utf8' }));
+  process.env.GMG_SERVICE_RUNTIME = 'dist';
+}
+
 const which = process.argv[2] ?? 'tasks';
 if (which === 'messages') void import('./messages.bench');
 else if (which === 'tasks') void import('./submit-and-poll.bench');

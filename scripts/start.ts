@@ -5,8 +5,10 @@
  * `--smoke` (or START_SMOKE=1): after start-up, submit one image, poll it to the end, shut down; exit 0 only if it
  * completed.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { serviceNodeArgs } from '@gmg/config';
 import { toMinor } from '@gmg/contracts';
 import { loadPrices, seedDemo } from '@gmg/db';
 import { migrate, redactUrl } from './lib/db-setup';
@@ -117,6 +119,7 @@ async function main(): Promise<void> {
   await prepareData(secrets, simUrl);
   if (shuttingDown) return;
 
+  buildBundles();
   const { started, missing } = startServices(ports, serviceEnvs(secrets, simUrl, baseUrl));
   if (started.length === 0) throw new Error('no service has a src/main.ts yet: nothing to run');
   const health = await waitAllReady(ports, started);
@@ -183,21 +186,30 @@ function serviceEnvs(secrets: { adminToken: string; simApiKey: string }, simUrl:
   return { shared, extra };
 }
 
+/** `npm run build` (scripts/build.mjs, esbuild, well under a second): the services run as production runs them. */
+function buildBundles(): void {
+  const out = execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8' });
+  say(out.trim());
+}
+
 function startServices(ports: Map<string, number>, envs: ServiceEnvs): { started: string[]; missing: string[] } {
   const started: string[] = [];
   const missing: string[] = [];
   for (const svc of LOCAL_SERVICES) {
-    const main = path.join('services', svc.name, 'src', 'main.ts');
-    if (!existsSync(path.join(ROOT, main))) {
+    const args = serviceNodeArgs(ROOT, svc.name, 'dist');
+    const bundle = args[args.length - 1];
+    if (!existsSync(bundle)) {
       missing.push(svc.name);
-      say(`WARNING: ${main} does not exist (not written yet?); ${svc.name} is not started`);
+      say(`WARNING: ${path.relative(ROOT, bundle)} was not built (no services/${svc.name}/src/main.ts?); ${svc.name} is not started`);
       continue;
     }
+    say(`run       ${svc.name.padEnd(13)} node ${args.map((a) => (a === bundle ? path.relative(ROOT, bundle) : a)).join(' ')}`);
     supervisor.start({
       name: svc.name,
-      // In-process tsx loader: one node process per service, so SIGTERM reaches the service itself.
+      // The bundle under plain node with the production flags: one node process per service, so SIGTERM reaches
+      // the service itself.
       command: process.execPath,
-      args: ['--import', 'tsx', main],
+      args,
       cwd: ROOT,
       env: childEnv(svc.name, ports.get(svc.name)!, envs.shared, envs.extra[svc.name] ?? {}),
     });

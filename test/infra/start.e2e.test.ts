@@ -1,7 +1,7 @@
 /**
  * `npm start` end to end: scripts/start.ts --smoke brings up every service and the simulator on free ports against
  * a fresh database and a unique queue prefix, submits one lumen-2-pro image through HTTP, polls it to `completed`,
- * then shuts everything down gracefully and exits 0.
+ * then shuts everything down gracefully and exits 0. The services run from their bundles (scripts/build.mjs).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { SERVICE_NODE_FLAGS } from '@gmg/config';
 import { TEST_PG_ADMIN_URL, TEST_REDIS_URL, uniqueSuffix } from '@gmg/testing';
 import { LOCAL_SERVICES, portOverrideVar } from '../../scripts/lib/services';
 
@@ -75,6 +76,9 @@ describe('npm start (scripts/start.ts --smoke)', () => {
     if (code !== 0) console.log(out); // the whole log explains a failure
     expect(code).toBe(0);
     for (const s of LOCAL_SERVICES) expect(out).toMatch(new RegExp(`ready +${s.name} `));
+    // Every service ran as production runs it: its bundle, built first, under the production flags.
+    expect(out).toMatch(new RegExp(`build: ${LOCAL_SERVICES.length} service bundle\\(s\\) in dist/services/`));
+    for (const s of LOCAL_SERVICES) expect(out).toContain(`run       ${s.name.padEnd(13)} node ${SERVICE_NODE_FLAGS.join(' ')} dist/services/${s.name}/main.js`);
     expect(out).toMatch(/smoke: OK task=task_\w+ status=completed/);
     expect(out).toContain('stopped');
     // The generated secrets were persisted where GMG_DATA_DIR says, and printed.

@@ -59,3 +59,5 @@ export const commonSchema = {
   QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg'),
   OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
 };
+
+export { SERVICE_NODE_FLAGS, serviceBundlePath, serviceNodeArgs } from './runtime';

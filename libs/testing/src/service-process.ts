@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { serviceNodeArgs } from '@gmg/config';
 import { waitFor } from './wait-for';
 
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
@@ -31,13 +33,25 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Starts `services/<name>/src/main.ts` as a real process (tsx), with `env` on top of the current environment,
- * and waits until `healthUrl` answers 200.
+ * How startService runs a service: `tsx` (default: its TypeScript source, what is checked out) or `dist` (its
+ * bundle from `npm run build`, as production runs it). GMG_SERVICE_RUNTIME=dist switches every start in a
+ * process (the benchmarks set it).
  */
-export async function startService(name: string, env: Record<string, string>, healthUrl: string, timeoutMs = 60_000): Promise<ServiceProcess> {
+export type ServiceRuntime = 'tsx' | 'dist';
+const defaultRuntime = (): ServiceRuntime => (process.env.GMG_SERVICE_RUNTIME === 'dist' ? 'dist' : 'tsx');
+
+/**
+ * Starts service `name` as a real process, with `env` on top of the current environment, and waits until
+ * `healthUrl` answers 200.
+ */
+export async function startService(
+  name: string, env: Record<string, string>, healthUrl: string, timeoutMs = 60_000, runtime: ServiceRuntime = defaultRuntime(),
+): Promise<ServiceProcess> {
   // `node --import tsx` keeps the service in this one process (the tsx CLI would run it in a child), so a
-  // kill -9 really kills the service and nothing is orphaned.
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'services', name, 'src/main.ts')], {
+  // kill -9 really kills the service and nothing is orphaned; a bundle is one plain node process too.
+  const args = serviceNodeArgs(REPO_ROOT, name, runtime);
+  if (runtime === 'dist' && !existsSync(args[args.length - 1])) throw new Error(`${args[args.length - 1]} does not exist: run npm run build first`);
+  const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
