@@ -1,29 +1,45 @@
 /**
- * `npm run bench` runs the task benchmark (bench/submit-and-poll.bench.ts); `npm run bench -- messages` the
- * messages pass-through benchmark (bench/messages.bench.ts); `npm run bench -- large-bodies` 60 submits of 10 MB
- * bodies with the workers' memory sampled (bench/large-bodies.bench.ts); `npm run bench -- ceiling` the edge against a
- * minimal server doing the same essential work (bench/ceiling.bench.ts); `npm run bench -- billing` one billing
- * process settling a backlog of terminal tasks (bench/billing.bench.ts); `npm run bench -- worker` one worker-image
- * process tracking N in-flight tasks that never finish upstream (bench/worker.bench.ts).
+ * `npm run bench` runs the edge against its own ceiling (bench/ceiling.bench.ts: a minimal server doing the same
+ * essential work and the gateway in the same run, printing the ratios) and then the task benchmark
+ * (bench/submit-and-poll.bench.ts), one after the other. One by name:
+ * `npm run bench -- ceiling | tasks | messages | large-bodies | billing | worker` — the messages pass-through
+ * (bench/messages.bench.ts); 60 submits of 10 MB bodies with the workers' memory sampled
+ * (bench/large-bodies.bench.ts); one billing process settling a backlog of terminal tasks (bench/billing.bench.ts);
+ * one worker-image process tracking N in-flight tasks that never finish upstream (bench/worker.bench.ts).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
+
+const BENCHES: Record<string, () => Promise<unknown>> = {
+  ceiling: () => import('./ceiling.bench'),
+  tasks: () => import('./submit-and-poll.bench'),
+  messages: () => import('./messages.bench'),
+  'large-bodies': () => import('./large-bodies.bench'),
+  billing: () => import('./billing.bench'),
+  worker: () => import('./worker.bench'),
+};
+/** `npm run bench` with no name. */
+const DEFAULT = ['ceiling', 'tasks'];
+
+const which = process.argv[2];
+if (which !== undefined && !BENCHES[which]) {
+  console.error(`unknown benchmark '${which}': use one of ${Object.keys(BENCHES).join(', ')} (none: ${DEFAULT.join(' then ')})`);
+  process.exit(2);
+}
 
 // The services run as production runs them: their bundles (scripts/build.mjs) with SERVICE_NODE_FLAGS, built here
 // first. BENCH_RUNTIME=tsx runs the TypeScript sources through tsx instead (to compare the two).
-if (process.env.BENCH_RUNTIME !== 'tsx') {
+if (process.env.BENCH_RUNTIME !== 'tsx' && !process.env.GMG_SERVICE_RUNTIME) {
   process.stdout.write(execFileSync(process.execPath, [path.join(__dirname, '..', 'scripts', 'build.mjs')], { encoding: 'utf8' }));
   process.env.GMG_SERVICE_RUNTIME = 'dist';
 }
 
-const which = process.argv[2] ?? 'tasks';
-if (which === 'messages') void import('./messages.bench');
-else if (which === 'tasks') void import('./submit-and-poll.bench');
-else if (which === 'large-bodies') void import('./large-bodies.bench');
-else if (which === 'ceiling') void import('./ceiling.bench');
-else if (which === 'billing') void import('./billing.bench');
-else if (which === 'worker') void import('./worker.bench');
+if (which) void BENCHES[which]();
 else {
-  console.error(`unknown benchmark '${which}': use 'tasks' (default), 'messages', 'large-bodies', 'ceiling', 'billing' or 'worker'`);
-  process.exit(2);
+  // Each in its own process (a bench ends its process when done), one after the other; the first failure stops.
+  for (const name of DEFAULT) {
+    console.log(`\n=== npm run bench -- ${name}`);
+    const r = spawnSync(process.execPath, [...process.execArgv, __filename, name], { stdio: 'inherit', env: process.env });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  }
 }
