@@ -303,5 +303,16 @@ describe('deployment descriptions agree with each other and with the code', () =
       expect(mounts).toContain('./infra/grafana/provisioning');
       for (const m of mounts.filter((v) => v.startsWith('./'))) expect(existsSync(path.join(ROOT, m))).toBe(true);
     });
+
+    it('compose Prometheus loads the same alert rules as the PrometheusRule (infra/prometheus/alerts.yml)', () => {
+      const prom = YAML.parse(read('infra/prometheus/prometheus.yml')) as Obj;
+      const mounts = new Map((compose.services.prometheus.volumes as string[]).map((v) => [v.split(':')[1], v.split(':')[0]] as const));
+      expect(prom.rule_files).toHaveLength(1);
+      const file = mounts.get(prom.rule_files[0]);
+      expect(file).toBe('./infra/prometheus/alerts.yml');
+      const composeRules = YAML.parse(read(file!)) as Obj;
+      const operatorRule = YAML.parseAllDocuments(read('k8s/monitoring/prometheus-rules.yaml')).map((d) => d.toJS() as Obj).find((d) => d.kind === 'PrometheusRule')!;
+      expect(composeRules).toEqual({ groups: operatorRule.spec.groups });
+    });
   });
 });
