@@ -39,6 +39,8 @@ const SECONDS = Math.max(5, Math.min(Number(process.env.BENCH_WORKER_SECONDS ?? 
 const WARMUP_S = Math.max(0, Math.min(Number(process.env.BENCH_WORKER_WARMUP_S ?? 10), 120));
 const SAMPLE = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_SAMPLE ?? 200), 2000));
 const POLL_SCALE = process.env.BENCH_WORKER_POLL_SCALE ?? String(5000 / 3500);
+/** WORKER_CONCURRENCY of the worker under test (the service's default is 50). */
+const WORKER_CONCURRENCY = process.env.BENCH_WORKER_CONCURRENCY ?? '50';
 const SUBMIT_CONCURRENCY = 50;
 const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'bench worker capacity [sim:never]', resolution: '1MP' });
 
@@ -95,7 +97,9 @@ async function main(): Promise<void> {
 
     // 2. the worker takes them all upstream and settles into polling
     const worker = await startService('worker-image', {
-      ...common, HEALTH_PORT: String(workerPort), WORKER_CONCURRENCY: '50', POLL_INTERVAL_SCALE: POLL_SCALE,
+      ...common, HEALTH_PORT: String(workerPort), WORKER_CONCURRENCY: WORKER_CONCURRENCY, POLL_INTERVAL_SCALE: POLL_SCALE,
+      // e.g. BENCH_WORKER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the bench stops the worker)
+      ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
     }, `http://127.0.0.1:${workerPort}/healthz`);
     procs.push(worker);
     const pid = worker.proc.pid ?? NaN;
@@ -119,6 +123,8 @@ async function main(): Promise<void> {
     let sampledPolls = 0;
     let samplerCommands = 0;
     const cpu0 = cpuSeconds(pid);
+    const simPid = sim.proc.pid ?? NaN;
+    const simCpu0 = cpuSeconds(simPid);
     const redis0 = await redisCommands(redis);
     const pg0 = pgTransactions(dbName);
     const w0 = Date.now();
@@ -147,6 +153,7 @@ async function main(): Promise<void> {
     }
     const window = (Date.now() - w0) / 1000;
     const cpu = cpuSeconds(pid) - cpu0;
+    const simCpu = cpuSeconds(simPid) - simCpu0;
     const redisCmds = (await redisCommands(redis)) - redis0 - samplerCommands - 2;
     const pgTx = pgTransactions(dbName) - pg0 - 1;
     const rss = memMiB(pid, 'VmRSS');
@@ -162,10 +169,11 @@ async function main(): Promise<void> {
     const late = `p50 ${pct(lateness, 50).toFixed(0)} ms, p99 ${pct(lateness, 99).toFixed(0)} ms, max ${(lateness[lateness.length - 1] ?? NaN).toFixed(0)} ms (${lateness.length} polls sampled)`;
     const perPoll = `Redis ≤ ${(redisCmds / (pollsPerS * window)).toFixed(1)} commands, Postgres ${(pgTx / (pollsPerS * window)).toFixed(2)} transactions`;
     console.log(`\n${date} · ${machine}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
-    console.log(`worker-image (concurrency 50, POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`);
+    console.log(`worker-image (concurrency ${WORKER_CONCURRENCY}, POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`);
     console.log(`polls: ~${pollsPerS.toFixed(0)}/s (one per task every ${cadence.toFixed(2)} s on average; due every 5 s at scale 1.429)`);
     console.log(`lateness (processedOn − due): ${late}`);
     console.log(`worker CPU ${cpu.toFixed(1)} s = ${(100 * cpu / window).toFixed(0)} % of a core, ${((cpu * 1e3) / (pollsPerS * window)).toFixed(2)} ms per poll; RSS ${rss.toFixed(0)} MiB at the end, peak ${hwm.toFixed(0)} MiB`);
+    console.log(`upstream simulator CPU ${simCpu.toFixed(1)} s = ${(100 * simCpu / window).toFixed(0)} % of a core, ${((simCpu * 1e3) / (pollsPerS * window)).toFixed(2)} ms per poll`);
     console.log(`per poll: ${perPoll}; jobs at the end: ${JSON.stringify(counts)}`);
     insertRow('| date (UTC) | change | machine | tasks |',
       `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${window.toFixed(0)} s | ~${pollsPerS.toFixed(0)}/s (every ${cadence.toFixed(2)} s) | ${late} | ${(100 * cpu / window).toFixed(0)} % of a core, ${((cpu * 1e3) / (pollsPerS * window)).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`);

@@ -8,3 +8,5 @@ export { startHealthServer } from './health-server';
 export { evaluateReadiness } from './readiness';
 export type { HealthCheck } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';
+export { jobPresence } from './job-presence';
+export type { JobPresence } from './job-presence';

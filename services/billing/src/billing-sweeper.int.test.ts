@@ -1,7 +1,9 @@
 import { AccountRepository, ApiKeyRepository, TaskRecoveryRepository, TaskRepository, newTaskId, settleTask, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import type { BillingQueue } from '@gmg/queue';
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { Worker } from 'bullmq';
+import { QUEUES, settleJobId } from '@gmg/contracts';
+import { createBillingQueue, createRedis, jobPresence, type BillingQueue, type Redis } from '@gmg/queue';
+import { TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, type TestDatabase } from '@gmg/testing';
 import { BillingSweeper } from './billing-sweeper';
 import type { SettleTaskHandler } from './settle-task.handler';
 
@@ -58,6 +60,34 @@ describe('findUnsettled', () => {
 });
 
 describe('billing sweeper', () => {
+  let redis: Redis;
+  let prefix: string;
+  let queue: BillingQueue;
+  beforeAll(() => {
+    redis = createRedis(TEST_REDIS_URL, 'worker');
+    prefix = uniqueRedisPrefix();
+    queue = createBillingQueue(redis, prefix);
+  });
+  afterAll(async () => {
+    await queue.close();
+    await deleteRedisPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  /** Settle jobs for these tasks, run to `completed` by a worker that does nothing (they hold the settle ids). */
+  async function finishedSettleJobs(taskIds: string[]): Promise<void> {
+    for (const id of taskIds) await queue.add('settle', { taskId: id }, { jobId: settleJobId(id) });
+    const connection = redis.duplicate();
+    const worker = new Worker(QUEUES.billing, async () => 'noop', { connection, prefix });
+    try {
+      await waitFor(async () => (await Promise.all(taskIds.map(async (id) => (await queue.getJob(settleJobId(id)))?.isCompleted()))).every(Boolean),
+        { what: 'settle jobs completed' });
+    } finally {
+      await worker.close();
+      connection.disconnect();
+    }
+  }
+
   it('logs and skips a task whose settlement throws, and still settles the tasks after it', async () => {
     const poisoned = await newTask();
     await tasks.complete(poisoned.id, {});
@@ -65,8 +95,8 @@ describe('billing sweeper', () => {
     await tasks.complete(healthy.id, {});
     expect([...await unsettledIds()].sort()).toEqual([poisoned.id, healthy.id].sort());
 
-    // A finished settle job holds every settle id, so the sweeper settles directly through the settler.
-    const queue = { getJob: async () => ({ getState: async () => 'completed' }) } as unknown as BillingQueue;
+    // A finished settle job holds each settle id, so the sweeper settles directly through the settler.
+    await finishedSettleJobs([poisoned.id, healthy.id]);
     const settler = {
       settle: async (taskId: string) => {
         if (taskId === poisoned.id) throw new Error('settlement keeps throwing');
@@ -79,5 +109,23 @@ describe('billing sweeper', () => {
     expect(await kinds(healthy.id)).toEqual(['hold', 'capture']);
     expect(await kinds(poisoned.id)).toEqual(['hold']);
     expect(await unsettledIds()).toEqual([poisoned.id]);
+    await settleTask(db.dataSource, poisoned.id);
+  });
+
+  it('reads a page of settle jobs in one pipeline: no job → sent again, a waiting job → left to billing, a finished one → settled here', async () => {
+    const [lost, waiting, finished] = [await newTask(), await newTask(), await newTask()];
+    for (const t of [lost, waiting, finished]) await tasks.complete(t.id, {});
+    await finishedSettleJobs([finished.id]);
+    await queue.add('settle', { taskId: waiting.id }, { jobId: settleJobId(waiting.id) });
+    expect(await jobPresence(queue, [lost, waiting, finished].map((t) => settleJobId(t.id)))).toEqual(['missing', 'live', 'finished']);
+
+    const settled: string[] = [];
+    const settler = { settle: async (id: string) => { settled.push(id); return settleTask(db.dataSource, id); } } as unknown as SettleTaskHandler;
+    const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), queue, settler, logger, 0);
+    expect(await sweeper.sweep()).toEqual({ resent: 1, settledDirectly: 1, failed: 0 });
+    expect(settled).toEqual([finished.id]);
+    expect(await kinds(finished.id)).toEqual(['hold', 'capture']);
+    expect(await (await queue.getJob(settleJobId(lost.id)))?.getState()).toBe('waiting');
+    expect(await kinds(waiting.id)).toEqual(['hold']);
   });
 });

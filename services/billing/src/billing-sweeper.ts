@@ -1,7 +1,7 @@
 import { settleJobId } from '@gmg/contracts';
 import type { TaskRecoveryRepository, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { enqueueSettlement, type BillingQueue } from '@gmg/queue';
+import { enqueueSettlement, jobPresence, type BillingQueue, type JobPresence } from '@gmg/queue';
 import type { SettleTaskHandler } from './settle-task.handler';
 
 /** Ids one sweep page reads, and the most one sweep loads (the next sweep starts over). */
@@ -36,9 +36,17 @@ export class BillingSweeper {
     for (let seen = 0; seen < MAX_ROWS_PER_SWEEP;) {
       const limit = Math.min(PAGE_SIZE, MAX_ROWS_PER_SWEEP - seen);
       const ids = await this.recovery.unsettledIds(olderThanMs, limit, afterId);
-      for (const id of ids) {
+      let presence: JobPresence[] | undefined;
+      try {
+        // One pipelined round trip for the page (no per-task getState: it scans the wait list).
+        presence = await jobPresence(this.queue, ids.map(settleJobId));
+      } catch (e) {
+        failed += ids.length;
+        this.logger.error({ tasks: ids.length, err: (e as Error).message }, 'billing sweep could not read the settle jobs of a page; retried next sweep');
+      }
+      for (const [i, id] of (presence ? ids : []).entries()) {
         try {
-          const r = await this.sweepOne(id);
+          const r = await this.sweepOne(id, presence![i]!);
           if (r === 'resent') resent++;
           if (r === 'settled') settledDirectly++;
         } catch (e) {
@@ -59,12 +67,13 @@ export class BillingSweeper {
     return { resent, settledDirectly, failed };
   }
 
-  private async sweepOne(taskId: string): Promise<'pending' | 'resent' | 'settled'> {
-    const jobId = settleJobId(taskId);
-    const job = await this.queue.getJob(jobId);
-    const state = job ? await job.getState() : 'missing';
-    if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized') return 'pending';
-    if (state === 'missing' || state === 'unknown') {
+  /**
+   * A live settle job (waiting, delayed, active) will settle the task: nothing to do. No job: send it again. A
+   * finished job under `settle-<taskId>` would swallow the re-add: settle right here (idempotent).
+   */
+  private async sweepOne(taskId: string, presence: JobPresence): Promise<'pending' | 'resent' | 'settled'> {
+    if (presence === 'live') return 'pending';
+    if (presence === 'missing') {
       await enqueueSettlement(this.queue, taskId);
       return 'resent';
     }

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { settleTask, type SettleOutcome } from '@gmg/db';
+import { settle, type SettleOutcome } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { settlements } from '@gmg/observability';
 
@@ -13,15 +13,16 @@ export class SettleTaskHandler {
     private readonly ds: DataSource,
     private readonly logger: Logger,
     /**
-     * Optional (webhooks): told after every settlement that found the task terminal, `duplicate` included, so a
-     * crash between the commit and the webhook enqueue is repaired by the settle job's retry. Its failure fails
-     * the settle job (retried; settling again is a no-op).
+     * Optional (webhooks): told after every settlement that found a terminal task with a callback_url, `duplicate`
+     * included, so a crash between the commit and the webhook enqueue is repaired by the settle job's retry. Its
+     * failure fails the settle job (retried; settling again is a no-op). A task without a callback_url (known from
+     * the settlement statement itself) costs no second read.
      */
     private readonly onSettled?: { taskSettled(taskId: string): Promise<void> },
   ) {}
 
   async settle(taskId: string): Promise<SettleOutcome> {
-    const outcome = await settleTask(this.ds, taskId);
+    const { outcome, hasCallback } = await settle(this.ds, taskId);
     settlements.inc({ outcome });
     if (outcome === 'not_terminal') throw new Error(`task ${taskId} is not terminal yet; settlement retried later`);
     if (outcome === 'not_found') {
@@ -29,7 +30,7 @@ export class SettleTaskHandler {
       return outcome;
     }
     if (outcome !== 'duplicate') this.logger.info({ taskId, outcome }, 'task settled');
-    await this.onSettled?.taskSettled(taskId);
+    if (hasCallback) await this.onSettled?.taskSettled(taskId);
     return outcome;
   }
 }

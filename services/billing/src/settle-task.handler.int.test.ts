@@ -1,0 +1,52 @@
+import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
+import { createLogger } from '@gmg/logger';
+import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { SettleTaskHandler } from './settle-task.handler';
+
+/**
+ * The settlement statement also tells whether the task has a callback_url: the webhook hook (a second read of the
+ * task) runs only for those, on every settlement that found the task terminal (a duplicate too, so a crash between
+ * the commit and the webhook enqueue is repaired by the retry), and never for a task without one.
+ */
+const logger = createLogger({ service: 'test', level: 'silent' });
+const PRICE = 4000n;
+let db: TestDatabase;
+let tasks: TaskRepository;
+let accountId: string;
+let apiKeyId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  tasks = new TaskRepository(db.dataSource);
+  const accounts = new AccountRepository(db.dataSource);
+  accountId = (await accounts.create({ name: 'settle-handler' })).id;
+  await accounts.topup(accountId, 1_000_000n);
+  apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+});
+afterAll(async () => db.drop());
+
+const newTask = (callbackUrl?: string): Promise<TaskRecord> => tasks.createWithHold({
+  id: newTaskId(), accountId, apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', callbackUrl,
+  request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
+  price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+});
+
+it('tells the webhook hook about settled tasks with a callback_url only, duplicates included', async () => {
+  const told: string[] = [];
+  const handler = new SettleTaskHandler(db.dataSource, logger, { taskSettled: async (id) => { told.push(id); } });
+  const withHook = await newTask('https://hooks.example.com/gmg');
+  const without = await newTask();
+  await tasks.complete(withHook.id, { images: [{ url: 'http://127.0.0.1/a.png' }] });
+  await tasks.fail(without.id, { code: 'task_failed', message: 'Generation failed' });
+
+  expect(await handler.settle(withHook.id)).toBe('captured');
+  expect(await handler.settle(without.id)).toBe('released');
+  expect(await handler.settle(withHook.id)).toBe('duplicate');
+  expect(await handler.settle(without.id)).toBe('duplicate');
+  expect(told).toEqual([withHook.id, withHook.id]);
+
+  expect(await handler.settle(newTaskId())).toBe('not_found');
+  const open = await newTask('https://hooks.example.com/gmg');
+  await expect(handler.settle(open.id)).rejects.toThrow(/not terminal yet/);
+  expect(told).toEqual([withHook.id, withHook.id]);
+});
