@@ -98,9 +98,9 @@ async function main(): Promise<void> {
     // 2. the worker takes them all upstream and settles into polling
     const worker = await startService('worker-image', {
       ...common, HEALTH_PORT: String(workerPort), WORKER_CONCURRENCY: WORKER_CONCURRENCY, POLL_INTERVAL_SCALE: POLL_SCALE,
-      // e.g. BENCH_WORKER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the bench stops the worker)
-      ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
-    }, `http://127.0.0.1:${workerPort}/healthz`);
+    }, `http://127.0.0.1:${workerPort}/healthz`, 60_000, undefined,
+    // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the bench stops the worker)
+    process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
     procs.push(worker);
     const pid = worker.proc.pid ?? NaN;
     const queue = createTaskQueue('image', redis, prefix);

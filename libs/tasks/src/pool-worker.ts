@@ -9,6 +9,7 @@ import {
   type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
 } from '@gmg/queue';
 import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
+import { ChannelSecretCache } from './channel-secret-cache';
 import { PoolSweeper } from './pool-sweeper';
 import { SweepKeeper } from './sweep-keeper';
 import { TaskLifecycle, type CompletionHandler, type SettlementSink } from './task-lifecycle';
@@ -58,6 +59,12 @@ export interface PoolWorker {
   close(force?: boolean): Promise<void>;
 }
 
+/** Submits pick among the live candidates (read each time); polls reuse the channel row for a few seconds. */
+function channelsForSteps(repo: ChannelRepository): Pick<ChannelRepository, 'candidates' | 'getWithSecret'> {
+  const secrets = new ChannelSecretCache(repo);
+  return { candidates: (model, group) => repo.candidates(model, group), getWithSecret: (id) => secrets.getWithSecret(id) };
+}
+
 /** The worker of one pool: the `task` step machine and the `sweep` job on QUEUES[pool]. */
 export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOptions): Promise<PoolWorker> {
   const { pool, ds, redis, prefix, logger } = deps;
@@ -74,7 +81,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   const lifecycle = new TaskLifecycle(tasks, views, settlements, logger, deps.completion);
   const processor = new TaskStepProcessor(
     {
-      tasks, channels: new ChannelRepository(ds), groups: new ChannelGroupResolver(ds), adapters: deps.adapters,
+      tasks, channels: channelsForSteps(new ChannelRepository(ds)), groups: new ChannelGroupResolver(ds), adapters: deps.adapters,
       breaker: deps.breaker ?? new CircuitBreaker(), lifecycle, logger,
     },
     { ...opts, timeScale: opts.pollIntervalScale },

@@ -46,12 +46,14 @@ const defaultRuntime = (): ServiceRuntime => (process.env.GMG_SERVICE_RUNTIME ==
  */
 export async function startService(
   name: string, env: Record<string, string>, healthUrl: string, timeoutMs = 60_000, runtime: ServiceRuntime = defaultRuntime(),
+  /** Node flags before the service's own (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept). */
+  nodeArgs: readonly string[] = [],
 ): Promise<ServiceProcess> {
   // `node --import tsx` keeps the service in this one process (the tsx CLI would run it in a child), so a
   // kill -9 really kills the service and nothing is orphaned; a bundle is one plain node process too.
   const args = serviceNodeArgs(REPO_ROOT, name, runtime);
   if (runtime === 'dist' && !existsSync(args[args.length - 1])) throw new Error(`${args[args.length - 1]} does not exist: run npm run build first`);
-  const proc = spawn(process.execPath, args, {
+  const proc = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -118,6 +118,18 @@ describe('gateway adapter against a local HTTP upstream', () => {
     await expectUpstreamError(adapter.submit(ch, request(), { taskId: 't' }), true, 'server');
   });
 
+  it('refuses a streamed (chunked, no Content-Length) response once it passes the cap, and keeps working after', async () => {
+    up.setReply((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.write(`{"code":200,"data":[{"status":"submitted","task_id":"${'x'.repeat(6_000)}`);
+      res.end(`${'y'.repeat(6_000)}"}]}`);
+    });
+    const e = await expectUpstreamError(adapter.submit(ch, request(), { taskId: 't' }), true, 'server');
+    expect(e.message).toMatch(/larger than the size cap/);
+    up.setReply((_req, res) => res.json({ code: 200, data: [{ status: 'submitted', task_id: 'task_after' }] }));
+    await expect(adapter.submit(ch, request(), { taskId: 't' })).resolves.toEqual({ upstreamTaskId: 'task_after' });
+  });
+
   it('treats a 2xx without a task id as retryable', async () => {
     up.setReply((_req, res) => res.json({ ok: true }));
     await expectUpstreamError(adapter.submit(ch, request(), { taskId: 't' }), true, 'server');

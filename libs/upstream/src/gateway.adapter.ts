@@ -1,12 +1,10 @@
-import http from 'node:http';
-import https from 'node:https';
-import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
 import { contractEndpointOf, type NormalizedRequest, type TaskResult } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import { SpanKind, upstreamDuration, upstreamRequests, withSpan } from '@gmg/observability';
 import type { ChannelTarget, UpstreamAdapter, UpstreamPoll, UpstreamStatus } from './adapter';
 import { classifyHttpFailure, isModerationFailure, scrubSecret, truncate } from './upstream-failure';
 import { ARTGEN_NATIVE_PATH, mapArtgenNative } from './artgen-native';
+import { UpstreamTransportError, createUpstreamHttp, type UpstreamAnswer, type UpstreamHttp } from './upstream-http';
 
 export const GATEWAY_PROTOCOL = 'gateway';
 
@@ -42,9 +40,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       if (!endpoint) throw new UpstreamError(`no upstream endpoint known for model ${req.model}`, false, undefined, 'bad_request');
       const describe = `upstream ${ch.name} POST ${endpoint}`;
       const res = await callUpstream(ch, 'submit', describe, () =>
-        client.post(joinUrl(ch.baseUrl, endpoint), req.upstreamBody, {
-          headers: { ...headersFor(ch), 'Content-Type': 'application/json', 'Idempotency-Key': ctx.taskId },
-        }),
+        client.post(joinUrl(ch.baseUrl, endpoint), req.upstreamBody, { ...headersFor(ch), 'Idempotency-Key': ctx.taskId }),
       );
       const upstreamTaskId = parseAckTaskId(res.data);
       if (!upstreamTaskId) {
@@ -58,7 +54,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       if (req?.pool === 'artgen') return pollArtgen(client, ch, upstreamTaskId);
       const describe = `upstream ${ch.name} GET /v1/tasks/${truncate(upstreamTaskId, 80)}`;
       const res = await callUpstream(ch, 'poll', describe, () =>
-        client.get(joinUrl(ch.baseUrl, `/v1/tasks/${encodeURIComponent(upstreamTaskId)}`), { headers: headersFor(ch) }),
+        client.get(joinUrl(ch.baseUrl, `/v1/tasks/${encodeURIComponent(upstreamTaskId)}`), headersFor(ch)),
       );
       const data = isObj(res.data) ? res.data.data : undefined;
       if (!isObj(data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
@@ -70,7 +66,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       const path = `${base}/${encodeURIComponent(upstreamTaskId)}/cancel`;
       const describe = `upstream ${ch.name} POST ${base}/${truncate(upstreamTaskId, 80)}/cancel`;
       try {
-        await callUpstream(ch, 'cancel', describe, () => client.post(joinUrl(ch.baseUrl, path), {}, { headers: headersFor(ch) }));
+        await callUpstream(ch, 'cancel', describe, () => client.post(joinUrl(ch.baseUrl, path), {}, headersFor(ch)));
       } catch (e) {
         // 409: the upstream task had ended already; nothing left to stop.
         if (e instanceof UpstreamError && e.status === 409) return;
@@ -80,18 +76,12 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
   };
 }
 
-function createUpstreamClient(opts: GatewayAdapterOptions): AxiosInstance {
-  const maxSockets = opts.maxSockets ?? 64;
-  return axios.create({
-    timeout: opts.timeoutMs ?? 30_000,
-    maxContentLength: opts.maxResponseBytes ?? 1_048_576,
-    maxRedirects: 0,
-    proxy: false,
-    // Statuses are classified here, not thrown by axios (whose errors carry the request headers).
-    validateStatus: () => true,
-    httpAgent: new http.Agent({ keepAlive: true, maxSockets }),
-    httpsAgent: new https.Agent({ keepAlive: true, maxSockets }),
-    headers: { 'User-Agent': 'gmg-gateway-adapter/1', Accept: 'application/json' },
+function createUpstreamClient(opts: GatewayAdapterOptions): UpstreamHttp {
+  return createUpstreamHttp({
+    timeoutMs: opts.timeoutMs ?? 30_000,
+    maxResponseBytes: opts.maxResponseBytes ?? 1_048_576,
+    maxSockets: opts.maxSockets ?? 64,
+    userAgent: 'gmg-gateway-adapter/1',
   });
 }
 
@@ -103,8 +93,8 @@ const headersFor = (ch: ChannelTarget): Record<string, string> =>
  * own client span.
  */
 async function callUpstream(
-  ch: ChannelTarget, operation: 'submit' | 'poll' | 'cancel', describe: string, send: () => Promise<AxiosResponse<unknown>>,
-): Promise<AxiosResponse<unknown>> {
+  ch: ChannelTarget, operation: 'submit' | 'poll' | 'cancel', describe: string, send: () => Promise<UpstreamAnswer>,
+): Promise<UpstreamAnswer> {
   const labels = { channel: ch.name, operation };
   const end = upstreamDuration.startTimer(labels);
   return withSpan(`upstream ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'gmg.channel': ch.name } }, async () => {
@@ -122,16 +112,15 @@ async function callUpstream(
 }
 
 /** Sends one request; a transport failure or a non-2xx answer becomes a classified UpstreamError. */
-async function sendClassified(ch: ChannelTarget, describe: string, send: () => Promise<AxiosResponse<unknown>>): Promise<AxiosResponse<unknown>> {
-  let res: AxiosResponse<unknown>;
+async function sendClassified(ch: ChannelTarget, describe: string, send: () => Promise<UpstreamAnswer>): Promise<UpstreamAnswer> {
+  let res: UpstreamAnswer;
   try {
     res = await send();
   } catch (e) {
-    // Never rethrow the axios error: its config holds the Authorization header.
-    const err = e as { code?: string; message?: string };
-    const tooLarge = typeof err.message === 'string' && err.message.includes('maxContentLength');
-    if (tooLarge) throw new UpstreamError(`${describe}: response larger than the size cap`, true, undefined, 'server');
-    throw classifyHttpFailure({ code: err.code }, describe);
+    // Only the code travels on: the HTTP client's own error could hold the request (and its Authorization header).
+    const code = e instanceof UpstreamTransportError ? e.code : 'unknown';
+    if (code === 'ERESPONSETOOLARGE') throw new UpstreamError(`${describe}: response larger than the size cap`, true, undefined, 'server');
+    throw classifyHttpFailure({ code }, describe);
   }
   if (res.status >= 200 && res.status < 300) return res;
   const body = res.data;
@@ -147,10 +136,10 @@ async function sendClassified(ch: ChannelTarget, describe: string, send: () => P
 }
 
 /** Art suite tasks are read in their native shape (spec 2.3: unwrapped, MODAL, grid, description). */
-async function pollArtgen(client: AxiosInstance, ch: ChannelTarget, upstreamTaskId: string): Promise<UpstreamPoll> {
+async function pollArtgen(client: UpstreamHttp, ch: ChannelTarget, upstreamTaskId: string): Promise<UpstreamPoll> {
   const path = `${ARTGEN_NATIVE_PATH}/${encodeURIComponent(upstreamTaskId)}`;
   const describe = `upstream ${ch.name} GET ${ARTGEN_NATIVE_PATH}/${truncate(upstreamTaskId, 80)}`;
-  const res = await callUpstream(ch, 'poll', describe, () => client.get(joinUrl(ch.baseUrl, path), { headers: headersFor(ch) }));
+  const res = await callUpstream(ch, 'poll', describe, () => client.get(joinUrl(ch.baseUrl, path), headersFor(ch)));
   if (!isObj(res.data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
   return mapArtgenNative(res.data, describe);
 }

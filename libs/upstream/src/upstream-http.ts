@@ -1,0 +1,102 @@
+import { Agent, request } from 'undici';
+
+/** An upstream's answer: its status and its body, parsed as JSON when it is JSON (else the text, or undefined). */
+export interface UpstreamAnswer {
+  status: number;
+  data: unknown;
+}
+
+/** The HTTP client of the task adapters: every status comes back as an answer; only transport failures throw. */
+export interface UpstreamHttp {
+  get(url: string, headers: Record<string, string>): Promise<UpstreamAnswer>;
+  post(url: string, body: unknown, headers: Record<string, string>): Promise<UpstreamAnswer>;
+}
+
+/** A transport failure, with a code `classifyHttpFailure` knows (ECONNREFUSED, ETIMEDOUT, …). Never holds headers. */
+export class UpstreamTransportError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+    this.name = 'UpstreamTransportError';
+  }
+}
+
+export interface UpstreamHttpOptions {
+  /** Per request, connect to last byte. */
+  timeoutMs: number;
+  /** Largest response body accepted; more is a transport failure `ERESPONSETOOLARGE`. */
+  maxResponseBytes: number;
+  /** Keep-alive connections per upstream origin. */
+  maxSockets: number;
+  userAgent: string;
+}
+
+/**
+ * undici with one keep-alive pool per origin (not axios + node:http: a worker polling thousands of tasks spent ~20 %
+ * of its CPU in axios's config merging and node's HTTP client, docs/benchmarks.md "Worker capacity"). No redirect
+ * is followed; a status is never an exception; the body is read up to the cap and parsed once.
+ */
+export function createUpstreamHttp(opts: UpstreamHttpOptions): UpstreamHttp {
+  const dispatcher = new Agent({
+    connections: opts.maxSockets,
+    keepAliveTimeout: 30_000,
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+    connect: { timeout: opts.timeoutMs },
+  });
+  const base = { 'user-agent': opts.userAgent, accept: 'application/json' };
+
+  async function send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown): Promise<UpstreamAnswer> {
+    const signal = AbortSignal.timeout(opts.timeoutMs);
+    try {
+      const res = await request(url, {
+        method, dispatcher, signal,
+        headers: body === undefined ? { ...base, ...headers } : { ...base, 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const declared = Number(res.headers['content-length']);
+      if (declared > opts.maxResponseBytes) {
+        // destroy() without a listener would surface undici's abort as an unhandled 'error' event
+        res.body.on('error', () => undefined).destroy();
+        throw new UpstreamTransportError('ERESPONSETOOLARGE', 'response larger than the size cap');
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > opts.maxResponseBytes) {
+          // leaving the loop closes the body (the iterator's return)
+          throw new UpstreamTransportError('ERESPONSETOOLARGE', 'response larger than the size cap');
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const text = Buffer.concat(chunks).toString('utf8');
+      return { status: res.statusCode, data: parseBody(text) };
+    } catch (e) {
+      if (e instanceof UpstreamTransportError) throw e;
+      throw transportError(e, signal);
+    }
+  }
+
+  return {
+    get: (url, headers) => send('GET', url, headers),
+    post: (url, body, headers) => send('POST', url, headers, body ?? {}),
+  };
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** undici's and the socket's errors as one code; the message names no header (the request is not in it). */
+function transportError(e: unknown, signal: AbortSignal): UpstreamTransportError {
+  const err = e as { code?: unknown; name?: unknown; cause?: { code?: unknown } };
+  if (signal.aborted || err.name === 'TimeoutError' || err.name === 'AbortError') return new UpstreamTransportError('ETIMEDOUT', 'timed out');
+  const code = typeof err.code === 'string' ? err.code : typeof err.cause?.code === 'string' ? err.cause.code : 'unknown';
+  const timeouts = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+  return new UpstreamTransportError(timeouts.has(code) ? 'ETIMEDOUT' : code, `network error ${code}`);
+}
