@@ -24,7 +24,7 @@ import { authMiddleware } from './middleware/auth.middleware';
 import { requireAdminToken } from './middleware/admin-token';
 import { submitMetricsMiddleware } from './observability/submit-metrics';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
-import { createInflightLimitMiddleware, createRateLimitMiddleware } from './middleware/rate-limit';
+import { createRateLimitMiddleware } from './middleware/rate-limit';
 import { createMediaHostCheck, type MediaHostCheck } from './use-cases/media-host.check';
 import { PriceTableCache } from './pricing/price-table.cache';
 import { catalogRouter } from './routes/catalog.routes';
@@ -142,13 +142,13 @@ export function createApp(deps: AppDeps): App {
     },
     submitBody,
     // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
-    // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money);
-    // in-flight tasks per key.
+    // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money). The
+    // in-flight limit per key is checked by the hold statement itself (TaskRepository.createWithHold): no query of
+    // its own.
     submitGuards: [
       submitMetricsMiddleware,
       createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
       createIdempotencyMiddleware({ redis, prefix: config.queuePrefix, bodyParsers: json, logger }),
-      createInflightLimitMiddleware({ ds: dataSource }),
     ],
   };
 

@@ -67,7 +67,20 @@ export type NewTask = Pick<
   traceId?: string;
   /** Where the signed webhook goes at the terminal state (checked at submit; docs/webhooks.md). */
   callbackUrl?: string;
+  /**
+   * The API key's in-flight limit (its own, else its group's; null or absent = none): the task is refused with 429
+   * `rate_limited` when the key already has this many unfinished tasks — checked in the hold statement itself.
+   */
+  inflightLimit?: number | null;
 };
+
+/** Retry-After of a full in-flight budget: tasks take seconds to minutes. */
+export const INFLIGHT_RETRY_AFTER_SECONDS = 5;
+
+export const inflightLimitError = (limit: number): DomainError => new DomainError(
+  'rate_limited', `Too many unfinished tasks: this key may have at most ${limit} in flight; wait for some to finish`,
+  { retryAfter: INFLIGHT_RETRY_AFTER_SECONDS, inflightLimit: limit },
+);
 
 /** What a cancel found: it won the terminal transition, the task had already ended, or the caller has no such task. */
 export type CancelOutcome =
@@ -137,16 +150,23 @@ export class TaskRepository {
   constructor(private readonly ds: Pick<DataSource, 'query'>) {}
 
   /**
-   * One statement, so one implicit transaction and one round trip: the conditional hold on the account (no
+   * One statement, so one implicit transaction and one round trip: the key's in-flight check (`room`: its unfinished
+   * tasks, counted with tasks_key_open_idx and never past the limit), the conditional hold on the account (no
    * overdraft; no row → payment_required), the task row and the ledger `hold` entry. The task exists before the
    * client sees its id. The account row lock is held only for this statement and its commit, which is what bounds
-   * the submit rate of one busy account.
+   * the submit rate of one busy account. The in-flight count is read in the statement's snapshot, so submits racing
+   * each other may pass it together (a soft limit, docs/rate-limits.md); it used to be a query of its own before
+   * this one.
    */
   async createWithHold(t: NewTask): Promise<TaskRecord> {
     const rows = rowsOf(await this.ds.query(
-      `WITH hold AS (
+      `WITH room AS (
+         SELECT $17::int IS NULL OR (
+           SELECT count(*) FROM (SELECT 1 FROM tasks WHERE api_key_id = $3 AND ${OPEN} LIMIT $17::int) open
+         ) < $17::int AS ok
+       ), hold AS (
          UPDATE accounts SET available = available - $8, held = held + $8, updated_at = now()
-         WHERE id = $2 AND available >= $8 RETURNING id
+         WHERE id = $2 AND available >= $8 AND (SELECT ok FROM room) RETURNING id
        ), task AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
                             price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
@@ -158,10 +178,12 @@ export class TaskRepository {
          SELECT $2, $1, 'hold', $8, $11 FROM hold
          RETURNING id
        )
-       SELECT task.* FROM task, ledger`, // task.*: the RETURNING list above
+       SELECT room.ok AS inflight_ok, made.* FROM room LEFT JOIN (SELECT task.* FROM task, ledger) made ON true`,
+      // made.*: the RETURNING list above; no row of it when the room or the hold refused
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
         t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
-        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null],
+        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null,
+        t.inflightLimit ?? null],
     ).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
@@ -170,8 +192,10 @@ export class TaskRepository {
       }
       throw e;
     }));
-    if (rows.length === 0) throw new DomainError('payment_required', 'Insufficient balance for this request');
-    return toTaskRecord(rows[0]);
+    const row = rows[0];
+    if (row && row.inflight_ok === false) throw inflightLimitError(t.inflightLimit!);
+    if (!row || row.id === null) throw new DomainError('payment_required', 'Insufficient balance for this request');
+    return toTaskRecord(row);
   }
 
   /**
@@ -286,12 +310,6 @@ export class TaskRepository {
     if (!value) return [];
     const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE ${column} = $1 ORDER BY created_at DESC LIMIT $2`, [value, limit]);
     return rows.map(toTaskRecord);
-  }
-
-  /** Unfinished tasks of one API key (in-flight limit). */
-  async countOpenForKey(apiKeyId: string): Promise<number> {
-    const rows: Row[] = await this.ds.query(`SELECT count(*)::int AS n FROM tasks WHERE api_key_id = $1 AND ${OPEN}`, [apiKeyId]);
-    return Number(rows[0].n);
   }
 
   private async one(sql: string, params: unknown[]): Promise<TaskRecord | null> {

@@ -99,6 +99,7 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
         idempotencyFingerprint: input.idempotency?.fingerprint,
         ...input.origin,
         callbackUrl: input.callbackUrl,
+        inflightLimit: principal.inflightLimit,
       });
       if (req.groupId === undefined) {
         const auto = !req.group;

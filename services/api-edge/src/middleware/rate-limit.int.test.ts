@@ -7,7 +7,7 @@ import { createRedis, type Redis } from '@gmg/queue';
 import { TEST_REDIS_URL, createTestDatabase, freePort, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
 import { errorHandler } from '../http/error-handler';
 import { setPrincipal } from '../http/principal';
-import { createInflightCheck, createRateLimitMiddleware } from './rate-limit';
+import { createRateLimitMiddleware } from './rate-limit';
 
 const principal = (keyId: string, rpsLimit: number | null, inflightLimit: number | null = null): AuthPrincipal => ({
   keyId, accountId: 'acc', groupName: 'default', keyModels: null, groupModels: null, priceRatio: 1, rpsLimit, inflightLimit,
@@ -105,25 +105,35 @@ describe('rate limits (real Redis and Postgres)', () => {
       await db?.drop();
     });
 
-    it('refuses with rate_limited once the key has inflightLimit unfinished tasks, and allows again when one ends', async () => {
+    it('the hold statement refuses with rate_limited once the key has inflightLimit unfinished tasks (nothing held), and allows again when one ends', async () => {
       const ds = db.dataSource;
-      const account = await new AccountRepository(ds).create({ name: 'inflight' });
-      await new AccountRepository(ds).topup(account.id, 1000n);
+      const accounts = new AccountRepository(ds);
+      const account = await accounts.create({ name: 'inflight' });
+      await accounts.topup(account.id, 1000n);
       const { key } = await new ApiKeyRepository(ds).create({ accountId: account.id });
       const tasks = new TaskRepository(ds);
-      const submit = () => tasks.createWithHold({
+      const submit = (inflightLimit: number | null) => tasks.createWithHold({
         id: newTaskId(), accountId: account.id, apiKeyId: key.id, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-        request: {} as NormalizedRequest, price: 1n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+        request: {} as NormalizedRequest, price: 1n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000), inflightLimit,
       });
-      const check = createInflightCheck({ ds });
-      const p = principal(key.id, null, 2);
-      await check(p);
-      const first = await submit();
-      await submit();
-      await expect(check(p)).rejects.toMatchObject({ code: 'rate_limited', details: { retryAfter: 5 } });
-      await expect(check(principal(key.id, null, null))).resolves.toBeUndefined();
+      const first = await submit(2);
+      await submit(2);
+      await expect(submit(2)).rejects.toMatchObject({ code: 'rate_limited', details: { retryAfter: 5, inflightLimit: 2 } });
+      // refused before the hold: nothing held, no third task
+      expect(await accounts.get(account.id)).toMatchObject({ available: 998n, held: 2n });
+      expect((await ds.query(`SELECT count(*)::int AS n FROM tasks WHERE api_key_id = $1`, [key.id]))[0].n).toBe(2);
+      // a key without a limit is never refused for it
+      await expect(submit(null)).resolves.toMatchObject({ status: 'pending' });
       await tasks.fail(first.id, { code: 'task_failed', message: 'x' });
-      await expect(check(p)).resolves.toBeUndefined();
+      await expect(submit(3)).resolves.toMatchObject({ status: 'pending' });
+      await expect(submit(3)).rejects.toMatchObject({ code: 'rate_limited' });
+      // an empty account still gets payment_required, not rate_limited, when there is room
+      const poor = await accounts.create({ name: 'poor' });
+      const poorKey = (await new ApiKeyRepository(ds).create({ accountId: poor.id })).key;
+      await expect(tasks.createWithHold({
+        id: newTaskId(), accountId: poor.id, apiKeyId: poorKey.id, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
+        request: {} as NormalizedRequest, price: 1n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000), inflightLimit: 5,
+      })).rejects.toMatchObject({ code: 'payment_required' });
     });
   });
 });

@@ -1,7 +1,5 @@
 import type { RequestHandler } from 'express';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { DataSource } from 'typeorm';
-import { TaskRepository, type AuthPrincipal } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { Redis } from '@gmg/queue';
@@ -73,38 +71,5 @@ export function redisDownWarner(redis: Pick<Redis, 'status'>, logger: Pick<Logge
     if (redis.status === 'ready' || Date.now() - last < 10_000) return;
     last = Date.now();
     logger?.warn({ redisStatus: redis.status }, message);
-  };
-}
-
-export interface InflightOptions {
-  ds: DataSource;
-  /** Retry-After for a full in-flight budget: tasks take seconds to minutes. Default 5. */
-  retryAfterSeconds?: number;
-}
-
-/**
- * `checkInflight(principal)`: throws 429 `rate_limited` when the key already has `inflightLimit` unfinished
- * tasks (null = unlimited). Counts with the partial index tasks_key_open_idx. A soft limit: submits racing
- * each other may pass the count together and go over by at most the number of racers.
- */
-export function createInflightCheck(opts: InflightOptions): (principal: AuthPrincipal) => Promise<void> {
-  const tasks = new TaskRepository(opts.ds);
-  const retryAfter = opts.retryAfterSeconds ?? 5;
-  return async (principal) => {
-    const limit = principal.inflightLimit;
-    if (limit === null || limit === undefined) return;
-    const open = await tasks.countOpenForKey(principal.keyId);
-    if (open >= limit) {
-      throw new DomainError('rate_limited', `Too many unfinished tasks: this key may have at most ${limit} in flight; wait for some to finish`, { retryAfter, inflightLimit: limit });
-    }
-  };
-}
-
-/** The in-flight check as a middleware for submission routes (after auth). */
-export function createInflightLimitMiddleware(opts: InflightOptions): RequestHandler {
-  const check = createInflightCheck(opts);
-  return async (_req, res, next) => {
-    await check(principalOf(res));
-    next();
   };
 }

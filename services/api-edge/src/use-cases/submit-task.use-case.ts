@@ -210,6 +210,7 @@ export async function acceptTask(
       idempotencyFingerprint: idempotency?.fingerprint,
       ...extras.origin,
       callbackUrl: extras.callbackUrl,
+      inflightLimit: principal.inflightLimit,
     });
   } catch (err) {
     // The Redis idempotency record answers replays; when it was lost, the database refuses the second task
