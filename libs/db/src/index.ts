@@ -5,7 +5,7 @@ export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.rep
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
 export { WebhookRepository } from './repositories/webhook.repository';
 export type { WebhookDeliveryRecord } from './repositories/webhook.repository';
-export { settle, settleTask } from './repositories/ledger.repository';
+export { settle, settleMany, settleTask, MAX_SETTLE_BATCH } from './repositories/ledger.repository';
 export type { SettleOutcome } from './repositories/ledger.repository';
 export { AccountRepository } from './repositories/account.repository';
 export type { AccountRecord } from './repositories/account.repository';

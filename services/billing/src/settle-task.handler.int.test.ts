@@ -50,3 +50,24 @@ it('tells the webhook hook about settled tasks with a callback_url only, duplica
   await expect(handler.settle(open.id)).rejects.toThrow(/not terminal yet/);
   expect(told).toEqual([withHook.id, withHook.id]);
 });
+
+it('settles jobs arriving together in shared statements: each task once, its other copies duplicate, every balance right', async () => {
+  const handler = new SettleTaskHandler(db.dataSource, logger);
+  const accounts = new AccountRepository(db.dataSource);
+  const before = (await accounts.get(accountId))!;
+  const list = await Promise.all(Array.from({ length: 12 }, () => newTask()));
+  for (const [i, t] of list.entries()) {
+    if (i % 3 === 0) await tasks.fail(t.id, { code: 'task_failed', message: 'x' });
+    else await tasks.complete(t.id, { images: [{ url: 'http://127.0.0.1/a.png' }] });
+  }
+  // three deliveries of every task, all at once: they queue behind one another in batches
+  const outcomes = await Promise.all(list.flatMap((t) => [1, 2, 3].map(async () => [t.id, await handler.settle(t.id)] as const)));
+  for (const [i, t] of list.entries()) {
+    const mine = outcomes.filter(([id]) => id === t.id).map(([, o]) => o).sort();
+    expect(mine).toEqual([i % 3 === 0 ? 'released' : 'captured', 'duplicate', 'duplicate'].sort());
+  }
+  // from before the holds: nothing held any more, the completed ones spent, the failed ones back
+  const after = (await accounts.get(accountId))!;
+  const captured = PRICE * BigInt(list.filter((_, i) => i % 3 !== 0).length);
+  expect([after.held - before.held, after.spent - before.spent, after.available - before.available]).toEqual([0n, captured, -captured]);
+});

@@ -1,14 +1,27 @@
 import type { DataSource } from 'typeorm';
-import { settle, type SettleOutcome } from '@gmg/db';
+import { MAX_SETTLE_BATCH, settle, settleMany, type SettleOutcome } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { settlements } from '@gmg/observability';
 
+type Settlement = Awaited<ReturnType<typeof settle>>;
+interface Waiter { taskId: string; resolve(s: Settlement): void; reject(e: unknown): void }
+
 /**
- * Settles one task (capture or release, exactly once: settleTask is idempotent). The task view needs no rewrite:
- * it was written at the terminal transition, and `cost` is derived from the row's status, which settling does
- * not change. A task that is not terminal yet throws: the job retries with backoff.
+ * Settles one task (capture or release, exactly once: the settlement statement is idempotent). The task view needs
+ * no rewrite: it was written at the terminal transition, and `cost` is derived from the row's status, which
+ * settling does not change. A task that is not terminal yet throws: the job retries with backoff.
+ *
+ * Batching: the settle jobs running at once in this process share one statement (`settleMany`). One batch is in
+ * flight at a time; the jobs that arrive meanwhile form the next one, so a lone settlement goes at once and a
+ * backlog goes up to MAX_SETTLE_BATCH per statement and commit (docs/benchmarks.md, "Billing throughput"). One
+ * statement at a time also means two batches of this process never wait on each other's account rows. If a batch
+ * fails (a deadlock with another billing replica's batch, a bad row), each of its tasks is settled on its own, so
+ * one task that cannot be settled fails alone.
  */
 export class SettleTaskHandler {
+  private queue: Waiter[] = [];
+  private running = false;
+
   constructor(
     private readonly ds: DataSource,
     private readonly logger: Logger,
@@ -22,7 +35,10 @@ export class SettleTaskHandler {
   ) {}
 
   async settle(taskId: string): Promise<SettleOutcome> {
-    const { outcome, hasCallback } = await settle(this.ds, taskId);
+    const { outcome, hasCallback } = await new Promise<Settlement>((resolve, reject) => {
+      this.queue.push({ taskId, resolve, reject });
+      void this.drain();
+    });
     settlements.inc({ outcome });
     if (outcome === 'not_terminal') throw new Error(`task ${taskId} is not terminal yet; settlement retried later`);
     if (outcome === 'not_found') {
@@ -32,5 +48,37 @@ export class SettleTaskHandler {
     if (outcome !== 'duplicate') this.logger.info({ taskId, outcome }, 'task settled');
     if (hasCallback) await this.onSettled?.taskSettled(taskId);
     return outcome;
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_SETTLE_BATCH);
+        const ids = [...new Set(batch.map((w) => w.taskId))];
+        let results: Map<string, Settlement> | undefined;
+        try {
+          results = await settleMany(this.ds, ids);
+        } catch (e) {
+          this.logger.warn({ tasks: ids.length, err: (e as Error).message }, 'settlement batch failed; settling its tasks one by one');
+        }
+        if (results) this.answer(batch, results);
+        else await Promise.all(batch.map((w) => settle(this.ds, w.taskId).then(w.resolve, w.reject)));
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Each waiter its task's result; a second job for the same task in one batch found it settled: `duplicate`. */
+  private answer(batch: Waiter[], results: Map<string, Settlement>): void {
+    const answered = new Set<string>();
+    for (const w of batch) {
+      const r = results.get(w.taskId) ?? { outcome: 'not_found' as const, hasCallback: false };
+      const settledNow = r.outcome === 'captured' || r.outcome === 'released';
+      w.resolve(answered.has(w.taskId) && settledNow ? { ...r, outcome: 'duplicate' } : r);
+      answered.add(w.taskId);
+    }
   }
 }

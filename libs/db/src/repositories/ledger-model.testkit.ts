@@ -13,7 +13,7 @@ import type { NormalizedRequest } from '@gmg/contracts';
 import { newTaskId } from '../ids';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
-import { settleTask } from './ledger.repository';
+import { settleMany, settleTask } from './ledger.repository';
 import { TaskRepository, type NewTask } from './task.repository';
 import type { Row } from './sql';
 
@@ -26,6 +26,35 @@ export const realOps: LedgerOps = {
   createWithHold: (ds, t) => new TaskRepository(ds).createWithHold(t),
   settle: (ds, id) => settleTask(ds, id),
 };
+
+/**
+ * Settlement through `settleBatch` (default: settleMany) behind a batcher, as billing runs it: the settlements asked
+ * for in one turn of the event loop share statements — split in two halves that run at the same time, so duplicated
+ * deliveries of one task meet both inside one statement and in two concurrent ones.
+ */
+export function batchedOps(
+  settleBatch: (ds: DataSource, ids: string[]) => Promise<unknown> = settleMany,
+): LedgerOps {
+  let pending: Array<{ id: string; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  let scheduled = false;
+  return {
+    createWithHold: realOps.createWithHold,
+    settle: (ds, id) => new Promise((resolve, reject) => {
+      pending.push({ id, resolve, reject });
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        const batch = pending;
+        pending = [];
+        scheduled = false;
+        const half = Math.ceil(batch.length / 2);
+        for (const part of [batch.slice(0, half), batch.slice(half)].filter((p) => p.length > 0)) {
+          settleBatch(ds, part.map((w) => w.id)).then((r) => part.forEach((w) => w.resolve(r)), (e: unknown) => part.forEach((w) => w.reject(e)));
+        }
+      });
+    }),
+  };
+}
 
 export type Op =
   | { t: 'topup'; amount: number }
@@ -304,5 +333,24 @@ export function ledgerProperty(ds: DataSource, ops: LedgerOps = realOps, maxOps 
       await run.apply(op);
       await run.check();
     }
+  });
+}
+
+/**
+ * A storm: four tasks held at once, random operations, every task finished (randomly completed or failed), then every
+ * settlement delivered 2–4 times, shuffled and concurrently — twice.
+ */
+export function settlementStormProperty(ds: DataSource, ops: LedgerOps = realOps): fc.IAsyncProperty<[Op[], boolean[], number, number]> {
+  const finishAll = fc.array(fc.boolean(), { minLength: 12, maxLength: 12 });
+  return fc.asyncProperty(fc.array(opArb, { maxLength: 6 }), finishAll, fc.integer({ min: 2, max: 4 }), fc.nat(), async (seq, oks, copies, seed) => {
+    const run = await LedgerRun.start(ds, ops);
+    await run.apply({ t: 'topup', amount: 1000 });
+    await run.apply({ t: 'submitConcurrent', prices: [100, 200, 300, 400] });
+    for (const op of seq) await run.apply(op);
+    for (const ok of oks) await run.apply({ t: 'finish', pick: 0, ok });
+    await run.apply({ t: 'settleAll', copies, seed });
+    await run.check();
+    await run.apply({ t: 'settleAll', copies, seed: seed + 1 });
+    await run.check();
   });
 }

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import type { DataSource, EntityManager } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 import { DomainError } from '@gmg/errors';
-import { InvariantViolation, ledgerProperty, partialCaptureProperty, realOps, type LedgerOps } from './ledger-model.testkit';
+import { InvariantViolation, batchedOps, ledgerProperty, partialCaptureProperty, realOps, settlementStormProperty, type LedgerOps } from './ledger-model.testkit';
+import { SETTLE_SQL } from './ledger.repository';
 import type { NewTask } from './task.repository';
 import { rowsOf, type Row } from './sql';
 
@@ -102,6 +103,20 @@ async function settleUngatedRemainder(ds: DataSource, taskId: string): Promise<v
   }
 }
 
+/**
+ * The batched settlement with the per-account sum removed: the balance move joins every settled task row directly
+ * (UPDATE … FROM with two rows for one account applies only one of them), so a batch with two tasks of one account
+ * moves the money of one.
+ */
+const UNSUMMED_SETTLE_SQL = ((): string => {
+  const summed = /moves AS \([\s\S]*?GROUP BY d\.account_id\n\)/;
+  if (!summed.test(SETTLE_SQL)) throw new Error('the mutant no longer matches SETTLE_SQL: update it');
+  return SETTLE_SQL.replace(summed, `moves AS (
+  SELECT d.account_id, d.price, d.captured FROM due d JOIN first f ON f.task_id = d.id
+)`);
+})();
+const settleManyUnsummed = (ds: DataSource, ids: string[]): Promise<unknown> => ds.query(UNSUMMED_SETTLE_SQL, [ids]);
+
 /** Runs `property` (default: the random-sequence ledger property) against `ops` and returns why it failed. */
 const failureOf = async <T extends unknown[]>(
   ds: DataSource, ops: LedgerOps, numRuns: number, property: (ds: DataSource, ops: LedgerOps) => fc.IAsyncProperty<T>,
@@ -144,6 +159,11 @@ describe('ledger properties fail when a safeguard is removed (scratch databases)
   it('a partial settlement without the exactly-once gate double-moves money under duplicated deliveries', async () => {
     const msg = await failureOf(noCheck.dataSource, { ...realOps, settle: settleUngatedRemainder }, 300, partialCaptureProperty);
     expect(msg).toMatch(/non-negative|check constraint|balance|model|captures = completed prices/);
+  }, 120_000);
+
+  it('a batched settlement that moves each account once per batch, not once per task, loses money', async () => {
+    const msg = await failureOf(noCheck.dataSource, batchedOps(settleManyUnsummed), 100, settlementStormProperty);
+    expect(msg).toMatch(/balance|model|held|captures = completed prices|non-negative|check constraint/);
   }, 120_000);
 
   it('with an unconditional hold the balance CHECK turns an overdraft into an error, not a 402', async () => {

@@ -10,21 +10,24 @@ export interface Settlement {
 }
 
 /**
- * Settlement in ONE statement (data-modifying CTEs, autocommit: one round trip and one commit, like the hold):
- * - `t`: the task; `due`: it, when terminal, with what it captures (nothing for failed, `capture_amount` or the
- *   whole price for completed);
- * - `first`: the first ledger row (capture, or release of a failed task), inserted with ON CONFLICT DO NOTHING on
- *   UNIQUE(task_id, kind). It gates everything else: the remainder release and the money move join it, so they
- *   happen only when it was inserted, in the same statement (a concurrent settlement of the same task waits on the
- *   unique index entry, then inserts nothing and moves nothing);
+ * Settlement in ONE statement (data-modifying CTEs, autocommit: one round trip and one commit, like the hold), for
+ * one task or a batch of them (`$1`, an array of task ids):
+ * - `t`: the tasks; `due`: those that are terminal, with what each captures (nothing for failed, `capture_amount`
+ *   or the whole price for completed);
+ * - `first`: each task's first ledger row (capture, or release of a failed task), inserted with ON CONFLICT DO
+ *   NOTHING on UNIQUE(task_id, kind). It gates everything else: the remainder releases and the money moves join
+ *   it, so they happen only for the rows it inserted, in the same statement (a concurrent settlement of the same
+ *   task waits on the unique index entry, then inserts nothing and moves nothing);
+ * - `moves`: one balance move per account (the sum of its tasks in the batch: an UPDATE … FROM with two rows for
+ *   one account would apply only one of them);
  * - `mark`: settled_at for the sweeper (also on a duplicate: harmless, already set).
  * A terminal status and its capture amount never change after the terminal transition, so a task is settled once
  * and its entries always sum to the hold.
  */
-const SETTLE_SQL = `
+export const SETTLE_SQL = `
 WITH t AS (
   SELECT id, account_id, status, price, capture_amount, model, callback_url IS NOT NULL AS has_callback
-  FROM tasks WHERE id = $1
+  FROM tasks WHERE id = ANY($1::text[])
 ), due AS (
   SELECT id, account_id, status, price, model,
          CASE WHEN status = 'failed' THEN 0 ELSE COALESCE(capture_amount, price) END AS captured
@@ -35,43 +38,67 @@ WITH t AS (
          CASE WHEN status = 'completed' THEN 'capture' ELSE 'release' END,
          CASE WHEN status = 'completed' THEN captured ELSE price END,
          jsonb_build_object('model', model)
-  FROM due
+  FROM due ORDER BY id
   ON CONFLICT (task_id, kind) DO NOTHING
-  RETURNING kind
+  RETURNING task_id, kind
 ), remainder AS (
   INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
   SELECT d.account_id, d.id, 'release', d.price - d.captured, jsonb_build_object('model', d.model)
-  FROM due d JOIN first f ON f.kind = 'capture'
+  FROM due d JOIN first f ON f.task_id = d.id AND f.kind = 'capture'
   WHERE d.price > d.captured
   RETURNING 1
+), moves AS (
+  SELECT d.account_id, sum(d.price) AS price, sum(d.captured) AS captured
+  FROM due d JOIN first f ON f.task_id = d.id
+  GROUP BY d.account_id
 ), moved AS (
   UPDATE accounts a
-  SET held = a.held - d.price, spent = a.spent + d.captured, available = a.available + (d.price - d.captured), updated_at = now()
-  FROM due d JOIN first f ON true
-  WHERE a.id = d.account_id
+  SET held = a.held - m.price, spent = a.spent + m.captured, available = a.available + (m.price - m.captured), updated_at = now()
+  FROM moves m
+  WHERE a.id = m.account_id
   RETURNING 1
 ), mark AS (
   UPDATE tasks SET settled_at = now()
-  WHERE id = $1 AND settled_at IS NULL AND EXISTS (SELECT 1 FROM due)
+  WHERE id IN (SELECT id FROM due) AND settled_at IS NULL
   RETURNING 1
 )
-SELECT t.status, t.has_callback, (SELECT kind FROM first) AS settled_kind,
+SELECT q.id, t.status, t.has_callback, f.kind AS settled_kind,
        (SELECT count(*) FROM remainder)::int AS remainders, (SELECT count(*) FROM moved)::int AS moved,
        (SELECT count(*) FROM mark)::int AS marked
-FROM (SELECT 1) one LEFT JOIN t ON true`;
+FROM unnest($1::text[]) WITH ORDINALITY AS q(id, n)
+LEFT JOIN t ON t.id = q.id
+LEFT JOIN first f ON f.task_id = q.id
+ORDER BY q.n`;
+
+/** The largest batch one settlement statement takes. */
+export const MAX_SETTLE_BATCH = 200;
 
 /**
- * Settles one terminal task exactly once. Completed: capture `capture_amount` (the whole price when NULL) and, when
- * that is less than the hold, release the remainder; failed: release everything. One statement (SETTLE_SQL).
+ * Settles a batch of terminal tasks exactly once, in one statement (SETTLE_SQL). Completed: capture
+ * `capture_amount` (the whole price when NULL) and, when that is less than the hold, release the remainder; failed:
+ * release everything. The same id twice in one batch is settled once; its later copies report `duplicate`.
  */
+export async function settleMany(ds: DataSource, taskIds: readonly string[]): Promise<Map<string, Settlement>> {
+  if (taskIds.length > MAX_SETTLE_BATCH) throw new Error(`settleMany: at most ${MAX_SETTLE_BATCH} tasks per statement`);
+  const out = new Map<string, Settlement>();
+  if (taskIds.length === 0) return out;
+  const rows: Row[] = await ds.query(SETTLE_SQL, [taskIds]);
+  for (const r of rows) {
+    const id = r.id as string;
+    const hasCallback = r.has_callback === true;
+    let outcome: SettleOutcome;
+    if (r.status === null) outcome = 'not_found';
+    else if (r.status !== 'completed' && r.status !== 'failed') outcome = 'not_terminal';
+    else if (r.settled_kind === null || out.has(id)) outcome = 'duplicate';
+    else outcome = r.settled_kind === 'capture' ? 'captured' : 'released';
+    if (!out.has(id)) out.set(id, { outcome, hasCallback });
+  }
+  return out;
+}
+
+/** One task: settleMany of one. */
 export async function settle(ds: DataSource, taskId: string): Promise<Settlement> {
-  const rows: Row[] = await ds.query(SETTLE_SQL, [taskId]);
-  const r = rows[0];
-  if (!r || r.status === null) return { outcome: 'not_found', hasCallback: false };
-  const hasCallback = r.has_callback === true;
-  if (r.status !== 'completed' && r.status !== 'failed') return { outcome: 'not_terminal', hasCallback };
-  if (r.settled_kind === null) return { outcome: 'duplicate', hasCallback };
-  return { outcome: r.settled_kind === 'capture' ? 'captured' : 'released', hasCallback };
+  return (await settleMany(ds, [taskId])).get(taskId) ?? { outcome: 'not_found', hasCallback: false };
 }
 
 /** settle(), the outcome only. */
