@@ -32,6 +32,7 @@ export const env = {
   databaseUrl: () => Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).default('postgres://postgres@127.0.0.1:5432/gmg'),
   redisUrl: () => Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
   logLevel: () => Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  logFlushMs: () => Joi.number().integer().min(0).max(5000).default(100),
   port: (def: number) => Joi.number().integer().min(0).max(65535).default(def),
   positiveInt: (def: number) => Joi.number().integer().min(1).default(def),
   bool: (def: boolean) => Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(def),
@@ -42,6 +43,8 @@ export interface CommonEnv {
   DATABASE_URL: string;
   REDIS_URL: string;
   LOG_LEVEL: string;
+  /** Log lines buffered at most this long before they are written (0: each line at once). */
+  LOG_FLUSH_MS: number;
   REDIS_REQUIRE_NOEVICTION: boolean;
   /** BullMQ key prefix; also prefixes the task views. Renaming it strands queued jobs. */
   QUEUE_PREFIX: string;
@@ -54,6 +57,7 @@ export const commonSchema = {
   DATABASE_URL: env.databaseUrl(),
   REDIS_URL: env.redisUrl(),
   LOG_LEVEL: env.logLevel(),
+  LOG_FLUSH_MS: env.logFlushMs(),
   /** Refuse to start when Redis may evict queue keys (maxmemory-policy other than noeviction). */
   REDIS_REQUIRE_NOEVICTION: env.bool(false),
   QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg'),

@@ -28,6 +28,36 @@ export interface LoggerOptions {
   level?: string;
   /** For tests: a destination stream. */
   destination?: pino.DestinationStream;
+  /**
+   * Standard output buffered for at most this many milliseconds (`LOG_FLUSH_MS`, default 100): lines leave in one
+   * write per LOG_BUFFER_BYTES or per interval instead of one synchronous write each. 0: every line written at once,
+   * synchronously (pino's default). Ignored with `destination`.
+   */
+  flushMs?: number;
+}
+
+/** The buffer that sends lines out before the interval does. */
+const LOG_BUFFER_BYTES = 4096;
+/** Beyond this many bytes waiting (stdout blocked), lines are dropped rather than held in memory. */
+const LOG_MAX_PENDING_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Standard output as pino writes it: synchronously line by line (`flushMs` 0), or buffered — one write per
+ * LOG_BUFFER_BYTES or every `flushMs`, off the event loop. pino flushes a buffered destination at process exit
+ * (a crash included); only a killed process (SIGKILL, OOM) loses at most `flushMs` of lines.
+ */
+function stdoutDestination(flushMs: number): pino.DestinationStream | undefined {
+  if (flushMs <= 0) return undefined;
+  const dest = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, maxLength: LOG_MAX_PENDING_BYTES });
+  const timer = setInterval(() => {
+    try {
+      dest.flush();
+    } catch {
+      clearInterval(timer); // destroyed (exit): nothing more to flush
+    }
+  }, flushMs);
+  timer.unref();
+  return dest;
 }
 
 /** Error fields that carry query parameters (channel keys, prompts, base64 images) or the raw driver error. */
@@ -54,7 +84,7 @@ export function createLogger(opts: LoggerOptions): Logger {
       base: { service: opts.service, pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    opts.destination,
+    opts.destination ?? stdoutDestination(opts.flushMs ?? 0),
   );
 }
 

@@ -20,7 +20,7 @@ export interface PoolWorkerServiceOptions {
  * Each worker service's main.ts is this call with its pool and config.
  */
 export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWorkerConfig>, opts: PoolWorkerServiceOptions = {}): Promise<void> {
-  const logger = createLogger({ service: `worker-${pool}`, level: config.LOG_LEVEL });
+  const logger = createLogger({ service: `worker-${pool}`, level: config.LOG_LEVEL, flushMs: config.LOG_FLUSH_MS });
   const tracing = startTracing({ service: `worker-${pool}`, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   collectProcessMetrics(`worker-${pool}`);
   const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(20, config.WORKER_CONCURRENCY + 2), applicationName: `gmg-worker-${pool}` });

@@ -19,6 +19,8 @@ export interface ApiEdgeConfig {
   databaseUrl: string;
   redisUrl: string;
   logLevel: string;
+  /** Log lines buffered at most this long (0: each line written at once). */
+  logFlushMs: number;
   /** BullMQ key prefix; also prefixes the Redis task view. */
   queuePrefix: string;
   redisRequireNoeviction: boolean;
@@ -166,6 +168,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     logLevel: e.LOG_LEVEL,
+    logFlushMs: e.LOG_FLUSH_MS,
     queuePrefix: e.QUEUE_PREFIX,
     redisRequireNoeviction: e.REDIS_REQUIRE_NOEVICTION,
     uploadDir: path.resolve(e.UPLOAD_DIR),

@@ -13,14 +13,17 @@ const DRAIN_TIMEOUT_MS = 25_000;
 
 async function main(): Promise<void> {
   const config = loadApiEdgeConfig();
-  const logger = createLogger({ service: 'api-edge', level: config.logLevel });
+  const logger = createLogger({ service: 'api-edge', level: config.logLevel, flushMs: config.logFlushMs });
   const tracing = startTracing({ service: 'api-edge', endpoint: config.otlpEndpoint });
   collectProcessMetrics('api-edge');
 
   const dataSource = createDataSource({ url: config.databaseUrl, poolSize: 20, applicationName: 'api-edge' });
   await dataSource.initialize();
-  // 'producer': fail fast while Redis is away instead of queueing commands behind a request.
-  const redis = createRedis(config.redisUrl, 'producer');
+  // 'producer': fail fast while Redis is away instead of queueing commands behind a request. Auto-pipelining: the
+  // commands of every request handled in one turn of the event loop (task view reads and writes, enqueues, rate
+  // counters) leave in one socket write instead of one each — on loopback a write costs ~50–100 µs of the
+  // sender's CPU (docs/benchmarks.md, ceiling notes 2026-11-24 evening).
+  const redis = createRedis(config.redisUrl, 'producer', { enableAutoPipelining: true });
   await new Promise<void>((resolve, reject) => {
     if (redis.status === 'ready') return resolve();
     redis.once('ready', () => resolve());

@@ -10,7 +10,7 @@ import { loadBillingConfig } from './config';
 
 async function main(): Promise<void> {
   const config = loadBillingConfig();
-  const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL });
+  const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL, flushMs: config.LOG_FLUSH_MS });
   const tracing = startTracing({ service: 'billing', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   collectProcessMetrics('billing');
   const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(30, config.SETTLE_CONCURRENCY + 2), applicationName: 'gmg-billing' });

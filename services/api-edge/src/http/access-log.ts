@@ -30,9 +30,10 @@ export function accessLog(logger: Logger, quiet: (path: string) => boolean): Req
     res.setHeader('X-Request-Id', id);
     if (quiet(req.path)) return next();
     const start = process.hrtime.bigint();
+    let logged = false;
     const done = () => {
-      res.removeListener('finish', done);
-      res.removeListener('close', done);
+      if (logged) return; // 'finish' then 'close': one line
+      logged = true;
       const status = res.statusCode;
       const line = { reqId: id, method: req.method, route: routeOf(req), status, ms: Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100 };
       if (!res.writableFinished) log.warn({ ...line, aborted: true }, 'request aborted');
