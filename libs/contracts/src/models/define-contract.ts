@@ -130,15 +130,21 @@ function hasMedia(props: Readonly<Record<string, FieldSpec>>): boolean {
   return Object.values(props).some(walk);
 }
 
-export function applyDefaults(props: Readonly<Record<string, FieldSpec>>, body: Body): Body {
+/** The defaults of a body's fields, listed once per contract (applied on every submit). */
+function defaultsOf(props: Readonly<Record<string, FieldSpec>>): ReadonlyArray<readonly [string, unknown]> {
+  return Object.entries(props).flatMap(([k, f]) => (f.type !== 'forbidden' && f.default !== undefined ? [[k, f.default] as const] : []));
+}
+
+function applyDefaults(defaults: ReadonlyArray<readonly [string, unknown]>, body: Body): Body {
   const out: Body = { ...body };
-  for (const [k, f] of Object.entries(props)) if (f.type !== 'forbidden' && f.default !== undefined && out[k] === undefined) out[k] = f.default;
+  for (const [k, v] of defaults) if (out[k] === undefined) out[k] = v;
   return out;
 }
 
 /** Compiles one contract definition into a ModelContract (Joi validator + JSON Schema from the same spec). */
 export function defineContract(def: ContractDefinition): BuiltContract {
   const joiSchema = bodyToJoi(def.body);
+  const defaults = defaultsOf(def.body.properties);
   const inputSchema = bodyToJsonSchema(def.body, `${def.model} request body`);
   const rules: ServerRule[] = [...(hasMedia(def.body.properties) ? [mediaRule(def.body)] : []), ...(def.serverRules ?? [])];
 
@@ -163,7 +169,7 @@ export function defineContract(def: ContractDefinition): BuiltContract {
         return { ok: false, violation };
       }
     }
-    const withDefaults = applyDefaults(def.body.properties, raw);
+    const withDefaults = applyDefaults(defaults, raw);
     const n = def.normalize(withDefaults, ctx, raw);
     return {
       ok: true,

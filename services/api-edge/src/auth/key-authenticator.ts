@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AuthPrincipal } from '@gmg/db';
 
@@ -23,7 +23,8 @@ interface Entry {
 /** Longest secret we bother hashing; anything longer is not one of our keys. */
 const MAX_SECRET_LENGTH = 256;
 
-const cacheId = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
+/** One-shot SHA-256 (`crypto.hash`: a third of createHash's cost for a key-sized input; it runs on every request). */
+const cacheId = (secret: string): string => hash('sha256', secret, 'hex');
 
 /**
  * API key → principal, with a short in-process cache keyed by the key's SHA-256 (the raw secret is never a

@@ -231,10 +231,14 @@ export async function acceptTask(
  * worker sweeper's reconciler re-adds pending tasks without a job (jobId = taskId makes that idempotent).
  */
 export async function publishAccepted(deps: Pick<SubmitTaskDeps, 'views' | 'queue' | 'logger'>, task: TaskRecord): Promise<void> {
-  await deps.views.write(task).catch((err: unknown) => deps.logger.warn({ err, taskId: task.id }, 'task view write failed after submit'));
-  await deps.queue.enqueueTask(task.pool, task.id).catch((err: unknown) =>
-    deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
-  );
+  // Both at once (one Redis round trip, one socket write with auto-pipelining): a worker that picks the job first
+  // and writes a newer view is safe, since a view write never replaces a newer version (TaskViewStore).
+  await Promise.all([
+    deps.views.write(task).catch((err: unknown) => deps.logger.warn({ err, taskId: task.id }, 'task view write failed after submit')),
+    deps.queue.enqueueTask(task.pool, task.id).catch((err: unknown) =>
+      deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
+    ),
+  ]);
 }
 
 /** Acknowledgement shape A, or B with HTTP 202 (spec 2.1). */

@@ -1,0 +1,23 @@
+import { newApiKeySecret, newTaskId, randomBase62 } from './ids';
+
+describe('random ids', () => {
+  it('task ids and key secrets have their format and never repeat (20,000 of each, across many pool refills)', () => {
+    const ids = new Set(Array.from({ length: 20_000 }, newTaskId));
+    expect(ids.size).toBe(20_000);
+    for (const id of ids) expect(id).toMatch(/^task_[0-9A-Za-z]{24}$/);
+    const secrets = Array.from({ length: 20_000 }, newApiKeySecret);
+    expect(new Set(secrets).size).toBe(20_000);
+    expect(secrets.every((s) => /^sk-[0-9A-Za-z]{40}$/.test(s))).toBe(true);
+  });
+
+  it('draws every base62 character about equally often (no modulo bias, no stuck pool)', () => {
+    const counts = new Map<string, number>();
+    const text = Array.from({ length: 2_000 }, () => randomBase62(62)).join('');
+    for (const c of text) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(62);
+    const expected = text.length / 62; // 2,000
+    // a chi-square over 61 degrees of freedom stays far below 200 for a uniform source (p < 1e-15 above)
+    const chi2 = [...counts.values()].reduce((s, n) => s + (n - expected) ** 2 / expected, 0);
+    expect(chi2).toBeLessThan(200);
+  });
+});
