@@ -1,6 +1,7 @@
 export { createDataSource, runMigrations } from './data-source';
 export { newTaskId } from './ids';
 export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
+export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
 export { WebhookRepository } from './repositories/webhook.repository';

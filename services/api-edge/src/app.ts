@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { maxBodyBytesOfPath } from '@gmg/contracts';
 import {
   ApiKeyRepository, AssetGroupRepository, AssetRepository, ChannelRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository,
-  TaskRepository, newTaskId, pingDatabase,
+  HoldBatchingTaskRepository, TaskRepository, newTaskId, pingDatabase,
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
@@ -125,7 +125,8 @@ export function createApp(deps: AppDeps): App {
   });
   const parts: AppParts = {
     deps,
-    tasks: new TaskRepository(dataSource),
+    // submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts)
+    tasks: new HoldBatchingTaskRepository(dataSource),
     views: new TaskViewStore(redis, config.queuePrefix),
     keys,
     authThrottle,
@@ -167,11 +168,11 @@ export function createApp(deps: AppDeps): App {
   mountUploads(app, parts);
   mountPlayground(app);
   app.use('/v1', parts.auth);
+  app.use(tasksRouter({ views: parts.views, tasks: parts.tasks, toUnifiedTask, logger }));
   mountGenerations(app, parts);
   mountMessages(app, parts);
   mountAvatar(app, parts);
   mountCancel(app, parts);
-  app.use(tasksRouter({ views: parts.views, tasks: parts.tasks, toUnifiedTask, logger }));
   app.use(catalogRouter());
   mountArtgen(app, parts);
   app.use(routeNotFound);

@@ -2,9 +2,11 @@ import fc from 'fast-check';
 import type { DataSource, EntityManager } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 import { DomainError } from '@gmg/errors';
-import { InvariantViolation, batchedOps, ledgerProperty, partialCaptureProperty, realOps, settlementStormProperty, type LedgerOps } from './ledger-model.testkit';
+import {
+  BATCH_OVER_BALANCE, InvariantViolation, batchedHoldOps, batchedOps, ledgerProperty, partialCaptureProperty, realOps, settlementStormProperty, type LedgerOps,
+} from './ledger-model.testkit';
 import { SETTLE_SQL } from './ledger.repository';
-import type { NewTask } from './task.repository';
+import { HOLD_MANY_SQL, type NewTask } from './task.repository';
 import { rowsOf, type Row } from './sql';
 
 /**
@@ -117,6 +119,16 @@ const UNSUMMED_SETTLE_SQL = ((): string => {
 })();
 const settleManyUnsummed = (ds: DataSource, ids: string[]): Promise<unknown> => ds.query(UNSUMMED_SETTLE_SQL, [ids]);
 
+/**
+ * The batched hold checking the balance against the batch's largest price instead of its total: each task alone
+ * would fit, together they overdraw.
+ */
+const MAX_NOT_SUM_HOLD_SQL = ((): string => {
+  const gate = 'accounts.available >= total.amount';
+  if (!HOLD_MANY_SQL.includes(gate)) throw new Error('the mutant no longer matches HOLD_MANY_SQL: update it');
+  return HOLD_MANY_SQL.replace(gate, 'accounts.available >= (SELECT max(price) FROM b)');
+})();
+
 /** Runs `property` (default: the random-sequence ledger property) against `ops` and returns why it failed. */
 const failureOf = async <T extends unknown[]>(
   ds: DataSource, ops: LedgerOps, numRuns: number, property: (ds: DataSource, ops: LedgerOps) => fc.IAsyncProperty<T>,
@@ -174,6 +186,18 @@ describe('ledger properties fail when a safeguard is removed (scratch databases)
   it('with an unconditional hold and no balance CHECK the account overdraws', async () => {
     await noCheck.dataSource.query(`ALTER TABLE accounts DROP CONSTRAINT accounts_available_check`);
     const out = await fc.check(ledgerProperty(noCheck.dataSource, { ...realOps, createWithHold: unconditionalHold }), { numRuns: 300 });
+    expect(out.failed).toBe(true);
+    expect(out.errorInstance).toBeInstanceOf(InvariantViolation);
+    expect((out.errorInstance as InvariantViolation).invariant).toBe('no overdraft');
+  }, 120_000);
+
+  it('a batched hold that checks the balance against one price, not the batch total, overdraws (no balance CHECK)', async () => {
+    // runs after the test above dropped accounts_available_check: with it, the overdraft would be a CHECK error
+    // and the batcher's one-by-one retry would hide the broken gate. Random sequences alone reach the case only when
+    // the timing groups two holds into one statement (a CI run once missed it in 300 runs): BATCH_OVER_BALANCE runs first
+    const out = await fc.check(ledgerProperty(noCheck.dataSource, batchedHoldOps(MAX_NOT_SUM_HOLD_SQL)), {
+      numRuns: 300, examples: [BATCH_OVER_BALANCE],
+    });
     expect(out.failed).toBe(true);
     expect(out.errorInstance).toBeInstanceOf(InvariantViolation);
     expect((out.errorInstance as InvariantViolation).invariant).toBe('no overdraft');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
-import { batchedOps, ledgerProperty, partialCaptureProperty, settlementStormProperty } from './ledger-model.testkit';
+import { BATCH_OVER_BALANCE, batchedHoldOps, batchedOps, ledgerProperty, partialCaptureProperty, settlementStormProperty } from './ledger-model.testkit';
 
 /**
  * Ledger invariants under random operation sequences with duplicated, reordered and concurrent settlement.
@@ -28,6 +28,10 @@ describe('ledger invariants (model-based, real Postgres)', () => {
   it('keeps every invariant with settlements batched as billing runs them (settleMany, concurrent batches; 300 runs)', async () => {
     await fc.assert(ledgerProperty(db.dataSource, batchedOps()), { numRuns: 300 });
     await fc.assert(partialCaptureProperty(db.dataSource, batchedOps()), { numRuns: 100 });
+  }, 300_000);
+
+  it('keeps every invariant with concurrent holds of one account batched as the edge runs them (HoldBatchingTaskRepository; 300 runs)', async () => {
+    await fc.assert(ledgerProperty(db.dataSource, batchedHoldOps()), { numRuns: 300, examples: [BATCH_OVER_BALANCE] });
   }, 300_000);
 
   it('settles a storm of duplicated, shuffled, concurrent deliveries exactly once per task (300 runs)', async () => {

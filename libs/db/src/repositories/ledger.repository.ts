@@ -19,7 +19,9 @@ export interface Settlement {
  *   it, so they happen only for the rows it inserted, in the same statement (a concurrent settlement of the same
  *   task waits on the unique index entry, then inserts nothing and moves nothing);
  * - `moves`: one balance move per account (the sum of its tasks in the batch: an UPDATE … FROM with two rows for
- *   one account would apply only one of them);
+ *   one account would apply only one of them); `locked` takes those account rows in id order first, so two
+ *   billing replicas settling batches that share accounts wait for each other instead of deadlocking (as the
+ *   edge's batched hold does);
  * - `mark`: settled_at for the sweeper (also on a duplicate: harmless, already set).
  * A terminal status and its capture amount never change after the terminal transition, so a task is settled once
  * and its entries always sum to the hold.
@@ -51,11 +53,13 @@ WITH t AS (
   SELECT d.account_id, sum(d.price) AS price, sum(d.captured) AS captured
   FROM due d JOIN first f ON f.task_id = d.id
   GROUP BY d.account_id
+), locked AS (
+  SELECT id FROM accounts WHERE id IN (SELECT account_id FROM moves) ORDER BY id FOR UPDATE
 ), moved AS (
   UPDATE accounts a
   SET held = a.held - m.price, spent = a.spent + m.captured, available = a.available + (m.price - m.captured), updated_at = now()
   FROM moves m
-  WHERE a.id = m.account_id
+  WHERE a.id = m.account_id AND a.id IN (SELECT id FROM locked)
   RETURNING 1
 ), mark AS (
   UPDATE tasks SET settled_at = now()

@@ -2,7 +2,7 @@ import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 import type { NormalizedRequest } from '@gmg/contracts';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
-import { settleTask } from './ledger.repository';
+import { settleMany, settleTask } from './ledger.repository';
 import { TaskRecoveryRepository } from './task-recovery.repository';
 import { TaskRepository, type NewTask } from './task.repository';
 import { newTaskId } from '../ids';
@@ -107,5 +107,38 @@ describe('task money path', () => {
     await db.dataSource.query(`UPDATE tasks SET created_at = now() - interval '25 hours' WHERE id = $1`, [first.id]);
     expect(await tasks.expireIdempotencyKeys()).toBeGreaterThanOrEqual(1);
     await expect(tasks.createWithHold({ ...newTask(100n), idempotencyKey: 'order-8' })).resolves.toMatchObject({ status: 'pending' });
+  });
+  // Today's plan takes the account rows in one order even without `locked`; this guards the whole.
+  it('two billing replicas settling batches over shared accounts at once neither deadlock nor settle twice', async () => {
+    const ids: Array<{ accountId: string; keyId: string }> = [];
+    for (let i = 0; i < 6; i++) {
+      const acc = (await accounts.create({ name: `settle-${i}` })).id;
+      await accounts.topup(acc, 1_000_000n);
+      ids.push({ accountId: acc, keyId: (await new ApiKeyRepository(db.dataSource).create({ accountId: acc })).key.id });
+    }
+    const made: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      const { accountId: a, keyId: k } = ids[i % ids.length]!;
+      const t = await tasks.createWithHold({ ...newTask(10n), accountId: a, apiKeyId: k });
+      if (i % 2 === 0) await tasks.complete(t.id, { images: [{ url: 'http://127.0.0.1/x.png' }] });
+      else await tasks.fail(t.id, { code: 'task_failed', message: 'x' });
+      made.push(t.id);
+    }
+    // batches of 20 from both ends, each task in two batches that run at the same time on two connections
+    for (let round = 0; round < 6; round++) {
+      const forward = made.slice(round * 20, round * 20 + 20);
+      const backward = [...made].reverse().slice(round * 20, round * 20 + 20);
+      await Promise.all([settleMany(db.dataSource, [...forward, ...backward.slice(0, 10)]), settleMany(db.dataSource, [...backward, ...forward.slice(10)])]);
+    }
+    const [{ n }] = await db.dataSource.query(
+      `SELECT count(*)::int AS n FROM ledger_entries WHERE task_id = ANY($1) AND kind IN ('capture','release')`, [made],
+    );
+    expect(n).toBe(120);
+    // task i is account i % 6's and completed when i is even: accounts 0, 2, 4 spent 20 × 10, the others nothing
+    for (const [j, { accountId: a }] of ids.entries()) {
+      const acc = (await accounts.get(a))!;
+      const spent = j % 2 === 0 ? 200n : 0n;
+      expect([acc.held, acc.spent, acc.available]).toEqual([0n, spent, 1_000_000n - spent]);
+    }
   });
 });

@@ -142,6 +142,72 @@ export const TASK_COLUMNS = `id, account_id, api_key_id, model, requested_model,
   settled_at, capture_amount, native, request_id, trace_id`;
 
 /**
+ * The holds of a batch of tasks, of one or several accounts, in one statement. Per account, all or nothing: its
+ * keys' in-flight room (each key's open tasks plus its tasks in this batch, never past its limit) and ONE
+ * conditional move of its tasks' total on its row (no overdraft) gate every one of its task rows and ledger `hold`
+ * entries; another account's refusal changes nothing for it. The account rows are locked first, in id order,
+ * skipping any row another transaction holds (`locked`): the batch never waits on a row lock, so one account whose
+ * row is held (another edge's batch, a long transaction) cannot stall the other accounts' submits. A skipped
+ * account's tasks are simply not written; the caller holds them one by one (and those wait for the row).
+ * $1 the tasks as one JSON array of objects. Returns the rows written. Exported for the mutation test
+ * (ledger.mutation.int.test.ts).
+ */
+export const HOLD_MANY_SQL = `WITH b AS (
+     SELECT * FROM jsonb_to_recordset($1::jsonb)
+       AS b(id text, account_id uuid, api_key_id uuid, model text, requested_model text, pool text, request jsonb,
+            price bigint, price_snapshot jsonb, deadline_at timestamptz, idempotency_key text,
+            idempotency_fingerprint text, request_id text, trace_id text, callback_url text, inflight_limit int)
+   ), per_key AS (
+     SELECT account_id, api_key_id, min(inflight_limit) AS lim, count(*) AS n FROM b GROUP BY account_id, api_key_id
+   ), room AS (
+     SELECT k.account_id, bool_and(k.lim IS NULL OR k.n + (
+       SELECT count(*) FROM (SELECT 1 FROM tasks WHERE api_key_id = k.api_key_id AND ${OPEN} LIMIT k.lim) open
+     ) <= k.lim) AS ok FROM per_key k GROUP BY k.account_id
+   ), total AS (
+     SELECT account_id, sum(price) AS amount FROM b GROUP BY account_id
+   ), locked AS (
+     SELECT id FROM accounts WHERE id IN (SELECT account_id FROM total) ORDER BY id FOR UPDATE SKIP LOCKED
+   ), hold AS (
+     UPDATE accounts SET available = available - total.amount, held = held + total.amount, updated_at = now()
+     FROM total JOIN room ON room.account_id = total.account_id
+     WHERE accounts.id = total.account_id AND accounts.available >= total.amount AND room.ok
+       AND accounts.id IN (SELECT id FROM locked)
+     RETURNING accounts.id
+   ), task AS (
+     INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
+                        price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
+                        callback_url)
+     SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
+            b.price_snapshot, b.deadline_at, b.idempotency_key, b.idempotency_fingerprint, b.request_id, b.trace_id,
+            b.callback_url
+     FROM b JOIN hold ON hold.id = b.account_id
+     RETURNING ${TASK_COLUMNS}
+   ), ledger AS (
+     INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
+     SELECT b.account_id, b.id, 'hold', b.price, jsonb_build_object('model', b.model) FROM b JOIN hold ON hold.id = b.account_id
+     RETURNING task_id
+   )
+   SELECT task.* FROM task JOIN ledger ON ledger.task_id = task.id`;
+
+/**
+ * `createManyWithHold` on any connection; `sql`: HOLD_MANY_SQL (a mutation test passes a broken one). The written
+ * tasks by id; a task missing from it was refused with the rest of its account's tasks (balance or room).
+ */
+export async function holdMany(ds: Pick<DataSource, 'query'>, ts: readonly NewTask[], sql = HOLD_MANY_SQL): Promise<Map<string, TaskRecord>> {
+  if (ts.length === 0) return new Map();
+  // one JSON document for the whole batch: one serialisation here, one parse there (no array-literal escaping)
+  const batch = JSON.stringify(ts.map((t) => ({
+    id: t.id, account_id: t.accountId, api_key_id: t.apiKeyId, model: t.model, requested_model: t.requestedModel, pool: t.pool,
+    request: t.request, price: t.price.toString(), price_snapshot: t.priceSnapshot, deadline_at: t.deadlineAt.toISOString(),
+    idempotency_key: t.idempotencyKey ?? null, idempotency_fingerprint: t.idempotencyFingerprint ?? null,
+    request_id: t.requestId ?? null, trace_id: t.traceId ?? null, callback_url: t.callbackUrl ?? null,
+    inflight_limit: t.inflightLimit ?? null,
+  })));
+  const rows = rowsOf(await ds.query(sql, [batch]));
+  return new Map(rows.map((r) => [r.id as string, toTaskRecord(r)]));
+}
+
+/**
  * Task lifecycle writes. Every transition is one conditional UPDATE: a terminal task never changes again,
  * so only one writer wins the terminal transition (and only the winner enqueues the settlement).
  */
@@ -154,7 +220,8 @@ export class TaskRepository {
    * tasks, counted with tasks_key_open_idx and never past the limit), the conditional hold on the account (no
    * overdraft; no row → payment_required), the task row and the ledger `hold` entry. The task exists before the
    * client sees its id. The account row lock is held only for this statement and its commit, which is what bounds
-   * the submit rate of one busy account. The in-flight count is read in the statement's snapshot, so submits racing
+   * the submit rate of one busy account (the edge holds an account's concurrent submits together instead:
+   * HoldBatchingTaskRepository). The in-flight count is read in the statement's snapshot, so submits racing
    * each other may pass it together (a soft limit, docs/rate-limits.md); it used to be a query of its own before
    * this one.
    */
@@ -196,6 +263,17 @@ export class TaskRepository {
     if (row && row.inflight_ok === false) throw inflightLimitError(t.inflightLimit!);
     if (!row || row.id === null) throw new DomainError('payment_required', 'Insufficient balance for this request');
     return toTaskRecord(row);
+  }
+
+  /**
+   * Several holds in one statement (HOLD_MANY_SQL; the edge's HoldBatchingTaskRepository): the same steps as
+   * `createWithHold` for every task, all or nothing per account, with one commit for the batch. Returns the tasks
+   * written, by id; the tasks of an account its room or balance refused are missing (nothing of that account was
+   * written): the caller then holds them one by one, which gives each its own answer. An error (an Idempotency-Key
+   * conflict, a lost connection) leaves nothing written at all.
+   */
+  createManyWithHold(ts: readonly NewTask[]): Promise<Map<string, TaskRecord>> {
+    return holdMany(this.ds, ts);
   }
 
   /**
