@@ -19,7 +19,10 @@ interface World {
   account: SeededAccount;
   tasks: TaskRepository;
   views: TaskViewStore;
+  /** Tasks whose settlement was asked for (at the call). */
   settled: string[];
+  /** Tasks whose settlement has finished (the ledger shows it). */
+  settledDone: string[];
   workers: PoolWorker[];
   start(opts?: Partial<PoolWorkerOptions>, adapters?: AdapterRegistry, breaker?: CircuitBreaker): Promise<PoolWorker>;
   enqueue(w: PoolWorker, t: TaskRecord): Promise<void>;
@@ -36,9 +39,10 @@ async function world(): Promise<World> {
   const prefix = uniqueRedisPrefix();
   const tasks = new TaskRepository(db.dataSource);
   const settled: string[] = [];
+  const settledDone: string[] = [];
   const workers: PoolWorker[] = [];
   const w: World = {
-    db, redis, prefix, tasks, settled, workers,
+    db, redis, prefix, tasks, settled, settledDone, workers,
     account: await seedAccount(db.dataSource),
     views: new TaskViewStore(redis, prefix),
     async start(opts = {}, adapters = gateway(), breaker?: CircuitBreaker) {
@@ -46,7 +50,7 @@ async function world(): Promise<World> {
         {
           pool: 'image', ds: db.dataSource, redis, prefix, adapters, logger, breaker,
           // Stands in for billing: records who enqueued, settles right away.
-          settlements: { enqueueSettlement: async (id) => { settled.push(id); await settleTask(db.dataSource, id); } },
+          settlements: { enqueueSettlement: async (id) => { settled.push(id); await settleTask(db.dataSource, id); settledDone.push(id); } },
         },
         { concurrency: 5, pollIntervalScale: 0.05, sweepIntervalMs: 0, retryBaseMs: 200, ...opts },
       );
@@ -111,7 +115,7 @@ describe('pool worker step machine', () => {
     const view = await w.views.read(list[0].id);
     expect(view?.task).toMatchObject({ status: 'completed', progress: 100, cost: 0.001 });
     // the row turns completed before the winner writes the view and enqueues the settlement: wait for the last one
-    await waitFor(() => (w.settled.length >= list.length ? true : undefined), { timeoutMs: 5_000, what: 'three settlements' });
+    await waitFor(() => (w.settledDone.length >= list.length ? true : undefined), { timeoutMs: 5_000, what: 'three settlements' });
     expect([...w.settled].sort()).toEqual(list.map((t) => t.id).sort());
     expect(await available(w)).toBe(1_000_000n - 3000n);
   });
@@ -183,7 +187,8 @@ describe('pool worker step machine', () => {
     const [p, f] = [await w.waitTerminal(partial.id), await w.waitTerminal(whole.id)];
     expect([p.status, p.result?.images?.length, p.captureAmount]).toEqual(['completed', 1, 1000n]);
     expect([f.status, f.result?.images?.length, f.captureAmount]).toEqual(['completed', 4, 4000n]); // LEAST(NULL, price): the whole price
-    await waitFor(() => (w.settled.length >= 2 ? true : undefined), { timeoutMs: 5_000, what: 'two settlements' });
+    // finished, not just asked for: the ledger is read next
+    await waitFor(() => (w.settledDone.length >= 2 ? true : undefined), { timeoutMs: 5_000, what: 'two settlements' });
     const ledger = await new LogsRepository(w.db.dataSource).entriesOf(w.account.accountId, [partial.id, whole.id]);
     const of = (id: string) => ledger.filter((e) => e.taskId === id).map((e) => [e.kind, e.amount]);
     expect(of(partial.id)).toEqual([['hold', 4000n], ['capture', 1000n], ['release', 3000n]]);
