@@ -167,7 +167,10 @@ async function main(): Promise<void> {
       };
       const m = pick('minimal');
       const g = pick('gateway');
-      return { which, m, g, ratio: (100 * g.rps) / m.rps };
+      // the median of each round's ratio (the two servers measured back to back): a drift of the shared machine
+      // between rounds moves both sides of a round's ratio, not one side of the medians' ratio
+      const perRound = results[which].gateway.map((r, i) => (100 * r.rps) / results[which].minimal[i]!.rps);
+      return { which, m, g, ratio: median(perRound) };
     });
     const failures = summary.reduce((s, x) => s + x.m.bad + x.g.bad, 0);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
