@@ -41,18 +41,24 @@ export class HoldBatchingTaskRepository extends TaskRepository {
   private inFlight = 0;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
-  private readonly many: (ts: readonly NewTask[]) => Promise<Map<string, TaskRecord>>;
+  private readonly sql: string | undefined;
 
   /** `opts.sql`: the batch statement (default HOLD_MANY_SQL; the mutation test passes a broken one). */
   constructor(ds: Pick<DataSource, 'query'>, opts: { maxBatch?: number; maxInFlight?: number; sql?: string } = {}) {
     super(ds);
     this.maxBatch = opts.maxBatch ?? MAX_HOLD_BATCH;
     this.maxInFlight = opts.maxInFlight ?? HOLD_STATEMENTS_IN_FLIGHT;
-    this.many = (ts) => holdMany(ds, ts, opts.sql);
+    this.sql = opts.sql;
   }
 
-  override createManyWithHold(ts: readonly NewTask[]): Promise<Map<string, TaskRecord>> {
-    return this.many(ts);
+  /**
+   * Several holds in one statement (HOLD_MANY_SQL): the same steps as `createWithHold` for every task, all or nothing
+   * per account, with one commit for the batch. Returns the tasks written, by id; the tasks of an account its room or
+   * balance refused, or whose row another transaction held, are missing (nothing of that account was written). An
+   * error (an Idempotency-Key conflict, a lost connection) leaves nothing written at all.
+   */
+  createManyWithHold(ts: readonly NewTask[]): Promise<Map<string, TaskRecord>> {
+    return holdMany(this.ds, ts, this.sql);
   }
 
   override createWithHold(task: NewTask): Promise<TaskRecord> {

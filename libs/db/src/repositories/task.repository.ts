@@ -190,7 +190,7 @@ export const HOLD_MANY_SQL = `WITH b AS (
    SELECT task.* FROM task JOIN ledger ON ledger.task_id = task.id`;
 
 /**
- * `createManyWithHold` on any connection; `sql`: HOLD_MANY_SQL (a mutation test passes a broken one). The written
+ * HOLD_MANY_SQL on any connection (HoldBatchingTaskRepository.createManyWithHold); `sql`: HOLD_MANY_SQL (a mutation test passes a broken one). The written
  * tasks by id; a task missing from it was refused with the rest of its account's tasks (balance or room).
  */
 export async function holdMany(ds: Pick<DataSource, 'query'>, ts: readonly NewTask[], sql = HOLD_MANY_SQL): Promise<Map<string, TaskRecord>> {
@@ -213,7 +213,7 @@ export async function holdMany(ds: Pick<DataSource, 'query'>, ts: readonly NewTa
  */
 export class TaskRepository {
   /** A DataSource, or an EntityManager to write inside a caller's transaction. */
-  constructor(private readonly ds: Pick<DataSource, 'query'>) {}
+  constructor(protected readonly ds: Pick<DataSource, 'query'>) {}
 
   /**
    * One statement, so one implicit transaction and one round trip: the key's in-flight check (`room`: its unfinished
@@ -263,17 +263,6 @@ export class TaskRepository {
     if (row && row.inflight_ok === false) throw inflightLimitError(t.inflightLimit!);
     if (!row || row.id === null) throw new DomainError('payment_required', 'Insufficient balance for this request');
     return toTaskRecord(row);
-  }
-
-  /**
-   * Several holds in one statement (HOLD_MANY_SQL; the edge's HoldBatchingTaskRepository): the same steps as
-   * `createWithHold` for every task, all or nothing per account, with one commit for the batch. Returns the tasks
-   * written, by id; the tasks of an account its room or balance refused are missing (nothing of that account was
-   * written): the caller then holds them one by one, which gives each its own answer. An error (an Idempotency-Key
-   * conflict, a lost connection) leaves nothing written at all.
-   */
-  createManyWithHold(ts: readonly NewTask[]): Promise<Map<string, TaskRecord>> {
-    return holdMany(this.ds, ts);
   }
 
   /**
