@@ -30,18 +30,14 @@ export function accessLog(logger: Logger, quiet: (path: string) => boolean): Req
     res.setHeader('X-Request-Id', id);
     if (quiet(req.path)) return next();
     const start = process.hrtime.bigint();
-    let logged = false;
-    const done = () => {
-      if (logged) return; // 'finish' then 'close': one line
-      logged = true;
+    // 'close' follows every response: after 'finish' when it was sent, alone when the client went away first
+    res.once('close', () => {
       const status = res.statusCode;
       const line = { reqId: id, method: req.method, route: routeOf(req), status, ms: Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100 };
       if (!res.writableFinished) log.warn({ ...line, aborted: true }, 'request aborted');
       else if (status >= 500) log.error(line, 'request failed');
       else log.info(line, 'request completed');
-    };
-    res.once('finish', done);
-    res.once('close', done);
+    });
     next();
   };
 }
