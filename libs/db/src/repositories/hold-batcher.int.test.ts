@@ -1,12 +1,9 @@
 import { createTestDatabase, waitFor, type TestDatabase } from '@gmg/testing';
-import type { NormalizedRequest } from '@gmg/contracts';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
 import { DuplicateSubmissionError, TaskRepository, holdMany, type NewTask } from './task.repository';
-import { newTaskId } from '../ids';
-
-const request = { model: 'lumen-2-pro' } as unknown as NormalizedRequest;
+import { testTask } from './new-task.testkit';
 
 describe('holds of one account batched into one statement (HoldBatchingTaskRepository, real Postgres)', () => {
   let db: TestDatabase;
@@ -17,10 +14,7 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
   let accountId: string;
   let keyId: string;
 
-  const newTask = (price: bigint, extra: Partial<NewTask> = {}): NewTask => ({
-    id: newTaskId(), accountId, apiKeyId: keyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-    request, price, priceSnapshot: { total: price.toString() }, deadlineAt: new Date(Date.now() + 60_000), ...extra,
-  });
+  const newTask = (price: bigint, extra: Partial<NewTask> = {}): NewTask => testTask({ accountId, apiKeyId: keyId }, price, extra);
   const count = async (sql: string, params: unknown[]): Promise<number> =>
     ((await db.dataSource.query(sql, params)) as Array<{ n: number }>)[0]!.n;
   /** Tasks of the account per transaction (one statement = one transaction = one created_at). */

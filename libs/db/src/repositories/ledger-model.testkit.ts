@@ -9,13 +9,12 @@
  */
 import fc from 'fast-check';
 import type { DataSource } from 'typeorm';
-import type { NormalizedRequest } from '@gmg/contracts';
-import { newTaskId } from '../ids';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { settleMany, settleTask } from './ledger.repository';
 import { TaskRepository, type NewTask } from './task.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
+import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 
 export interface LedgerOps {
@@ -126,8 +125,6 @@ export class InvariantViolation extends Error {
   }
 }
 
-const request = { model: 'lumen-2-pro' } as unknown as NormalizedRequest;
-
 /** Deterministic shuffle (fast-check shrinks the seed like any other value). */
 function shuffle<T>(items: T[], seed: number): T[] {
   const out = items.slice();
@@ -165,10 +162,7 @@ export class LedgerRun {
   }
 
   private newTask(p: bigint): NewTask {
-    return {
-      id: newTaskId(), accountId: this.accountId, apiKeyId: this.keyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro',
-      pool: 'image', request, price: p, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 600_000),
-    };
+    return testTask({ accountId: this.accountId, apiKeyId: this.keyId }, p, { deadlineAt: new Date(Date.now() + 600_000) });
   }
 
   private ids(filter: (t: ModelTask) => boolean): string[] {

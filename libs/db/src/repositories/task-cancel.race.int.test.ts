@@ -1,13 +1,12 @@
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
-import type { NormalizedRequest, TaskError } from '@gmg/contracts';
+import type { TaskError } from '@gmg/contracts';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { settleTask } from './ledger.repository';
-import { TaskRepository, type NewTask } from './task.repository';
-import { newTaskId } from '../ids';
+import { TaskRepository } from './task.repository';
+import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 
-const request = { model: 'lumen-2-pro' } as unknown as NormalizedRequest;
 const CANCELLED: TaskError = { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' };
 const N = 50;
 
@@ -29,15 +28,11 @@ describe('cancel racing a completing poll', () => {
     await accounts.topup(accountId, balance);
     return { accountId, apiKeyId };
   };
-  const newTask = (c: { accountId: string; apiKeyId: string }, price: bigint): NewTask => ({
-    id: newTaskId(), accountId: c.accountId, apiKeyId: c.apiKeyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-    request, price, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
-  });
 
   it(`settles each of ${N} tasks exactly once: cancelled ones hold + release, completed ones hold + capture`, async () => {
     const c = await customer(1_000_000n);
     // Prices differ per task, so a release or capture booked on the wrong task would show in the sums.
-    const created = await Promise.all(Array.from({ length: N }, (_, i) => tasks.createWithHold(newTask(c, BigInt(100 + i)))));
+    const created = await Promise.all(Array.from({ length: N }, (_, i) => tasks.createWithHold(testTask(c, BigInt(100 + i)))));
     // For every task, the owner's cancel and the worker's completion (each followed by its settlement, as the cancel
     // route and the billing queue do) start together; the order of starts alternates so either side gets a head start.
     const runs = created.flatMap((t, i) => {
@@ -99,7 +94,7 @@ describe('cancel racing a completing poll', () => {
   it('answers not_found for another account and terminal for an ended task, changing nothing', async () => {
     const owner = await customer(1000n);
     const stranger = await customer(1000n);
-    const t = await tasks.createWithHold(newTask(owner, 300n));
+    const t = await tasks.createWithHold(testTask(owner, 300n));
     expect(await tasks.cancel(t.id, stranger.accountId, CANCELLED)).toEqual({ outcome: 'not_found' });
     expect(await tasks.cancel('task_missing', owner.accountId, CANCELLED)).toEqual({ outcome: 'not_found' });
     expect((await tasks.get(t.id))!.status).toBe('pending');

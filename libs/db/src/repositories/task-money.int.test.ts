@@ -1,13 +1,10 @@
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
-import type { NormalizedRequest } from '@gmg/contracts';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { settleMany, settleTask } from './ledger.repository';
 import { TaskRecoveryRepository } from './task-recovery.repository';
 import { TaskRepository, type NewTask } from './task.repository';
-import { newTaskId } from '../ids';
-
-const request = { model: 'lumen-2-pro' } as unknown as NormalizedRequest;
+import { testTask } from './new-task.testkit';
 
 describe('task money path', () => {
   let db: TestDatabase;
@@ -16,10 +13,7 @@ describe('task money path', () => {
   let keyId: string;
   let accountId: string;
 
-  const newTask = (price: bigint): NewTask => ({
-    id: newTaskId(), accountId, apiKeyId: keyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-    request, price, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
-  });
+  const newTask = (price: bigint): NewTask => testTask({ accountId, apiKeyId: keyId }, price);
   const balance = async () => {
     const a = (await accounts.get(accountId))!;
     return { available: a.available, held: a.held, spent: a.spent };
