@@ -14,6 +14,10 @@
  *       # `node --import tsx bench/profile-summary.ts /tmp/prof/<file>.cpuprofile`)
  *   BENCH_CEILING_ACCOUNTS=100 npm run bench -- ceiling   # submits spread over 100 accounts (default 1)
  *   BENCH_NOTE='after: …' labels the row.
+ *   BENCH_BASELINE=/tmp/base npm run bench -- ceiling
+ *       # A/B in one run: also measures the api-edge bundle of another checkout (e.g. `git worktree add /tmp/base
+ *       # <commit> && (cd /tmp/base && npm ci && npm run build)`), in the same rounds, against the same database,
+ *       # and prints this edge / that edge per path (the median of each round's ratio). No row is written.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { insertRow } from './doc-table';
@@ -36,7 +40,7 @@ const FAIR_USE = process.env.BENCH_CEILING_FAIR_USE === '1';
 const ACCOUNTS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_ACCOUNTS ?? 1), 1000));
 
 const LONG = process.env.BENCH_CEILING_LONG === '1';
-const ROUNDS = LONG ? 3 : 1;
+const ROUNDS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_ROUNDS ?? (LONG ? 3 : 1)), 20));
 const SECONDS = Math.min(Number(process.env.BENCH_CEILING_SECONDS ?? (LONG ? 10 : 5)), 60);
 const CONNECTIONS = Math.min(Number(process.env.BENCH_CEILING_CONNECTIONS ?? 100), 1000);
 const ONLY = process.env.BENCH_CEILING_ONLY;
@@ -47,8 +51,11 @@ const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'benchmark', resolu
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
+/** Another checkout whose built edge (dist/services/api-edge) is measured in the same rounds: an A/B in one run. */
+const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
+
 interface Target {
-  name: 'minimal' | 'gateway';
+  name: 'minimal' | 'gateway' | 'baseline';
   base: string;
   pid: number;
   headers: Record<string, string>;
@@ -95,13 +102,13 @@ async function warmUp(t: Target): Promise<void> {
  * Starts `script` (a path from the repo root) as `node [args] --import tsx script` and waits for its /healthz; a
  * service's main.ts runs as startService would run it (its bundle when GMG_SERVICE_RUNTIME=dist, bench/run.ts).
  */
-async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = []): Promise<ChildProcess> {
+async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = [], root = REPO_ROOT): Promise<ChildProcess> {
   const service = /^services\/([^/]+)\/src\/main\.ts$/.exec(script)?.[1];
   const run = service
-    ? serviceNodeArgs(REPO_ROOT, service, process.env.GMG_SERVICE_RUNTIME === 'dist' ? 'dist' : 'tsx')
-    : ['--import', 'tsx', path.join(REPO_ROOT, script)];
+    ? serviceNodeArgs(root, service, process.env.GMG_SERVICE_RUNTIME === 'dist' || root !== REPO_ROOT ? 'dist' : 'tsx')
+    : ['--import', 'tsx', path.join(root, script)];
   const proc = spawn(process.execPath, [...args, ...run], {
-    cwd: REPO_ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
+    cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
   });
   process.once('exit', () => proc.kill('SIGKILL'));
   await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 60_000, intervalMs: 100, what: script });
@@ -123,15 +130,22 @@ async function main(): Promise<void> {
   const redis = new Redis(TEST_REDIS_URL);
   let edge: ChildProcess | undefined;
   let minimal: ChildProcess | undefined;
+  let baseline: ChildProcess | undefined;
   try {
     await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    const [edgePort, minPort] = await Promise.all([freePort(), freePort()]);
+    const [edgePort, minPort, basePort] = await Promise.all([freePort(), freePort(), freePort()]);
     const profDir = process.env.BENCH_CPU_PROF;
     // access logs go to stdout as in production (a pipe nobody reads would fill up: /dev/null instead)
-    edge = await startNode('services/api-edge/src/main.ts', edgePort, {
-      DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:edge`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    const edgeEnv = (queuePrefix: string) => ({
+      DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: queuePrefix, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
-    }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    });
+    if (BASELINE) baseline = await startNode('services/api-edge/src/main.ts', basePort, edgeEnv(`${prefix}:base`), [], BASELINE);
+    edge = await startNode('services/api-edge/src/main.ts', edgePort, edgeEnv(`${prefix}:edge`), [
+      ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+      // e.g. BENCH_EDGE_NODE_ARGS="--heap-prof --heap-prof-dir=/tmp/heap" (allocation sampling, written when the edge stops)
+      ...(process.env.BENCH_EDGE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []),
+    ]);
     minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min` });
     const accounts = new AccountRepository(db.dataSource);
     await new GroupRepository(db.dataSource).upsert({ name: 'bench-unlimited', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
@@ -148,13 +162,18 @@ async function main(): Promise<void> {
       { name: 'minimal', base: `http://127.0.0.1:${minPort}`, pid: minimal.pid ?? NaN, headers: {}, ids: [] },
       { name: 'gateway', base: `http://127.0.0.1:${edgePort}`, pid: edge.pid ?? NaN, headers: { authorization: auths[0] }, ids: [], ...(ACCOUNTS > 1 ? { auths } : {}) },
     ];
+    if (baseline) targets.push({ ...targets[1], name: 'baseline', base: `http://127.0.0.1:${basePort}`, pid: baseline.pid ?? NaN, ids: [] });
     for (const t of targets) await warmUp(t);
 
     const results: Record<string, Record<string, Run[]>> = {};
     for (const which of PATHS) {
-      results[which] = { minimal: [], gateway: [] };
+      results[which] = { minimal: [], gateway: [], baseline: [] };
       for (let round = 0; round < ROUNDS; round++) {
-        for (const t of targets) results[which][t.name].push(await measure(t, which));
+        // each round starts with the next server: none is always the one measured on the fullest tables
+        for (let i = 0; i < targets.length; i++) {
+          const t = targets[(round + i) % targets.length]!;
+          results[which][t.name].push(await measure(t, which));
+        }
       }
     }
     const edgeRss = memMiB(targets[1].pid, 'VmHWM');
@@ -181,16 +200,24 @@ async function main(): Promise<void> {
       console.log(`${s.which.padEnd(7)} | ${s.m.rps.toFixed(0)}/s (p99 ${s.m.p99} ms, ${s.m.cpu.toFixed(0)} µs) | ${s.g.rps.toFixed(0)}/s (p99 ${s.g.p99} ms, ${s.g.cpu.toFixed(0)} µs) | ${s.ratio.toFixed(1)} %`);
     }
     console.log(`peak RSS: edge ${edgeRss.toFixed(0)} MiB, minimal ${minRss.toFixed(0)} MiB · non-2xx/errors/timeouts: ${failures}`);
+    if (baseline) {
+      for (const which of PATHS) {
+        const { gateway, baseline: base } = results[which];
+        const perRound = gateway.map((r, i) => (100 * r.rps) / base[i]!.rps);
+        const b = { rps: median(base.map((r) => r.rps)), cpu: median(base.map((r) => r.cpuUsPerReq)), bad: base.reduce((n, r) => n + r.bad, 0) };
+        console.log(`A/B ${which.padEnd(7)}| baseline ${BASELINE}: ${b.rps.toFixed(0)}/s (${b.cpu.toFixed(0)} µs/req, ${b.bad} bad) · this edge / baseline: ${median(perRound).toFixed(1)} % of the requests, ${((100 * median(gateway.map((r) => r.cpuUsPerReq))) / b.cpu).toFixed(1)} % of the CPU per request`);
+      }
+    }
 
     const cell = (which: string) => {
       const s = summary.find((x) => x.which === which);
       return s ? `${s.g.rps.toFixed(0)} vs ${s.m.rps.toFixed(0)}/s (**${s.ratio.toFixed(1)} %**), p99 ${s.g.p99} vs ${s.m.p99} ms, CPU ${s.g.cpu.toFixed(0)} vs ${s.m.cpu.toFixed(0)} µs/req` : '—';
     };
-    if (!profDir) insertRow('| date (UTC) | change |',
+    if (!profDir && !baseline) insertRow('| date (UTC) | change |',
       `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s, ${ACCOUNTS} account${ACCOUNTS > 1 ? 's' : ''}${FAIR_USE ? ', fair-use checks on' : ''} | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`);
     if (failures > 0) process.exitCode = 1;
   } finally {
-    await Promise.all([stop(edge), stop(minimal)]);
+    await Promise.all([stop(edge), stop(minimal), stop(baseline)]);
     await deleteRedisPrefix(redis, prefix);
     redis.disconnect();
     await db.drop();

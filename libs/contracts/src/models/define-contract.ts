@@ -1,4 +1,5 @@
 import type Joi from 'joi';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import type { Pool } from '../queues';
 import type { ErrorType } from '../error-types';
 import { isBareBase64, isDataUri, mediaUrlProblem } from '../media-url';
@@ -141,6 +142,13 @@ function applyDefaults(defaults: ReadonlyArray<readonly [string, unknown]>, body
   return out;
 }
 
+/** One Ajv for every contract; each published schema is compiled on its contract's first validation. */
+let ajv: Ajv2020 | undefined;
+function compileSchema(schema: object): ValidateFunction {
+  ajv ??= new Ajv2020({ strict: true, allErrors: false });
+  return ajv.compile(schema);
+}
+
 /** Compiles one contract definition into a ModelContract (Joi validator + JSON Schema from the same spec). */
 export function defineContract(def: ContractDefinition): BuiltContract {
   const joiSchema = bodyToJoi(def.body);
@@ -148,9 +156,17 @@ export function defineContract(def: ContractDefinition): BuiltContract {
   const inputSchema = bodyToJsonSchema(def.body, `${def.model} request body`);
   const rules: ServerRule[] = [...(hasMedia(def.body.properties) ? [mediaRule(def.body)] : []), ...(def.serverRules ?? [])];
 
+  let schemaCheck: ValidateFunction | undefined;
+
   function validate(body: unknown, requestedModel: string, opts?: ValidateOptions): ValidationOutcome {
-    const { error } = joiSchema.validate(body, JOI_OPTIONS);
-    if (error) return { ok: false, violation: joiToViolation(def.body, error) };
+    // The published JSON Schema, compiled by Ajv, gives the verdict: it and Joi agree on every body
+    // (schema-agreement.test.ts), and Ajv's compiled check costs a fraction of Joi's walk. Joi runs on a body the
+    // schema refuses, to name the field and the rule of the error (and has the last word on it).
+    schemaCheck ??= compileSchema(inputSchema);
+    if (!schemaCheck(body)) {
+      const { error } = joiSchema.validate(body, JOI_OPTIONS);
+      if (error) return { ok: false, violation: joiToViolation(def.body, error) };
+    }
     const raw = body as Body;
     const ctx: RuleContext = {
       model: def.model, requestedModel, trustedUrlPrefixes: opts?.trustedUrlPrefixes ?? [],
