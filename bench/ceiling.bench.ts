@@ -10,7 +10,8 @@
  *   npm run bench -- ceiling                                  # 100 connections, 1 × 5 s per path and server
  *   BENCH_CEILING_LONG=1 npm run bench -- ceiling             # the issue's form: 3 × 10 s, median
  *   BENCH_CEILING_ONLY=submit BENCH_CPU_PROF=/tmp/prof npm run bench -- ceiling
- *       # one path only, with a V8 CPU profile of the edge written to that folder (summarise it with
+ *       # one path only, with V8 CPU profiles of the edge and of the minimal server written to that folder
+ *       # (CPU.<date>.<time>.<pid>.<thread>.…: the run prints both pids; summarise one with
  *       # `node --import tsx bench/profile-summary.ts /tmp/prof/<file>.cpuprofile`)
  *   BENCH_CEILING_ACCOUNTS=100 npm run bench -- ceiling   # submits spread over 100 accounts (default 1)
  *   BENCH_NOTE='after: …' labels the row.
@@ -146,7 +147,9 @@ async function main(): Promise<void> {
       // e.g. BENCH_EDGE_NODE_ARGS="--heap-prof --heap-prof-dir=/tmp/heap" (allocation sampling, written when the edge stops)
       ...(process.env.BENCH_EDGE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []),
     ]);
-    minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min` });
+    // the minimal server is profiled too: a diff of the two profiles shows where the gateway's extra time goes
+    minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min` },
+      profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     const accounts = new AccountRepository(db.dataSource);
     await new GroupRepository(db.dataSource).upsert({ name: 'bench-unlimited', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
     const auths: string[] = [];
@@ -158,6 +161,7 @@ async function main(): Promise<void> {
         : { accountId: acc.id, groupName: 'bench-unlimited' });
       auths.push(`Bearer ${created.secret}`);
     }
+    if (profDir) console.log(`CPU profiles in ${profDir}: edge pid ${edge.pid}, minimal pid ${minimal.pid} (written when they stop)`);
     const targets: Target[] = [
       { name: 'minimal', base: `http://127.0.0.1:${minPort}`, pid: minimal.pid ?? NaN, headers: {}, ids: [] },
       { name: 'gateway', base: `http://127.0.0.1:${edgePort}`, pid: edge.pid ?? NaN, headers: { authorization: auths[0] }, ids: [], ...(ACCOUNTS > 1 ? { auths } : {}) },

@@ -25,6 +25,14 @@ async function submit(k = key): Promise<string> {
   return res.body.data[0].task_id as string;
 }
 
+describe('direct dispatch (http/direct-routes.ts)', () => {
+  it('answers both task submissions directly: nothing in the app keeps them with the Express router', () => {
+    // a middleware or router shape the direct loop cannot reproduce would leave a route to Express (and log why):
+    // the submissions would still work, only slower; this test says so
+    expect(h.app.directRoutes).toEqual(['POST /v1/images/generations', 'POST /v1/videos/generations']);
+  });
+});
+
 describe('authentication', () => {
   it.each([
     ['no Authorization header', {}],

@@ -17,6 +17,7 @@ import { FailedAuthThrottle, authenticateThrottled } from './auth/failed-auth.th
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
 import { accessLog } from './http/access-log';
+import { directRoutes } from './http/direct-routes';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { avatarRouter } from './avatar/avatar.router';
@@ -29,7 +30,7 @@ import { createMediaHostCheck, type MediaHostCheck } from './use-cases/media-hos
 import { PriceTableCache } from './pricing/price-table.cache';
 import { catalogRouter } from './routes/catalog.routes';
 import { createManagementRouter } from './management/management.router';
-import { generationsRouter } from './routes/generations.routes';
+import { IMAGE_GENERATIONS_PATH, VIDEO_GENERATIONS_PATH, generationsRouter } from './routes/generations.routes';
 import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
 import { artgenRouter, describeWaitOf } from './artgen/artgen.routes';
@@ -78,6 +79,8 @@ export interface AppDeps {
 export interface App extends Express {
   /** The in-process key cache (tests and management actions that must apply at once clear it). */
   readonly keyAuthenticator: KeyAuthenticator;
+  /** The routes answered by direct dispatch (`METHOD /path`, http/direct-routes.ts). */
+  readonly directRoutes: readonly string[];
   /** Closes the credit leases of dead edges and releases abandoned chat calls; main.ts starts its timer. */
   readonly chatCallSweeper: ChatCallSweeper;
   /** This edge's credit leases: main.ts (and tests) close it at shutdown so unspent money returns at once. */
@@ -105,6 +108,9 @@ interface AppParts {
   /** The upload pipeline on that store: uploads, and large inline media of submissions (stored once, referenced by URL). */
   uploadPipeline: UploadImageDeps;
 }
+
+/** The submissions answered by direct dispatch: the busiest routes of a high-volume client (docs/benchmarks.md). */
+const DIRECT_ROUTES = [['POST', IMAGE_GENERATIONS_PATH], ['POST', VIDEO_GENERATIONS_PATH]] as const;
 
 export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;
@@ -159,6 +165,9 @@ export function createApp(deps: AppDeps): App {
   app.set('etag', false);
   // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; README): the failed-auth throttle counts by it.
   app.set('trust proxy', config.trustProxy);
+  // first: the task submissions skip Express's per-layer routing (http/direct-routes.ts; listed at the end)
+  const direct = directRoutes();
+  app.use(direct.middleware);
   mountObservability(app, deps, authThrottle);
   app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
@@ -177,6 +186,9 @@ export function createApp(deps: AppDeps): App {
   mountArtgen(app, parts);
   app.use(routeNotFound);
   app.use(errorHandler(logger));
+  const left = direct.compile((app as unknown as { router: unknown }).router, DIRECT_ROUTES);
+  for (const { route, reason } of left) logger.warn({ route, reason }, 'route served by the Express router, not directly');
+  Object.defineProperty(app, 'directRoutes', { value: direct.active });
   return app;
 }
 

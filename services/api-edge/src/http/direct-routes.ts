@@ -1,0 +1,209 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+/**
+ * Direct dispatch of the hottest routes (docs/benchmarks.md): for one exact method and path, the handlers Express
+ * would run — every matching middleware of the app and of its sub-routers, then the route's handlers — are listed
+ * once, by walking the app's own router as Router.handle walks it per request, and then called in order by a
+ * loop. Express's per-request work for those layers (matching each layer's path, a closure per layer and per
+ * router, parameter processing) is skipped; the handlers, their order, `req.url` / `req.baseUrl` under a mount,
+ * `req.route`, errors, `next('route')` and `next('router')` are as Express gives them. The list comes from the
+ * app, never written by hand: a middleware added to the app joins it by itself.
+ *
+ * Only what the loop reproduces exactly is listed. A path parameter on the way, `router.param` callbacks, an error
+ * handler before the last listed handler, a layer whose matching throws: that route stays with Express (the
+ * compile says why). Any other request (another method or path, a trailing slash, other letter case, an
+ * absolute-form URL) goes through Express as before. Not reproduced: the router's diagnostics-channel events for
+ * these layers, and a handler rewriting `req.url` for the handlers after it (none of the gateway's does).
+ */
+
+interface RouteLike {
+  stack: Array<{ method?: string; handle: HandlerFn }>;
+  _handlesMethod(method: string): boolean;
+}
+type HandlerFn = ((...args: never[]) => unknown) & { stack?: unknown; params?: unknown; handle?: unknown };
+interface LayerLike {
+  handle: HandlerFn;
+  route?: RouteLike;
+  match(path: string): false | { params: Record<string, unknown>; path: string };
+}
+interface RouterLike {
+  stack: LayerLike[];
+  params: Record<string, unknown>;
+}
+
+/** One handler of a listed chain, with what Express would set on the request while it runs. */
+interface Step {
+  handle: RequestHandler;
+  /** Characters of the path the mounts above it take off `req.url` (0 at the root), and the `req.baseUrl` they give. */
+  trim: number;
+  baseUrl: string;
+  /** The Route it belongs to (`req.route` while it runs), and where `next('route')` goes: the step after the route. */
+  route?: RouteLike;
+  routeEnd: number;
+  /** Where `next('router')` goes: the step after its router's steps; -1 inside the app's own router (leave it). */
+  routerEnd: number;
+}
+
+export interface DirectRoutes {
+  /** Mount first: answers the listed routes, passes every other request on. */
+  middleware: RequestHandler;
+  /** Lists the routes' chains from the app's router (call once every route is mounted); the ones left to Express, with why. */
+  compile(appRouter: unknown, routes: ReadonlyArray<readonly [method: string, path: string]>): Array<{ route: string; reason: string }>;
+  /** The routes answered directly, as `METHOD /path`. */
+  readonly active: readonly string[];
+}
+
+const isRouter = (h: HandlerFn): h is HandlerFn & RouterLike =>
+  typeof h === 'function' && Array.isArray(h.stack) && typeof h.handle === 'function' && typeof h.params === 'object' && h.params !== null;
+
+class Unsupported extends Error {}
+
+/**
+ * Appends to `steps` the handlers a request `method path` meets in `stack` (`path`: what is left of it under the
+ * mounts above, `trim` characters taken off, `baseUrl` theirs), as Router.handle and Route.dispatch choose them.
+ */
+function walk(stack: readonly LayerLike[], self: unknown, method: string, path: string, trim: number, baseUrl: string, steps: Step[], top: boolean): void {
+  const lower = method.toLowerCase();
+  for (const layer of stack) {
+    if (layer.handle === self) continue;
+    let m: ReturnType<LayerLike['match']>;
+    try {
+      m = layer.match(path);
+    } catch {
+      throw new Unsupported('a layer whose path matching throws');
+    }
+    if (!m) continue;
+    if (Object.keys(m.params).length > 0) throw new Unsupported('a path parameter on the way');
+    const route = layer.route;
+    if (route) {
+      if (!route._handlesMethod(method)) continue;
+      const start = steps.length;
+      for (const r of route.stack) {
+        if (r.method && r.method !== lower) continue;
+        if (r.handle.length > 3) throw new Unsupported('an error handler inside the route');
+        steps.push({ handle: r.handle as unknown as RequestHandler, trim, baseUrl, route, routeEnd: -1, routerEnd: NaN });
+      }
+      for (let i = start; i < steps.length; i++) steps[i]!.routeEnd = steps.length;
+      continue;
+    }
+    const h = layer.handle;
+    if (h.length > 3) {
+      // skipped without an error; with one, Express gives it to the first error handler after the failing layer,
+      // and the loop hands its error back to the app's router after the direct layer: the same handler only
+      // when no listed step comes after this one (checked by the caller), at the app's own level
+      if (!top) throw new Unsupported('an error handler inside a sub-router');
+      steps.push({ handle: h as unknown as RequestHandler, trim: -1, baseUrl, routeEnd: -1, routerEnd: -1 });
+      continue;
+    }
+    // a mount takes its path off req.url for the layer (Router.handle's trimPrefix)
+    const taken = m.path;
+    if (taken.length > 0) {
+      if (taken !== path.substring(0, taken.length)) continue;
+      const c = path[taken.length];
+      if (c && c !== '/') continue;
+    }
+    const rest = path.slice(taken.length);
+    const childPath = rest[0] === '/' ? rest : `/${rest}`;
+    const childBase = baseUrl + (taken.endsWith('/') ? taken.slice(0, -1) : taken);
+    const childTrim = trim + taken.length;
+    if (isRouter(h)) {
+      if (Object.keys(h.params).length > 0) throw new Unsupported('router.param callbacks');
+      const start = steps.length;
+      walk(h.stack, self, method, childPath, childTrim, childBase, steps, false);
+      for (let i = start; i < steps.length; i++) if (Number.isNaN(steps[i]!.routerEnd)) steps[i]!.routerEnd = steps.length;
+      continue;
+    }
+    steps.push({ handle: h as unknown as RequestHandler, trim: childTrim, baseUrl: childBase, routeEnd: -1, routerEnd: NaN });
+  }
+}
+
+/** The steps of `method path` in the app's router, error handlers checked and dropped (see walk). */
+export function listSteps(appRouter: unknown, self: unknown, method: string, path: string): Step[] {
+  const router = appRouter as RouterLike;
+  if (!router || !Array.isArray(router.stack)) throw new Unsupported('no router to walk');
+  const all: Step[] = [];
+  walk(router.stack, self, method, path, 0, '', all, true);
+  let lastHandler = all.length - 1;
+  while (lastHandler >= 0 && all[lastHandler]!.trim === -1) lastHandler--;
+  if (all.slice(0, lastHandler + 1).some((s) => s.trim === -1)) throw new Unsupported('an error handler before the last handler');
+  const steps = all.slice(0, lastHandler + 1);
+  for (const s of steps) if (Number.isNaN(s.routerEnd)) s.routerEnd = -1;
+  return steps;
+}
+
+/** Calls `steps` in order for one request, as Express would; hands errors and the end back to the app's router. */
+function run(steps: readonly Step[], req: Request, res: Response, out: NextFunction): void {
+  const url = req.url;
+  const base = req.baseUrl;
+  let i = 0;
+  let current: Step | undefined;
+  const leave = (err?: unknown): void => {
+    req.url = url;
+    req.baseUrl = base;
+    out(err);
+  };
+  const next = (err?: unknown): void => {
+    if (err === 'route') {
+      err = undefined;
+      if (current?.route) i = current.routeEnd;
+    } else if (err === 'router') {
+      err = undefined;
+      if (!current || current.routerEnd === -1) return leave('router');
+      i = current.routerEnd;
+    }
+    if (err) return leave(err);
+    // every listed handler called next(): Express would find no further layer either (404 from the final handler)
+    if (i >= steps.length) return leave('router');
+    const step = steps[i++]!;
+    current = step;
+    if (step.trim === 0) req.url = url;
+    else {
+      const rest = url.slice(step.trim);
+      req.url = rest[0] === '/' ? rest : `/${rest}`;
+    }
+    req.baseUrl = base + step.baseUrl;
+    if (step.route) (req as { route?: unknown }).route = step.route;
+    try {
+      const r = step.handle(req, res, next) as unknown;
+      if (r && typeof (r as Promise<unknown>).then === 'function') {
+        (r as Promise<unknown>).then(undefined, (e: unknown) => next(e || new Error('Rejected promise')));
+      }
+    } catch (e) {
+      next(e);
+    }
+  };
+  req.params = {};
+  next();
+}
+
+export function directRoutes(): DirectRoutes {
+  const table = new Map<string, Step[]>();
+  const middleware: RequestHandler = (req, res, next) => {
+    if (table.size === 0) return next();
+    const url = req.url;
+    const q = url.indexOf('?');
+    const steps = table.get(`${req.method} ${q === -1 ? url : url.slice(0, q)}`);
+    if (!steps) return next();
+    run(steps, req, res, next);
+  };
+  return {
+    middleware,
+    compile(appRouter, routes) {
+      const left: Array<{ route: string; reason: string }> = [];
+      for (const [method, path] of routes) {
+        const key = `${method.toUpperCase()} ${path}`;
+        try {
+          table.set(key, listSteps(appRouter, middleware, method.toUpperCase(), path));
+        } catch (err) {
+          if (!(err instanceof Unsupported)) throw err;
+          table.delete(key);
+          left.push({ route: key, reason: err.message });
+        }
+      }
+      return left;
+    },
+    get active() {
+      return [...table.keys()];
+    },
+  };
+}
