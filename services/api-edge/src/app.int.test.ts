@@ -26,10 +26,10 @@ async function submit(k = key): Promise<string> {
 }
 
 describe('direct dispatch (http/direct-routes.ts)', () => {
-  it('answers both task submissions directly: nothing in the app keeps them with the Express router', () => {
+  it('answers the task submissions and the task poll directly: nothing in the app keeps them with the Express router', () => {
     // a middleware or router shape the direct loop cannot reproduce would leave a route to Express (and log why):
     // the submissions would still work, only slower; this test says so
-    expect(h.app.directRoutes).toEqual(['POST /v1/images/generations', 'POST /v1/videos/generations']);
+    expect(h.app.directRoutes).toEqual(['POST /v1/images/generations', 'POST /v1/videos/generations', 'GET /v1/tasks/:id']);
   });
 });
 

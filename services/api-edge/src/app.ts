@@ -109,8 +109,8 @@ interface AppParts {
   uploadPipeline: UploadImageDeps;
 }
 
-/** The submissions answered by direct dispatch: the busiest routes of a high-volume client (docs/benchmarks.md). */
-const DIRECT_ROUTES = [['POST', IMAGE_GENERATIONS_PATH], ['POST', VIDEO_GENERATIONS_PATH]] as const;
+/** Answered by direct dispatch: the busiest routes of a high-volume client, submit and poll (docs/benchmarks.md). */
+const DIRECT_ROUTES = [['POST', IMAGE_GENERATIONS_PATH], ['POST', VIDEO_GENERATIONS_PATH], ['GET', '/v1/tasks/:id']] as const;
 
 export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;

@@ -12,7 +12,7 @@ import { directRoutes } from './direct-routes';
 type Trace = string[];
 const traceOf = (res: Response): Trace => (res.locals.trace ??= []) as Trace;
 const mark = (name: string): RequestHandler => (req, res, next) => {
-  traceOf(res).push(`${name} url=${req.url} base=${req.baseUrl} route=${(req.route as { path?: string } | undefined)?.path ?? '-'}`);
+  traceOf(res).push(`${name} url=${req.url} base=${req.baseUrl} route=${(req.route as { path?: string } | undefined)?.path ?? '-'} params=${JSON.stringify(req.params)}`);
   const mode = String(req.headers['x-mode'] ?? '');
   if (mode === `throw@${name}`) throw new Error(`thrown by ${name}`);
   if (mode === `reject@${name}`) return Promise.reject(new Error(`rejected by ${name}`)) as unknown as void;
@@ -50,20 +50,30 @@ function build(direct: boolean): { app: Express; left: Array<{ route: string; re
   app.use('/v1', mark('v1-mount'));
   const deep = Router();
   deep.use(mark('deep-use'));
+  deep.use(/^\/ho/, mark('regexp-ho')); // matches, but not on a path segment's end: Express skips it
   deep.all('/hot', mark('deep-all'));
   deep.post('/hot', asyncMark('deep-post'), finish);
   deep.post('/hot', mark('deep-after'), finish);
   app.use('/v1/deep', deep);
   app.use('/hotter', mark('hotter')); // a longer path: no match
-  app.use(/^\/ho/, mark('regexp-ho')); // matches, but not on a path segment's end: Express skips it
   app.post('/hot', mark('route-1'), asyncMark('route-2'), finish);
   app.post('/hot', mark('route-again'), finish);
+  // a parameter route, with siblings that take some values of its segment and not others
+  app.get('/items/special', mark('items-special'), finish);
+  app.get(['/elsewhere', '/items/listed'], mark('items-listed'), finish);
+  app.use('/items/mounted', mark('items-mounted'));
+  app.post('/items/:id/extra', mark('items-extra'), finish);
+  const items = Router();
+  items.use(mark('items-use'));
+  items.get('/items/:id', mark('items-1'), asyncMark('items-2'), finish);
+  items.all('/items/:id', mark('items-all'), finish);
+  app.use(items);
   app.use(mark('tail'));
   app.use((_req, res) => {
     res.status(404).json({ by: 'not-found', trace: traceOf(res) });
   });
   app.use(onError);
-  const left = direct ? d.compile((app as unknown as { router: unknown }).router, [['POST', '/hot'], ['POST', '/v1/deep/hot']]) : [];
+  const left = direct ? d.compile((app as unknown as { router: unknown }).router, [['POST', '/hot'], ['POST', '/v1/deep/hot'], ['GET', '/items/:id']]) : [];
   return { app, left, active: d.active };
 }
 
@@ -73,7 +83,7 @@ describe('direct routes', () => {
 
   it('lists both routes (nothing in this shape is left to Express)', () => {
     expect(fast.left).toEqual([]);
-    expect(fast.active).toEqual(['POST /hot', 'POST /v1/deep/hot']);
+    expect(fast.active).toEqual(['POST /hot', 'POST /v1/deep/hot', 'GET /items/:id']);
   });
 
   const names = ['root-a', 'root-b', 'sub-use', 'sub-route-1', 'sub-route-2', 'v1-mount', 'deep-use', 'deep-all', 'deep-post', 'deep-after', 'route-1', 'route-2', 'route-again', 'tail'];
@@ -89,6 +99,24 @@ describe('direct routes', () => {
     expect(a.text.length).toBeGreaterThan(0);
   });
 
+  const itemNames = ['root-a', 'root-b', 'sub-use', 'items-use', 'items-1', 'items-2', 'items-all', 'tail'];
+  const itemModes = ['', ...itemNames.flatMap((n) => ['throw', 'reject', 'route', 'router', 'respond'].map((m) => `${m}@${n}`))];
+  const itemIds = ['abc', 'abc?x=1', 'special', 'SPECIAL', 'mounted', 'listed', 'a%20b', 'direct-route-sample', '', 'abc/', 'abc/extra'];
+  it.each(itemIds.flatMap((id) => itemModes.map((mode) => [id, mode] as const)))('GET /items/%s with x-mode "%s": the same answer as Express', async (id, mode) => {
+    const [a, b] = await Promise.all([
+      request(plain.app).get(`/items/${id}`).set('x-mode', mode),
+      request(fast.app).get(`/items/${id}`).set('x-mode', mode),
+    ]);
+    expect({ status: b.status, text: b.text }).toEqual({ status: a.status, text: a.text });
+    expect(a.text.length).toBeGreaterThan(0);
+  });
+
+  it('a parameter route gives the handlers req.params as Express does', async () => {
+    const r = await request(fast.app).get('/items/abc?x=1');
+    expect(r.status).toBe(200);
+    expect(r.body.params).toEqual({ id: 'abc' });
+  });
+
   it.each([['GET', '/hot'], ['POST', '/HOT'], ['POST', '/hot/'], ['POST', '/v1/deep/hot/']] as const)('%s %s (not listed) goes through Express as before', async (method, path) => {
     const send = (app: Express) => (method === 'GET' ? request(app).get(path) : request(app).post(path).send({}));
     const [a, b] = await Promise.all([send(plain.app), send(fast.app)]);
@@ -99,9 +127,9 @@ describe('direct routes', () => {
     const r = await request(fast.app).post('/v1/deep/hot?q=1').send({});
     expect(r.status).toBe(200);
     expect(r.body.trace).toEqual(expect.arrayContaining([
-      'v1-mount url=/deep/hot?q=1 base=/v1 route=-',
-      'deep-use url=/hot?q=1 base=/v1/deep route=-',
-      'deep-all url=/hot?q=1 base=/v1/deep route=/hot',
+      'v1-mount url=/deep/hot?q=1 base=/v1 route=- params={}',
+      'deep-use url=/hot?q=1 base=/v1/deep route=- params={}',
+      'deep-all url=/hot?q=1 base=/v1/deep route=/hot params={}',
       'finish url=/hot?q=1 base=/v1/deep',
     ]));
   });
@@ -113,6 +141,14 @@ describe('direct routes', () => {
       app.use(d.middleware);
       shape(app);
       return { left: d.compile((app as unknown as { router: unknown }).router, [['POST', '/a/b']]), active: d.active };
+    };
+    const compileParam = (shape: (app: Express) => void) => {
+      const app = express();
+      const d = directRoutes();
+      app.use(d.middleware);
+      shape(app);
+      app.get('/a/:id', ok);
+      return { left: d.compile((app as unknown as { router: unknown }).router, [['GET', '/a/:id']]), active: d.active };
     };
     const ok: RequestHandler = (_req, res) => {
       res.end();
@@ -140,6 +176,30 @@ describe('direct routes', () => {
       const { left, active } = compile(shape);
       expect(left).toEqual([{ route: 'POST /a/b', reason }]);
       expect(active).toEqual([]);
+    });
+
+    it.each([
+      ['a partial parameter segment beside a parameter route', (app: Express) => app.get('/a/pre-:x', ok)],
+      ['a regular-expression path beside a parameter route', (app: Express) => app.use(/^\/zz/, ok)],
+      ['a regular-expression path beside a parameter route', (app: Express) => app.get(['/zz', /^\/yy/], ok)],
+      ['a partial parameter segment beside a parameter route', (app: Express) => app.get(['/zz', '/a/b-:c'], ok)],
+      ['a wildcard or optional path part beside a parameter route', (app: Express) => app.use('/a/*rest', ok)],
+      ['a path parameter on the way', (app: Express) => app.use('/:x/:y', (_q: Request, _s: Response, n: () => void) => n())],
+    ] as const)('a parameter route beside %s', (reason, shape) => {
+      const { left, active } = compileParam(shape);
+      expect(left).toEqual([{ route: 'GET /a/:id', reason }]);
+      expect(active).toEqual([]);
+    });
+
+    it('a parameter route beside a literal of its segment, a longer path and a mount elsewhere is fine', () => {
+      const { left, active } = compileParam((app) => {
+        app.get('/a/literal', ok);
+        app.get(['/c', '/a/listed', '/d/:e'], ok);
+        app.post('/a/:id/more', ok);
+        app.use('/b', ok);
+      });
+      expect(left).toEqual([]);
+      expect(active).toEqual(['GET /a/:id']);
     });
 
     it('an error handler after the last handler is fine', () => {

@@ -9,11 +9,18 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
  * `req.route`, errors, `next('route')` and `next('router')` are as Express gives them. The list comes from the
  * app, never written by hand: a middleware added to the app joins it by itself.
  *
- * Only what the loop reproduces exactly is listed. A path parameter on the way, `router.param` callbacks, an error
- * handler before the last listed handler, a layer whose matching throws: that route stays with Express (the
- * compile says why). Any other request (another method or path, a trailing slash, other letter case, an
- * absolute-form URL) goes through Express as before. Not reproduced: the router's diagnostics-channel events for
- * these layers, and a handler rewriting `req.url` for the handlers after it (none of the gateway's does).
+ * A route may end in one parameter segment (`GET /v1/tasks/:id`): the chain is listed with a sample value, and
+ * holds for every value because every layer's path is checked to be blind to that segment — it cannot reach it
+ * (fewer segments: decided by the fixed part; more: never matches), or it takes any value (the route itself), or
+ * it is a literal there (`/v1/tasks/export`): that value, in any letter case, goes to Express. A value with `%`
+ * (Express would decode it) goes to Express too.
+ *
+ * Only what the loop reproduces exactly is listed. Another path parameter on the way, `router.param` callbacks, an
+ * error handler before the last listed handler, a layer whose matching throws, and — for a parameter route — a
+ * regular-expression, wildcard or optional path part anywhere: that route stays with Express (the compile says
+ * why). Any other request (another method or path, a trailing slash, other letter case, an absolute-form URL)
+ * goes through Express as before. Not reproduced: the router's diagnostics-channel events for these layers, and a
+ * handler rewriting `req.url` for the handlers after it (none of the gateway's does).
  */
 
 interface RouteLike {
@@ -23,6 +30,7 @@ interface RouteLike {
 type HandlerFn = ((...args: never[]) => unknown) & { stack?: unknown; params?: unknown; handle?: unknown };
 interface LayerLike {
   handle: HandlerFn;
+  rawPath?: unknown;
   route?: RouteLike;
   match(path: string): false | { params: Record<string, unknown>; path: string };
 }
@@ -42,6 +50,49 @@ interface Step {
   routeEnd: number;
   /** Where `next('router')` goes: the step after its router's steps; -1 inside the app's own router (leave it). */
   routerEnd: number;
+  /** The name of the route's trailing parameter (`req.params[param]` while it runs), on a parameter route's own steps. */
+  param?: string;
+}
+
+/** A route ending in one parameter segment: `/v1/tasks/:id` → prefix `/v1/tasks/`, param `id`. */
+interface Template {
+  pattern: string;
+  prefix: string;
+  param: string;
+  /** Lower-cased path segments of the pattern (the last one is the parameter). */
+  segments: string[];
+  /** Literal values other layers give that segment: those requests go to Express. */
+  literals: Set<string>;
+}
+
+const PARAM_SEGMENT = /^:[A-Za-z_$][\w$]*$/;
+
+function templateOf(path: string): Template | undefined {
+  const at = path.lastIndexOf('/');
+  const last = path.slice(at + 1);
+  if (!last.includes(':')) return undefined;
+  const prefix = path.slice(0, at + 1);
+  if (!PARAM_SEGMENT.test(last) || /[:*{}()?+]/.test(prefix)) throw new Unsupported('a parameter other than one whole trailing segment');
+  return { pattern: path, prefix, param: last.slice(1), segments: path.toLowerCase().split('/').filter(Boolean), literals: new Set() };
+}
+
+/**
+ * Whether a layer's full path (`full`: its mounts' paths and its own) could match some values of the template's
+ * parameter segment and not others. It cannot when it has another number of segments (fewer: the fixed part alone
+ * decides, the same for every value; more: it never matches) or a fixed segment that differs; a whole parameter
+ * there matches every value alike (the walk then meets it with the sample); a literal there matches that value
+ * only: it joins `literals`. Anything else is refused.
+ */
+function checkBlind(t: Template, full: unknown): void {
+  if (typeof full !== 'string') throw new Unsupported('a regular-expression path beside a parameter route');
+  if (/[*{}()?+]/.test(full)) throw new Unsupported('a wildcard or optional path part beside a parameter route');
+  const segs = full.toLowerCase().split('/').filter(Boolean);
+  if (segs.length !== t.segments.length) return;
+  for (let i = 0; i < segs.length - 1; i++) if (!segs[i]!.startsWith(':') && segs[i] !== t.segments[i]) return;
+  const last = segs[segs.length - 1]!;
+  if (PARAM_SEGMENT.test(last)) return;
+  if (last.includes(':')) throw new Unsupported('a partial parameter segment beside a parameter route');
+  t.literals.add(last);
 }
 
 export interface DirectRoutes {
@@ -62,10 +113,17 @@ class Unsupported extends Error {}
  * Appends to `steps` the handlers a request `method path` meets in `stack` (`path`: what is left of it under the
  * mounts above, `trim` characters taken off, `baseUrl` theirs), as Router.handle and Route.dispatch choose them.
  */
-function walk(stack: readonly LayerLike[], self: unknown, method: string, path: string, trim: number, baseUrl: string, steps: Step[], top: boolean): void {
+function walk(
+  stack: readonly LayerLike[], self: unknown, method: string, path: string, trim: number, baseUrl: string, steps: Step[], top: boolean,
+  t: Template | undefined,
+): void {
   const lower = method.toLowerCase();
   for (const layer of stack) {
     if (layer.handle === self) continue;
+    const fullOf = (own: unknown): unknown => (typeof own === 'string' ? baseUrl + (!layer.route && own === '/' ? '' : own) : own);
+    const full = fullOf(layer.rawPath);
+    // a layer with several paths matches when one does: each is checked
+    if (t) for (const f of Array.isArray(layer.rawPath) ? layer.rawPath.map(fullOf) : [full]) checkBlind(t, f);
     let m: ReturnType<LayerLike['match']>;
     try {
       m = layer.match(path);
@@ -73,15 +131,18 @@ function walk(stack: readonly LayerLike[], self: unknown, method: string, path: 
       throw new Unsupported('a layer whose path matching throws');
     }
     if (!m) continue;
-    if (Object.keys(m.params).length > 0) throw new Unsupported('a path parameter on the way');
     const route = layer.route;
+    // the parameter route itself (every layer of that exact path) takes the parameter; no other layer may take one
+    const param = t && route && full === t.pattern ? t.param : undefined;
+    const keys = Object.keys(m.params);
+    if (param ? keys.length !== 1 || keys[0] !== param : keys.length > 0) throw new Unsupported('a path parameter on the way');
     if (route) {
       if (!route._handlesMethod(method)) continue;
       const start = steps.length;
       for (const r of route.stack) {
         if (r.method && r.method !== lower) continue;
         if (r.handle.length > 3) throw new Unsupported('an error handler inside the route');
-        steps.push({ handle: r.handle as unknown as RequestHandler, trim, baseUrl, route, routeEnd: -1, routerEnd: NaN });
+        steps.push({ handle: r.handle as unknown as RequestHandler, trim, baseUrl, route, routeEnd: -1, routerEnd: NaN, ...(param ? { param } : {}) });
       }
       for (let i = start; i < steps.length; i++) steps[i]!.routeEnd = steps.length;
       continue;
@@ -109,7 +170,7 @@ function walk(stack: readonly LayerLike[], self: unknown, method: string, path: 
     if (isRouter(h)) {
       if (Object.keys(h.params).length > 0) throw new Unsupported('router.param callbacks');
       const start = steps.length;
-      walk(h.stack, self, method, childPath, childTrim, childBase, steps, false);
+      walk(h.stack, self, method, childPath, childTrim, childBase, steps, false, t);
       for (let i = start; i < steps.length; i++) if (Number.isNaN(steps[i]!.routerEnd)) steps[i]!.routerEnd = steps.length;
       continue;
     }
@@ -117,12 +178,17 @@ function walk(stack: readonly LayerLike[], self: unknown, method: string, path: 
   }
 }
 
+/** A value of a parameter segment for the walk (any value gives the same chain: checkBlind). */
+const SAMPLE = 'direct-route-sample';
+
 /** The steps of `method path` in the app's router, error handlers checked and dropped (see walk). */
-export function listSteps(appRouter: unknown, self: unknown, method: string, path: string): Step[] {
+export function listSteps(appRouter: unknown, self: unknown, method: string, path: string, t?: Template): Step[] {
   const router = appRouter as RouterLike;
   if (!router || !Array.isArray(router.stack)) throw new Unsupported('no router to walk');
   const all: Step[] = [];
-  walk(router.stack, self, method, path, 0, '', all, true);
+  walk(router.stack, self, method, t ? t.prefix + SAMPLE : path, 0, '', all, true, t);
+  if (t?.literals.has(SAMPLE)) throw new Unsupported('the sample value is a literal path');
+  if (t && !all.some((s) => s.param)) throw new Unsupported('no route of that path');
   let lastHandler = all.length - 1;
   while (lastHandler >= 0 && all[lastHandler]!.trim === -1) lastHandler--;
   if (all.slice(0, lastHandler + 1).some((s) => s.trim === -1)) throw new Unsupported('an error handler before the last handler');
@@ -132,7 +198,7 @@ export function listSteps(appRouter: unknown, self: unknown, method: string, pat
 }
 
 /** Calls `steps` in order for one request, as Express would; hands errors and the end back to the app's router. */
-function run(steps: readonly Step[], req: Request, res: Response, out: NextFunction): void {
+function run(steps: readonly Step[], req: Request, res: Response, out: NextFunction, value?: string): void {
   const url = req.url;
   const base = req.baseUrl;
   let i = 0;
@@ -163,6 +229,9 @@ function run(steps: readonly Step[], req: Request, res: Response, out: NextFunct
     }
     req.baseUrl = base + step.baseUrl;
     if (step.route) (req as { route?: unknown }).route = step.route;
+    // each matched layer's own params, as Router.handle sets them: the parameter on the route's steps, none elsewhere
+    if (step.param) req.params = { [step.param]: value! };
+    else if (value !== undefined) req.params = {};
     try {
       const r = step.handle(req, res, next) as unknown;
       if (r && typeof (r as Promise<unknown>).then === 'function') {
@@ -178,13 +247,21 @@ function run(steps: readonly Step[], req: Request, res: Response, out: NextFunct
 
 export function directRoutes(): DirectRoutes {
   const table = new Map<string, Step[]>();
+  const templates = new Map<string, { method: string; t: Template; steps: Step[] }>();
   const middleware: RequestHandler = (req, res, next) => {
-    if (table.size === 0) return next();
+    if (table.size === 0 && templates.size === 0) return next();
     const url = req.url;
     const q = url.indexOf('?');
-    const steps = table.get(`${req.method} ${q === -1 ? url : url.slice(0, q)}`);
-    if (!steps) return next();
-    run(steps, req, res, next);
+    const path = q === -1 ? url : url.slice(0, q);
+    const steps = table.get(`${req.method} ${path}`);
+    if (steps) return run(steps, req, res, next);
+    for (const { method, t, steps: chain } of templates.values()) {
+      if (req.method !== method || !path.startsWith(t.prefix)) continue;
+      const value = path.slice(t.prefix.length);
+      if (value === '' || value.includes('/') || value.includes('%') || t.literals.has(value.toLowerCase())) return next();
+      return run(chain, req, res, next, value);
+    }
+    next();
   };
   return {
     middleware,
@@ -192,18 +269,22 @@ export function directRoutes(): DirectRoutes {
       const left: Array<{ route: string; reason: string }> = [];
       for (const [method, path] of routes) {
         const key = `${method.toUpperCase()} ${path}`;
+        table.delete(key);
+        templates.delete(key);
         try {
-          table.set(key, listSteps(appRouter, middleware, method.toUpperCase(), path));
+          const t = templateOf(path);
+          const steps = listSteps(appRouter, middleware, method.toUpperCase(), path, t);
+          if (t) templates.set(key, { method: method.toUpperCase(), t, steps });
+          else table.set(key, steps);
         } catch (err) {
           if (!(err instanceof Unsupported)) throw err;
-          table.delete(key);
           left.push({ route: key, reason: err.message });
         }
       }
       return left;
     },
     get active() {
-      return [...table.keys()];
+      return [...table.keys(), ...templates.keys()];
     },
   };
 }
