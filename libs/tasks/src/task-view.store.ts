@@ -91,7 +91,8 @@ export class TaskViewStore {
   async write(t: TaskRecord, opts: TaskViewWriteOptions = {}): Promise<TaskView> {
     const view = this.toView(t);
     const version = TaskViewStore.versionOf(t);
-    const stored: StoredView = { ...view, version };
+    // Object.assign, not `{ ...view, version }`: a property added after a leading spread is slow on Node 20
+    const stored: StoredView = Object.assign({}, view, { version });
     const run = (this.redis as unknown as Record<typeof WRITE_COMMAND, WriteCommand>)[WRITE_COMMAND];
     const winner = await run.call(
       this.redis, this.key(t.id), JSON.stringify(stored), String(version[0]), String(version[1]), String(version[2]),

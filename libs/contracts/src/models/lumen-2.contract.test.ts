@@ -204,3 +204,17 @@ describe('lumen-2 limits and rules', () => {
     for (const id of ['lumen-2-flex', 'lumen-2-pro', 'lumen-2-max']) expect(() => ajv.compile(resolveModel(id)!.contract!.inputSchema)).not.toThrow();
   });
 });
+
+describe('defaults applied to a body that names `__proto__` (lumen-2 passes unknown fields through)', () => {
+  it('keeps it an own field of the upstream body and never changes the body\'s prototype', () => {
+    const body = JSON.parse('{"model":"lumen-2-pro","prompt":"a red fox","__proto__":{"polluted":true}}') as Record<string, unknown>;
+    const r = resolveModel('lumen-2-pro')!.contract!.validate(body, 'lumen-2-pro');
+    if (!r.ok) throw new Error(JSON.stringify(r.violation));
+    const up = r.value.upstreamBody;
+    expect(Object.getPrototypeOf(up)).toBe(Object.prototype);
+    expect(Object.keys(up)).toContain('__proto__');
+    expect((up as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(up)).__proto__).toEqual({ polluted: true });
+    expect(up.resolution).toBeDefined();
+  });
+});
