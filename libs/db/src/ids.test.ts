@@ -1,4 +1,4 @@
-import { newApiKeySecret, newTaskId, randomBase62 } from './ids';
+import { newApiKeySecret, newTaskId, randomBase62, randomHex } from './ids';
 
 describe('random ids', () => {
   it('task ids and key secrets have their format and never repeat (20,000 of each, across many pool refills)', () => {
@@ -19,5 +19,21 @@ describe('random ids', () => {
     // a chi-square over 61 degrees of freedom stays far below 200 for a uniform source (p < 1e-15 above)
     const chi2 = [...counts.values()].reduce((s, n) => s + (n - expected) ** 2 / expected, 0);
     expect(chi2).toBeLessThan(200);
+  });
+
+  it('hex ids (request ids) have their format, never repeat and share the pool without reusing its bytes', () => {
+    const hex = Array.from({ length: 20_000 }, (_, i) => (i % 7 === 0 ? newTaskId() : randomHex(16)));
+    const reqIds = hex.filter((h) => !h.startsWith('task_'));
+    expect(reqIds.every((h) => /^[0-9a-f]{32}$/.test(h))).toBe(true);
+    expect(new Set(reqIds).size).toBe(reqIds.length);
+    // a request larger than the pool is served whole
+    expect(randomHex(5000)).toMatch(/^[0-9a-f]{10000}$/);
+    // every hex digit about equally often
+    const counts = new Map<string, number>();
+    for (const c of reqIds.join('')) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(16);
+    const total = reqIds.length * 32;
+    const chi2 = [...counts.values()].reduce((s, n) => s + (n - total / 16) ** 2 / (total / 16), 0);
+    expect(chi2).toBeLessThan(80);
   });
 });

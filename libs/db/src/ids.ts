@@ -18,6 +18,16 @@ function randomByte(): number {
   return pool[offset++]!;
 }
 
+/** n random bytes as 2n lowercase hex digits, from the same pool. */
+export function randomHex(n: number): string {
+  if (offset + n > pool.length) {
+    pool = randomBytes(Math.max(POOL_BYTES, n));
+    offset = 0;
+  }
+  offset += n;
+  return pool.toString('hex', offset - n, offset);
+}
+
 /** n random base62 characters (rejection sampling: no modulo bias). */
 export function randomBase62(n: number): string {
   let out = '';

@@ -1,5 +1,5 @@
 export { createDataSource, runMigrations } from './data-source';
-export { newTaskId } from './ids';
+export { newTaskId, randomHex } from './ids';
 export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';

@@ -75,8 +75,22 @@ interface MediaValue {
   kind: MediaKind;
 }
 
+/**
+ * The fields of `props` that can hold media, listed once per properties object: collectMedia runs up to three
+ * times per submit and visits only these (no entries array of every field each time).
+ */
+const mediaFieldsCache = new WeakMap<object, ReadonlyArray<readonly [string, FieldSpec]>>();
+function mediaFields(props: Readonly<Record<string, FieldSpec>>): ReadonlyArray<readonly [string, FieldSpec]> {
+  let fields = mediaFieldsCache.get(props);
+  if (!fields) {
+    fields = Object.entries(props).filter(([, f]) => canHoldMedia(f));
+    mediaFieldsCache.set(props, fields);
+  }
+  return fields;
+}
+
 function collectMedia(props: Readonly<Record<string, FieldSpec>>, body: Body, prefix: string, out: MediaValue[]): void {
-  for (const [key, f] of Object.entries(props)) {
+  for (const [key, f] of mediaFields(props)) {
     const v = body[key];
     if (v === undefined) continue;
     visit(f, v, `${prefix}${key}`, out);
@@ -125,10 +139,12 @@ function externalMediaUrls(spec: BodySpec, body: Body, trusted: readonly string[
     .map((m) => ({ field: m.field, url: m.value }));
 }
 
+function canHoldMedia(f: FieldSpec): boolean {
+  return (f.type === 'string' && !!f.media) || (f.type === 'array' && canHoldMedia(f.items)) || (f.type === 'object' && Object.values(f.properties).some(canHoldMedia));
+}
+
 function hasMedia(props: Readonly<Record<string, FieldSpec>>): boolean {
-  const walk = (f: FieldSpec): boolean =>
-    (f.type === 'string' && !!f.media) || (f.type === 'array' && walk(f.items)) || (f.type === 'object' && Object.values(f.properties).some(walk));
-  return Object.values(props).some(walk);
+  return Object.values(props).some(canHoldMedia);
 }
 
 /** The defaults of a body's fields, listed once per contract (applied on every submit). */
