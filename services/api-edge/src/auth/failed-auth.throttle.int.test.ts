@@ -45,15 +45,15 @@ describe('failed-authentication throttle (real Redis)', () => {
     const keys = new KeyAuthenticator(lookup, { ttlMs: 2000, missTtlMs: 1 });
     const auth = authenticateThrottled(keys, throttle(await redis(), newPrefix()));
     // 3 failures within the budget, the 4th goes over it: all four cost a lookup
-    for (let i = 0; i < 4; i++) expect(await auth(`sk-guess-${i}`, '198.51.100.7')).toBeNull();
+    for (let i = 0; i < 4; i++) expect(await auth(`sk-guess-${i}`, () => '198.51.100.7')).toBeNull();
     expect(lookup.calls).toHaveLength(4);
     // from now on a new guess from that address is refused without asking Postgres
-    const refused = await auth('sk-guess-5', '198.51.100.7').catch((e: unknown) => e);
+    const refused = await auth('sk-guess-5', () => '198.51.100.7').catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: 'rate_limited', details: { retryAfter: expect.any(Number) } });
     expect((refused as { details: { retryAfter: number } }).details.retryAfter).toBeGreaterThan(60);
     expect(lookup.calls).toHaveLength(4);
     // another address is not affected
-    expect(await auth('sk-guess-6', '198.51.100.8')).toBeNull();
+    expect(await auth('sk-guess-6', () => '198.51.100.8')).toBeNull();
     expect(lookup.calls).toHaveLength(5);
   });
 
@@ -61,11 +61,16 @@ describe('failed-authentication throttle (real Redis)', () => {
     const lookup = countingLookup();
     const keys = new KeyAuthenticator(lookup, { ttlMs: 2000, missTtlMs: 1 });
     const auth = authenticateThrottled(keys, throttle(await redis(), newPrefix()));
-    expect(await auth('sk-good', '203.0.113.9')).toEqual(principal);
-    for (let i = 0; i < 4; i++) await auth(`sk-bad-${i}`, '203.0.113.9');
-    await expect(auth('sk-bad-x', '203.0.113.9')).rejects.toMatchObject({ code: 'rate_limited' });
-    expect(await auth('sk-good', '203.0.113.9')).toEqual(principal);
+    expect(await auth('sk-good', () => '203.0.113.9')).toEqual(principal);
+    for (let i = 0; i < 4; i++) await auth(`sk-bad-${i}`, () => '203.0.113.9');
+    await expect(auth('sk-bad-x', () => '203.0.113.9')).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(await auth('sk-good', () => '203.0.113.9')).toEqual(principal);
     expect(lookup.calls.filter((s) => s === 'sk-good')).toHaveLength(1);
+    // a cached key that authenticates never asks for the client address (req.ip parses X-Forwarded-For)
+    const unasked = () => {
+      throw new Error('the address was asked for');
+    };
+    expect(await auth('sk-good', unasked)).toEqual(principal);
   });
 
   it('shares the count across replicas through Redis: a second replica refuses after its first own lookup', async () => {
@@ -73,11 +78,11 @@ describe('failed-authentication throttle (real Redis)', () => {
     const [la, lb] = [countingLookup(), countingLookup()];
     const a = authenticateThrottled(new KeyAuthenticator(la, { ttlMs: 0 }), throttle(await redis(), prefix));
     const b = authenticateThrottled(new KeyAuthenticator(lb, { ttlMs: 0 }), throttle(await redis(), prefix));
-    for (let i = 0; i < 3; i++) await a(`sk-a-${i}`, '192.0.2.50');
-    expect(await b('sk-b-0', '192.0.2.50')).toBeNull(); // the 4th failure overall, counted in Redis: now blocked
-    await expect(b('sk-b-1', '192.0.2.50')).rejects.toMatchObject({ code: 'rate_limited' });
-    await expect(a('sk-a-9', '192.0.2.50')).resolves.toBeNull(); // a learns of the block with its next failure
-    await expect(a('sk-a-10', '192.0.2.50')).rejects.toMatchObject({ code: 'rate_limited' });
+    for (let i = 0; i < 3; i++) await a(`sk-a-${i}`, () => '192.0.2.50');
+    expect(await b('sk-b-0', () => '192.0.2.50')).toBeNull(); // the 4th failure overall, counted in Redis: now blocked
+    await expect(b('sk-b-1', () => '192.0.2.50')).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(a('sk-a-9', () => '192.0.2.50')).resolves.toBeNull(); // a learns of the block with its next failure
+    await expect(a('sk-a-10', () => '192.0.2.50')).rejects.toMatchObject({ code: 'rate_limited' });
     expect([la.calls.length, lb.calls.length]).toEqual([4, 1]);
   });
 
@@ -85,10 +90,10 @@ describe('failed-authentication throttle (real Redis)', () => {
     let t = 1_000_000;
     const lookup = countingLookup();
     const auth = authenticateThrottled(new KeyAuthenticator(lookup, { ttlMs: 0 }), throttle(await redis(), newPrefix(), () => t));
-    for (let i = 0; i < 4; i++) await auth(`sk-${i}`, '192.0.2.77');
-    await expect(auth('sk-5', '192.0.2.77')).rejects.toMatchObject({ code: 'rate_limited' });
+    for (let i = 0; i < 4; i++) await auth(`sk-${i}`, () => '192.0.2.77');
+    await expect(auth('sk-5', () => '192.0.2.77')).rejects.toMatchObject({ code: 'rate_limited' });
     t += 121_000;
-    expect(await auth('sk-good', '192.0.2.77')).toEqual(principal);
+    expect(await auth('sk-good', () => '192.0.2.77')).toEqual(principal);
   });
 
   it('with Redis unreachable still throttles, counting in this replica (fails to local, neither open nor an outage)', async () => {
@@ -96,9 +101,9 @@ describe('failed-authentication throttle (real Redis)', () => {
     const lookup = countingLookup();
     const auth = authenticateThrottled(new KeyAuthenticator(lookup, { ttlMs: 0 }), throttle(dead, newPrefix()));
     const started = Date.now();
-    for (let i = 0; i < 4; i++) expect(await auth(`sk-${i}`, '192.0.2.99')).toBeNull();
-    await expect(auth('sk-5', '192.0.2.99')).rejects.toMatchObject({ code: 'rate_limited' });
-    expect(await auth('sk-good', '192.0.2.100')).toEqual(principal);
+    for (let i = 0; i < 4; i++) expect(await auth(`sk-${i}`, () => '192.0.2.99')).toBeNull();
+    await expect(auth('sk-5', () => '192.0.2.99')).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(await auth('sk-good', () => '192.0.2.100')).toEqual(principal);
     expect(lookup.calls).toHaveLength(5);
     expect(Date.now() - started).toBeLessThan(2000); // never waits on the dead connection
   });

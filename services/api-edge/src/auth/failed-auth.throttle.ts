@@ -81,8 +81,11 @@ function blockedError(ms: number): DomainError {
   );
 }
 
-/** Key authentication by client address (Express `req.ip`, which honours `trust proxy`). */
-export type AddressedAuthenticate = (secret: string, clientAddress: string) => Promise<AuthPrincipal | null>;
+/**
+ * Key authentication by client address (Express `req.ip`, which honours `trust proxy`), asked for only when
+ * needed: a cached key that authenticates never computes it (parsing X-Forwarded-For on every request).
+ */
+export type AddressedAuthenticate = (secret: string, clientAddress: () => string) => Promise<AuthPrincipal | null>;
 
 /**
  * The cached key lookup behind the throttle: a key whose answer is cached costs nothing and is never refused (a
@@ -92,9 +95,9 @@ export type AddressedAuthenticate = (secret: string, clientAddress: string) => P
 export function authenticateThrottled(keys: KeyAuthenticator, throttle?: FailedAuthThrottle): AddressedAuthenticate {
   if (!throttle) return (secret) => keys.authenticate(secret);
   return async (secret, address) => {
-    if (!keys.isCached(secret)) throttle.assertAllowed(address);
+    if (!keys.isCached(secret)) throttle.assertAllowed(address());
     const principal = await keys.authenticate(secret);
-    if (!principal) await throttle.recordFailure(address);
+    if (!principal) await throttle.recordFailure(address());
     return principal;
   };
 }

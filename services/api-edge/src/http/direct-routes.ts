@@ -203,6 +203,11 @@ function run(steps: readonly Step[], req: Request, res: Response, out: NextFunct
   const base = req.baseUrl;
   let i = 0;
   let current: Step | undefined;
+  // what the request holds now: written only when a step needs another value (a mount's url and baseUrl, a new
+  // route and its params), as the router writes them per layer and Route.dispatch once per route
+  let trim = 0;
+  let baseUrl = '';
+  let route: RouteLike | undefined;
   const leave = (err?: unknown): void => {
     req.url = url;
     req.baseUrl = base;
@@ -222,16 +227,24 @@ function run(steps: readonly Step[], req: Request, res: Response, out: NextFunct
     if (i >= steps.length) return leave('router');
     const step = steps[i++]!;
     current = step;
-    if (step.trim === 0) req.url = url;
-    else {
-      const rest = url.slice(step.trim);
-      req.url = rest[0] === '/' ? rest : `/${rest}`;
+    if (step.trim !== trim) {
+      trim = step.trim;
+      if (trim === 0) req.url = url;
+      else {
+        const rest = url.slice(trim);
+        req.url = rest[0] === '/' ? rest : `/${rest}`;
+      }
     }
-    req.baseUrl = base + step.baseUrl;
-    if (step.route) (req as { route?: unknown }).route = step.route;
-    // each matched layer's own params, as Router.handle sets them: the parameter on the route's steps, none elsewhere
-    if (step.param) req.params = { [step.param]: value! };
-    else if (value !== undefined) req.params = {};
+    if (step.baseUrl !== baseUrl) {
+      baseUrl = step.baseUrl;
+      req.baseUrl = base + baseUrl;
+    }
+    if (step.route !== route) {
+      // a layer's own params, as Router.handle sets them when it matches it: the parameter on the route's steps
+      route = step.route;
+      if (route) (req as { route?: unknown }).route = route;
+      req.params = step.param ? { [step.param]: value! } : {};
+    }
     try {
       const r = step.handle(req, res, next) as unknown;
       if (r && typeof (r as Promise<unknown>).then === 'function') {

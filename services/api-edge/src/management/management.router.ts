@@ -17,9 +17,9 @@ export interface ManagementRouterDeps {
   adminToken: string;
   /**
    * API key → principal (the app's cached authenticator behind the failed-authentication throttle, which may throw
-   * 429), for the key-authenticated routes; `clientAddress` is Express `req.ip`.
+   * 429), for the key-authenticated routes; `clientAddress` gives Express `req.ip` when asked.
    */
-  authenticate: (secret: string, clientAddress: string) => Promise<AuthPrincipal | null>;
+  authenticate: (secret: string, clientAddress: () => string) => Promise<AuthPrincipal | null>;
   /** Called after a key was revoked (e.g. to clear this replica's key cache at once). */
   onKeyRevoked?: (keyId: string) => void;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
@@ -56,7 +56,7 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const key: RequestHandler = async (req, res, next) => {
     const secret = bearer(req);
     if (!secret) throw new DomainError('authentication', 'Missing API key: send `Authorization: Bearer <API_KEY>`');
-    const principal = await deps.authenticate(secret, req.ip ?? '');
+    const principal = await deps.authenticate(secret, () => req.ip ?? '');
     if (!principal) throw new DomainError('authentication', 'Invalid API key');
     res.locals[PRINCIPAL] = principal;
     next();

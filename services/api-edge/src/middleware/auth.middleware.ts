@@ -32,7 +32,7 @@ export function authMiddleware(keys: KeyAuthenticator, throttle?: FailedAuthThro
   return async (req, res, next) => {
     const secret = extractApiKey(req);
     if (!secret) throw new DomainError('authentication', 'Missing API key: send `Authorization: Bearer <API_KEY>`');
-    const principal = await authenticate(secret, req.ip ?? '');
+    const principal = await authenticate(secret, () => req.ip ?? '');
     if (!principal) throw new DomainError('authentication', 'Invalid API key');
     setPrincipal(res, principal);
     next();
