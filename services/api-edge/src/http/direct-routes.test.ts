@@ -202,6 +202,21 @@ describe('direct routes', () => {
       expect(active).toEqual(['GET /a/:id']);
     });
 
+    it('a middleware mounted before the direct layer runs once, before the listed ones; compile needs the layer mounted', async () => {
+      const app = express();
+      app.use(mark('before'));
+      const d = directRoutes();
+      app.use(d.middleware);
+      app.post('/a/b', mark('after'), finish);
+      expect(d.compile((app as unknown as { router: unknown }).router, [['POST', '/a/b']])).toEqual([]);
+      const r = await request(app).post('/a/b').send({});
+      expect(r.body.trace.map((line: string) => line.split(' ')[0])).toEqual(['before', 'after', 'finish']);
+      const unmounted = directRoutes();
+      expect(unmounted.compile((app as unknown as { router: unknown }).router, [['POST', '/a/b']])).toEqual([
+        { route: 'POST /a/b', reason: 'the direct layer is not mounted on this router' },
+      ]);
+    });
+
     it('an error handler after the last handler is fine', () => {
       const { left, active } = compile((app) => {
         app.post('/a/b', ok);

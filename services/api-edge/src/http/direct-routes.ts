@@ -96,7 +96,7 @@ function checkBlind(t: Template, full: unknown): void {
 }
 
 export interface DirectRoutes {
-  /** Mount first: answers the listed routes, passes every other request on. */
+  /** Mount first (what is mounted before it runs first, as usual, and is not listed): answers the listed routes, passes every other request on. */
   middleware: RequestHandler;
   /** Lists the routes' chains from the app's router (call once every route is mounted); the ones left to Express, with why. */
   compile(appRouter: unknown, routes: ReadonlyArray<readonly [method: string, path: string]>): Array<{ route: string; reason: string }>;
@@ -185,8 +185,11 @@ const SAMPLE = 'direct-route-sample';
 export function listSteps(appRouter: unknown, self: unknown, method: string, path: string, t?: Template): Step[] {
   const router = appRouter as RouterLike;
   if (!router || !Array.isArray(router.stack)) throw new Unsupported('no router to walk');
+  // only what comes after the direct layer: Express has run what comes before it already
+  const at = router.stack.findIndex((l) => l.handle === self);
+  if (at < 0) throw new Unsupported('the direct layer is not mounted on this router');
   const all: Step[] = [];
-  walk(router.stack, self, method, t ? t.prefix + SAMPLE : path, 0, '', all, true, t);
+  walk(router.stack.slice(at + 1), self, method, t ? t.prefix + SAMPLE : path, 0, '', all, true, t);
   if (t?.literals.has(SAMPLE)) throw new Unsupported('the sample value is a literal path');
   if (t && !all.some((s) => s.param)) throw new Unsupported('no route of that path');
   let lastHandler = all.length - 1;
