@@ -17,8 +17,9 @@
  *   BENCH_NOTE='after: …' labels the row.
  *   BENCH_BASELINE=/tmp/base npm run bench -- ceiling
  *       # A/B in one run: also measures the api-edge bundle of another checkout (e.g. `git worktree add /tmp/base
- *       # <commit> && (cd /tmp/base && npm ci && npm run build)`), in the same rounds, against the same database,
- *       # and prints this edge / that edge per path (the median of each round's ratio). No row is written.
+ *       # <commit> && (cd /tmp/base && npm run build)`: the build installs what is missing first), in the same
+ *       # rounds, against the same database, and prints this edge / that edge per path (the median of each round's
+ *       # ratio). No row is written.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { insertRow } from './doc-table';
