@@ -6,7 +6,7 @@
  * test/infra/start.e2e.test.ts.)
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { SERVICE_NODE_FLAGS, serviceBundlePath } from '@gmg/config';
 import {
@@ -45,6 +45,18 @@ describe('the compiled build', () => {
     // Nothing the bundle requires at run time is TypeScript: the libs are inside it.
     const bundle = readFileSync(serviceBundlePath(REPO_ROOT, 'api-edge'), 'utf8');
     expect(bundle).not.toMatch(/require\("@gmg\//);
+  });
+
+  it('emits every TypeORM entity and migration class under its own name (the build has no keepNames)', () => {
+    const bundle = readFileSync(serviceBundlePath(REPO_ROOT, 'api-edge'), 'utf8');
+    const names = ['libs/db/src/entities', 'libs/db/src/migrations'].flatMap((dir) =>
+      readdirSync(path.join(REPO_ROOT, dir))
+        .filter((f) => f.endsWith('.ts') && !f.includes('.test.'))
+        .flatMap((f) => [...read(path.join(dir, f)).matchAll(/^export class (\w+)/gm)].map((m) => m[1]!)));
+    expect(names.length).toBeGreaterThan(15);
+    // `var X = class {` gives the class the name X at run time (TypeORM reads it); `class _X` or `X2` would not
+    const missing = names.filter((n) => !new RegExp(`^var ${n} = class(?: extends [\\w.]+)? \\{`, 'm').test(bundle));
+    expect(missing).toEqual([]);
   });
 
   it('finds the files its modules read next to themselves: the OpenAPI YAML, the docs page, the playground', async () => {
