@@ -25,6 +25,10 @@ describe('spark-imagine-image-2.0 (ack shape B)', () => {
     const res = await post('/v1/images/generations', spark);
     expect(res.status).toBe(202);
     expect(res.headers['x-service-response-version']).toBe('2026-07-27');
+    // written directly (http/send-json.ts): the headers res.json would set, and those set before (X-Request-Id)
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+    expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
     expect(res.body).toEqual({
       code: 202,
       request_id: res.headers['x-request-id'],

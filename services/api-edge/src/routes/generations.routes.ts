@@ -1,5 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
+import { sendJson } from '../http/send-json';
 import { bodyBytesOf } from '../http/json-body';
 import { idempotencyOf } from '../middleware/idempotency';
 import { callbackUrlOf } from '../webhooks/callback-url';
@@ -31,7 +32,7 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         bodyBytes: bodyBytesOf(req),
       });
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
-      res.status(result.httpStatus).json(result.body);
+      sendJson(res, result.httpStatus, result.body);
     });
     router.all(endpoint, methodNotAllowed(['POST']));
   }
