@@ -21,12 +21,14 @@ import { treeMemMiB } from './proc-stats';
 const SUBMITS = Math.min(Number(process.env.LARGE_SUBMITS ?? 60), 500);
 const CONCURRENCY = Math.min(Number(process.env.LARGE_CONCURRENCY ?? 4), 32);
 const RSS_LIMIT_MIB = Number(process.env.LARGE_RSS_LIMIT_MIB ?? 300);
+/** Inline images per body (~1.2 MiB of Base64 each): 8 makes the ~10 MB body; fewer, more bodies within the edge's budget. */
+const IMAGES = Math.min(Math.max(1, Number(process.env.LARGE_IMAGES ?? 8)), 16);
 const MAX_SECONDS = 600;
 
-/** One ~10 MB body: 8 incompressible PNGs of 560×560 (~1.25 MB of Base64 each). */
+/** One body of IMAGES incompressible PNGs of 560×560 (~1.25 MB of Base64 each; 8 make ~10 MB). */
 async function largeBody(): Promise<string> {
   const side = 560;
-  const images = await Promise.all(Array.from({ length: 8 }, () =>
+  const images = await Promise.all(Array.from({ length: IMAGES }, () =>
     sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer()));
   return JSON.stringify({ model: 'lumen-2-pro', prompt: 'large body', image_urls: images.map((b) => b.toString('base64')) });
 }
@@ -72,13 +74,14 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
       while (next < SUBMITS && Date.now() < deadline) {
         next++;
-        // a 429 (rate limit) is retried after its Retry-After, at most 20 times per submit
+        // a 429 (rate limit) or a 503 (the edge's body budget, MAX_BODY_BYTES_IN_FLIGHT) is retried after its
+        // Retry-After, at most 20 times per submit
         for (let attempt = 0; attempt < 20; attempt++) {
           const r = await fetch(`${base}/v1/images/generations`, { method: 'POST', headers, body });
           const j = (await r.json()) as { data?: Array<{ task_id: string }> };
           statuses[r.status] = (statuses[r.status] ?? 0) + 1;
           if (r.status === 200 && j.data?.[0]) ids.push(j.data[0].task_id);
-          if (r.status !== 429) break;
+          if (r.status !== 429 && r.status !== 503) break;
           await new Promise((res) => setTimeout(res, 1000 * Number(r.headers.get('retry-after') ?? 1)));
         }
       }
@@ -106,6 +109,13 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(report, null, 2));
     const workerPeak = treeMemMiB(named['worker-image'].proc.pid, 'VmHWM');
     if (!(workerPeak < RSS_LIMIT_MIB) || ids.length !== SUBMITS) process.exitCode = 1;
+  } catch (e) {
+    // a service that died under the load (out of memory, say) is named with the end of its output
+    await Promise.all(procs.map(async (p) => {
+      const alive = await waitFor(() => p.proc.exitCode !== null || p.proc.signalCode !== null, { timeoutMs: 2000, intervalMs: 50 }).then(() => false, () => true);
+      if (!alive) console.error(`${p.name} exited under the load (code ${p.proc.exitCode}, signal ${p.proc.signalCode}); its last output:\n${p.output().slice(-3000)}`);
+    }));
+    throw e;
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     await db.drop();

@@ -1,5 +1,6 @@
 export {
   collectProcessMetrics, recordSweep, recordTaskFinished, submits, upstreamRequests, upstreamDuration, settlements,
+  largeBodies, largeBodiesWaiting, largeBodyBytesInFlight,
 } from './metrics';
 export { httpMetricsMiddleware, metricsHandler, renderMetrics, routeOf } from './http-metrics';
 export { reportMoney, reportQueueDepth, trackBreaker } from './scrape-gauges';

@@ -93,6 +93,26 @@ export const settlements = new Counter({
   registers: [registry],
 });
 
+/** Large request bodies (≥ 256 KiB) at the edge's body budget (MAX_BODY_BYTES_IN_FLIGHT), by outcome. */
+export const largeBodies = new Counter({
+  name: 'gmg_large_bodies_total',
+  help: 'Large request bodies at the body budget: admitted at once, admitted after waiting, refused (503) after waiting',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const largeBodyBytesInFlight = new Gauge({
+  name: 'gmg_large_body_bytes_in_flight',
+  help: 'Bytes of large request bodies the edge has admitted and not yet answered (bounded by MAX_BODY_BYTES_IN_FLIGHT)',
+  registers: [registry],
+});
+
+export const largeBodiesWaiting = new Gauge({
+  name: 'gmg_large_bodies_waiting',
+  help: 'Large request bodies waiting, unread, for room in the body budget',
+  registers: [registry],
+});
+
 /** Records one finished sweep: its repairs by action, and the time it ran (the "sweeper not running" alert). */
 export function recordSweep(sweeper: string, actions: Readonly<Record<string, number>>): void {
   for (const [action, n] of Object.entries(actions)) if (n > 0) sweeperActions.inc({ sweeper, action }, n);

@@ -19,6 +19,7 @@ import type { ApiEdgeConfig } from './config';
 import { accessLog } from './http/access-log';
 import { directRoutes } from './http/direct-routes';
 import { errorHandler, routeNotFound } from './http/error-handler';
+import { BodyBudget } from './http/body-budget';
 import { jsonBody } from './http/json-body';
 import { avatarRouter } from './avatar/avatar.router';
 import { authMiddleware } from './middleware/auth.middleware';
@@ -49,7 +50,7 @@ import { mountPlayground } from './playground';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
-  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
+  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
@@ -101,6 +102,8 @@ interface AppParts {
   /** Media URL hosts resolved at submit (docs/security.md); one resolver and cache per app. */
   mediaHosts: MediaHostCheck;
   auth: RequestHandler;
+  /** Bytes of large request bodies held at once (MAX_BODY_BYTES_IN_FLIGHT): every body parser waits on it. */
+  bodyBudget: BodyBudget;
   json: RequestHandler[];
   /** `json` plus the callback_url check: the body parsers of every task submission. */
   submitBody: RequestHandler[];
@@ -116,7 +119,8 @@ export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
   // each submit route's cap comes from the contracts it serves (MAX_BODY_BYTES stays the ceiling)
-  const json = jsonBody(config.maxBodyBytes, maxBodyBytesOfPath);
+  const bodyBudget = new BodyBudget(config.maxBodyBytesInFlight, config.bodyBudgetWaitMs);
+  const json = jsonBody(config.maxBodyBytes, maxBodyBytesOfPath, bodyBudget);
   const uploads = deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir);
   // Media URL hosts (and callback_url hosts) resolved at submit: one resolver and cache per app (docs/security.md).
   const mediaHosts = createMediaHostCheck(
@@ -140,6 +144,7 @@ export function createApp(deps: AppDeps): App {
     uploads,
     mediaHosts,
     auth: authMiddleware(keys, authThrottle),
+    bodyBudget,
     json,
     uploadPipeline: {
       storage: uploads,
@@ -235,7 +240,7 @@ function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void
  * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
  * capability); the POST authenticates itself with the same middleware.
  */
-function mountUploads(app: App, { deps, auth, uploadPipeline }: AppParts): void {
+function mountUploads(app: App, { deps, auth, uploadPipeline, bodyBudget }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
     createUploadsRouter({
@@ -243,6 +248,7 @@ function mountUploads(app: App, { deps, auth, uploadPipeline }: AppParts): void 
       authenticate: auth,
       guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
       logger,
+      budget: bodyBudget,
     }),
   );
 }
@@ -278,7 +284,7 @@ function mountCancel(app: App, { deps, tasks, views }: AppParts): void {
 }
 
 /** POST /v1/messages (docs/messages.md): synchronous pass-through, its own caches and crash sweeper. */
-function mountMessages(app: App, { deps, prices }: AppParts): void {
+function mountMessages(app: App, { deps, prices, bodyBudget }: AppParts): void {
   const { config, dataSource, redis, logger } = deps;
   const chatCalls = new ChatCallRepository(dataSource);
   const leaseRepo = new CreditLeaseRepository(dataSource);
@@ -297,6 +303,7 @@ function mountMessages(app: App, { deps, prices }: AppParts): void {
       sweeper: chatCallSweeper,
       logger,
       maxBodyBytes: config.maxBodyBytes,
+      budget: bodyBudget,
       newTaskId: deps.newTaskId ?? newTaskId,
       guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
     }),

@@ -9,6 +9,8 @@ describe('parseConfig', () => {
       publicBaseUrl: 'http://127.0.0.1:8080',
       taskTimeoutSeconds: 1800,
       maxBodyBytes: 25 * 1024 * 1024,
+      maxBodyBytesInFlight: 64 * 1024 * 1024,
+      bodyBudgetWaitMs: 10_000,
       authCacheTtlMs: 2000,
       priceCacheTtlMs: 5000,
       queuePrefix: 'gmg',

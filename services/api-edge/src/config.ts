@@ -13,6 +13,10 @@ export interface ApiEdgeConfig {
   taskTimeoutSeconds: number;
   /** Largest accepted request body (JSON with Base64 references). */
   maxBodyBytes: number;
+  /** Bytes of large request bodies (≥ 256 KiB) one process holds at once; more wait (http/body-budget.ts). */
+  maxBodyBytesInFlight: number;
+  /** How long a large body waits for room in that budget before it is refused (503, Retry-After). */
+  bodyBudgetWaitMs: number;
   /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
   authCacheTtlMs: number;
   priceCacheTtlMs: number;
@@ -107,6 +111,9 @@ const schema = Joi.object({
   ADMIN_TOKEN: Joi.string().min(24).pattern(/change-?me/i, { invert: true, name: 'placeholder' }).required(),
   TASK_TIMEOUT_SECONDS: env.positiveInt(1800),
   MAX_BODY_BYTES: Joi.number().integer().min(1024).max(200 * MIB).default(25 * MIB),
+  // Large bodies (≥ 256 KiB) held at once by one process, and how long one waits for room (http/body-budget.ts).
+  MAX_BODY_BYTES_IN_FLIGHT: Joi.number().integer().min(MIB).max(4096 * MIB).default(64 * MIB),
+  BODY_BUDGET_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(10_000),
   // At most 5 s: a revoked key must stop working within 5 seconds.
   AUTH_CACHE_TTL_MS: Joi.number().integer().min(0).max(5000).default(2000),
   PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
@@ -134,6 +141,8 @@ interface RawEnv extends CommonEnv {
   ADMIN_TOKEN: string;
   TASK_TIMEOUT_SECONDS: number;
   MAX_BODY_BYTES: number;
+  MAX_BODY_BYTES_IN_FLIGHT: number;
+  BODY_BUDGET_WAIT_MS: number;
   AUTH_CACHE_TTL_MS: number;
   PRICE_CACHE_TTL_MS: number;
   UPLOAD_DIR: string;
@@ -163,6 +172,8 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     adminToken: e.ADMIN_TOKEN,
     taskTimeoutSeconds: e.TASK_TIMEOUT_SECONDS,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    maxBodyBytesInFlight: e.MAX_BODY_BYTES_IN_FLIGHT,
+    bodyBudgetWaitMs: e.BODY_BUDGET_WAIT_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
     databaseUrl: e.DATABASE_URL,

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import express, { type RequestHandler, type Response } from 'express';
+import express, { type RequestHandler } from 'express';
 import { DomainError } from '@gmg/errors';
+import { lingerThenClose } from './body-linger';
+import { bodyBudgetGate, type BodyBudget } from './body-budget';
 
 const JSON_TYPES = ['application/json', '+json'];
 /** Fatal: invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`). */
@@ -25,24 +27,6 @@ export function bodyTooLarge(limitBytes: number, what: string): DomainError {
 const bodyBytes = new WeakMap<IncomingMessage, number>();
 export const bodyBytesOf = (req: IncomingMessage): number | undefined => bodyBytes.get(req);
 
-/** How long an oversized body may keep flowing (discarded, never buffered) after its 413 has been sent. */
-const LINGER_MS = 1000;
-
-/**
- * After the 413 of an oversized body: Node reads the rest of the body and discards it (to keep the connection), so
- * the client can read the answer while it is still sending — closing at once would reset the connection and could
- * lose the answer. Past LINGER_MS the connection is closed, so a client that keeps sending costs nothing more.
- */
-const lingerThenClose = (req: IncomingMessage, res: Response): void => {
-  res.once('finish', () => {
-    if (req.complete) return;
-    const socket = req.socket;
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-  });
-};
-
 /**
  * Body handling of JSON routes: a body of another media type is 415; a body above the route's cap is 413 — from
  * its Content-Length before a byte of it is read, or as soon as a chunked body crosses the cap (the parser stops
@@ -50,9 +34,14 @@ const lingerThenClose = (req: IncomingMessage, res: Response): void => {
  * the missing fields by name.
  *
  * `maxBytes`: the ceiling of every JSON route (MAX_BODY_BYTES). `capOf(path)`: the route's own cap (the largest
- * body any model contract served there accepts), when smaller.
+ * body any model contract served there accepts), when smaller. `budget`: the large bodies' budget (http/body-budget.ts)
+ * a large body waits for before it is read.
  */
-export function jsonBody(maxBytes: number, capOf: (path: string) => number | undefined = () => undefined): RequestHandler[] {
+export function jsonBody(
+  maxBytes: number,
+  capOf: (path: string) => number | undefined = () => undefined,
+  budget?: BodyBudget,
+): RequestHandler[] {
   const parsers = new Map<number, RequestHandler>();
   const parserFor = (limit: number): RequestHandler => {
     let p = parsers.get(limit);
@@ -117,5 +106,7 @@ export function jsonBody(maxBytes: number, capOf: (path: string) => number | und
     if (req.body === undefined) req.body = {};
     next();
   };
-  return [requireJson, parse, defaultBody];
+  return budget
+    ? [requireJson, bodyBudgetGate(budget, (req) => limitOf(req.path)), parse, defaultBody]
+    : [requireJson, parse, defaultBody];
 }

@@ -4,6 +4,7 @@ import type { AuthPrincipal } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { MessagesUpstreamClient } from '@gmg/upstream';
+import { bodyBudgetGate, type BodyBudget } from '../http/body-budget';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import type { PriceTableCache } from '../pricing/price-table.cache';
@@ -24,6 +25,8 @@ export interface MessagesRouterDeps {
   sweeper: Pick<ChatCallSweeper, 'poke'>;
   logger: Logger;
   maxBodyBytes: number;
+  /** The large bodies' budget (http/body-budget.ts): a large body waits for its share before it is read. */
+  budget?: BodyBudget;
   newTaskId: () => string;
   /** Mounted after auth: requests per second per key. */
   guards: RequestHandler[];
@@ -35,14 +38,15 @@ const PASSED_HEADERS = ['anthropic-beta'];
 const JSON_TYPES = ['application/json', '+json'];
 
 /** The body as bytes (it goes upstream untouched); 415 for another media type, 413 over the limit. */
-function rawJsonBody(limit: number): RequestHandler[] {
+function rawJsonBody(limit: number, budget: BodyBudget | undefined): RequestHandler[] {
   const requireJson: RequestHandler = (req, _res, next) => {
     if (req.is(JSON_TYPES) === false) {
       throw new DomainError('unsupported_media_type', `Content-Type must be application/json (got '${req.headers['content-type'] ?? ''}')`);
     }
     next();
   };
-  return [requireJson, express.raw({ type: JSON_TYPES, limit })];
+  const raw = express.raw({ type: JSON_TYPES, limit });
+  return budget ? [requireJson, bodyBudgetGate(budget, () => limit), raw] : [requireJson, raw];
 }
 
 function chatModel(name: string, principal: AuthPrincipal): string {
@@ -104,7 +108,7 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     d.book.finish(reservation, { ...call, ...settlementOf(outcome, request, prices, principal.priceRatio) });
     if (outcome.error) throw outcome.error;
   };
-  router.post('/v1/messages', ...d.guards, ...rawJsonBody(d.maxBodyBytes), handler);
+  router.post('/v1/messages', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), handler);
   router.all('/v1/messages', methodNotAllowed(['POST']));
   return router;
 }

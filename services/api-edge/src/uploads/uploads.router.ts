@@ -2,6 +2,8 @@ import express, { Router, type NextFunction, type Request, type RequestHandler, 
 import multer from 'multer';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
+import { bodyBudgetGate, type BodyBudget } from '../http/body-budget';
+import { lingerThenClose } from '../http/body-linger';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import { UploadSweeper } from './upload-sweeper';
@@ -17,6 +19,8 @@ export interface UploadsRouterDeps {
   /** Run after auth on the POST, e.g. the per-key rate limit. */
   guards?: RequestHandler[];
   logger: Logger;
+  /** The large bodies' budget (http/body-budget.ts): an upload waits for its share before it is read. */
+  budget?: BodyBudget;
   /** Expired files are swept at most this often, triggered by traffic (no timer in the app). Default 10 min. */
   sweepIntervalMs?: number;
   now?: () => Date;
@@ -35,16 +39,35 @@ export function decodeBase64Image(value: string): Buffer | undefined {
   return Buffer.from(payload, payload.includes('-') || payload.includes('_') ? 'base64url' : 'base64');
 }
 
+const MULTIPART_FIELDS = 16;
+const MULTIPART_FIELD_BYTES = 64 * 1024;
+
+/** The JSON form's cap: Base64 is 4/3 of the bytes, with headroom for the JSON around it (the decoded size is checked exactly afterwards). */
+const jsonLimitOf = (limits: UploadLimits): number => Math.ceil((limits.maxBytes * 4) / 3) + 64 * 1024;
+
+/**
+ * The most an upload body can be in either form: a larger Content-Length cannot carry an image within the limit,
+ * and is refused (413) before a byte of it is read.
+ */
+export const uploadBodyBound = (limits: UploadLimits): number =>
+  Math.max(jsonLimitOf(limits), limits.maxBytes + (MULTIPART_FIELDS + 1) * MULTIPART_FIELD_BYTES);
+
 /** Multipart (field `file`, in memory, capped) or JSON `{image}`; anything else is 415. */
 function uploadBody(limits: UploadLimits): RequestHandler {
   const multipart = multer({
     storage: multer.memoryStorage(),
-    limits: { fileSize: limits.maxBytes, files: 1, fields: 16, fieldSize: 64 * 1024, parts: 32 },
+    limits: { fileSize: limits.maxBytes, files: 1, fields: MULTIPART_FIELDS, fieldSize: MULTIPART_FIELD_BYTES, parts: 32 },
   }).single(FILE_FIELD);
-  // base64 is 4/3 of the bytes; headroom for the JSON around it. The decoded size is checked exactly afterwards.
-  const json = express.json({ limit: Math.ceil((limits.maxBytes * 4) / 3) + 64 * 1024, type: ['application/json', '+json'], strict: true });
+  const json = express.json({ limit: jsonLimitOf(limits), type: ['application/json', '+json'], strict: true });
+  const bound = uploadBodyBound(limits);
 
   return (req: Request, res: Response, next: NextFunction) => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > bound) {
+      lingerThenClose(req, res);
+      next(tooLarge(req.is('multipart/form-data') ? FILE_FIELD : JSON_FIELD, limits.maxBytes));
+      return;
+    }
     if (req.is('multipart/form-data')) {
       multipart(req, res, (err: unknown) => {
         if (!err) return next();
@@ -99,7 +122,9 @@ export function createUploadsRouter(deps: UploadsRouterDeps): Router {
   const now = deps.now ?? (() => new Date());
   const sweeper = new UploadSweeper(deps.storage, deps.sweepIntervalMs ?? 10 * 60_000, deps.logger, now);
 
-  router.post(UPLOAD_IMAGES_PATH, deps.authenticate, ...(deps.guards ?? []), uploadBody(deps.limits), async (req, res) => {
+  const bound = uploadBodyBound(deps.limits);
+  const gate = deps.budget ? [bodyBudgetGate(deps.budget, () => bound)] : [];
+  router.post(UPLOAD_IMAGES_PATH, deps.authenticate, ...(deps.guards ?? []), ...gate, uploadBody(deps.limits), async (req, res) => {
     const { bytes, field } = bytesOf(req, deps.limits);
     const data = await uploadImage(
       { storage: deps.storage, publicBaseUrl: deps.publicBaseUrl, limits: deps.limits, now },
