@@ -170,7 +170,7 @@ export function createApp(deps: AppDeps): App {
   app.set('etag', false);
   // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; README): the failed-auth throttle counts by it.
   app.set('trust proxy', config.trustProxy);
-  // first: the task submissions skip Express's per-layer routing (http/direct-routes.ts; listed at the end)
+  // first: the task submissions and the poll skip Express's routing (http/direct-routes.ts; listed and installed at the end)
   const direct = directRoutes();
   app.use(direct.middleware);
   mountObservability(app, deps, authThrottle);
@@ -193,6 +193,8 @@ export function createApp(deps: AppDeps): App {
   app.use(errorHandler(logger));
   const left = direct.compile((app as unknown as { router: unknown }).router, DIRECT_ROUTES);
   for (const { route, reason } of left) logger.warn({ route, reason }, 'route served by the Express router, not directly');
+  // and before Express's own app.handle: the direct layer is the first layer, so Express would only reach it
+  if (!direct.install(app)) logger.warn('direct routes served from inside the Express router (the direct layer is not its first layer)');
   Object.defineProperty(app, 'directRoutes', { value: direct.active });
   return app;
 }

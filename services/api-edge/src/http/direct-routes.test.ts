@@ -36,7 +36,10 @@ const onError: ErrorRequestHandler = (err: Error, req, res, _next) => {
   res.status(500).json({ error: err.message, trace: traceOf(res), route: (req.route as { path?: string } | undefined)?.path ?? null, url: req.url });
 };
 
-function build(direct: boolean): { app: Express; left: Array<{ route: string; reason: string }>; active: readonly string[] } {
+/** `layer`: the direct layer inside Express (app.use); `installed`: and served before Express's app.handle (install). */
+type Mode = 'layer' | 'installed';
+
+function build(direct: false | Mode): { app: Express; left: Array<{ route: string; reason: string }>; active: readonly string[] } {
   const app = express();
   const d = directRoutes();
   if (direct) app.use(d.middleware);
@@ -74,12 +77,14 @@ function build(direct: boolean): { app: Express; left: Array<{ route: string; re
   });
   app.use(onError);
   const left = direct ? d.compile((app as unknown as { router: unknown }).router, [['POST', '/hot'], ['POST', '/v1/deep/hot'], ['GET', '/items/:id']]) : [];
+  if (direct === 'installed' && !d.install(app)) throw new Error('install refused');
   return { app, left, active: d.active };
 }
 
-describe('direct routes', () => {
-  const plain = build(false);
-  const fast = build(true);
+const plain = build(false);
+
+describe.each(['layer', 'installed'] as const)('direct routes (%s)', (mode) => {
+  const fast = build(mode);
 
   it('lists both routes (nothing in this shape is left to Express)', () => {
     expect(fast.left).toEqual([]);
@@ -132,6 +137,46 @@ describe('direct routes', () => {
       'deep-all url=/hot?q=1 base=/v1/deep route=/hot params={}',
       'finish url=/hot?q=1 base=/v1/deep',
     ]));
+  });
+
+});
+
+describe('direct routes', () => {
+  it('install needs the direct layer first on the app router, and changes nothing otherwise', async () => {
+    const app = express();
+    app.use(mark('before'));
+    const d = directRoutes();
+    app.use(d.middleware);
+    app.post('/a/b', mark('after'), finish);
+    d.compile((app as unknown as { router: unknown }).router, [['POST', '/a/b']]);
+    const handle = (app as unknown as { handle: unknown }).handle;
+    expect(d.install(app)).toBe(false);
+    expect((app as unknown as { handle: unknown }).handle).toBe(handle);
+    const r = await request(app).post('/a/b').send({});
+    expect(r.body.trace.map((line: string) => line.split(' ')[0])).toEqual(['before', 'after', 'finish']);
+  });
+
+  it('installed, a listed route never enters the app router; an unlisted one and a hand-back do', async () => {
+    const { app } = build('installed');
+    const router = (app as unknown as { router: { handle: (...a: unknown[]) => unknown } }).router;
+    const original = router.handle;
+    let entered = 0;
+    router.handle = function (this: unknown, ...args: unknown[]) {
+      entered++;
+      return original.apply(this, args);
+    };
+    try {
+      expect((await request(app).post('/hot').send({})).status).toBe(200);
+      expect(entered).toBe(0);
+      expect((await request(app).get('/items/abc')).status).toBe(200);
+      expect(entered).toBe(0);
+      expect((await request(app).post('/hot').set('x-mode', 'throw@route-1').send({})).status).toBe(500); // the error goes to Express
+      expect(entered).toBe(1);
+      expect((await request(app).get('/hot')).status).toBe(200); // not listed
+      expect(entered).toBe(2);
+    } finally {
+      router.handle = original;
+    }
   });
 
   describe('shapes it leaves to Express, saying why', () => {

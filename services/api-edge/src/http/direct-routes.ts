@@ -100,6 +100,12 @@ export interface DirectRoutes {
   middleware: RequestHandler;
   /** Lists the routes' chains from the app's router (call once every route is mounted); the ones left to Express, with why. */
   compile(appRouter: unknown, routes: ReadonlyArray<readonly [method: string, path: string]>): Array<{ route: string; reason: string }>;
+  /**
+   * Serves the listed routes before Express's own `app.handle` runs (the app's per-request set-up, its router's
+   * state and its final handler are then made only for requests that reach Express). Needs the direct layer to be
+   * the app router's first layer; false (nothing changed) otherwise. Call after compile, on the top-level app.
+   */
+  install(app: unknown): boolean;
   /** The routes answered directly, as `METHOD /path`. */
   readonly active: readonly string[];
 }
@@ -261,23 +267,60 @@ function run(steps: readonly Step[], req: Request, res: Response, out: NextFunct
   next();
 }
 
+/** What Express's `app.handle` reads and writes on the top-level app (express/lib/application.js). */
+interface AppLike {
+  handle(req: unknown, res: unknown, callback?: unknown): void;
+  request: object;
+  response: object;
+  settings: Record<string, unknown>;
+  router: unknown;
+}
+
 export function directRoutes(): DirectRoutes {
   const table = new Map<string, Step[]>();
   const templates = new Map<string, { method: string; t: Template; steps: Step[] }>();
-  const middleware: RequestHandler = (req, res, next) => {
-    if (table.size === 0 && templates.size === 0) return next();
+  /** Requests handed back to Express by an installed dispatch, with what the direct layer passes on (an error, 'router' or nothing). */
+  const resumed = new WeakMap<object, unknown>();
+  /** Runs the chain of a listed route and returns true; false (nothing done) for any other request. */
+  const serve = (req: Request, res: Response, out: NextFunction, app?: AppLike): boolean => {
+    if (table.size === 0 && templates.size === 0) return false;
     const url = req.url;
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const steps = table.get(`${req.method} ${path}`);
-    if (steps) return run(steps, req, res, next);
-    for (const { method, t, steps: chain } of templates.values()) {
-      if (req.method !== method || !path.startsWith(t.prefix)) continue;
-      const value = path.slice(t.prefix.length);
-      if (value === '' || value.includes('/') || value.includes('%') || t.literals.has(value.toLowerCase())) return next();
-      return run(chain, req, res, next, value);
+    let steps = table.get(`${req.method} ${path}`);
+    let value: string | undefined;
+    if (!steps) {
+      for (const { method, t, steps: chain } of templates.values()) {
+        if (req.method !== method || !path.startsWith(t.prefix)) continue;
+        const v = path.slice(t.prefix.length);
+        if (v === '' || v.includes('/') || v.includes('%') || t.literals.has(v.toLowerCase())) return false;
+        steps = chain;
+        value = v;
+        break;
+      }
+      if (!steps) return false;
     }
-    next();
+    if (app) {
+      // what app.handle and the app router's handle do before the first layer (the direct layer is that layer)
+      if (app.settings['x-powered-by']) res.setHeader('X-Powered-By', 'Express');
+      (req as { res?: unknown }).res = res;
+      (res as { req?: unknown }).req = req;
+      Object.setPrototypeOf(req, app.request);
+      Object.setPrototypeOf(res, app.response);
+      if (!res.locals) res.locals = Object.create(null) as Record<string, unknown>;
+      req.baseUrl = '';
+      req.originalUrl = req.originalUrl || url;
+    }
+    run(steps, req, res, out, value);
+    return true;
+  };
+  const middleware: RequestHandler = (req, res, next) => {
+    if (resumed.has(req)) {
+      const passed = resumed.get(req);
+      resumed.delete(req);
+      return next(passed);
+    }
+    if (!serve(req, res, next)) next();
   };
   return {
     middleware,
@@ -298,6 +341,24 @@ export function directRoutes(): DirectRoutes {
         }
       }
       return left;
+    },
+    install(app) {
+      const a = app as unknown as AppLike;
+      const stack = (a.router as RouterLike | undefined)?.stack;
+      if (!Array.isArray(stack) || stack[0]?.handle !== middleware) return false;
+      const expressHandle = a.handle;
+      // the listed routes before Express's app.handle: no final handler, router state or first-layer match is built
+      // for them; whatever the chain passes on (an error, the end) goes to Express, which meets the direct layer
+      // first and passes it on from there, exactly as when the layer ran inside Express
+      const out = (req: Request, res: Response) => (passed?: unknown): void => {
+        resumed.set(req, passed);
+        expressHandle.call(a, req, res);
+      };
+      a.handle = function handle(req: unknown, res: unknown, callback?: unknown): void {
+        if (callback === undefined && serve(req as Request, res as Response, out(req as Request, res as Response), a)) return;
+        expressHandle.call(a, req, res, callback);
+      };
+      return true;
     },
     get active() {
       return [...table.keys(), ...templates.keys()];
