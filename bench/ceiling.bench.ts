@@ -20,6 +20,9 @@
  *       # <commit> && (cd /tmp/base && npm run build)`: the build installs what is missing first), in the same
  *       # rounds, against the same database, and prints this edge / that edge per path (the median of each round's
  *       # ratio). No row is written.
+ *   BENCH_MINIMAL_PROTOTYPED=1 npm run bench -- ceiling
+ *       # the stricter ceiling: the minimal server's requests and responses made with Express's prototypes from the
+ *       # start, as the gateway's server makes them (services/api-edge/src/http/app-server.ts); the row says so
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { insertRow } from './doc-table';
@@ -38,6 +41,7 @@ import { cpuSeconds, memMiB } from './proc-stats';
  * run on every submit (the in-flight count grows with the open tasks: nothing finishes them in this bench).
  */
 const FAIR_USE = process.env.BENCH_CEILING_FAIR_USE === '1';
+const PROTOTYPED = process.env.BENCH_MINIMAL_PROTOTYPED === '1';
 /** Submits spread over this many accounts (one key each, in turn): 1 is the worst case for the account row lock. */
 const ACCOUNTS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_ACCOUNTS ?? 1), 1000));
 
@@ -149,7 +153,7 @@ async function main(): Promise<void> {
       ...(process.env.BENCH_EDGE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []),
     ]);
     // the minimal server is profiled too: a diff of the two profiles shows where the gateway's extra time goes
-    minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min` },
+    minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min`, MINIMAL_PROTOTYPED: PROTOTYPED ? '1' : '0' },
       profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     const accounts = new AccountRepository(db.dataSource);
     await new GroupRepository(db.dataSource).upsert({ name: 'bench-unlimited', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
@@ -199,7 +203,7 @@ async function main(): Promise<void> {
     const failures = summary.reduce((s, x) => s + x.m.bad + x.g.bad, 0);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    console.log(`\n${date} · ${machine} · ${CONNECTIONS} connections · ${ROUNDS} × ${SECONDS} s (median) · ${ACCOUNTS} account(s)${FAIR_USE ? ' · fair-use checks on' : ''}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
+    console.log(`\n${date} · ${machine} · ${CONNECTIONS} connections · ${ROUNDS} × ${SECONDS} s (median) · ${ACCOUNTS} account(s)${FAIR_USE ? ' · fair-use checks on' : ''}${PROTOTYPED ? ' · minimal server prototyped' : ''}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
     console.log('path    | minimal req/s (p99, CPU/req) | gateway req/s (p99, CPU/req) | gateway / minimal');
     for (const s of summary) {
       console.log(`${s.which.padEnd(7)} | ${s.m.rps.toFixed(0)}/s (p99 ${s.m.p99} ms, ${s.m.cpu.toFixed(0)} µs) | ${s.g.rps.toFixed(0)}/s (p99 ${s.g.p99} ms, ${s.g.cpu.toFixed(0)} µs) | ${s.ratio.toFixed(1)} %`);
@@ -219,7 +223,7 @@ async function main(): Promise<void> {
       return s ? `${s.g.rps.toFixed(0)} vs ${s.m.rps.toFixed(0)}/s (**${s.ratio.toFixed(1)} %**), p99 ${s.g.p99} vs ${s.m.p99} ms, CPU ${s.g.cpu.toFixed(0)} vs ${s.m.cpu.toFixed(0)} µs/req` : '—';
     };
     if (!profDir && !baseline) insertRow('| date (UTC) | change |',
-      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s, ${ACCOUNTS} account${ACCOUNTS > 1 ? 's' : ''}${FAIR_USE ? ', fair-use checks on' : ''} | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`);
+      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s, ${ACCOUNTS} account${ACCOUNTS > 1 ? 's' : ''}${FAIR_USE ? ', fair-use checks on' : ''}${PROTOTYPED ? ', minimal server prototyped' : ''} | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`);
     if (failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all([stop(edge), stop(minimal), stop(baseline)]);

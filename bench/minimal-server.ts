@@ -4,9 +4,12 @@
  *   POST /v1/images/generations  Express 5 JSON body → Joi → one pg INSERT → one BullMQ add → 200 {task_id}
  *   GET  /v1/tasks/:id            one Redis HGETALL → 200 JSON (404 when absent)
  * The submit also writes the hash the poll reads (one HSET), as the gateway's task view does.
- * Env: PORT, DATABASE_URL, REDIS_URL, QUEUE_PREFIX.
+ * Env: PORT, DATABASE_URL, REDIS_URL, QUEUE_PREFIX; MINIMAL_PROTOTYPED=1: requests and responses made with the app's
+ * prototypes from the start, as the gateway's server does (services/api-edge/src/http/app-server.ts; written again
+ * here on purpose: the ceiling never runs gateway code) — the stricter ceiling, `BENCH_MINIMAL_PROTOTYPED=1`.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { Queue } from 'bullmq';
 import express from 'express';
 import { Redis } from 'ioredis';
@@ -48,7 +51,16 @@ async function main(): Promise<void> {
     }
     res.json({ task_id: req.params.id, ...view });
   });
-  const server = app.listen(Number(process.env.PORT), '127.0.0.1');
+  let server: http.Server;
+  if (process.env.MINIMAL_PROTOTYPED === '1') {
+    const Req = function (this: http.IncomingMessage, socket: never) { http.IncomingMessage.call(this, socket); };
+    Req.prototype = app.request;
+    const Res = function (this: http.ServerResponse, req: never, options: never) { (http.ServerResponse as unknown as (this: unknown, a: never, b: never) => void).call(this, req, options); };
+    Res.prototype = app.response;
+    server = http.createServer({ IncomingMessage: Req as never, ServerResponse: Res as never }, app).listen(Number(process.env.PORT), '127.0.0.1');
+  } else {
+    server = app.listen(Number(process.env.PORT), '127.0.0.1');
+  }
   const stop = () => {
     server.close();
     void Promise.allSettled([queue.close(), pg.end()]).then(() => redis.quit()).finally(() => process.exit(0));

@@ -7,6 +7,7 @@ import { Producers, checkRedisPolicy, createRedis, onShutdownSignals } from '@gm
 import { MessagesUpstreamClient } from '@gmg/upstream';
 import { createApp } from './app';
 import { loadApiEdgeConfig } from './config';
+import { appServer } from './http/app-server';
 
 /** How long in-flight requests may take to finish after SIGTERM before connections are cut. */
 const DRAIN_TIMEOUT_MS = 25_000;
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
   const app = createApp({ config, logger, dataSource, redis, producers, messagesClient, isDraining: () => draining });
   app.chatCallSweeper.start();
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(config.port, () => resolve(s));
+    const s = appServer(app).listen(config.port, () => resolve(s));
   });
   logger.info({ port: config.port, publicBaseUrl: config.publicBaseUrl }, 'api-edge listening');
 

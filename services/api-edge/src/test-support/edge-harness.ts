@@ -9,6 +9,7 @@ import { Producers, createRedis, type Redis } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, uniqueRedisPrefix, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { createApp, type App, type AppDeps } from '../app';
 import { parseConfig, type ApiEdgeConfig } from '../config';
+import { appServer } from '../http/app-server';
 
 /** Prices the edge tests rely on when infra/prices.json is absent (currency units per image). */
 export const TEST_PRICES: Record<string, number> = {
@@ -65,7 +66,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
   const logger = createLogger({ service: 'api-edge-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const app = createApp({ config, logger, dataSource: db.dataSource, redis, producers, ...opts.deps });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = appServer(app).listen(0, '127.0.0.1', () => resolve(s)); // the server main.ts runs (http/app-server.ts)
   });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
