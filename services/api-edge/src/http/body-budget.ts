@@ -52,19 +52,19 @@ export class BodyBudget {
 
   /**
    * Admits `bytes`: `grant(release)` runs at once when they fit and nobody waits before them, else once enough is
-   * released; `refuse()` runs instead when `waitMs` passes first. Returns a cancel function for a waiter whose
-   * client went away (a no-op once granted or refused). `release` may be called any number of times.
+   * released; `refuse()` runs instead when `waitMs` passes first. When the bytes wait, returns a cancel function for
+   * a waiter whose client went away (a no-op once granted or refused). `release` may be called any number of times.
    */
-  take(bytes: number, grant: (release: () => void) => void, refuse: () => void): () => void {
+  take(bytes: number, grant: (release: () => void) => void, refuse: () => void): (() => void) | undefined {
     const amount = Math.min(Math.max(0, bytes), this.capacity);
     if (this.queue.length === 0 && this.used + amount <= this.capacity) {
       this.admit(amount, grant, 'admitted');
-      return noop;
+      return undefined;
     }
     if (this.waitMs <= 0) {
       largeBodies.inc({ outcome: 'refused' });
       refuse();
-      return noop;
+      return undefined;
     }
     const waiter: Waiter = { amount, grant };
     waiter.timer = setTimeout(() => {
@@ -115,20 +115,20 @@ export class BodyBudget {
   }
 }
 
-const noop = (): void => undefined;
-
 /**
  * The bytes a request's body may take: its Content-Length, or — for a chunked body, whose size is known only at its
  * end — the most the route accepts. Undefined when the request needs no share: no body, a small one, or one
- * declared over the route's cap (answered 413 from its Content-Length without being read).
+ * declared over the route's cap (answered 413 from its Content-Length without being read). The cap (`limitOf`) is
+ * asked only for a body that may be large: a small submit costs a header read and a comparison.
  */
-export function largeBodyBytes(req: IncomingMessage, limit: number): number | undefined {
+export function largeBodyBytes<R extends IncomingMessage>(req: R, limitOf: (req: R) => number): number | undefined {
   const declared = req.headers['content-length'];
   if (declared !== undefined) {
     const n = Number(declared);
-    return n >= LARGE_BODY_BYTES && n <= limit ? n : undefined;
+    return n >= LARGE_BODY_BYTES && n <= limitOf(req) ? n : undefined;
   }
   if (req.headers['transfer-encoding'] === undefined) return undefined;
+  const limit = limitOf(req);
   return limit >= LARGE_BODY_BYTES ? limit : undefined;
 }
 
@@ -140,7 +140,7 @@ export function largeBodyBytes(req: IncomingMessage, limit: number): number | un
 export function bodyBudgetGate(budget: BodyBudget, limitOf: (req: Request) => number): RequestHandler {
   return (req, res, next) => {
     if (req.body !== undefined) return next(); // read already, under the share taken then (the idempotency guard parses first)
-    const bytes = largeBodyBytes(req, limitOf(req));
+    const bytes = largeBodyBytes(req, limitOf);
     if (bytes === undefined) return next();
     const cancel = budget.take(
       bytes,
@@ -158,6 +158,6 @@ export function bodyBudgetGate(budget: BodyBudget, limitOf: (req: Request) => nu
         ));
       },
     );
-    res.once('close', cancel);
+    if (cancel) res.once('close', cancel);
   };
 }

@@ -138,24 +138,9 @@ describe.each(['layer', 'installed'] as const)('direct routes (%s)', (mode) => {
       'finish url=/hot?q=1 base=/v1/deep',
     ]));
   });
-
 });
 
 describe('direct routes', () => {
-  it('install needs the direct layer first on the app router, and changes nothing otherwise', async () => {
-    const app = express();
-    app.use(mark('before'));
-    const d = directRoutes();
-    app.use(d.middleware);
-    app.post('/a/b', mark('after'), finish);
-    d.compile((app as unknown as { router: unknown }).router, [['POST', '/a/b']]);
-    const handle = (app as unknown as { handle: unknown }).handle;
-    expect(d.install(app)).toBe(false);
-    expect((app as unknown as { handle: unknown }).handle).toBe(handle);
-    const r = await request(app).post('/a/b').send({});
-    expect(r.body.trace.map((line: string) => line.split(' ')[0])).toEqual(['before', 'after', 'finish']);
-  });
-
   it('installed, a listed route never enters the app router; an unlisted one and a hand-back do', async () => {
     const { app } = build('installed');
     const router = (app as unknown as { router: { handle: (...a: unknown[]) => unknown } }).router;
@@ -247,13 +232,17 @@ describe('direct routes', () => {
       expect(active).toEqual(['GET /a/:id']);
     });
 
-    it('a middleware mounted before the direct layer runs once, before the listed ones; compile needs the layer mounted', async () => {
+    it('a middleware mounted before the direct layer runs once, before the listed ones; compile needs the layer mounted; install needs it first', async () => {
       const app = express();
       app.use(mark('before'));
       const d = directRoutes();
       app.use(d.middleware);
       app.post('/a/b', mark('after'), finish);
       expect(d.compile((app as unknown as { router: unknown }).router, [['POST', '/a/b']])).toEqual([]);
+      // not the first layer: install refuses and leaves the app's handle as it was
+      const handle = (app as unknown as { handle: unknown }).handle;
+      expect(d.install(app)).toBe(false);
+      expect((app as unknown as { handle: unknown }).handle).toBe(handle);
       const r = await request(app).post('/a/b').send({});
       expect(r.body.trace.map((line: string) => line.split(' ')[0])).toEqual(['before', 'after', 'finish']);
       const unmounted = directRoutes();
