@@ -1,12 +1,12 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { DomainError } from '@gmg/errors';
 import { lingerThenClose } from './body-linger';
 import { bodyBudgetGate, type BodyBudget } from './body-budget';
+import { assertJsonDepth } from './json-depth';
 
 const JSON_TYPES = ['application/json', '+json'];
-/** Fatal: invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`). */
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The rule named in every 413 of a JSON route. */
 export const BODY_CAP_RULE = 'max_body_bytes';
@@ -30,7 +30,7 @@ export const bodyBytesOf = (req: IncomingMessage): number | undefined => bodyByt
 /**
  * Body handling of JSON routes: a body of another media type is 415; a body above the route's cap is 413 — from
  * its Content-Length before a byte of it is read, or as soon as a chunked body crosses the cap (the parser stops
- * there); then the JSON parser (invalid JSON → 400). A request without a body gets `{}`, so validation reports
+ * there); then the JSON parser (invalid JSON, invalid UTF-8 or nesting deeper than MAX_JSON_DEPTH → 400). A request without a body gets `{}`, so validation reports
  * the missing fields by name.
  *
  * `maxBytes`: the ceiling of every JSON route (MAX_BODY_BYTES). `capOf(path)`: the route's own cap (the largest
@@ -50,12 +50,10 @@ export function jsonBody(
         limit, type: JSON_TYPES, strict: true,
         verify: (req, _res, buf, encoding) => {
           bodyBytes.set(req, buf.length);
-          if (!/^utf-?8$/i.test(encoding)) return;
-          try {
-            UTF8.decode(buf);
-          } catch {
-            throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
-          }
+          assertJsonDepth(buf);
+          // invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`);
+          // isUtf8 validates in place, without decoding the body into a string that is thrown away
+          if (/^utf-?8$/i.test(encoding) && !isUtf8(buf)) throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
         },
       });
       parsers.set(limit, p);

@@ -5,6 +5,7 @@ import { TaskRepository, type AuthPrincipal } from '@gmg/db';
 import { DomainError, isDomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { httpStatusOf } from '../http/error-map';
+import { assertJsonDepth } from '../http/json-depth';
 import type { FailedAuthThrottle } from '../auth/failed-auth.throttle';
 import { bearerOf as bearer, requireAdminToken } from '../middleware/admin-token';
 import { ManagementService } from './management.service';
@@ -64,7 +65,7 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const principal = (res: Response): AuthPrincipal => res.locals[PRINCIPAL] as AuthPrincipal;
   const id = (req: Request): string => String(req.params.id);
 
-  router.use(express.json({ limit: deps.maxBodyBytes ?? 1024 * 1024 }));
+  router.use(express.json({ limit: deps.maxBodyBytes ?? 1024 * 1024, verify: (_req, _res, buf) => assertJsonDepth(buf) }));
 
   router.post('/accounts', admin, async (req, res) => send(res, 201, await svc.createAccount(req.body), 'account created'));
   router.get('/accounts/:id', admin, async (req, res) => send(res, 200, await svc.getAccount(id(req))));

@@ -5,6 +5,7 @@ import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { MessagesUpstreamClient } from '@gmg/upstream';
 import { bodyBudgetGate, type BodyBudget } from '../http/body-budget';
+import { assertJsonDepth } from '../http/json-depth';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import type { PriceTableCache } from '../pricing/price-table.cache';
@@ -45,7 +46,8 @@ function rawJsonBody(limit: number, budget: BodyBudget | undefined): RequestHand
     }
     next();
   };
-  const raw = express.raw({ type: JSON_TYPES, limit });
+  // nesting is checked on the bytes: the body is parsed (and measured with JSON.stringify) before it goes upstream
+  const raw = express.raw({ type: JSON_TYPES, limit, verify: (_req, _res, buf) => assertJsonDepth(buf) });
   return budget ? [requireJson, bodyBudgetGate(budget, () => limit), raw] : [requireJson, raw];
 }
 

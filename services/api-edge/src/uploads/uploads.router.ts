@@ -4,6 +4,7 @@ import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { bodyBudgetGate, type BodyBudget } from '../http/body-budget';
 import { lingerThenClose } from '../http/body-linger';
+import { assertJsonDepth } from '../http/json-depth';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import { UploadSweeper } from './upload-sweeper';
@@ -58,7 +59,9 @@ function uploadBody(limits: UploadLimits): RequestHandler {
     storage: multer.memoryStorage(),
     limits: { fileSize: limits.maxBytes, files: 1, fields: MULTIPART_FIELDS, fieldSize: MULTIPART_FIELD_BYTES, parts: 32 },
   }).single(FILE_FIELD);
-  const json = express.json({ limit: jsonLimitOf(limits), type: ['application/json', '+json'], strict: true });
+  const json = express.json({
+    limit: jsonLimitOf(limits), type: ['application/json', '+json'], strict: true, verify: (_req, _res, buf) => assertJsonDepth(buf),
+  });
   const bound = uploadBodyBound(limits);
 
   return (req: Request, res: Response, next: NextFunction) => {
