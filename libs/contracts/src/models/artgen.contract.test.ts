@@ -52,6 +52,16 @@ describe('art suite contracts', () => {
     expect(refused('imagine', body).field).toBe(field);
   });
 
+  it('tolerates unknown structured fields (passed upstream); relax is omitted; version spellings normalize like --v', () => {
+    expect(ok('upscale', { task_id: PARENT, index: 1, extra: { a: [1] } }).upstreamBody).toMatchObject({ extra: { a: [1] } });
+    const relax = ok('imagine', { prompt: 'x', speed: 'relax' });
+    expect({ speed: relax.derived.speed, upstream: relax.upstreamBody.speed, key: relax.billing[0].keys[0] }).toEqual({ speed: undefined, upstream: undefined, key: 'artgen@imagine-v7' });
+    expect(ok('imagine', { prompt: 'x', version: 'V8.0' }).upstreamBody.version).toBe('v8');
+    expect(ok('imagine', { prompt: 'x', version: '6.1', alt_style: true }).upstreamBody).toMatchObject({ version: 'v6.1', alt_style: true });
+    expect(ok('video', { image_urls: [URL1], speed: 'fast' }).billing[0].keys).toEqual(['artgen@video-v7', 'artgen@video', 'artgen']);
+    expect(refused('video', { image_urls: [URL1], speed: 'turbo' }).field).toBe('speed');
+  });
+
   it('blend: 2..4 images, no prompt, dimensions', () => {
     expect(ok('blend', { image_urls: [URL1, URL2] }).upstreamBody).toMatchObject({ dimensions: 'SQUARE' });
     expect(refused('blend', { image_urls: [URL1] })).toMatchObject({ field: 'image_urls', status: 400 });

@@ -16,21 +16,27 @@ export const ARTGEN_PROMPT_MAX = 4000;
 export const ARTGEN_ORIGIN_ACTIONS: readonly ArtgenPathAction[] = ['imagine', 'blend', 'describe', 'edits', 'video'];
 export const isArtgenFollowUp = (a: ArtgenPathAction): boolean => !ARTGEN_ORIGIN_ACTIONS.includes(a);
 
-const VERSION_PATTERN = '^(?:[vV]?(?:8\\.2|8\\.1|7|6\\.1|6|5\\.2|5\\.1)|altstyle[67])$';
+/**
+ * The versions of spec 8, in the spellings the prompt flag `--v` takes: an optional `v`, the major alone or with a
+ * `.0` (`8`, `7.0`, `v6.0`), normalized by artgenVersionName exactly as the flag is.
+ */
+const VERSION_PATTERN = '^(?:[vV]?(?:8(?:\\.[012])?|7(?:\\.0)?|6(?:\\.[01])?|5(?:\\.[012])?)|altstyle[67])$';
 const TASK_ID = '^task_[A-Za-z0-9]{1,64}$';
 
 const F = {
   prompt: { type: 'string', minLength: 1, maxLength: ARTGEN_PROMPT_MAX, pattern: '\\S', patternLabel: 'non-empty after trimming', description: 'what to generate; may carry native flags (--ar 16:9, --v 7, --niji 6, --style raw, --fast)' },
   size: { type: 'string', pattern: '^\\d{1,3}:\\d{1,3}$', patternLabel: 'a ratio W:H such as 16:9', description: 'aspect ratio W:H (same as --ar); default 1:1; at most 4:1' },
-  version: { type: 'string', pattern: VERSION_PATTERN, patternLabel: 'one of 8.2, 8.1, 7, 6.1, 6, 5.2, 5.1 (optionally with a leading v), altstyle7 or altstyle6', description: `model version (same as --v); default ${ARTGEN_DEFAULT_VERSION}` },
+  version: { type: 'string', pattern: VERSION_PATTERN, patternLabel: 'one of 8.2, 8.1, 8, 7, 6.1, 6, 5.2, 5.1, 5 (optionally with a leading v or a .0), altstyle7 or altstyle6', description: `model version (same as --v); default ${ARTGEN_DEFAULT_VERSION}` },
   alt_style: { type: 'boolean', description: 'the alternate (illustration) style, same as --niji; with version 7 or 6 it bills as altstyle7 / altstyle6' },
   speed: { type: 'string', enum: ['relax', 'fast', 'turbo'], description: 'relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price' },
-  metadata: { type: 'object', properties: {}, additionalProperties: true, description: 'free-form client data, stored and passed upstream' },
+  metadata: { type: 'object', properties: {}, additionalProperties: true, description: 'free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit)' },
+  // the edge strips `model: "artgen"` (requests omit it); any other name never reaches the contract
+  model: { type: 'forbidden', message: '`model`: the art suite is model \'artgen\'; omit `model`' },
   task_id: { type: 'string', pattern: TASK_ID, patternLabel: 'a task id (task_…) of your own art suite task', description: 'the parent task' },
   index: { type: 'integer', minimum: 1, maximum: 4, description: 'tile of the parent grid, from 1 (at most the parent\'s image count)' } } satisfies Record<string, FieldSpec>;
 
-const ORIGIN_COMMON = { version: F.version, alt_style: F.alt_style, speed: F.speed, metadata: F.metadata };
-const FOLLOW_COMMON = { task_id: F.task_id, speed: F.speed, metadata: F.metadata };
+const ORIGIN_COMMON = { version: F.version, alt_style: F.alt_style, speed: F.speed, metadata: F.metadata, model: F.model };
+const FOLLOW_COMMON = { task_id: F.task_id, speed: F.speed, metadata: F.metadata, model: F.model };
 const promptOptional = { ...F.prompt, description: 'optional new prompt (remix); the parent\'s prompt is used when omitted' } as FieldSpec;
 
 interface ActionSpec {
@@ -83,8 +89,8 @@ const ACTIONS: Record<ArtgenPathAction, ActionSpec> = {
       motion: { type: 'string', enum: ['low', 'high'], default: 'low', description: 'amount of motion' },
       batch_size: { type: 'integer', minimum: 1, maximum: 4, default: 1, description: 'videos to make (charged per video)' },
       resolution: { type: 'string', enum: ['480p', '720p'], default: '480p', description: '720p bills artgen@video-720p' },
-      speed: { type: 'string', enum: ['fast'], description: 'video always runs fast' },
-      version: F.version, alt_style: F.alt_style, metadata: F.metadata },
+      speed: { type: 'string', enum: ['relax', 'fast'], description: 'video runs at its fixed fast speed: relax, fast and omitted are the same (and bill the same); turbo is refused' },
+      version: F.version, alt_style: F.alt_style, metadata: F.metadata, model: F.model },
     required: ['image_urls'], output: 'video', estimatedSeconds: 60 },
   'remix-strong': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], output: 'grid', estimatedSeconds: 60 },
   'remix-subtle': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], output: 'grid', estimatedSeconds: 60 } };
@@ -99,7 +105,7 @@ const FLAGS_RULE: ServerRule = {
     if (!parsed.ok) return { field: 'prompt', message: parsed.message };
     const f = parsed.flags;
     if (f.aspect && typeof b.size === 'string' && b.size !== f.aspect) return { field: 'size', message: `\`size\` (${b.size}) disagrees with --ar ${f.aspect} in the prompt; send one of them` };
-    if (f.version && typeof b.version === 'string' && b.version.replace(/^v/i, '') !== f.version) {
+    if (f.version && typeof b.version === 'string' && artgenVersionName(b.version, false) !== artgenVersionName(f.version, false)) {
       return { field: 'version', message: `\`version\` (${b.version}) disagrees with --v ${f.version} in the prompt; send one of them` };
  }
     if (f.speed && typeof b.speed === 'string' && b.speed !== f.speed) return { field: 'speed', message: `\`speed\` (${b.speed}) disagrees with --${f.speed} in the prompt; send one of them` };
@@ -149,6 +155,27 @@ function originFacts(body: Body, flags: ArtgenFlags): { version: string; altStyl
   return { version: artgenVersionName(raw, altStyle) ?? `v${ARTGEN_DEFAULT_VERSION}`, altStyle };
 }
 
+/** `relax` is the same as omitted (spec 4.9), and video runs at its one fixed speed: both leave no speed at all. */
+function canonicalSpeed(action: ArtgenPathAction, speed: string | undefined): string | undefined {
+  return action === 'video' || speed === 'relax' ? undefined : speed;
+}
+
+/**
+ * What goes upstream: the body with its equal spellings made one — `size` the ratio `size` and `--ar` agree on,
+ * `version` in its normalized name (`7.0` → `v7`, without folding the alternate style, which travels in
+ * `alt_style`), `speed` only when it is not the same as omitted. Extra fields pass untouched.
+ */
+function canonicalUpstreamBody(body: Body, derived: Record<string, unknown>): Body {
+  const { speed: _speed, ...rest } = body;
+  const version = typeof body.version === 'string' ? artgenVersionName(body.version, false) : undefined;
+  return {
+    ...rest,
+    ...(derived.aspect ? { size: derived.aspect } : {}),
+    ...(version ? { version } : {}),
+    ...(typeof body.speed === 'string' && derived.speed ? { speed: derived.speed } : {}),
+  };
+}
+
 function buildActionContract(action: ArtgenPathAction): BuiltContract {
   const spec = ACTIONS[action];
   const path = action === 'imagine' ? ARTGEN_BASE_PATH : `${ARTGEN_BASE_PATH}/${action}`;
@@ -166,11 +193,13 @@ function buildActionContract(action: ArtgenPathAction): BuiltContract {
     pool: 'artgen',
     pollIntervalMs: action === 'describe' ? { min: 500, max: 1000 } : POLL.image,
     estimatedSeconds: spec.estimatedSeconds,
-    body: { properties: spec.properties, required: spec.required, additionalProperties: false },
+    // spec 4.9: structured fields and metadata beyond the listed ones are accepted, as on every other family: passed
+    // upstream untouched, bounded by the route's body cap (256 KiB) and the edge's nesting limit
+    body: { properties: spec.properties, required: spec.required, additionalProperties: true },
     serverRules: rules,
     normalize(body) {
       const flags = typeof body.prompt === 'string' ? (parseArtgenFlags(body.prompt) as { flags: ArtgenFlags }).flags : {};
-      const speed = (body.speed as string | undefined) ?? flags.speed;
+      const speed = canonicalSpeed(action, (body.speed as string | undefined) ?? flags.speed);
       const origin = isArtgenFollowUp(action) ? undefined : originFacts(body, flags);
       const billingAction = action === 'video' && body.resolution === '720p' ? 'video-720p' : action;
       const derived: Record<string, unknown> = {
@@ -187,8 +216,7 @@ function buildActionContract(action: ArtgenPathAction): BuiltContract {
         derived,
         billing: [artgenBillingItem({ action: billingAction, version: origin?.version, speed, batchSize: body.batch_size as number | undefined })],
         expected: outputOf(action, body),
-        // the upstream reads `size` and `--ar`: send the one ratio both agree on
-        upstreamBody: { ...body, ...(derived.aspect ? { size: derived.aspect } : {}) },
+        upstreamBody: canonicalUpstreamBody(body, derived),
         upstreamPath: path === ARTGEN_BASE_PATH ? `${ARTGEN_BASE_PATH}/imagine` : path };
  } });
 }

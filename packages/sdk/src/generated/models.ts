@@ -568,8 +568,10 @@ export interface ArtgenImagineRequest {
   alt_style?: boolean;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
 }
 
 /** Art suite `blend`: POST /v1/artgen/generations/blend. */
@@ -586,8 +588,10 @@ export interface ArtgenBlendRequest {
   alt_style?: boolean;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
 }
 
 /** Art suite `describe`: POST /v1/artgen/generations/describe. */
@@ -602,8 +606,10 @@ export interface ArtgenDescribeRequest {
   alt_style?: boolean;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
 }
 
 /** Art suite `edits`: POST /v1/artgen/generations/edits. */
@@ -622,8 +628,10 @@ export interface ArtgenEditsRequest {
   alt_style?: boolean;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
 }
 
 /** Art suite `upscale`: POST /v1/artgen/generations/upscale. */
@@ -632,8 +640,10 @@ export interface ArtgenUpscaleRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** tile of the parent grid, from 1 (at most the parent's image count); 1..4 */
   index: number;
 }
@@ -644,8 +654,10 @@ export interface ArtgenVariationRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** tile of the parent grid, from 1 (at most the parent's image count); 1..4; default 1 */
   index?: number;
   /** optional new prompt (remix); the parent's prompt is used when omitted; 1..4000 characters */
@@ -658,8 +670,10 @@ export interface ArtgenHighVariationRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** tile of the parent grid, from 1 (at most the parent's image count); 1..4; default 1 */
   index?: number;
   /** optional new prompt (remix); the parent's prompt is used when omitted; 1..4000 characters */
@@ -672,8 +686,10 @@ export interface ArtgenLowVariationRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** tile of the parent grid, from 1 (at most the parent's image count); 1..4; default 1 */
   index?: number;
   /** optional new prompt (remix); the parent's prompt is used when omitted; 1..4000 characters */
@@ -686,8 +702,10 @@ export interface ArtgenRerollRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** optional new prompt (remix); the parent's prompt is used when omitted; 1..4000 characters */
   prompt?: string;
 }
@@ -698,8 +716,10 @@ export interface ArtgenZoomRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** tile of the parent grid, from 1 (at most the parent's image count); 1..4; default 1 */
   index?: number;
   /** zoom-out factor, 1 < r ≤ 2 (buttons: 2 and 1.5); 1..2; default 2 */
@@ -714,8 +734,10 @@ export interface ArtgenPanRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** which side to extend */
   direction: "left" | "right" | "up" | "down";
   /** optional new prompt (remix); the parent's prompt is used when omitted; 1..4000 characters */
@@ -728,8 +750,10 @@ export interface ArtgenInpaintRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** tile of the parent grid, from 1 (at most the parent's image count); 1..4; default 1 */
   index?: number;
 }
@@ -740,8 +764,10 @@ export interface ArtgenModalRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** what to generate; may carry native flags (--ar 16:9, --v 7, --niji 6, --style raw, --fast); 1..4000 characters */
   prompt: string;
   /** the region to redraw: a mask image (URL, data URI or Base64), white = redraw; >= 1 characters */
@@ -760,14 +786,16 @@ export interface ArtgenVideoRequest {
   batch_size?: number;
   /** 720p bills artgen@video-720p; default "480p" */
   resolution?: "480p" | "720p";
-  /** video always runs fast */
-  speed?: "fast";
+  /** video runs at its fixed fast speed: relax, fast and omitted are the same (and bill the same); turbo is refused */
+  speed?: "relax" | "fast";
   /** model version (same as --v); default 7 */
   version?: string;
   /** the alternate (illustration) style, same as --niji; with version 7 or 6 it bills as altstyle7 / altstyle6 */
   alt_style?: boolean;
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
 }
 
 /** Art suite `remix-strong`: POST /v1/artgen/generations/remix-strong. */
@@ -776,8 +804,10 @@ export interface ArtgenRemixStrongRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** tile of the parent grid, from 1 (at most the parent's image count); 1..4 */
   index: number;
   /** optional new prompt (remix); the parent's prompt is used when omitted; 1..4000 characters */
@@ -790,8 +820,10 @@ export interface ArtgenRemixSubtleRequest {
   task_id: string;
   /** relax (same as omitted), fast or turbo (same as --relax / --fast / --turbo); affects price */
   speed?: "relax" | "fast" | "turbo";
-  /** free-form client data, stored and passed upstream */
+  /** free-form client data, stored and passed upstream (bounded by the body cap and the nesting limit) */
   metadata?: Record<string, unknown>;
+  /** not accepted by this model */
+  model?: never;
   /** tile of the parent grid, from 1 (at most the parent's image count); 1..4 */
   index: number;
   /** optional new prompt (remix); the parent's prompt is used when omitted; 1..4000 characters */
