@@ -59,7 +59,7 @@ function userBack(content: unknown): Json[] {
 
 function back(body: Json): Json[] {
   const out: Json[] = ((body.system as Json[] | undefined) ?? []).map((b) => ({ role: 'system', content: b.text }));
-  for (const m of body.messages as Json[]) out.push(...(m.role === 'user' ? userBack(m.content) : [assistantMessageOf(m.content)]));
+  for (const m of body.messages as Json[]) out.push(...(m.role === 'user' ? userBack(m.content) : [assistantMessageOf(m.content) as unknown as Json]));
   return out;
 }
 

@@ -14,6 +14,7 @@ function appThrowing(err: unknown, lines: string[] = []) {
   const fail: express.RequestHandler = () => { throw err; };
   app.get('/v1/x', fail);
   app.get('/v1/artgen/x', fail);
+  app.get('/v1/chat/completions', fail);
   app.use(routeNotFound);
   app.use(errorHandler(logger));
   return app;
@@ -32,6 +33,14 @@ describe('errorHandler', () => {
     const res = await request(appThrowing(err)).get('/v1/x');
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({ code: 400, type: 'invalid_duration', message: '`duration` must be 4, 6, 8 or 10' });
+  });
+
+  it('answers on /v1/chat/completions in that protocol\'s envelope: param and code from the field and rule, null otherwise', async () => {
+    const bad = await request(appThrowing(new DomainError('invalid_request', '`n` is not supported', { field: 'n', rule: 'unsupported_parameter' }))).get('/v1/chat/completions');
+    expect([bad.status, bad.body]).toEqual([400, { error: { message: '`n` is not supported', type: 'invalid_request_error', param: 'n', code: 'unsupported_parameter' } }]);
+    const crash = await request(appThrowing(new Error('boom'))).get('/v1/chat/completions');
+    expect(crash.status).toBe(500);
+    expect(crash.body).toEqual({ error: { message: expect.stringMatching(/^Internal server error \(error id err_/), type: 'server_error', param: null, code: null } });
   });
 
   it('sets Retry-After when details.retryAfter is given', async () => {

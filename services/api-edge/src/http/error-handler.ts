@@ -57,7 +57,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       if (typeof allow === 'string') res.setHeader('Allow', allow);
       if (status >= 500) logger.error({ code: domain.code, path, reqId: req.id, err: domain }, domain.message);
       res.locals[ERROR_TYPE_LOCAL] = domain.type;
-      res.status(status).json(errorBody(dialect, status, domain.type, domain.message));
+      res.status(status).json(errorBody(dialect, status, domain.type, domain.message, domain.details));
       return;
     }
     const errorId = `err_${randomUUID()}`;
