@@ -24,15 +24,16 @@
  *       # the stricter ceiling: the minimal server's requests and responses made with Express's prototypes from the
  *       # start, as the gateway's server makes them (services/api-edge/src/http/app-server.ts); the row says so
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { insertRow } from './doc-table';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { serviceNodeArgs } from '@gmg/config';
 import { AccountRepository, ApiKeyRepository, GroupRepository, loadPrices } from '@gmg/db';
-import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix, waitFor } from '@gmg/testing';
+import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix } from '@gmg/testing';
+import { startNode, stop } from './bench-process';
+import { FLEET_MODE, runFleet } from './ceiling-fleet';
 import { cpuSeconds, memMiB } from './proc-stats';
 
 /**
@@ -104,33 +105,8 @@ async function warmUp(t: Target): Promise<void> {
   }
 }
 
-/**
- * Starts `script` (a path from the repo root) as `node [args] --import tsx script` and waits for its /healthz; a
- * service's main.ts runs as startService would run it (its bundle when GMG_SERVICE_RUNTIME=dist, bench/run.ts).
- */
-async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = [], root = REPO_ROOT): Promise<ChildProcess> {
-  const service = /^services\/([^/]+)\/src\/main\.ts$/.exec(script)?.[1];
-  const run = service
-    ? serviceNodeArgs(root, service, process.env.GMG_SERVICE_RUNTIME === 'dist' || root !== REPO_ROOT ? 'dist' : 'tsx')
-    : ['--import', 'tsx', path.join(root, script)];
-  const proc = spawn(process.execPath, [...args, ...run], {
-    cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  process.once('exit', () => proc.kill('SIGKILL'));
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 60_000, intervalMs: 100, what: script });
-  return proc;
-}
-
-async function stop(proc: ChildProcess | undefined): Promise<void> {
-  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(t);
-}
-
 async function main(): Promise<void> {
+  if (FLEET_MODE) return runFleet();
   const db = await createTestDatabase('gmg_bench_ceil');
   const prefix = uniqueRedisPrefix();
   const redis = new Redis(TEST_REDIS_URL);

@@ -7,6 +7,7 @@ import { GroupEntity } from './entities/group.entity';
 import { LedgerEntryEntity } from './entities/ledger-entry.entity';
 import { PriceEntity } from './entities/price.entity';
 import { TaskEntity } from './entities/task.entity';
+import { TaskInflightEntity } from './entities/task-inflight.entity';
 import { AssetGroupEntity } from './entities/asset-group.entity';
 import { AvatarAssetEntity } from './entities/avatar-asset.entity';
 import { CreditLeaseEntity } from './entities/credit-lease.entity';
@@ -23,10 +24,11 @@ import { TaskRequestSummary1764547200000 } from './migrations/1764547200000-task
 import { DefaultGroupLimits1764633600000 } from './migrations/1764633600000-default-group-limits';
 import { TaskOrigin1764720000000 } from './migrations/1764720000000-task-origin';
 import { Webhooks1764979200000 } from './migrations/1764979200000-webhooks';
+import { TaskInflightCounter1765069200000 } from './migrations/1765069200000-task-inflight-counter';
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
-  LedgerEntryEntity, PriceEntity, TaskEntity, WebhookDeliveryEntity, WebhookSecretEntity,
+  LedgerEntryEntity, PriceEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
 ];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [
@@ -36,6 +38,7 @@ export const MIGRATIONS = [
   DefaultGroupLimits1764633600000,
   TaskOrigin1764720000000,
   Webhooks1764979200000,
+  TaskInflightCounter1765069200000,
 ];
 
 export interface DbConfig {

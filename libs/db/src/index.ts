@@ -1,7 +1,9 @@
 export { createDataSource, runMigrations } from './data-source';
 export { newTaskId, randomHex } from './ids';
-export { TaskRepository, DuplicateSubmissionError } from './repositories/task.repository';
+export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, toHoldRow } from './repositories/task.repository';
+export { HOLD_LEASED_SQL } from './repositories/task-lease.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
+export { TaskLeaseBook } from './repositories/task-lease.book';
 export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
 export { WebhookRepository } from './repositories/webhook.repository';

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { maxBodyBytesOfPath } from '@gmg/contracts';
 import {
   ApiKeyRepository, AssetGroupRepository, AssetRepository, ChannelRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository,
-  HoldBatchingTaskRepository, TaskRepository, newTaskId, pingDatabase,
+  HoldBatchingTaskRepository, TaskLeaseBook, TaskRepository, newTaskId, pingDatabase,
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
@@ -56,7 +56,7 @@ export type AppConfig = Pick<
   | 'adminQueuesWrite'
   | 'trustProxy' | 'failedAuthLimit' | 'failedAuthWindowSeconds' | 'failedAuthBlockSeconds'
   | 'mediaDnsServers' | 'mediaDnsTimeoutMs' | 'mediaDnsCacheTtlMs'
->;
+> & Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs'>>;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
 export interface AppDeps {
@@ -86,6 +86,8 @@ export interface App extends Express {
   readonly chatCallSweeper: ChatCallSweeper;
   /** This edge's credit leases: main.ts (and tests) close it at shutdown so unspent money returns at once. */
   readonly creditLeases: CreditLeaseBook;
+  /** This edge's task-hold leases (none when TASK_LEASE_UNITS=0): closed at shutdown like `creditLeases`. */
+  readonly taskLeases: TaskLeaseBook | undefined;
 }
 
 /** What the mounting steps share, built once per app. */
@@ -133,10 +135,19 @@ export function createApp(deps: AppDeps): App {
     redis, prefix: config.queuePrefix, logger,
     limit: config.failedAuthLimit, windowSeconds: config.failedAuthWindowSeconds, blockSeconds: config.failedAuthBlockSeconds,
   });
+  // Task holds paid from this edge's credit leases: the hold statements touch no account row, so edges holding for
+  // one busy account never wait for each other (docs/reliability.md, "Hot accounts"); expired leases of a dead edge
+  // are closed by any edge's ChatCallSweeper.
+  // (absent from a config built by hand, as in most tests: no leases)
+  const taskLeases = config.taskLeaseMinor
+    ? new TaskLeaseBook(new CreditLeaseRepository(dataSource), {
+      targetMinor: config.taskLeaseMinor, ttlMs: config.taskLeaseTtlMs ?? 30_000, idleCloseMs: config.taskLeaseIdleMs ?? 5000,
+    })
+    : undefined;
   const parts: AppParts = {
     deps,
     // submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts)
-    tasks: new HoldBatchingTaskRepository(dataSource),
+    tasks: new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs }),
     views: new TaskViewStore(redis, config.queuePrefix),
     keys,
     authThrottle,
@@ -166,6 +177,7 @@ export function createApp(deps: AppDeps): App {
 
   const app = express() as unknown as App;
   Object.defineProperty(app, 'keyAuthenticator', { value: keys });
+  Object.defineProperty(app, 'taskLeases', { value: taskLeases });
   app.disable('x-powered-by');
   app.set('etag', false);
   // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; README): the failed-auth throttle counts by it.

@@ -40,6 +40,12 @@ export interface ApiEdgeConfig {
   messagesLeaseTtlMs: number;
   /** How long the messages channels of a model are cached in-process; a channel change applies within this time. */
   messagesChannelCacheTtlMs: number;
+  /** What a task-hold lease asks for (minor units); 0: every task held on its account row (docs/reliability.md). */
+  taskLeaseMinor: bigint;
+  /** A task-hold lease its edge stops renewing expires after this and is released by any edge's sweeper. */
+  taskLeaseTtlMs: number;
+  /** A task-hold lease no submit used for this long goes back to its account. */
+  taskLeaseIdleMs: number;
   /** How long a describe request waits for its text before answering with the plain acknowledgement. */
   artgenDescribeWaitMs: number;
   /** OTLP/HTTP collector base URL; unset: tracing off. */
@@ -123,6 +129,9 @@ const schema = Joi.object({
   MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
+  TASK_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(5),
+  TASK_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
+  TASK_LEASE_IDLE_SECONDS: Joi.number().min(0.1).max(3600).default(5),
   ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
   WEBHOOK_ALLOW_INSECURE: env.bool(false),
   ADMIN_QUEUES_WRITE: env.bool(false),
@@ -151,6 +160,9 @@ interface RawEnv extends CommonEnv {
   MESSAGES_LEASE_UNITS: number;
   MESSAGES_LEASE_TTL_SECONDS: number;
   MESSAGES_CHANNEL_CACHE_TTL_MS: number;
+  TASK_LEASE_UNITS: number;
+  TASK_LEASE_TTL_SECONDS: number;
+  TASK_LEASE_IDLE_SECONDS: number;
   ARTGEN_DESCRIBE_WAIT_MS: number;
   WEBHOOK_ALLOW_INSECURE: boolean;
   ADMIN_QUEUES_WRITE: boolean;
@@ -188,6 +200,9 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     messagesLeaseMinor: BigInt(Math.round(e.MESSAGES_LEASE_UNITS * 1_000_000)),
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
+    taskLeaseMinor: BigInt(Math.round(e.TASK_LEASE_UNITS * 1_000_000)),
+    taskLeaseTtlMs: e.TASK_LEASE_TTL_SECONDS * 1000,
+    taskLeaseIdleMs: Math.round(e.TASK_LEASE_IDLE_SECONDS * 1000),
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     webhookAllowInsecure: e.WEBHOOK_ALLOW_INSECURE,

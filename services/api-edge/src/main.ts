@@ -52,6 +52,7 @@ async function main(): Promise<void> {
       await drainServer(server, () => logger.warn('drain timeout: closing remaining connections'));
       app.chatCallSweeper.stop();
       await app.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
+      await app.taskLeases?.close().catch((err: unknown) => logger.warn({ err }, 'closing task-hold leases'));
       await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));
       await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
       await redis.quit().catch(() => redis.disconnect());

@@ -52,4 +52,6 @@ export class TaskEntity {
   @Column({ type: 'text', name: 'trace_id', nullable: true }) traceId!: string | null;
   /** Where the signed webhook goes at the terminal state (docs/webhooks.md); null: none. Not read by polls. */
   @Column({ type: 'text', name: 'callback_url', nullable: true }) callbackUrl!: string | null;
+  /** The task_inflight row that counts it while open; null: not counted (a chat call, or written before the counter). */
+  @Column({ type: 'integer', name: 'inflight_shard', nullable: true }) inflightShard!: number | null;
 }

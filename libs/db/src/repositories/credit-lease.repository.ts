@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { rowsOf, type Row } from './sql';
 
 /** A finished chat call paid from a lease, as the batch writes it (its task row and its capture). */
@@ -37,27 +37,36 @@ export class CreditLeaseRepository {
   constructor(private readonly ds: DataSource) {}
 
   /**
-   * Holds up to `want` (at least `min`, else nothing: null) of the account's available money as a new lease.
-   * One statement: the account move, the lease row and the ledger `hold` on the lease id.
+   * Holds up to `want` (at least `min`, else nothing: null) of the account's available money as a new lease: the
+   * account row locked and its grant computed first, then one statement for the account move, the lease row and the
+   * ledger `hold` on the lease id. Two statements in one transaction, not one: a grant computed in the same
+   * statement as the move raced a concurrent hold of the account (its `LEAST(available, want)` came from the version
+   * before that hold, and the move then broke `available >= 0`: a CHECK error instead of a lease). Grants are one per
+   * lease, so the extra round trip does not matter.
    */
   async grant(g: { id: string; accountId: string; edgeId: string; min: bigint; want: bigint; ttlMs: number }): Promise<LeaseGrant | null> {
-    const rows = rowsOf(await this.ds.query(
-      `WITH a AS (
-         SELECT id, LEAST(available, $5::bigint) AS g FROM accounts WHERE id = $2 AND available >= $4::bigint FOR UPDATE
-       ), acc AS (
-         UPDATE accounts SET available = available - a.g, held = held + a.g, updated_at = now() FROM a WHERE accounts.id = a.id RETURNING a.g
-       ), lease AS (
-         INSERT INTO credit_leases (id, account_id, edge_id, amount, expires_at)
-         SELECT $1, $2, $3, g, now() + ($6 || ' milliseconds')::interval FROM acc RETURNING amount, expires_at
-       ), led AS (
-         INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
-         SELECT $2, $1, 'hold', amount, $7 FROM lease RETURNING id
-       )
-       SELECT lease.amount::text AS amount, lease.expires_at FROM lease, led`,
-      [g.id, g.accountId, g.edgeId, g.min.toString(), g.want.toString(), String(g.ttlMs), JSON.stringify({ kind: 'credit_lease', edge: g.edgeId })],
-    ));
-    const r = rows[0];
-    return r ? { id: g.id, amount: BigInt(r.amount as string), expiresAt: new Date(r.expires_at as string) } : null;
+    return this.ds.transaction(async (m: EntityManager) => {
+      const [a] = rowsOf(await m.query(
+        `SELECT LEAST(available, $3::bigint)::text AS g FROM accounts WHERE id = $1 AND available >= $2::bigint FOR UPDATE`,
+        [g.accountId, g.min.toString(), g.want.toString()],
+      ));
+      if (!a) return null;
+      const rows = rowsOf(await m.query(
+        `WITH acc AS (
+           UPDATE accounts SET available = available - $4::bigint, held = held + $4::bigint, updated_at = now() WHERE id = $2 RETURNING id
+         ), lease AS (
+           INSERT INTO credit_leases (id, account_id, edge_id, amount, expires_at)
+           SELECT $1, $2, $3, $4::bigint, now() + ($5 || ' milliseconds')::interval FROM acc RETURNING amount, expires_at
+         ), led AS (
+           INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
+           SELECT $2, $1, 'hold', amount, $6 FROM lease RETURNING id
+         )
+         SELECT lease.amount::text AS amount, lease.expires_at FROM lease, led`,
+        [g.id, g.accountId, g.edgeId, a.g as string, String(g.ttlMs), JSON.stringify({ kind: 'credit_lease', edge: g.edgeId })],
+      ));
+      const r = rows[0];
+      return r ? { id: g.id, amount: BigInt(r.amount as string), expiresAt: new Date(r.expires_at as string) } : null;
+    });
   }
 
   /**

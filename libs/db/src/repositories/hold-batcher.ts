@@ -1,5 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { TaskRepository, holdMany, type NewTask, type TaskRecord } from './task.repository';
+import { holdLeased } from './task-lease.repository';
+import type { TaskLease, TaskLeaseBook } from './task-lease.book';
 
 /** The most holds written by one statement. */
 export const MAX_HOLD_BATCH = 100;
@@ -10,11 +12,16 @@ export const MAX_HOLD_BATCH = 100;
  */
 export const HOLD_STATEMENTS_IN_FLIGHT = 1;
 
+/** Signs of another transaction on an account's row, within a second, that make it a hot account (see `contended`). */
+const CONTENDED_SIGNS = 3;
+
 /** How long the slot waits for a hold that went alone before it takes the next batch (see `hold`). */
 const ALONE_PATIENCE_MS = 50;
 
 interface Waiting {
   task: NewTask;
+  /** With leases: the lease its price is reserved on. */
+  lease?: TaskLease;
   resolve(task: TaskRecord): void;
   reject(err: unknown): void;
 }
@@ -35,6 +42,12 @@ interface Waiting {
  * retried one by one through the one-task statement, off the batch's slot, so every submit gets exactly the answer
  * it would have got alone — its own payment_required, 429 or duplicate — and the guarantees are the one-task
  * statement's: no overdraft, a task exists only with its hold.
+ *
+ * Hot accounts (docs/reliability.md, "Hot accounts"): with `leases`, an account whose row another transaction held
+ * (its batch skipped it and the one-task retry then got through, or a hold that went alone outwaited
+ * ALONE_PATIENCE_MS) — another edge holding for it at the same time — is held from this edge's credit lease for as
+ * long as its submits keep coming (`leaseWhen: 'always'`: every account). Its tasks then go through the journal
+ * statement (HOLD_LEASED_SQL), which touches this edge's lease row and never the account row, in the same slot.
  */
 export class HoldBatchingTaskRepository extends TaskRepository {
   private readonly waiting: Waiting[] = [];
@@ -42,13 +55,36 @@ export class HoldBatchingTaskRepository extends TaskRepository {
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
   private readonly sql: string | undefined;
+  private readonly leasedSql: string | undefined;
+  private readonly leases: TaskLeaseBook | undefined;
+  private readonly leaseAll: boolean;
+  /** Accounts held from leases, until when (ms): renewed by each of their submits. */
+  private readonly hot = new Map<string, number>();
+  private readonly hotMs: number;
+  /** Signs of contention per account not yet hot: how many since when. */
+  private readonly signs = new Map<string, { since: number; n: number }>();
 
-  /** `opts.sql`: the batch statement (default HOLD_MANY_SQL; the mutation test passes a broken one). */
-  constructor(ds: Pick<DataSource, 'query'>, opts: { maxBatch?: number; maxInFlight?: number; sql?: string } = {}) {
+  /**
+   * `opts.sql` / `opts.leasedSql`: the batch and journal statements (default HOLD_MANY_SQL and HOLD_LEASED_SQL; the
+   * mutation tests pass broken ones). `opts.leases`: this edge's task-hold leases; `leaseWhen` (default
+   * 'contended') which accounts use them; `hotMs` (default 5 s) how long an account stays leased after its last
+   * submit.
+   */
+  constructor(
+    ds: Pick<DataSource, 'query'>,
+    opts: {
+      maxBatch?: number; maxInFlight?: number; sql?: string; leasedSql?: string;
+      leases?: TaskLeaseBook; leaseWhen?: 'always' | 'contended'; hotMs?: number;
+    } = {},
+  ) {
     super(ds);
     this.maxBatch = opts.maxBatch ?? MAX_HOLD_BATCH;
     this.maxInFlight = opts.maxInFlight ?? HOLD_STATEMENTS_IN_FLIGHT;
     this.sql = opts.sql;
+    this.leasedSql = opts.leasedSql;
+    this.leases = opts.leases;
+    this.leaseAll = opts.leaseWhen === 'always';
+    this.hotMs = opts.hotMs ?? 5000;
   }
 
   /**
@@ -61,11 +97,66 @@ export class HoldBatchingTaskRepository extends TaskRepository {
     return holdMany(this.ds, ts, this.sql);
   }
 
-  override createWithHold(task: NewTask): Promise<TaskRecord> {
+  override async createWithHold(task: NewTask): Promise<TaskRecord> {
+    let lease: TaskLease | undefined;
+    if (this.leases && this.isHot(task.accountId)) {
+      // no lease can cover it (the balance is short, or Postgres refused the grant): the account row answers exactly
+      lease = (await this.leases.reserve(task.accountId, task.price)) ?? undefined;
+      if (!lease) return this.alone(task);
+    }
     return new Promise<TaskRecord>((resolve, reject) => {
-      this.waiting.push({ task, resolve, reject });
+      this.waiting.push({ task, lease, resolve, reject });
       if (this.inFlight < this.maxInFlight) void this.drain();
     });
+  }
+
+  private isHot(accountId: string): boolean {
+    if (this.leaseAll) return true;
+    const until = this.hot.get(accountId);
+    if (until === undefined) return false;
+    if (until < Date.now()) {
+      this.hot.delete(accountId);
+      return false;
+    }
+    this.hot.set(accountId, Date.now() + this.hotMs);
+    return true;
+  }
+
+  /**
+   * Another transaction held this account's row while this edge wanted it. CONTENDED_SIGNS such times within a
+   * second — another edge holding for it, not one slow statement of this edge — and it is leased from now on.
+   */
+  private contended(accountId: string): void {
+    if (!this.leases || this.hot.has(accountId)) return;
+    const now = Date.now();
+    const seen = this.signs.get(accountId);
+    const n = seen && now - seen.since < 1000 ? seen.n + 1 : 1;
+    if (n >= CONTENDED_SIGNS) {
+      this.signs.delete(accountId);
+      // bounded: past this many hot accounts, the expired ones go (a live one is marked again at its next contention)
+      if (this.hot.size > 10_000) for (const [id, until] of this.hot) if (until < now) this.hot.delete(id);
+      this.hot.set(accountId, now + this.hotMs);
+    } else {
+      this.signs.set(accountId, { since: n === 1 ? now : seen!.since, n });
+    }
+    // bounded: a sign older than a second is worth nothing
+    if (this.signs.size > 10_000) this.signs.clear();
+  }
+
+  /**
+   * The one-task statement. A task that is already there was written by a batch statement whose answer was lost (a
+   * connection cut after the commit): that task, held once, is the answer — the statement, refused by the task's
+   * primary key, held nothing.
+   */
+  private async alone(task: NewTask): Promise<TaskRecord> {
+    try {
+      return await super.createWithHold(task);
+    } catch (e) {
+      if ((e as { driverError?: { constraint?: string } }).driverError?.constraint !== 'tasks_pkey') throw e;
+      const written = await this.get(task.id);
+      if (!written || written.accountId !== task.accountId) throw e;
+      return written;
+    }
   }
 
   /** One statement slot: holds the waiting submits, a batch at a time, until none is left. */
@@ -78,15 +169,20 @@ export class HoldBatchingTaskRepository extends TaskRepository {
     }
   }
 
-  private async hold(batch: Waiting[]): Promise<void> {
-    const single = (w: Waiting): Promise<void> => super.createWithHold(w.task).then(w.resolve, w.reject);
+  private async hold(all: Waiting[]): Promise<void> {
+    const leased = all.filter((w) => w.lease);
+    if (leased.length > 0) await this.holdLeased(leased, this.leases!);
+    const batch = all.filter((w) => !w.lease);
+    if (batch.length === 0) return;
     if (batch.length === 1) {
       // Alone (a quiet edge): the one-task statement, 0.85 ms against the batch statement's 1.35 ms for one task.
       // The slot waits for it — the next submits gather meanwhile — but at most ALONE_PATIENCE_MS: a hold that
       // waits for a row another transaction holds must not hold up everyone else's.
+      const w = batch[0]!;
       let timer: NodeJS.Timeout | undefined;
-      const patience = new Promise<void>((resolve) => { timer = setTimeout(resolve, ALONE_PATIENCE_MS); });
-      await Promise.race([single(batch[0]!), patience]);
+      let outwaited = false;
+      const patience = new Promise<void>((resolve) => { timer = setTimeout(() => { outwaited = true; resolve(); }, ALONE_PATIENCE_MS); });
+      await Promise.race([this.alone(w.task).then((rec) => { if (outwaited) this.contended(w.task.accountId); w.resolve(rec); }, w.reject), patience]);
       clearTimeout(timer);
       return;
     }
@@ -95,8 +191,25 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       const rec = made.get(w.task.id);
       if (rec) w.resolve(rec);
       // Refused, skipped or failed in the batch: alone through the one-task statement, with its own answer, off the
-      // slot — a retry that waits for a held account row never holds up the next batch.
-      else void single(w);
+      // slot — a retry that waits for a held account row never holds up the next batch. Held alone after the batch
+      // left it out: its row was held by another transaction (or the batch failed), the mark of a contended account.
+      else void this.alone(w.task).then((r) => { this.contended(w.task.accountId); w.resolve(r); }, w.reject);
+    }
+  }
+
+  /**
+   * Leased: every batch, even of one, is the journal statement (no account row, so nothing to wait for). A task it
+   * refused (its lease closed by a sweeper or short, a key without room) or an error (nothing written, or everything
+   * with the answer lost) goes alone, off the slot, through the one-task statement: its own answer, held once.
+   */
+  private async holdLeased(batch: Waiting[], leases: TaskLeaseBook): Promise<void> {
+    const made = await holdLeased(this.ds, batch.map((w) => ({ task: w.task, leaseId: w.lease!.id })), this.leasedSql)
+      .catch(() => new Map<string, TaskRecord>());
+    for (const w of batch) {
+      const rec = made.get(w.task.id);
+      leases.done(w.lease!, w.task.price, rec !== undefined);
+      if (rec) w.resolve(rec);
+      else void this.alone(w.task).then(w.resolve, w.reject);
     }
   }
 }

@@ -14,12 +14,21 @@ import { ApiKeyRepository } from './api-key.repository';
 import { settleMany, settleTask } from './ledger.repository';
 import { TaskRepository, type NewTask } from './task.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
+import { CreditLeaseRepository } from './credit-lease.repository';
+import { TaskLeaseBook } from './task-lease.book';
 import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 
 export interface LedgerOps {
   createWithHold(ds: DataSource, t: NewTask): Promise<unknown>;
   settle(ds: DataSource, taskId: string): Promise<unknown>;
+  /** Before every check: return what is parked outside the model (leases closed), so the model's money is exact. */
+  quiesce?(ds: DataSource): Promise<void>;
+  /**
+   * False when a covered hold may be refused: several edges' leases, where one edge's lease can hold the money
+   * another edge's task needed (docs/reliability.md). No overdraft is checked either way.
+   */
+  exactRefusals?: boolean;
 }
 
 export const realOps: LedgerOps = {
@@ -69,6 +78,35 @@ export function batchedHoldOps(sql?: string): LedgerOps {
     return repo;
   };
   return { createWithHold: (ds, t) => repoOf(ds).createWithHold(t), settle: realOps.settle };
+}
+
+/**
+ * Holds through `edges` edge processes' lease-holding repositories (HoldBatchingTaskRepository with a TaskLeaseBook
+ * each; `sql`: the journal statement, default HOLD_LEASED_SQL), submits spread round-robin over them. `quiesce`
+ * closes every lease (as each edge's shutdown does) and starts fresh books, so each check sees the model's money.
+ */
+export function leasedHoldOps(opts: { edges?: number; sql?: string; targetMinor?: bigint } = {}): LedgerOps {
+  const edges = opts.edges ?? 1;
+  const fleets = new WeakMap<DataSource, Array<{ book: TaskLeaseBook; repo: HoldBatchingTaskRepository }>>();
+  const fresh = (ds: DataSource): Array<{ book: TaskLeaseBook; repo: HoldBatchingTaskRepository }> => Array.from({ length: edges }, () => {
+    const book = new TaskLeaseBook(new CreditLeaseRepository(ds), { targetMinor: opts.targetMinor ?? 500n, ttlMs: 30_000, idleCloseMs: 10_000 });
+    return { book, repo: new HoldBatchingTaskRepository(ds, { leases: book, leasedSql: opts.sql, leaseWhen: 'always' }) };
+  });
+  let turn = 0;
+  return {
+    createWithHold: (ds, t) => {
+      let fleet = fleets.get(ds);
+      if (!fleet) fleets.set(ds, (fleet = fresh(ds)));
+      return fleet[turn++ % edges]!.repo.createWithHold(t);
+    },
+    settle: realOps.settle,
+    quiesce: async (ds) => {
+      const fleet = fleets.get(ds);
+      fleets.delete(ds);
+      await Promise.all((fleet ?? []).map((e) => e.book.close()));
+    },
+    exactRefusals: edges === 1,
+  };
 }
 
 export type Op =
@@ -195,7 +233,9 @@ export class LedgerRun {
         try {
           await this.ops.createWithHold(this.ds, task);
         } catch (e) {
-          if (covered || !isPaymentRequired(e)) throw new InvariantViolation('hold', `price ${p} with available ${this.m.available} threw ${String(e)}`);
+          if (!isPaymentRequired(e) || (covered && this.ops.exactRefusals !== false)) {
+            throw new InvariantViolation('hold', `price ${p} with available ${this.m.available} threw ${String(e)}`);
+          }
           return;
         }
         if (!covered) throw new InvariantViolation('no overdraft', `hold of ${p} accepted with only ${this.m.available} available`);
@@ -220,7 +260,7 @@ export class LedgerRun {
         if (accepted > before) throw new InvariantViolation('no overdraft', `concurrent holds took ${accepted} of ${before}`);
         // available only falls during the batch, so a refused hold was larger than what finally remained
         results.forEach((r, i) => {
-          if (r.status === 'rejected' && batch[i].price <= before - accepted) {
+          if (this.ops.exactRefusals !== false && r.status === 'rejected' && batch[i].price <= before - accepted) {
             throw new InvariantViolation('hold', `refused ${batch[i].price} although ${before - accepted} remained`);
           }
         });
@@ -262,6 +302,9 @@ export class LedgerRun {
 
   /** Compares the database with the model and checks every ledger invariant. */
   async check(): Promise<void> {
+    await this.ops.quiesce?.(this.ds);
+    await checkInflightCounter(this.ds, this.keyId);
+    await checkLeases(this.ds, this.accountId);
     const [acc]: Row[] = await this.ds.query(`SELECT available, held, spent FROM accounts WHERE id = $1`, [this.accountId]);
     const available = BigInt(acc.available as string);
     const held = BigInt(acc.held as string);
@@ -314,6 +357,40 @@ export class LedgerRun {
     if (topups !== this.m.topups || available !== this.m.available || held !== this.m.held || spent !== this.m.spent) {
       throw new InvariantViolation('model', `db ${available}/${held}/${spent}, model ${this.m.available}/${this.m.held}/${this.m.spent}`);
     }
+  }
+}
+
+/** The key's in-flight counter rows sum to its open tasks that were counted (those with a counter shard). */
+export async function checkInflightCounter(ds: DataSource, keyId: string): Promise<void> {
+  const [r]: Row[] = await ds.query(
+    `SELECT (SELECT COALESCE(sum(open), 0) FROM task_inflight WHERE api_key_id = $1)::int AS counted,
+            (SELECT count(*) FROM tasks WHERE api_key_id = $1 AND status IN ('pending','processing') AND inflight_shard IS NOT NULL)::int AS open`,
+    [keyId],
+  );
+  if (r.counted !== r.open) throw new InvariantViolation('in-flight counter', `counter ${r.counted}, open tasks ${r.open}`);
+}
+
+/**
+ * Every lease of the account: its ledger hold is its amount; what its tasks hold (ledger holds with `meta.lease`; a
+ * chat call's capture with `meta.lease`) is its `used`, never more than its amount; a closed lease released exactly
+ * the rest (hold = Σ tasks + release).
+ */
+export async function checkLeases(ds: DataSource, accountId: string): Promise<void> {
+  const rows: Row[] = await ds.query(
+    `SELECT l.id, l.status, l.amount::text, l.used::text,
+            (SELECT COALESCE(sum(amount), 0) FROM ledger_entries WHERE task_id = l.id AND kind = 'hold')::text AS hold,
+            (SELECT COALESCE(sum(amount), 0) FROM ledger_entries WHERE task_id = l.id AND kind = 'release')::text AS release,
+            (SELECT count(*) FROM ledger_entries WHERE task_id = l.id AND kind = 'release')::int AS releases,
+            (SELECT COALESCE(sum(amount), 0) FROM ledger_entries WHERE account_id = l.account_id AND kind IN ('hold', 'capture') AND meta->>'lease' = l.id)::text AS tasks
+     FROM credit_leases l WHERE l.account_id = $1`,
+    [accountId],
+  );
+  for (const r of rows) {
+    const [amount, used, hold, release, tasks] = [r.amount, r.used, r.hold, r.release, r.tasks].map((v) => BigInt(v as string));
+    if (hold !== amount) throw new InvariantViolation('lease hold', `${r.id as string}: hold ${hold}, amount ${amount}`);
+    if (tasks !== used || used > amount) throw new InvariantViolation('lease used', `${r.id as string}: used ${used}, its tasks hold ${tasks}, amount ${amount}`);
+    const closedOnce = r.status === 'closed' ? r.releases === 1 && release === amount - used : r.releases === 0;
+    if (!closedOnce) throw new InvariantViolation('lease release', `${r.id as string} (${r.status as string}): ${r.releases as number} releases of ${release}, rest ${amount - used}`);
   }
 }
 

@@ -134,6 +134,18 @@ export function toTaskRecord(r: Row): TaskRecord {
 const OPEN = `status IN ('pending','processing')`;
 
 /**
+ * Counter rows per API key of its open tasks (task_inflight, kept by triggers on `tasks`: migration
+ * TaskInflightCounter1765069200000). Every hold statement counts its tasks on ONE row picked at random, so two edges
+ * holding for one key at once rarely wait on each other's row; the in-flight check sums the key's rows.
+ */
+export const TASK_INFLIGHT_SHARDS = 16;
+
+export const inflightShard = (): number => Math.floor(Math.random() * TASK_INFLIGHT_SHARDS);
+
+/** The open tasks of the key `keyExpr` (a SQL expression): the sum of its counter rows, a bounded read. */
+export const openOf = (keyExpr: string): string => `(SELECT COALESCE(sum(open), 0) FROM task_inflight WHERE api_key_id = ${keyExpr})`;
+
+/**
  * The columns of a TaskRecord: every read and RETURNING names them (never `*`), so no poll, step, sweep or settlement
  * reads `request` — a body of up to the contract's cap — or sends it back over the wire.
  */
@@ -160,9 +172,8 @@ export const HOLD_MANY_SQL = `WITH b AS (
    ), per_key AS (
      SELECT account_id, api_key_id, min(inflight_limit) AS lim, count(*) AS n FROM b GROUP BY account_id, api_key_id
    ), room AS (
-     SELECT k.account_id, bool_and(k.lim IS NULL OR k.n + (
-       SELECT count(*) FROM (SELECT 1 FROM tasks WHERE api_key_id = k.api_key_id AND ${OPEN} LIMIT k.lim) open
-     ) <= k.lim) AS ok FROM per_key k GROUP BY k.account_id
+     SELECT k.account_id, bool_and(k.lim IS NULL OR k.n + ${openOf('k.api_key_id')} <= k.lim) AS ok
+     FROM per_key k GROUP BY k.account_id
    ), total AS (
      SELECT account_id, sum(price) AS amount FROM b GROUP BY account_id
    ), locked AS (
@@ -176,10 +187,10 @@ export const HOLD_MANY_SQL = `WITH b AS (
    ), task AS (
      INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
                         price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
-                        callback_url)
+                        callback_url, inflight_shard)
      SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
             b.price_snapshot, b.deadline_at, b.idempotency_key, b.idempotency_fingerprint, b.request_id, b.trace_id,
-            b.callback_url
+            b.callback_url, $2::int
      FROM b JOIN hold ON hold.id = b.account_id
      RETURNING ${TASK_COLUMNS}
    ), ledger AS (
@@ -189,6 +200,15 @@ export const HOLD_MANY_SQL = `WITH b AS (
    )
    SELECT task.* FROM task JOIN ledger ON ledger.task_id = task.id`;
 
+/** A task as one element of a batch hold statement's JSON array (`jsonb_to_recordset` names these fields). */
+export const toHoldRow = (t: NewTask): Record<string, unknown> => ({
+  id: t.id, account_id: t.accountId, api_key_id: t.apiKeyId, model: t.model, requested_model: t.requestedModel, pool: t.pool,
+  request: t.request, price: t.price.toString(), price_snapshot: t.priceSnapshot, deadline_at: t.deadlineAt.toISOString(),
+  idempotency_key: t.idempotencyKey ?? null, idempotency_fingerprint: t.idempotencyFingerprint ?? null,
+  request_id: t.requestId ?? null, trace_id: t.traceId ?? null, callback_url: t.callbackUrl ?? null,
+  inflight_limit: t.inflightLimit ?? null,
+});
+
 /**
  * HOLD_MANY_SQL on any connection (HoldBatchingTaskRepository.createManyWithHold); `sql`: HOLD_MANY_SQL (a mutation test passes a broken one). The written
  * tasks by id; a task missing from it was refused with the rest of its account's tasks (balance or room).
@@ -196,14 +216,8 @@ export const HOLD_MANY_SQL = `WITH b AS (
 export async function holdMany(ds: Pick<DataSource, 'query'>, ts: readonly NewTask[], sql = HOLD_MANY_SQL): Promise<Map<string, TaskRecord>> {
   if (ts.length === 0) return new Map();
   // one JSON document for the whole batch: one serialisation here, one parse there (no array-literal escaping)
-  const batch = JSON.stringify(ts.map((t) => ({
-    id: t.id, account_id: t.accountId, api_key_id: t.apiKeyId, model: t.model, requested_model: t.requestedModel, pool: t.pool,
-    request: t.request, price: t.price.toString(), price_snapshot: t.priceSnapshot, deadline_at: t.deadlineAt.toISOString(),
-    idempotency_key: t.idempotencyKey ?? null, idempotency_fingerprint: t.idempotencyFingerprint ?? null,
-    request_id: t.requestId ?? null, trace_id: t.traceId ?? null, callback_url: t.callbackUrl ?? null,
-    inflight_limit: t.inflightLimit ?? null,
-  })));
-  const rows = rowsOf(await ds.query(sql, [batch]));
+  const batch = JSON.stringify(ts.map(toHoldRow));
+  const rows = rowsOf(await ds.query(sql, [batch, inflightShard()]));
   return new Map(rows.map((r) => [r.id as string, toTaskRecord(r)]));
 }
 
@@ -228,17 +242,15 @@ export class TaskRepository {
   async createWithHold(t: NewTask): Promise<TaskRecord> {
     const rows = rowsOf(await this.ds.query(
       `WITH room AS (
-         SELECT $17::int IS NULL OR (
-           SELECT count(*) FROM (SELECT 1 FROM tasks WHERE api_key_id = $3 AND ${OPEN} LIMIT $17::int) open
-         ) < $17::int AS ok
+         SELECT $17::int IS NULL OR ${openOf('$3')} < $17::int AS ok
        ), hold AS (
          UPDATE accounts SET available = available - $8, held = held + $8, updated_at = now()
          WHERE id = $2 AND available >= $8 AND (SELECT ok FROM room) RETURNING id
        ), task AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
                             price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
-                            callback_url)
-         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16 FROM hold
+                            callback_url, inflight_shard)
+         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16, $18::int FROM hold
          RETURNING ${TASK_COLUMNS}
        ), ledger AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
@@ -250,7 +262,7 @@ export class TaskRepository {
       [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
         t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
         t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null,
-        t.inflightLimit ?? null],
+        t.inflightLimit ?? null, inflightShard()],
     ).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {

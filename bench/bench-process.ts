@@ -1,0 +1,31 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { serviceNodeArgs } from '@gmg/config';
+import { REPO_ROOT, waitFor } from '@gmg/testing';
+
+/**
+ * Starts `script` (a path from the repo root) as `node [args] --import tsx script` and waits for its /healthz; a
+ * service's main.ts runs as startService would run it (its bundle when GMG_SERVICE_RUNTIME=dist, bench/run.ts).
+ */
+export async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = [], root = REPO_ROOT): Promise<ChildProcess> {
+  const service = /^services\/([^/]+)\/src\/main\.ts$/.exec(script)?.[1];
+  const run = service
+    ? serviceNodeArgs(root, service, process.env.GMG_SERVICE_RUNTIME === 'dist' || root !== REPO_ROOT ? 'dist' : 'tsx')
+    : ['--import', 'tsx', path.join(root, script)];
+  const proc = spawn(process.execPath, [...args, ...run], {
+    cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  process.once('exit', () => proc.kill('SIGKILL'));
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 60_000, intervalMs: 100, what: script });
+  return proc;
+}
+
+export async function stop(proc: ChildProcess | undefined): Promise<void> {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(t);
+}
+

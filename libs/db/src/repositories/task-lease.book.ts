@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import type { CreditLeaseRepository } from './credit-lease.repository';
+
+/** How an edge sizes and keeps its task-hold leases (README: TASK_LEASE_*). */
+export interface TaskLeaseOptions {
+  /** What a lease asks for; it gets less when the balance is smaller, never less than the task needs. */
+  targetMinor: bigint;
+  /** A lease expires this long after its last renewal; renewed every third of it while held. */
+  ttlMs: number;
+  /** A lease no task used for this long is closed (its money back to the account). */
+  idleCloseMs: number;
+  now?: () => number;
+}
+
+/** One lease as this edge sees it. */
+export interface TaskLease {
+  readonly id: string;
+  readonly accountId: string;
+  readonly amount: bigint;
+  /** Prices of the tasks reserved on it: written, or in a journal statement not yet answered. Never above `amount`. */
+  committed: bigint;
+  /** Reserved tasks whose journal statement has not answered yet: the lease is not closed while any is left. */
+  writing: number;
+  lastUsed: number;
+  renewedAt: number;
+  /** Takes no new task: exhausted, idle, closed by a sweeper, or shutting down. */
+  retired: boolean;
+}
+
+/**
+ * The edge's side of task-hold leases (docs/reliability.md, "Hot accounts"): per account, money held once in
+ * Postgres as a credit lease (the same `credit_leases` rows, grant, renew, close and sweeper as the messages path),
+ * spent here in memory; each task reserved on it is written by the journal statement (task-lease.repository.ts),
+ * which touches the edge's own lease row, never the account row. Invariants kept locally (Postgres re-checks each
+ * one in the journal, so a wrong local view costs a fallback, never money):
+ * - a reservation only while `committed + price ≤ amount`, the lease is not retired and surely alive (renewed within
+ *   the last two thirds of its life);
+ * - a lease is closed only when no reservation on it waits for its journal (`writing = 0`);
+ * - `reserve` answers null when no lease can cover the task, after giving back this edge's idle leases of the
+ *   account: the caller then holds the task directly on the account row, which answers exactly (402 or the hold).
+ */
+export class TaskLeaseBook {
+  readonly edgeId = `edge_${randomBytes(6).toString('hex')}`;
+  private readonly current = new Map<string, TaskLease>();
+  private readonly leases = new Map<string, TaskLease>();
+  private readonly granting = new Map<string, Promise<boolean>>();
+  /** Waiters for a retired lease's close, by lease id (resolved once it is closed or its close was tried). */
+  private readonly closing = new Map<string, Array<() => void>>();
+  private renewTimer: NodeJS.Timeout | undefined;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(
+    private readonly repo: Pick<CreditLeaseRepository, 'grant' | 'renew' | 'close'>,
+    private readonly o: TaskLeaseOptions,
+  ) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Reserves `price` on the account's lease (granting one when none has room); null: hold it directly. */
+  async reserve(accountId: string, price: bigint): Promise<TaskLease | null> {
+    // every successful grant lets at least one waiting task through, so this ends; the bound is a safety net
+    for (let attempt = 0; attempt < 100 && !this.closed; attempt++) {
+      const l = this.current.get(accountId);
+      if (l && !l.retired && this.fresh(l) && l.amount - l.committed >= price) {
+        l.committed += price;
+        l.writing++;
+        l.lastUsed = this.now();
+        return l;
+      }
+      if (!(await this.grantFor(accountId, price))) break;
+    }
+    await Promise.all([...this.leases.values()].filter((l) => l.accountId === accountId).map((l) => this.retired(l)));
+    return null;
+  }
+
+  /** The journal answered for one reservation: `written`, or refused (its price is free again and the lease retires). */
+  done(l: TaskLease, price: bigint, written: boolean): void {
+    l.writing--;
+    if (!written) {
+      l.committed -= price;
+      // refused: closed by a sweeper, short in Postgres, or a key without room — a fresh lease is granted next
+      l.retired = true;
+    }
+    if (l.retired && l.writing === 0) void this.retire(l);
+  }
+
+  /** Shutdown (and tests): no new reservations; every lease closed once its journal has answered. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+    await Promise.all([...this.leases.values()].map((l) => this.retire(l)));
+  }
+
+  /** Stops renewing without closing anything: the leases expire as if this process had died (crash tests). */
+  abandon(): void {
+    this.closed = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+  }
+
+  private fresh(l: TaskLease): boolean {
+    return this.now() - l.renewedAt < (this.o.ttlMs * 2) / 3;
+  }
+
+  private grantFor(accountId: string, need: bigint): Promise<boolean> {
+    let p = this.granting.get(accountId);
+    if (!p) {
+      p = this.grant(accountId, need).finally(() => this.granting.delete(accountId));
+      this.granting.set(accountId, p);
+    }
+    return p;
+  }
+
+  private async grant(accountId: string, need: bigint): Promise<boolean> {
+    const old = this.current.get(accountId);
+    // an exhausted lease gives its rest back first: when the balance is small that rest is what the next lease needs
+    if (old) await this.retire(old);
+    const id = `lease_${randomBytes(12).toString('hex')}`;
+    const want = this.o.targetMinor > need ? this.o.targetMinor : need;
+    const g = await this.repo.grant({ id, accountId, edgeId: this.edgeId, min: need, want, ttlMs: this.o.ttlMs });
+    if (!g) return false;
+    const at = this.now();
+    const l: TaskLease = { id, accountId, amount: g.amount, committed: 0n, writing: 0, lastUsed: at, renewedAt: at, retired: false };
+    this.current.set(accountId, l);
+    this.leases.set(id, l);
+    this.renewTimer ??= setInterval(() => void this.renew(), Math.max(50, Math.floor(this.o.ttlMs / 3))).unref();
+    return true;
+  }
+
+  /** No new reservations; closed now when no journal statement still counts on it (else by the last `done`). */
+  private async retire(l: TaskLease): Promise<void> {
+    l.retired = true;
+    if (this.current.get(l.accountId) === l) this.current.delete(l.accountId);
+    if (l.writing > 0 || !this.leases.has(l.id)) return;
+    this.leases.delete(l.id);
+    // a failed close leaves the lease to expire; any edge's sweeper closes it then (ChatCallSweeper)
+    await this.repo.close(l.id).catch(() => null);
+    for (const resolve of this.closing.get(l.id) ?? []) resolve();
+    this.closing.delete(l.id);
+  }
+
+  /** Retires the lease and resolves once its rest is back on the account (after its journal statements answered). */
+  private retired(l: TaskLease): Promise<void> {
+    if (l.writing === 0) return this.retire(l);
+    l.retired = true;
+    if (this.current.get(l.accountId) === l) this.current.delete(l.accountId);
+    return new Promise<void>((resolve) => this.closing.set(l.id, [...(this.closing.get(l.id) ?? []), resolve]));
+  }
+
+  private async renew(): Promise<void> {
+    const at = this.now();
+    for (const l of this.leases.values()) if (l.writing === 0 && at - l.lastUsed > this.o.idleCloseMs) void this.retire(l);
+    const ids = [...this.leases.keys()];
+    if (ids.length === 0) {
+      if (this.renewTimer) clearInterval(this.renewTimer);
+      this.renewTimer = undefined;
+      return;
+    }
+    const alive = await this.repo.renew(ids, this.o.ttlMs).catch(() => null);
+    if (!alive) return; // Postgres unreachable: the leases go stale (no reservations) and expire
+    for (const id of ids) {
+      const l = this.leases.get(id);
+      if (!l) continue;
+      if (alive.has(id)) l.renewedAt = at;
+      else void this.retire(l);
+    }
+  }
+}
