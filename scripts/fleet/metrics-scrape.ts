@@ -1,0 +1,36 @@
+/**
+ * Counters the services export on GET /metrics (libs/observability): worker steps (`gmg_upstream_requests_total`
+ * by operation: one submit or one poll of the upstream per step) and settlements (`gmg_settlements_total`). A
+ * replaced process starts again from 0; `Monotonic` adds what its predecessor had counted.
+ */
+export async function scrape(url: string, metric: string, label?: { name: string; value: string }): Promise<number | undefined> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(3000) }).catch(() => undefined);
+  if (!r?.ok) return undefined;
+  const text = await r.text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(metric)) continue;
+    if (label && !line.includes(`${label.name}="${label.value}"`)) continue;
+    const v = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Number.isFinite(v)) sum += v;
+  }
+  return sum;
+}
+
+export class Monotonic {
+  private readonly last = new Map<string, number>();
+  private readonly offset = new Map<string, number>();
+
+  /** The counter of `key` as if its process had never restarted (a reading below the last one = a new process). */
+  add(key: string, reading: number | undefined): number {
+    const prev = this.last.get(key) ?? 0;
+    let off = this.offset.get(key) ?? 0;
+    if (reading === undefined) return off + prev;
+    if (reading < prev) {
+      off += prev;
+      this.offset.set(key, off);
+    }
+    this.last.set(key, reading);
+    return off + reading;
+  }
+}
