@@ -43,12 +43,16 @@ export interface MeasuredCosts extends Costs {
 
 const edgeCpu = (s: Snapshot): number => Object.entries(s.cpu).filter(([k]) => groupOf(k) === 'api-edge').reduce((a, [, v]) => a + v, 0);
 
-/** `concurrency` loops of `fn` for `ms`; returns how many completed with a 200. */
-async function burst(ms: number, concurrency: number, fn: () => Promise<boolean>): Promise<number> {
+/** `concurrency` loops of `fn` for `ms` and at most `max` calls; returns how many answered 200. */
+async function burst(ms: number, max: number, concurrency: number, fn: () => Promise<boolean>): Promise<number> {
   const end = Date.now() + ms;
   let ok = 0;
+  let started = 0;
   await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = 0; i < 1_000_000 && Date.now() < end; i++) if (await fn().catch(() => false)) ok++;
+    while (started < max && Date.now() < end) {
+      started++;
+      if (await fn().catch(() => false)) ok++;
+    }
   }));
   return ok;
 }
@@ -64,9 +68,11 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
   };
   const ms = cfg.calibrateS * 1000;
   try {
+    // tasks that stay in flight ([sim:never]) for the polls: a client polls a running task, whose view the edge
+    // reads from Redis each time (a finished one may be answered from the edge's cache); cancelled afterwards
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const r = await req('POST', '/v1/images/generations', JSON.stringify({ model: 'lumen-2-flex', prompt: `calibration ${i}` }));
+      const r = await req('POST', '/v1/images/generations', JSON.stringify({ model: 'lumen-2-flex', prompt: `calibration ${i} [sim:never]` }));
       if (r.status === 200) ids.push(r.json.data[0].task_id as string);
     }
     if (!ids.length) throw new Error('calibration: no submit accepted');
@@ -79,13 +85,15 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
     const idleCmds = redisCommandsBetween(idle0, idle1) / idleS;
     let n = 0;
     const p0 = await sampler.snapshot();
-    const polls = await burst(ms, 8, async () => (await req('GET', `/v1/tasks/${ids[n++ % ids.length]}`)).status === 200);
+    const polls = await burst(ms, 5000, 8, async () => (await req('GET', `/v1/tasks/${ids[n++ % ids.length]}`)).status === 200);
     const p1 = await sampler.snapshot();
     const pS = (p1.at - p0.at) / 1000;
     const s0 = await sampler.snapshot();
-    const submits = await burst(ms, 8, async () => (await req('POST', '/v1/images/generations', JSON.stringify({ model: 'lumen-2-flex', prompt: 'calibration submit' }))).status === 200);
+    // at most 300 tasks: they are real, and the pools must finish them before the day's checks
+    const submits = await burst(ms, 300, 8, async () => (await req('POST', '/v1/images/generations', JSON.stringify({ model: 'lumen-2-flex', prompt: 'calibration submit' }))).status === 200);
     const s1 = await sampler.snapshot();
     const sS = (s1.at - s0.at) / 1000;
+    for (const id of ids) await req('POST', `/v1/tasks/${id}/cancel`);
     return {
       edgeMsPerPoll: (1000 * (edgeCpu(p1) - edgeCpu(p0) - idleEdge * pS)) / Math.max(1, polls),
       redisCmdsPerPoll: Math.max(0, redisCommandsBetween(p0, p1) - idleCmds * pS) / Math.max(1, polls),

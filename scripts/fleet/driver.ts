@@ -64,6 +64,8 @@ export class Driver {
   pollsTotal = 0;
   /** Submissions whose answer was lost (a connection cut mid-request, not idempotent): the task may exist. */
   ambiguous = 0;
+  /** Chat calls among them: the gateway may have recorded (and charged) a call whose answer the client never got. */
+  ambiguousMessages = 0;
   private win = new Window();
   private readonly ring: SubmittedTask[] = [];
   private inFlight = 0;
@@ -77,6 +79,11 @@ export class Driver {
   constructor(private readonly o: DriverOptions) {
     this.pools = o.edges.map((u) => new Pool(u, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 30_000, bodyTimeout: 30_000 }));
     this.downUntil = o.edges.map(() => 0);
+  }
+
+  /** Requests on the wire now. */
+  inFlightNow(): number {
+    return this.inFlight;
   }
 
   /** The latest submitted tasks not yet seen ending by a polling client (newest last), at most 200. */
@@ -186,7 +193,10 @@ export class Driver {
       if (!webhook) this.schedulePoll(t, acc.key, 0);
     } catch {
       if (req.idempotent) this.win.refused.connection = (this.win.refused.connection ?? 0) + 1;
-      else this.ambiguous++;
+      else {
+        this.ambiguous++;
+        if (kind === 'messages') this.ambiguousMessages++;
+      }
     } finally {
       this.inFlight--;
     }

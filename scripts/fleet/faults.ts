@@ -33,12 +33,16 @@ export function plannedFaults(services: FleetServices, redis: RedisTopology, loa
       at: 0.65 * loadMs,
       what: redis.kind === 'cluster' ? 'kill -9 a Redis master' : 'kill -9 the Redis server',
       run: async () => {
-        const [victim] = await redis.masters();
+        const masters = await redis.masters();
+        const victim = masters[0];
         if (!victim) return { healMs: NaN, note: 'no master found' };
         const t0 = Date.now();
         await victim.proc.signal('SIGKILL');
         if (redis.kind === 'standalone') await redis.restart(victim);
-        await waitFor(async () => (await redis.healthy()) || undefined, { timeoutMs: 60_000, intervalMs: 100, what: 'redis healthy after the kill' });
+        const before = masters.length;
+        // healed: as many masters as before among the live nodes (a replica was promoted) and every slot served
+        await waitFor(async () => ((await redis.masters()).length >= before && (await redis.healthy())) || undefined,
+          { timeoutMs: 60_000, intervalMs: 100, what: 'redis failed over after the kill' });
         const healMs = Date.now() - t0;
         if (redis.kind === 'cluster') await redis.restart(victim);
         return {

@@ -168,7 +168,13 @@ export async function startRedisCluster(root: string, masters = 3, replicas = 1)
     },
     stop: async () => { await Promise.all(nodes.map((n) => n.proc.signal('SIGTERM', 10_000))); },
   };
-  await waitFor(async () => (await topo.healthy()) || undefined, { timeoutMs: 30_000, intervalMs: 200, what: 'redis cluster state ok' });
+  // ready: every slot served and every replica in sync with its master (a replica that never synced cannot be
+  // promoted, so a master killed before that would not fail over)
+  const synced = async (): Promise<boolean> => {
+    const infos = await Promise.all(nodes.map((n) => nodeCommand(n.port, 'INFO', 'replication').catch(() => '')));
+    return infos.filter((i) => /role:slave/.test(i) && /master_link_status:up/.test(i) && /master_sync_in_progress:0/.test(i)).length === masters * replicas;
+  };
+  await waitFor(async () => ((await topo.healthy()) && (await synced())) || undefined, { timeoutMs: 60_000, intervalMs: 200, what: 'redis cluster state ok, replicas in sync' });
   return topo;
 }
 

@@ -48,6 +48,16 @@ function postmasterPid(root: string): number | undefined {
   }
 }
 
+/** Who took the cores, and what one core carries (the gateway's own processes: not the simulator or the driver). */
+function coresLine(total: Row): string {
+  const groups = Object.entries(total.cpu).sort((a, b) => b[1] - a[1]);
+  const all = groups.reduce((a, [, v]) => a + v, 0);
+  const gateway = groups.filter(([g]) => g !== 'upstream-sim' && g !== 'fleet-driver').reduce((a, [, v]) => a + v, 0);
+  const perCore = total.completedPerS > 0 ? (100 * total.completedPerS) / gateway : NaN;
+  return `cores: the fleet used ${(all / 100).toFixed(2)} of ${cpus().length} (${groups.slice(0, 4).map(([g, v]) => `${g} ${(v / 100).toFixed(2)}`).join(', ')}); ` +
+    `the gateway's own processes ${(gateway / 100).toFixed(2)} cores for ${total.completedPerS.toFixed(1)} tasks/s = ${perCore.toFixed(1)} tasks/s per core`;
+}
+
 interface World {
   root: string;
   pg?: ChaosPostgres;
@@ -123,7 +133,10 @@ async function main(): Promise<number> {
 
   try {
     log(execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.mjs')], { cwd: REPO_ROOT, encoding: 'utf8' }).trim());
-    const wantCluster = cfg.redis === 'cluster' || (cfg.redis === 'auto' && supported('REDIS_CLUSTER_NODES'));
+    const clusterClients = supported('REDIS_CLUSTER_NODES');
+    // services that do not read REDIS_CLUSTER_NODES would fall back to REDIS_URL's default: the machine's own Redis
+    if (cfg.redis === 'cluster' && !clusterClients) throw new Error('FLEET_REDIS=cluster: the services do not read REDIS_CLUSTER_NODES yet (issue #22)');
+    const wantCluster = cfg.redis === 'cluster' || (cfg.redis === 'auto' && clusterClients);
     const [pg, redis] = await Promise.all([ChaosPostgres.start(w.root), wantCluster ? startRedisCluster(w.root) : startStandaloneRedis(w.root)]);
     w.pg = pg;
     w.redis = redis;
@@ -246,11 +259,13 @@ async function main(): Promise<number> {
       faultResults.length ? ['| fault | at | time to heal | note |', '|---|---|---|---|', ...faultResults.map((f) => `| ${f.what} | ${f.atS.toFixed(0)} s | ${(f.healMs / 1000).toFixed(2)} s | ${f.note} |`)].join('\n') : 'faults: none (FLEET_FAULTS=1 injects them)',
       '',
       `end-of-run checks: ${verdict.accepted} tasks accepted, ${verdict.inDatabase} in the database, ${verdict.open} not terminal, ${verdict.missing} lost, ` +
-        `${verdict.unsettled} not settled exactly once, ${verdict.doubleSettled} double-settled, ${verdict.completed} completed, ${verdict.failed} failed; ` +
+        `${verdict.unsettled} not settled exactly once, ${verdict.doubleSettled} double-settled, ${verdict.completed} completed, ${verdict.failed} failed (+ ${verdict.cancelled} calibration tasks cancelled); ` +
         `chat calls ${verdict.chatAnswered} answered / ${verdict.chatCalls} recorded (${verdict.chatBad} without exactly one capture); ` +
         `${verdict.accountsChecked} accounts, ${verdict.accountsBroken} break available + held = topups − captures (held at the end ${verdict.heldAtEnd}); ` +
         `webhooks ${verdict.webhooksExpected - verdict.webhooksMissing} / ${verdict.webhooksExpected} delivered, ${verdict.webhookDuplicates} duplicates; ` +
         `drained in ${(verdict.drainMs / 1000).toFixed(1)} s; ambiguous submits (connection cut, no answer) ${driver.ambiguous}`,
+      '',
+      coresLine(total),
       '',
       model.text,
       '',
@@ -258,7 +273,7 @@ async function main(): Promise<number> {
     ].join('\n');
     process.stdout.write(`\n${out}\n`);
     if (cfg.reportFile) writeFileSync(cfg.reportFile, `${out}\n`);
-    if (cfg.costsOut) writeFileSync(cfg.costsOut, `${JSON.stringify(measured, null, 2)}\n`);
+    if (cfg.costsOut) writeFileSync(cfg.costsOut, `${JSON.stringify({ ...measured, check: model.text }, null, 2)}\n`);
     if (bad.length) for (const r of w.services.all()) if (!w.services.alive(r)) log(`--- ${r.id} exited ---\n${w.services.tail(r)}`);
     client.disconnect();
     return bad.length ? 1 : 0;

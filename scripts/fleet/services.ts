@@ -3,9 +3,11 @@
  * production flags — what the image runs), N replicas of each, every one on its own free port.
  */
 import path from 'node:path';
+import { POOLS } from '@gmg/contracts';
 import { freePort, startService, type ServiceProcess } from '@gmg/testing';
 
-export const POOLS = ['image', 'video', 'artgen', 'avatar'] as const;
+/** Thirteen processes starting at once on two shared cores take a while; bounded all the same. */
+const START_TIMEOUT_MS = 240_000;
 
 export interface Replica {
   /** e.g. `api-edge#1`, `worker-image#2`. */
@@ -54,7 +56,7 @@ export class FleetServices {
     const full = { ...env, [portVar]: String(port) };
     if (service === 'api-edge') full.PUBLIC_BASE_URL = `http://127.0.0.1:${port}`;
     const health = `http://127.0.0.1:${port}${healthPath}`;
-    const sp = await startService(service, full, health, 90_000, 'dist');
+    const sp = await startService(service, full, health, START_TIMEOUT_MS, 'dist');
     return { id: `${service}#${n}`, service, port, env: full, health, sp, restarts: 0 };
   }
 
@@ -76,7 +78,7 @@ export class FleetServices {
     const t0 = Date.now();
     await r.sp.kill9();
     onKilled?.();
-    r.sp = await startService(r.service, r.env, r.health, 90_000, 'dist');
+    r.sp = await startService(r.service, r.env, r.health, START_TIMEOUT_MS, 'dist');
     r.restarts++;
     return Date.now() - t0;
   }

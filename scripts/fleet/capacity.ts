@@ -1,0 +1,132 @@
+/**
+ * `npm run capacity`: the capacity model (scripts/fleet/capacity-model.ts) over the measured per-operation costs
+ * (scripts/fleet/costs.json, written by `FLEET_COSTS_OUT=scripts/fleet/costs.json npm run fleet`).
+ *
+ *   npm run capacity                                         # sizing for 10 M tasks/day, peak ×3
+ *   npm run capacity -- --tasks-per-day 2e6 --peak 4 --polls-per-task 5 --mix image=50,video=30,artgen=15,avatar=5
+ *   npm run capacity -- --write                              # regenerates docs/capacity.md
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { MODEL_POOLS, PG_PRIMARY_CORES, TARGET_UTILISATION, size, type Costs, type Load, type Pool, type Sizing } from './capacity-model';
+
+const ROOT = path.resolve(__dirname, '../..');
+const COSTS = path.join(ROOT, 'scripts/fleet/costs.json');
+const DOC = path.join(ROOT, 'docs/capacity.md');
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+function parsePoolMix(raw: string): Record<Pool, number> {
+  const mix: Record<Pool, number> = { image: 0, video: 0, artgen: 0, avatar: 0 };
+  for (const part of raw.split(',')) {
+    const [k, v] = part.split('=');
+    if (!MODEL_POOLS.includes(k as Pool) || !(Number(v) >= 0)) throw new Error(`--mix: bad entry "${part}" (pools: ${MODEL_POOLS.join(', ')})`);
+    mix[k as Pool] = Number(v);
+  }
+  return mix;
+}
+
+const f = (n: number, d = 1): string => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : '–');
+
+function sizingTable(c: Costs, loads: Array<[string, Load]>): string {
+  const sized: Array<[string, Sizing]> = loads.map(([n, l]) => [n, size(c, l)]);
+  const row = (what: string, fn: (s: Sizing) => string): string => `| ${what} | ${sized.map(([, s]) => fn(s)).join(' | ')} |`;
+  return [
+    `| | ${sized.map(([n]) => n).join(' | ')} |`,
+    `|---|${sized.map(() => '---').join('|')}|`,
+    row('peak tasks/s', (s) => f(s.peakTasksPerS)),
+    ...['api-edge', ...MODEL_POOLS.map((p) => `worker-${p}`), 'billing'].map((k) => row(`${k} pods (cores at peak)`, (s) => `${s.pods[k]} (${f(s.cores[k]!, 2)})`)),
+    row('Redis commands/s at peak', (s) => f(s.redisCmdsPerS, 0)),
+    row('Redis shards (masters; + 1 replica each)', (s) => String(s.redisShards)),
+    row('Redis `maxmemory` per shard (GiB, views kept 3 days, ×1.5)', (s) => f(s.redisMaxmemoryGiB, 2)),
+    row('Postgres transactions/s at peak', (s) => f(s.pgTxPerS, 0)),
+    row('Postgres cores at peak', (s) => f(s.pgCores, 2)),
+    row('PgBouncer → Postgres server connections', (s) => String(s.pgServerConnections)),
+    row('storage per day (GiB, tables + indexes)', (s) => f(s.storageGiBPerDay, 2)),
+    row('WAL per day (GiB)', (s) => f(s.walGiBPerDay, 2)),
+    row('first bottleneck', (s) => s.firstBottleneck),
+  ].join('\n');
+}
+
+function costsTable(c: Costs): string {
+  const rows: Array<[string, string]> = [
+    ['edge CPU per submit (measured alone, before the day)', `${f(c.edgeMsPerSubmit, 2)} ms`],
+    ['edge CPU per poll (GET /v1/tasks/<id>, alone)', `${f(c.edgeMsPerPoll, 2)} ms`],
+    ...MODEL_POOLS.map((p): [string, string] => [`worker-${p} CPU per step (one upstream submit or poll); steps per task`, `${f(c.workerMsPerStep[p], 2)} ms; ${f(c.stepsPerTask[p], 1)}`]),
+    ['billing CPU per settlement (with webhooks for ' + `${(c.webhookShare * 100).toFixed(0)} % of tasks)`, `${f(c.billingMsPerSettlement, 2)} ms`],
+    ['Redis commands per task (all but client polls); per client poll', `${f(c.redisCmdsPerTask, 1)}; ${f(c.redisCmdsPerPoll, 1)}`],
+    ['Redis CPU per command', `${f(c.redisUsPerCmd, 1)} µs`],
+    ['Redis memory per task (grown during the run, nothing expired yet)', `${f(c.redisBytesPerTask, 0)} bytes`],
+    ['Postgres transactions per task; CPU per task', `${f(c.pgTxPerTask, 1)}; ${f(c.pgMsPerTask, 2)} ms`],
+    ['Postgres WAL per task; database growth per task', `${f(c.pgWalBytesPerTask, 0)} bytes; ${f(c.pgStorageBytesPerTask, 0)} bytes`],
+    ['mean transaction time (PgBouncer sv_active ÷ transactions/s)', `${f(c.pgMsPerTx, 2)} ms`],
+    ['PgBouncer CPU per transaction', `${f(c.bouncerMsPerTx, 3)} ms`],
+    ['client polls per task (tasks without a webhook poll every FLEET_POLL_MS)', f(c.pollsPerTask, 2)],
+  ];
+  return ['| cost | measured |', '|---|---|', ...rows.map(([a, b]) => `| ${a} | ${b} |`)].join('\n');
+}
+
+function main(): void {
+  const c = JSON.parse(readFileSync(COSTS, 'utf8')) as Costs & { check?: string };
+  const load: Load = {
+    tasksPerDay: Number(arg('tasks-per-day') ?? 10_000_000),
+    peakFactor: Number(arg('peak') ?? 3),
+    mix: arg('mix') ? parsePoolMix(arg('mix')!) : c.mix,
+    pollsPerTask: Number(arg('polls-per-task') ?? c.pollsPerTask),
+  };
+  const one = size(c, load);
+  process.stdout.write(`${sizingTable(c, [[`${f(load.tasksPerDay / 1e6, 1)} M tasks/day, peak ×${load.peakFactor}`, load]])}\n\n` +
+    `the whole gateway: ${f(one.tasksPerSPerCore, 1)} tasks/s per core (${f(1000 / one.tasksPerSPerCore, 1)} ms of CPU per task)\n`);
+  if (!process.argv.includes('--write')) return;
+  const loads: Array<[string, Load]> = [1e6, 1e7, 1e8].map((n) => [`${n / 1e6} M/day, peak ×3`, { ...load, tasksPerDay: n, peakFactor: 3 }]);
+  const doc = `# Capacity model
+
+Generated by \`npm run capacity -- --write\` (scripts/fleet/capacity.ts) from scripts/fleet/costs.json, the
+per-operation costs that \`FLEET_COSTS_OUT=scripts/fleet/costs.json npm run fleet\` measured
+(${c.measuredAt.slice(0, 16).replace('T', ' ')} UTC, ${c.machine}, machine shared with parallel test runs). Do not edit by hand:
+re-run the fleet, then this script.
+
+## Measured costs
+
+How each is measured (scripts/fleet/costs.ts): the edge alone before the day (a fixed concurrency of polls, then of
+image submits, minus an idle window's background); everything else over the day itself, as the total of a
+resource divided by the count of what drove it — worker steps from \`gmg_upstream_requests_total\`, settlements
+from \`gmg_settlements_total\` (each service's /metrics), Redis \`total_commands_processed\` and \`used_memory\` of
+the masters, Postgres \`pg_stat_database\` and \`pg_stat_wal\`, PgBouncer \`SHOW POOLS\` / \`SHOW STATS\`, CPU from
+/proc (utime + stime; Postgres with its backends).
+
+${costsTable(c)}
+
+Mix of the run (tasks per pool): ${MODEL_POOLS.map((p) => `${p} ${c.mix[p]}`).join(', ')}.
+
+## Sizing
+
+Inputs: tasks per day, peak factor (peak ÷ mean rate), mix, client polls per task. Pods are counted at
+${TARGET_UTILISATION * 100} % of one core each, two at least per service; a Redis shard is one core (commands run on one thread),
+three masters at least; PgBouncer's server connections follow Little's law (transactions/s × mean transaction time)
+at ${TARGET_UTILISATION * 100} %. The first bottleneck is the part that does not scale out: one Postgres primary of
+${PG_PRIMARY_CORES} cores, or the Redis shard that holds the busiest queue (raise QUEUE_SHARDS for that pool).
+
+${sizingTable(c, loads)}
+
+Per core: the whole gateway (edge, pools, billing, Redis, PgBouncer, Postgres; not the simulator or the load driver)
+carries **${f(one.tasksPerSPerCore, 1)} tasks/s per core** at this mix and poll cadence.
+
+Any other load: \`npm run capacity -- --tasks-per-day 2e6 --peak 4 --polls-per-task 5 --mix image=50,video=30,artgen=15,avatar=5\`.
+
+## Checked against the fleet run
+
+Every \`npm run fleet\` predicts, from these costs and its own load (completed tasks/s, mix, client polls per task),
+each part's CPU and the Redis and Postgres rates, and prints them against what it measured (target: each within
+25 %). The check of the run these costs came from, against the costs recorded before it:
+
+${c.check ?? '(not recorded)'}
+`;
+  writeFileSync(DOC, doc);
+  process.stdout.write(`wrote ${path.relative(ROOT, DOC)}\n`);
+}
+
+main();
