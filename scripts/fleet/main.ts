@@ -236,6 +236,8 @@ async function main(): Promise<number> {
     const end = await sampler.snapshot();
     const total = makeRow('total (load phase)', snaps[0]!, snaps[snaps.length - 1]!, mergeWindows(windows), [], cfg.rate, []);
     total.failed = end.failed - snaps[0]!.failed;
+    // a Redis node restarted mid-run resets its counter: the total is the sum of the windows
+    total.redisCmdsPerS = rows.reduce((a, r) => a + r.redisCmdsPerS * r.seconds, 0) / total.seconds;
     const bad = problems(verdict, cfg.faults);
     const machine = `${cpus().length}× ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const activeServers = snaps.reduce((s, x) => s + x.bouncerActive, 0) / snaps.length;
