@@ -15,6 +15,9 @@
  *       # `node --import tsx bench/profile-summary.ts /tmp/prof/<file>.cpuprofile`)
  *   BENCH_CEILING_ACCOUNTS=100 npm run bench -- ceiling   # submits spread over 100 accounts (default 1)
  *   BENCH_NOTE='after: …' labels the row.
+ *   BENCH_CEILING_EDGES=2 npm run bench -- ceiling                        # fleet: one account vs 100 over two edges
+ *   BENCH_CEILING_SUSTAINED=1 BENCH_SUSTAINED_MINUTES=10 npm run bench -- ceiling  # fleet: one account for 10 min
+ *       # (bench/ceiling-fleet.ts: both print their figures and check the ledger after the run)
  *   BENCH_BASELINE=/tmp/base npm run bench -- ceiling
  *       # A/B in one run: also measures the api-edge bundle of another checkout (e.g. `git worktree add /tmp/base
  *       # <commit> && (cd /tmp/base && npm run build)`: the build installs what is missing first), in the same
