@@ -17,6 +17,7 @@ const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
   ['billing', s.billingKill],
   ['worker', s.workerKill],
   ['edge', s.edgeTerm],
+  ['edge-streams', s.edgeKillStreams],
   ['upstream', (w) => s.upstreamOutage(w, false)],
   ['failover', (w) => s.upstreamOutage(w, true)],
 ];

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     if (process.env.DEMO_API_KEY) {
       const channelBaseUrl = process.env.DEMO_CHANNEL_URL ?? 'http://upstream-sim:9090';
       await seedDemo(ds, { apiKey: process.env.DEMO_API_KEY, balanceMinor: toMinor(Number(process.env.DEMO_BALANCE ?? 100)), channelBaseUrl });
-      console.log(`migrate: demo account, key and channel (${channelBaseUrl}) seeded`);
+      console.log(`migrate: demo account, key and channels (tasks and chat, ${channelBaseUrl}) seeded`);
     }
   } finally {
     await ds.destroy();

@@ -12,7 +12,7 @@ import { serviceNodeArgs } from '@gmg/config';
 import { toMinor } from '@gmg/contracts';
 import { loadPrices, seedDemo } from '@gmg/db';
 import { migrate, redactUrl } from './lib/db-setup';
-import { portInUse, smokeImageTask, waitHealthy } from './lib/http-checks';
+import { portInUse, smokeChat, smokeImageTask, waitHealthy } from './lib/http-checks';
 import { resolvePostgres, type PgHandle } from './lib/postgres';
 import { evictionPolicy, resolveRedis, type RedisHandle } from './lib/redis';
 import { LOCAL_SERVICES, portOf, portOverrideVar, STOP_PHASES } from './lib/services';
@@ -238,7 +238,10 @@ async function runSmoke(baseUrl: string, key: string, allUp: boolean): Promise<v
   const r = await smokeImageTask(baseUrl, key, 60_000);
   say(`smoke: ${r.ok ? 'OK' : 'FAILED'} task=${r.taskId ?? '-'} status=${r.status ?? '-'}`);
   say(`smoke: ${r.detail}`);
-  await shutdown(r.ok ? 'smoke test passed' : 'smoke test failed', r.ok ? 0 : 1);
+  const chat = await smokeChat(baseUrl, key).catch((e: Error) => ({ ok: false, detail: e.message }));
+  say(`smoke: chat ${chat.ok ? 'OK' : 'FAILED'} ${chat.detail}`);
+  const ok = r.ok && chat.ok;
+  await shutdown(ok ? 'smoke test passed' : 'smoke test failed', ok ? 0 : 1);
 }
 
 function printWelcome(baseUrl: string, key: string, adminToken: string): void {
@@ -256,6 +259,10 @@ function printWelcome(baseUrl: string, key: string, adminToken: string): void {
     `  echo "task: $TASK"`,
     // Stops on a terminal status, or on an error answer (e.g. 404) instead of polling it forever.
     `  until curl -s ${baseUrl}/v1/tasks/$TASK -H "Authorization: Bearer $KEY" | tee /dev/stderr | grep -Eq '"status":"(completed|failed)"|^\\{"error"'; do sleep 1; echo; done; echo`,
+    '',
+    'Chat (messages protocol; the official SDK works by baseURL alone, see README):',
+    `  curl -sN ${baseUrl}/v1/messages -H "x-api-key: $KEY" -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' \\`,
+    `    -d '{"model":"lumen-chat-1","max_tokens":256,"stream":true,"messages":[{"role":"user","content":"Hello"}]}'`,
     '',
     'Ctrl-C stops everything.',
     '',

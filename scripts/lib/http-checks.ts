@@ -64,3 +64,15 @@ export async function smokeImageTask(baseUrl: string, apiKey: string, timeoutMs:
   }
   return { ok: false, taskId, detail: `not terminal after ${timeoutMs} ms; last answer ${JSON.stringify(last)}` };
 }
+
+/** One chat call over the messages protocol (the demo's `messages` channel to the simulator), as a vendor client makes it. */
+export async function smokeChat(baseUrl: string, apiKey: string): Promise<{ ok: boolean; detail: string }> {
+  const res = await fetch(`${baseUrl}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'lumen-chat-1', max_tokens: 64, messages: [{ role: 'user', content: 'npm start smoke test' }] }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const body = (await res.json().catch(() => ({}))) as { type?: string; content?: Array<{ text?: string }> };
+  return { ok: res.status === 200 && body.type === 'message', detail: `${res.status} ${JSON.stringify(body).slice(0, 300)}` };
+}

@@ -269,3 +269,71 @@ export async function badInput(w: World, perEndpoint = 1000): Promise<Row> {
     ok: bad === 0 && traces === 0 && healthy && v.invariant && w.deadServices().length === 0,
     note: `answers ${statuses}; not 4xx in the spec shape: ${bad}${detail ? ` [${detail}]` : ''}; tasks created: ${traces}; healthy after: ${healthy}` };
 }
+
+/**
+ * kill -9 of the edge with 50 chat streams open (docs/messages.md, "Crash"): each call's row was written before
+ * its first byte and its cost so far journalled; the restarted edge's sweeper closes the dead edge's lease, which
+ * charges each call once (what it journalled, never above its reservation) and returns the rest. Checked from the
+ * ledger: 50 rows, each terminal with exactly one capture, most above 0 (they had streamed), each lease
+ * `hold = Σ captures + release`, and available + held = topups − captures with held = 0.
+ */
+export async function edgeKillStreams(w: World): Promise<Row> {
+  const a = await w.account('edge-kill-streams');
+  const channelId = (await new ChannelRepository(w.ds).create({ name: 'sim-messages', protocol: 'messages', baseUrl: w.simUrl })).id;
+  const streams: Array<{ deltas: number; ended: Promise<void> }> = [];
+  try {
+    for (let i = 0; i < 50; i++) {
+      const s = { deltas: 0, ended: Promise.resolve() };
+      s.ended = (async () => {
+        const r = await fetch(`${w.base}/v1/messages`, {
+          method: 'POST',
+          headers: { 'x-api-key': a.key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'lumen-chat-1', max_tokens: 4096, stream: true, messages: [{ role: 'user', content: `stream ${i} [sim:slow]` }] }),
+        });
+        const reader = r.body!.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          s.deltas += Buffer.from(value).toString().split('content_block_delta').length - 1;
+        }
+      })().catch(() => undefined);
+      streams.push(s);
+    }
+    await waitFor(() => streams.every((s) => s.deltas >= 2) || undefined, { timeoutMs: 30_000, intervalMs: 50, what: '50 streams relaying' });
+    // at least one journal entry per call (every second) before the kill
+    await waitFor(async () => (await w.count(
+      `SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND status = 'processing' AND (result->>'cost_so_far')::bigint > 0`, [a.accountId])) === 50 || undefined,
+    { timeoutMs: 10_000, intervalMs: 100, what: 'the 50 calls journalled' }).catch(() => undefined);
+    const open = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND pool = 'chat' AND status = 'processing'`, [a.accountId]);
+    await w.procs.edge!.kill9();
+    await Promise.all(streams.map((s) => s.ended));
+    const t0 = Date.now();
+    await w.startSvc('edge');
+    // the new edge's sweeper closes the dead edge's lease once it expires
+    const calls = (): Promise<number> => w.count(
+      `SELECT count(*)::int AS n FROM tasks t WHERE account_id = $1 AND pool = 'chat' AND status IN ('completed','failed')
+         AND (SELECT count(*) FROM ledger_entries l WHERE l.task_id = t.id AND l.kind = 'capture') = 1`, [a.accountId]);
+    const healedAt = await waitFor(async () => ((await calls()) === 50 ? Date.now() : undefined), { timeoutMs: 60_000, intervalMs: 200, what: 'the 50 calls charged' })
+      .catch(() => undefined);
+    const charged = await calls();
+    const positive = await w.count(
+      `SELECT count(*)::int AS n FROM ledger_entries l JOIN tasks t ON t.id = l.task_id WHERE t.account_id = $1 AND l.kind = 'capture' AND l.amount > 0 AND l.amount <= t.price`,
+      [a.accountId]);
+    const leases: Array<{ ok: boolean }> = await w.ds.query(
+      `SELECT (c.status = 'closed' AND h.amount = COALESCE((SELECT sum(l.amount) FROM ledger_entries l JOIN tasks t ON t.id = l.task_id
+                 WHERE t.lease_id = c.id AND l.kind = 'capture'), 0) + r.amount) AS ok
+         FROM credit_leases c JOIN ledger_entries h ON h.task_id = c.id AND h.kind = 'hold' LEFT JOIN ledger_entries r ON r.task_id = c.id AND r.kind = 'release'
+        WHERE c.account_id = $1`, [a.accountId]);
+    const v = await verify(w, a.accountId, []);
+    const leasesOk = leases.length > 0 && leases.every((l) => l.ok);
+    return {
+      scenario: 'SIGKILL edge with 50 chat streams open', tasks: 50, terminal: charged, settledOnce: charged, invariant: v.invariant && leasesOk,
+      healMs: healedAt ? healedAt - t0 : undefined,
+      ok: open === 50 && charged === 50 && positive === 50 && leasesOk && v.invariant && w.deadServices().length === 0,
+      note: `${open} rows written before the kill; ${charged} charged once (${positive} for what they streamed, ≤ reservation); ` +
+        `leases hold = Σ captures + release: ${leasesOk ? 'yes' : 'NO'}`,
+    };
+  } finally {
+    await new ChannelRepository(w.ds).update(channelId, { enabled: false });
+  }
+}

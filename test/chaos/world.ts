@@ -83,7 +83,8 @@ export class World {
     this.upstream = await startFaultyUpstream(this.simUrl);
     await new ChannelRepository(this.ds).create({ name: 'sim', baseUrl: this.upstream.url });
     const common = { DATABASE_URL: this.dbUrl, REDIS_URL: this.redis.url, QUEUE_PREFIX: 'chaos', REDIS_REQUIRE_NOEVICTION: 'false' };
-    this.envs.edge = { env: { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: path.join(this.root, 'uploads') }, health: `http://127.0.0.1:${edgePort}/healthz` };
+    // a short lease life: a killed edge's chat leases are swept within seconds (edge-streams scenario)
+    this.envs.edge = { env: { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: path.join(this.root, 'uploads'), MESSAGES_LEASE_TTL_SECONDS: '3' }, health: `http://127.0.0.1:${edgePort}/healthz` };
     this.envs.worker = {
       env: { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS), WORKER_LOCK_MS: '5000' },
       health: `http://127.0.0.1:${workerPort}/healthz`,

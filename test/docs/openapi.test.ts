@@ -43,7 +43,7 @@ import { healthRouter } from '../../services/api-edge/src/routes/health.routes';
 import { tasksRouter } from '../../services/api-edge/src/routes/tasks.routes';
 import { cancelRouter } from '../../services/api-edge/src/cancel/cancel.routes';
 import { messagesRouter } from '../../services/api-edge/src/messages/messages.router';
-import { MessagesUpstreamClient } from '@gmg/upstream';
+import { CircuitBreaker, MessagesUpstreamClient } from '@gmg/upstream';
 import { DEFAULT_SIDE_LIMITS, uploadImage } from '../../services/api-edge/src/uploads/upload-image.use-case';
 import type { UploadStorage } from '../../services/api-edge/src/uploads/upload-storage';
 import { createUploadsRouter } from '../../services/api-edge/src/uploads/uploads.router';
@@ -121,9 +121,12 @@ const FACTORIES: Record<string, () => Router> = {
   catalogRouter: () => catalogRouter(),
   messagesRouter: () =>
     messagesRouter({
-      book: { reserve: async () => { throw new Error('unused'); }, finish: () => undefined }, channels: { get: async () => [] }, prices: { get: async () => PRICES },
-      client: new MessagesUpstreamClient(), sweeper: { poke: () => undefined }, logger: silent, maxBodyBytes: 1024 * 1024,
-      newTaskId: () => 'task_openapi_chat', guards: [],
+      call: {
+        book: { reserve: async () => { throw new Error('unused'); }, open: () => ({ durable: Promise.resolve() }), finish: () => undefined },
+        client: new MessagesUpstreamClient(), gate: new CircuitBreaker(), limits: { maxAnswerBytes: 1 << 20, maxEventBytes: 1 << 16 },
+        logger: silent, newTaskId: () => 'task_openapi_chat',
+      },
+      channels: { get: async () => [] }, prices: { get: async () => PRICES }, sweeper: { poke: () => undefined }, maxBodyBytes: 1024 * 1024, guards: [],
     }),
   avatarRouter: () =>
     avatarRouter(

@@ -1,6 +1,7 @@
 /**
  * `npm start` end to end: scripts/start.ts --smoke brings up every service and the simulator on free ports against
  * a fresh database and a unique queue prefix, submits one lumen-2-pro image through HTTP, polls it to `completed`,
+ * makes one chat call (POST /v1/messages, the vendor's headers),
  * then shuts everything down gracefully and exits 0. The services run from their bundles (scripts/build.mjs).
  */
 import { spawn } from 'node:child_process';
@@ -46,7 +47,8 @@ describe('npm start (scripts/start.ts --smoke)', () => {
 
   it('starts every service, completes a lumen-2-pro image through the public API, and exits 0 on shutdown', async () => {
     const pricesFile = path.join(dataDir, 'prices.json');
-    writeFileSync(pricesFile, JSON.stringify([{ key: 'lumen-2-pro', price: 0.05, description: 'e2e' }]));
+    const chatPrices = ['input', 'output', 'cache_write', 'cache_read'].map((k) => ({ key: `lumen-chat-1@${k}`, price: 3, description: 'e2e' }));
+    writeFileSync(pricesFile, JSON.stringify([{ key: 'lumen-2-pro', price: 0.05, description: 'e2e' }, ...chatPrices]));
     const ports: Record<string, string> = {};
     for (const s of LOCAL_SERVICES) ports[portOverrideVar(s.name)] = String(await freePort());
     const dbUrl = new URL(TEST_PG_ADMIN_URL);
@@ -80,6 +82,8 @@ describe('npm start (scripts/start.ts --smoke)', () => {
     expect(out).toMatch(new RegExp(`build: ${LOCAL_SERVICES.length} service bundle\\(s\\) in dist/services/`));
     for (const s of LOCAL_SERVICES) expect(out).toContain(`run       ${s.name.padEnd(13)} node ${SERVICE_NODE_FLAGS.join(' ')} dist/services/${s.name}/main.js`);
     expect(out).toMatch(/smoke: OK task=task_\w+ status=completed/);
+    // chat works on first start: the seeded messages channel to the simulator answers a vendor-style call
+    expect(out).toMatch(/smoke: chat OK 200 \{"id":"msg_/);
     expect(out).toContain('stopped');
     // The generated secrets were persisted where GMG_DATA_DIR says, and printed.
     const saved = JSON.parse(readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as { demoApiKey: string; adminToken: string };

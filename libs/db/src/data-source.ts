@@ -25,6 +25,7 @@ import { DefaultGroupLimits1764633600000 } from './migrations/1764633600000-defa
 import { TaskOrigin1764720000000 } from './migrations/1764720000000-task-origin';
 import { Webhooks1764979200000 } from './migrations/1764979200000-webhooks';
 import { TaskInflightCounter1765069200000 } from './migrations/1765069200000-task-inflight-counter';
+import { ChatCallLease1765080000000 } from './migrations/1765080000000-chat-call-lease';
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   TaskOrigin1764720000000,
   Webhooks1764979200000,
   TaskInflightCounter1765069200000,
+  ChatCallLease1765080000000,
 ];
 
 export interface DbConfig {

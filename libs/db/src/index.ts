@@ -30,7 +30,7 @@ export type { AssetGroupRecord } from './repositories/asset-group.repository';
 export { ChatCallRepository } from './repositories/chat-call.repository';
 export type { ChatSettlement, MessagesChannel } from './repositories/chat-call.repository';
 export { CreditLeaseRepository } from './repositories/credit-lease.repository';
-export type { LeasedCall } from './repositories/credit-lease.repository';
+export type { LeasedCall, OpenedCall } from './repositories/credit-lease.repository';
 export { LogsRepository } from './repositories/logs.repository';
 export { pingDatabase } from './ping-database';
 export type { ActivityRecord, TaskLedgerRecord } from './repositories/logs.repository';

@@ -10,6 +10,11 @@ import type { Row } from './repositories/sql';
 /** Fixed id of the demo account so the seed is idempotent. */
 export const DEMO_ACCOUNT_ID = '00000000-0000-4000-8000-000000000001';
 export const DEMO_CHANNEL_NAME = 'upstream-sim';
+/** The demo's channels to the simulator: one per protocol it speaks (name → channel protocol). */
+const DEMO_CHANNELS = [
+  [DEMO_CHANNEL_NAME, 'gateway'],
+  [`${DEMO_CHANNEL_NAME}-messages`, 'messages'],
+] as const;
 
 export interface DemoSeed {
   apiKey: string;
@@ -19,8 +24,8 @@ export interface DemoSeed {
 }
 
 /**
- * Idempotent: the demo account (topped up to the balance once), the demo key (imported by its secret) and a
- * channel to the simulator (base URL kept current).
+ * Idempotent: the demo account (topped up to the balance once), the demo key (imported by its secret) and the
+ * channels to the simulator, tasks and chat (base URL kept current).
  */
 export async function seedDemo(ds: DataSource, s: DemoSeed): Promise<{ accountId: string; apiKey: string }> {
   const accounts = new AccountRepository(ds);
@@ -32,15 +37,14 @@ export async function seedDemo(ds: DataSource, s: DemoSeed): Promise<{ accountId
   if (known.length === 0) {
     await new ApiKeyRepository(ds).create({ accountId: DEMO_ACCOUNT_ID, name: 'demo', secret: s.apiKey });
   }
-  const ch: Row[] = await ds.query(`SELECT id FROM channels WHERE name = $1`, [DEMO_CHANNEL_NAME]);
-  if (ch.length === 0) {
-    await ds.query(`INSERT INTO channels (name, protocol, base_url, api_key) VALUES ($1,'gateway',$2,$3)`, [
-      DEMO_CHANNEL_NAME, s.channelBaseUrl, s.channelApiKey ?? '',
-    ]);
-  } else {
-    await ds.query(`UPDATE channels SET base_url = $2, api_key = $3, updated_at = now() WHERE name = $1`, [
-      DEMO_CHANNEL_NAME, s.channelBaseUrl, s.channelApiKey ?? '',
-    ]);
+  // the simulator speaks both protocols: tasks (`gateway`) and chat (`messages`, POST /v1/messages)
+  for (const [name, protocol] of DEMO_CHANNELS) {
+    const ch: Row[] = await ds.query(`SELECT id FROM channels WHERE name = $1`, [name]);
+    if (ch.length === 0) {
+      await ds.query(`INSERT INTO channels (name, protocol, base_url, api_key) VALUES ($1,$2,$3,$4)`, [name, protocol, s.channelBaseUrl, s.channelApiKey ?? '']);
+    } else {
+      await ds.query(`UPDATE channels SET base_url = $2, api_key = $3, updated_at = now() WHERE name = $1`, [name, s.channelBaseUrl, s.channelApiKey ?? '']);
+    }
   }
   return { accountId: DEMO_ACCOUNT_ID, apiKey: s.apiKey };
 }

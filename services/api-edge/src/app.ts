@@ -9,7 +9,7 @@ import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
 import type { Producers, Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
-import { MessagesUpstreamClient, PublicHostResolver, createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
+import { CircuitBreaker, MessagesUpstreamClient, PublicHostResolver, createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { cancelRouter } from './cancel/cancel.routes';
 import { UpstreamCanceller } from './cancel/upstream-cancel';
 import { callbackUrlMiddleware } from './webhooks/callback-url';
@@ -52,7 +52,7 @@ export type AppConfig = Pick<
   ApiEdgeConfig,
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
-  | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'webhookAllowInsecure'
+  | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'messagesRelay' | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
   | 'trustProxy' | 'failedAuthLimit' | 'failedAuthWindowSeconds' | 'failedAuthBlockSeconds'
   | 'mediaDnsServers' | 'mediaDnsTimeoutMs' | 'mediaDnsCacheTtlMs'
@@ -310,15 +310,19 @@ function mountMessages(app: App, { deps, prices, bodyBudget }: AppParts): void {
   Object.defineProperty(app, 'creditLeases', { value: creditLeases });
   app.use(
     messagesRouter({
-      book: creditLeases,
+      call: {
+        book: creditLeases,
+        client: deps.messagesClient ?? new MessagesUpstreamClient(config.messagesRelay),
+        gate: new CircuitBreaker({ failureThreshold: config.messagesRelay.breakerFailures, cooldownMs: config.messagesRelay.breakerCooldownMs }),
+        limits: config.messagesRelay,
+        logger,
+        newTaskId: deps.newTaskId ?? newTaskId,
+      },
       channels: new MessagesChannelCache((m, g) => chatCalls.channels(m, g), config.messagesChannelCacheTtlMs),
       prices,
-      client: deps.messagesClient ?? new MessagesUpstreamClient(),
       sweeper: chatCallSweeper,
-      logger,
       maxBodyBytes: config.maxBodyBytes,
       budget: bodyBudget,
-      newTaskId: deps.newTaskId ?? newTaskId,
       guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
     }),
   );

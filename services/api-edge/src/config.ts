@@ -3,6 +3,26 @@ import path from 'node:path';
 import { Joi, commonSchema, env, loadConfig, type CommonEnv } from '@gmg/config';
 
 /** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
+/** The messages relay's bounds; the first four are the upstream client's options (MessagesClientOptions). */
+export interface MessagesRelayConfig {
+  /** Time to a connection to a channel. */
+  connectTimeoutMs: number;
+  /** Time to the response headers of a streamed call: a hung channel fails over after this. */
+  headersTimeoutMs: number;
+  /** Longest silence inside a stream (upstreams ping every few seconds). */
+  bodyTimeoutMs: number;
+  /** Time to a non-streamed answer: the upstream sends its headers only with the whole answer. */
+  answerTimeoutMs: number;
+  /** Largest non-streamed answer relayed (502 past it). */
+  maxAnswerBytes: number;
+  /** Largest single SSE event (the most one stream holds back). */
+  maxEventBytes: number;
+  /** Consecutive failures that open a channel's circuit. */
+  breakerFailures: number;
+  /** How long an open circuit skips its channel before one trial call. */
+  breakerCooldownMs: number;
+}
+
 export interface ApiEdgeConfig {
   port: number;
   /** Absolute base of this gateway as clients see it (upload links, docs). No trailing slash. */
@@ -46,6 +66,8 @@ export interface ApiEdgeConfig {
   taskLeaseTtlMs: number;
   /** A task-hold lease no submit used for this long goes back to its account. */
   taskLeaseIdleMs: number;
+  /** Timeouts, memory bounds and channel health of the messages relay (docs/messages.md, "Timeouts and limits"). */
+  messagesRelay: MessagesRelayConfig;
   /** How long a describe request waits for its text before answering with the plain acknowledgement. */
   artgenDescribeWaitMs: number;
   /** OTLP/HTTP collector base URL; unset: tracing off. */
@@ -132,6 +154,14 @@ const schema = Joi.object({
   TASK_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(5),
   TASK_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   TASK_LEASE_IDLE_SECONDS: Joi.number().min(0.1).max(3600).default(5),
+  MESSAGES_CONNECT_TIMEOUT_SECONDS: Joi.number().min(0.1).max(60).default(5),
+  MESSAGES_HEADERS_TIMEOUT_SECONDS: Joi.number().min(0.1).max(600).default(15),
+  MESSAGES_STREAM_IDLE_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(60),
+  MESSAGES_ANSWER_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(600),
+  MESSAGES_MAX_ANSWER_BYTES: Joi.number().integer().min(1024).max(1024 * MIB).default(32 * MIB),
+  MESSAGES_MAX_EVENT_BYTES: Joi.number().integer().min(1024).max(256 * MIB).default(4 * MIB),
+  MESSAGES_BREAKER_FAILURES: Joi.number().integer().min(1).max(1000).default(3),
+  MESSAGES_BREAKER_COOLDOWN_SECONDS: Joi.number().min(0).max(3600).default(30),
   ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
   WEBHOOK_ALLOW_INSECURE: env.bool(false),
   ADMIN_QUEUES_WRITE: env.bool(false),
@@ -163,6 +193,14 @@ interface RawEnv extends CommonEnv {
   TASK_LEASE_UNITS: number;
   TASK_LEASE_TTL_SECONDS: number;
   TASK_LEASE_IDLE_SECONDS: number;
+  MESSAGES_CONNECT_TIMEOUT_SECONDS: number;
+  MESSAGES_HEADERS_TIMEOUT_SECONDS: number;
+  MESSAGES_STREAM_IDLE_TIMEOUT_SECONDS: number;
+  MESSAGES_ANSWER_TIMEOUT_SECONDS: number;
+  MESSAGES_MAX_ANSWER_BYTES: number;
+  MESSAGES_MAX_EVENT_BYTES: number;
+  MESSAGES_BREAKER_FAILURES: number;
+  MESSAGES_BREAKER_COOLDOWN_SECONDS: number;
   ARTGEN_DESCRIBE_WAIT_MS: number;
   WEBHOOK_ALLOW_INSECURE: boolean;
   ADMIN_QUEUES_WRITE: boolean;
@@ -203,6 +241,16 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     taskLeaseMinor: BigInt(Math.round(e.TASK_LEASE_UNITS * 1_000_000)),
     taskLeaseTtlMs: e.TASK_LEASE_TTL_SECONDS * 1000,
     taskLeaseIdleMs: Math.round(e.TASK_LEASE_IDLE_SECONDS * 1000),
+    messagesRelay: Object.freeze({
+      connectTimeoutMs: e.MESSAGES_CONNECT_TIMEOUT_SECONDS * 1000,
+      headersTimeoutMs: e.MESSAGES_HEADERS_TIMEOUT_SECONDS * 1000,
+      bodyTimeoutMs: e.MESSAGES_STREAM_IDLE_TIMEOUT_SECONDS * 1000,
+      answerTimeoutMs: e.MESSAGES_ANSWER_TIMEOUT_SECONDS * 1000,
+      maxAnswerBytes: e.MESSAGES_MAX_ANSWER_BYTES,
+      maxEventBytes: e.MESSAGES_MAX_EVENT_BYTES,
+      breakerFailures: e.MESSAGES_BREAKER_FAILURES,
+      breakerCooldownMs: e.MESSAGES_BREAKER_COOLDOWN_SECONDS * 1000,
+    }),
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     webhookAllowInsecure: e.WEBHOOK_ALLOW_INSECURE,

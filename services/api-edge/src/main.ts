@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   reportQueueDepth(() => producers.jobCounts());
 
   let draining = false;
-  const messagesClient = new MessagesUpstreamClient();
+  const messagesClient = new MessagesUpstreamClient(config.messagesRelay);
   const app = createApp({ config, logger, dataSource, redis, producers, messagesClient, isDraining: () => draining });
   app.chatCallSweeper.start();
   const server: Server = await new Promise((resolve) => {

@@ -13,7 +13,7 @@ export interface SimConfig {
   maxTasks: number;
   logLevel: string;
   /** Every POST /v1/messages answers this fault (a sick channel for failover tests and demos). */
-  messagesFault?: 'overloaded' | 'rate_limited';
+  messagesFault?: 'overloaded' | 'rate_limited' | 'hang';
   /** Pause between the deltas of a `[sim:slow]` messages stream. */
   messagesSlowDeltaMs: number;
 }
@@ -25,7 +25,7 @@ const schema = Joi.object({
   SIM_API_KEY: Joi.string().min(1),
   SIM_MAX_TASKS: Joi.number().integer().min(100).max(10_000_000).default(50_000),
   LOG_LEVEL: env.logLevel(),
-  SIM_MESSAGES_FAULT: Joi.string().valid('overloaded', 'rate_limited'),
+  SIM_MESSAGES_FAULT: Joi.string().valid('overloaded', 'rate_limited', 'hang'),
   SIM_MESSAGES_SLOW_DELTA_MS: Joi.number().integer().min(0).max(60_000).default(50),
 });
 
@@ -36,7 +36,7 @@ interface RawEnv {
   SIM_API_KEY?: string;
   SIM_MAX_TASKS: number;
   LOG_LEVEL: string;
-  SIM_MESSAGES_FAULT?: 'overloaded' | 'rate_limited';
+  SIM_MESSAGES_FAULT?: 'overloaded' | 'rate_limited' | 'hang';
   SIM_MESSAGES_SLOW_DELTA_MS: number;
 }
 

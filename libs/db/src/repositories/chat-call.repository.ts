@@ -98,7 +98,7 @@ export class ChatCallRepository {
   /** Chat calls still open past their deadline: their edge died (or hung) before settling. */
   async findOverdue(limit = 200): Promise<string[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT id FROM tasks WHERE pool = 'chat' AND status IN ('pending','processing') AND deadline_at < now()
+      `SELECT id FROM tasks WHERE pool = 'chat' AND lease_id IS NULL AND status IN ('pending','processing') AND deadline_at < now()
        ORDER BY deadline_at LIMIT $1`,
       [limit],
     );

@@ -21,6 +21,9 @@ export interface LeasedCall {
   startedAt: Date;
 }
 
+/** A chat call as it starts on a lease: written before its first byte reaches the client. */
+export type OpenedCall = Pick<LeasedCall, 'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'reserved' | 'request' | 'priceSnapshot' | 'startedAt'>;
+
 export interface LeaseGrant {
   id: string;
   amount: bigint;
@@ -88,12 +91,17 @@ export class CreditLeaseRepository {
          SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(id text, account_id uuid, api_key_id uuid, model text, requested_model text,
            status text, price bigint, cost bigint, request jsonb, price_snapshot jsonb, result jsonb, error jsonb, channel_id uuid, started_at timestamptz)
        ), ins AS (
+         -- a new row, or the call's open row (written before its first byte) moved to its end; a call already
+         -- ended (recorded, or charged by the lease's close) is not returned, so not captured again
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price, price_snapshot,
-                            result, error, channel_id, created_at, started_at, completed_at, settled_at, deadline_at)
+                            result, error, channel_id, created_at, started_at, completed_at, settled_at, deadline_at, lease_id)
          SELECT x.id, lease.account_id, x.api_key_id, x.model, x.requested_model, 'chat', x.status, 100, x.request, x.price, x.price_snapshot,
-                x.result, x.error, x.channel_id, x.started_at, x.started_at, now(), now(), now()
+                x.result, x.error, x.channel_id, x.started_at, x.started_at, now(), now(), now(), lease.id
            FROM x, lease WHERE x.account_id = lease.account_id
-         ON CONFLICT (id) DO NOTHING RETURNING id, account_id
+         ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, progress = 100, result = EXCLUDED.result, error = EXCLUDED.error,
+                channel_id = EXCLUDED.channel_id, completed_at = now(), settled_at = now(), updated_at = now()
+           WHERE tasks.status IN ('pending','processing') AND tasks.lease_id = EXCLUDED.lease_id
+         RETURNING id, account_id
        ), cap AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
          SELECT ins.account_id, ins.id, 'capture', x.cost, jsonb_build_object('lease', $1::text) FROM ins JOIN x ON x.id = ins.id
@@ -123,20 +131,80 @@ export class CreditLeaseRepository {
     return new Set(rows.map((r) => r.id as string));
   }
 
-  /** Closes a lease once: releases `amount - used` to the account (ledger `release` on the lease id). Null when it was closed already. */
+  /**
+   * Writes calls as they start (status `processing`, the lease id, the reservation as price), in one statement,
+   * only while the lease is active; false (nothing written) otherwise. Moves no money: the lease holds it.
+   */
+  async openCalls(leaseId: string, calls: readonly OpenedCall[]): Promise<boolean> {
+    const input = calls.map((c) => ({
+      id: c.id, account_id: c.accountId, api_key_id: c.apiKeyId, model: c.model, requested_model: c.requestedModel,
+      price: c.reserved.toString(), request: c.request, price_snapshot: c.priceSnapshot, started_at: c.startedAt.toISOString(),
+    }));
+    const rows = rowsOf(await this.ds.query(
+      `WITH lease AS (
+         SELECT id, account_id FROM credit_leases WHERE id = $1 AND status = 'active' FOR SHARE
+       ), x AS (
+         SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(id text, account_id uuid, api_key_id uuid, model text, requested_model text,
+           price bigint, request jsonb, price_snapshot jsonb, started_at timestamptz)
+       ), ins AS (
+         INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price, price_snapshot,
+                            result, created_at, started_at, deadline_at, lease_id)
+         SELECT x.id, lease.account_id, x.api_key_id, x.model, x.requested_model, 'chat', 'processing', 0, x.request, x.price, x.price_snapshot,
+                jsonb_build_object('cost_so_far', '0'), x.started_at, x.started_at, now() + interval '1 day', lease.id
+           FROM x, lease WHERE x.account_id = lease.account_id
+         ON CONFLICT (id) DO NOTHING RETURNING id
+       )
+       SELECT (SELECT count(*) FROM lease)::int AS active, (SELECT count(*) FROM ins)::int AS written`,
+      [leaseId, JSON.stringify(input)],
+    ));
+    return Number(rows[0]?.active ?? 0) > 0;
+  }
+
+  /** The cost so far of calls still running (what a crash charges them); ignores calls already ended. */
+  async journal(updates: ReadonlyArray<{ id: string; costSoFar: bigint }>): Promise<void> {
+    if (updates.length === 0) return;
+    await this.ds.query(
+      `UPDATE tasks t SET result = jsonb_build_object('cost_so_far', u.cost), updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS u(id text, cost text)
+        WHERE t.id = u.id AND t.status IN ('pending','processing') AND t.lease_id IS NOT NULL`,
+      [JSON.stringify(updates.map((u) => ({ id: u.id, cost: u.costSoFar.toString() })))],
+    );
+  }
+
+  /**
+   * Closes a lease once. The calls still open on it (their edge died mid-call) are charged what they journalled
+   * (never above their reservation) and end `failed` (`charge_rule: edge_lost`); then `amount - used` goes back to
+   * the account (ledger `release` on the lease id). Null when it was closed already.
+   */
   async close(id: string): Promise<bigint | null> {
     const rows = rowsOf(await this.ds.query(
       `WITH l AS (
-         UPDATE credit_leases SET status = 'closed', closed_at = now() WHERE id = $1 AND status = 'active'
-         RETURNING account_id, amount - used AS rest
+         SELECT id, account_id FROM credit_leases WHERE id = $1 AND status = 'active' FOR UPDATE
+       ), open AS (
+         UPDATE tasks t SET status = 'failed', progress = 100, completed_at = now(), settled_at = now(), updated_at = now(),
+                error = '{"code":"task_failed","message":"The gateway process serving this call stopped before its end"}'::jsonb,
+                result = jsonb_build_object('charge_rule', 'edge_lost', 'reason', 'edge_lost',
+                           'cost', LEAST(t.price, COALESCE((t.result->>'cost_so_far')::bigint, 0))::text)
+           FROM l WHERE t.lease_id = l.id AND t.status IN ('pending','processing')
+         -- RETURNING sees the new row: the cost is the one just written into result
+         RETURNING t.id, t.account_id, (t.result->>'cost')::bigint AS cost
+       ), cap AS (
+         INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
+         SELECT account_id, id, 'capture', cost, jsonb_build_object('lease', $1::text, 'edge_lost', true) FROM open
+         ON CONFLICT (task_id, kind) DO NOTHING RETURNING amount
+       ), total AS (
+         SELECT COALESCE(sum(amount), 0)::bigint AS s FROM cap
+       ), c AS (
+         UPDATE credit_leases SET status = 'closed', closed_at = now(), used = used + total.s FROM l, total
+          WHERE credit_leases.id = l.id RETURNING credit_leases.account_id, credit_leases.amount - credit_leases.used AS rest, total.s AS charged
        ), rel AS (
          INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
-         SELECT account_id, $1, 'release', rest, $2 FROM l ON CONFLICT (task_id, kind) DO NOTHING RETURNING amount
+         SELECT account_id, $1, 'release', rest, $2 FROM c ON CONFLICT (task_id, kind) DO NOTHING RETURNING amount
        ), acc AS (
-         UPDATE accounts SET held = held - rel.amount, available = available + rel.amount, updated_at = now()
-           FROM rel, l WHERE accounts.id = l.account_id RETURNING accounts.id
+         UPDATE accounts SET held = held - rel.amount - c.charged, available = available + rel.amount, spent = spent + c.charged, updated_at = now()
+           FROM rel, c WHERE accounts.id = c.account_id RETURNING accounts.id
        )
-       SELECT rest::text AS rest FROM l, acc`,
+       SELECT rest::text AS rest FROM c, acc`,
       [id, JSON.stringify({ kind: 'credit_lease' })],
     ));
     return rows[0] ? BigInt(rows[0].rest as string) : null;

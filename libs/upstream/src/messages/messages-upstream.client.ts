@@ -17,6 +17,10 @@ export interface MessagesCall {
   body: Buffer;
   /** Other request headers passed through (e.g. `anthropic-beta`). */
   headers?: Record<string, string>;
+  /** Under the channel's base URL; default `/v1/messages` (also `/v1/messages/count_tokens`). */
+  path?: string;
+  /** A streamed call gets its headers at once (short bound); a non-streamed one only with the whole answer. */
+  stream?: boolean;
   signal: AbortSignal;
 }
 
@@ -28,29 +32,54 @@ export interface MessagesAnswer {
 }
 
 export interface MessagesClientOptions {
-  /** Time to the response headers (a stream's first byte is its headers). */
+  /** Time to a TCP (and TLS) connection. */
+  connectTimeoutMs?: number;
+  /** Time to the response headers of a streamed call (a stream's first byte is its headers), and longest silence between two of its chunks. */
   headersTimeoutMs?: number;
-  /** Longest silence between two body chunks (upstreams ping every few seconds while streaming). */
+  /** Longest silence between two body chunks of a stream (upstreams ping every few seconds while streaming). */
   bodyTimeoutMs?: number;
+  /** Time to the headers of a NON-streamed call: the upstream sends them with its whole answer, which can take minutes. */
+  answerTimeoutMs?: number;
   /** Idle keep-alive connections are closed after this. */
   keepAliveTimeoutMs?: number;
+  /** A pool not used this long is closed (a removed channel's origin does not keep one forever). */
+  poolIdleCloseMs?: number;
+  now?: () => number;
 }
+
+/** Defaults (docs/messages.md, "Timeouts"). */
+export const MESSAGES_CLIENT_DEFAULTS = Object.freeze({
+  connectTimeoutMs: 5_000,
+  headersTimeoutMs: 15_000,
+  bodyTimeoutMs: 60_000,
+  answerTimeoutMs: 600_000,
+  keepAliveTimeoutMs: 30_000,
+  poolIdleCloseMs: 300_000,
+});
 
 /**
  * The messages channel client: one undici keep-alive Pool per upstream origin (connections are reused across
  * calls, with no per-call TCP/TLS handshake), no connection limit (a stream holds its connection for its whole
- * life). An aborted signal destroys the upstream request, so the upstream sees the close at once.
+ * life). An aborted signal destroys the upstream request, so the upstream sees the close at once. Pools unused
+ * for `poolIdleCloseMs` are closed (checked on use, at most once a minute).
  */
 export class MessagesUpstreamClient {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new Map<string, { pool: Pool; usedAt: number }>();
+  private readonly o: Required<Omit<MessagesClientOptions, 'now'>>;
+  private readonly now: () => number;
+  private sweptAt: number;
 
-  constructor(private readonly opts: MessagesClientOptions = {}) {}
+  constructor(opts: MessagesClientOptions = {}) {
+    this.o = { ...MESSAGES_CLIENT_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as Required<Omit<MessagesClientOptions, 'now'>>;
+    this.now = opts.now ?? Date.now;
+    this.sweptAt = this.now();
+  }
 
   async send(call: MessagesCall): Promise<MessagesAnswer> {
     const url = new URL(call.target.baseUrl);
     const res = await this.poolFor(url.origin).request({
       method: 'POST',
-      path: `${url.pathname.replace(/\/+$/, '')}/v1/messages`,
+      path: `${url.pathname.replace(/\/+$/, '')}${call.path ?? '/v1/messages'}`,
       headers: {
         ...call.headers,
         'content-type': 'application/json',
@@ -59,26 +88,50 @@ export class MessagesUpstreamClient {
       },
       body: call.body,
       signal: call.signal,
+      headersTimeout: call.stream === false ? this.o.answerTimeoutMs : this.o.headersTimeoutMs,
+      bodyTimeout: call.stream === false ? this.o.answerTimeoutMs : this.o.bodyTimeoutMs,
     });
     return { status: res.statusCode, headers: res.headers, body: res.body };
   }
 
+  /** Origins with an open pool (for tests and metrics). */
+  origins(): string[] {
+    return [...this.pools.keys()];
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.close()));
+    await Promise.all([...this.pools.values()].map((p) => p.pool.close()));
     this.pools.clear();
   }
 
   private poolFor(origin: string): Pool {
-    let pool = this.pools.get(origin);
-    if (!pool) {
-      pool = new Pool(origin, {
-        headersTimeout: this.opts.headersTimeoutMs ?? 120_000,
-        bodyTimeout: this.opts.bodyTimeoutMs ?? 120_000,
-        keepAliveTimeout: this.opts.keepAliveTimeoutMs ?? 30_000,
-        pipelining: 1,
-      });
-      this.pools.set(origin, pool);
+    const at = this.now();
+    if (at - this.sweptAt >= Math.min(60_000, this.o.poolIdleCloseMs)) this.sweep(at);
+    let entry = this.pools.get(origin);
+    if (!entry) {
+      entry = {
+        pool: new Pool(origin, {
+          connect: { timeout: this.o.connectTimeoutMs },
+          headersTimeout: this.o.headersTimeoutMs,
+          bodyTimeout: this.o.bodyTimeoutMs,
+          keepAliveTimeout: this.o.keepAliveTimeoutMs,
+          pipelining: 1,
+        }),
+        usedAt: at,
+      };
+      this.pools.set(origin, entry);
     }
-    return pool;
+    entry.usedAt = at;
+    return entry.pool;
+  }
+
+  /** Closes pools idle past the bound; a pool still streaming finishes its requests first (Pool.close waits for them). */
+  private sweep(at: number): void {
+    this.sweptAt = at;
+    for (const [origin, e] of this.pools) {
+      if (at - e.usedAt < this.o.poolIdleCloseMs) continue;
+      this.pools.delete(origin);
+      void e.pool.close().catch(() => undefined);
+    }
   }
 }

@@ -9,7 +9,9 @@ import type { ErrorType } from '@gmg/contracts';
 export type ErrorDialect = 'standard' | 'artgen' | 'messages' | 'chat';
 
 export const dialectOf = (path: string): ErrorDialect =>
-  path === '/v1/artgen' || path.startsWith('/v1/artgen/') ? 'artgen' : path === '/v1/messages' ? 'messages' : path === CHAT_PATH ? 'chat' : 'standard';
+  path === '/v1/artgen' || path.startsWith('/v1/artgen/')
+    ? 'artgen'
+    : path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'messages' : path === CHAT_PATH ? 'chat' : 'standard';
 
 const CHAT_PATH = '/v1/chat/completions';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatCallRepository, CreditLeaseRepository, LeasedCall } from '@gmg/db';
+import type { ChatCallRepository, CreditLeaseRepository, LeasedCall, OpenedCall } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 
@@ -8,12 +8,14 @@ import type { Logger } from '@gmg/logger';
  * in memory, so a chat call has no Postgres round trip before its first byte. Invariants kept locally:
  * - a call reserves the most it can cost from its account's lease, and only while `reserved ≤ amount`;
  * - a finished call costs at most its reservation; the unused part goes back to the lease at once;
- * - finished calls are written in batches (task row + capture, once: `record` skips a call already written);
+ * - a call's row is written (batched) before its first byte reaches the client, and its cost so far journalled
+ *   every `journalMs` while it runs: closing the lease (a sweeper, after this edge died) charges it that much;
+ * - finished calls are written in batches (task row + capture, once: `record` skips a call already ended);
  * - a lease no longer renewed (this edge died or lost Postgres) is closed by any sweeper, which releases what
  *   it did not record; a batch that finds its lease closed charges its calls directly from the balance.
  */
 export interface CreditLeaseBookOptions {
-  leases: Pick<CreditLeaseRepository, 'grant' | 'record' | 'renew' | 'close'>;
+  leases: Pick<CreditLeaseRepository, 'grant' | 'record' | 'renew' | 'close' | 'openCalls' | 'journal'>;
   calls: Pick<ChatCallRepository, 'open' | 'settle'>;
   logger: Logger;
   /** What a lease asks for (it gets less when the balance is smaller, never less than the call needs). */
@@ -22,6 +24,8 @@ export interface CreditLeaseBookOptions {
   ttlMs: number;
   /** Finished calls are written at most this long after they finish. */
   flushDelayMs?: number;
+  /** The cost so far of running calls is journalled this often (what a crash of this edge charges them). */
+  journalMs?: number;
   /** A lease unused this long is closed (its money back to the account). */
   idleCloseMs?: number;
   now?: () => number;
@@ -35,10 +39,21 @@ interface LocalLease {
   committed: bigint;
   inflight: number;
   pending: LeasedCall[];
+  /** Calls started and not yet written (they wait for the next open batch). */
+  opening: Array<{ call: OpenedCall; settle: (err?: Error) => void }>;
+  /** Calls running, for the journal. */
+  running: Map<string, RunningCall>;
   lastUsed: number;
   renewedAt: number;
   /** No new reservations: replaced by a newer lease, idle, or closed by a sweeper. */
   retired: boolean;
+}
+
+interface RunningCall {
+  live: () => bigint;
+  journalled: bigint;
+  /** Its row is written: journal updates reach it. */
+  opened: boolean;
 }
 
 export interface Reservation {
@@ -54,6 +69,9 @@ export class CreditLeaseBook {
   private flushTimer: NodeJS.Timeout | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private opening: Promise<void> | undefined;
+  private openTimer: NodeJS.Immediate | undefined;
+  private journalTimer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
 
   constructor(private readonly o: CreditLeaseBookOptions) {
@@ -76,11 +94,40 @@ export class CreditLeaseBook {
     throw new DomainError('payment_required', 'Insufficient balance for this request');
   }
 
+  /**
+   * A call has started: its row is written with the next open batch (one statement for every call started
+   * meanwhile). `durable` resolves once it is written; the first byte of its answer waits for it. `live` is
+   * its cost so far, journalled while it runs.
+   */
+  open(r: Reservation, call: Omit<OpenedCall, 'reserved'>, live: () => bigint): { durable: Promise<void> } {
+    const l = r.lease;
+    const running: RunningCall = { live, journalled: 0n, opened: false };
+    l.running.set(call.id, running);
+    const durable = new Promise<void>((resolve, reject) => {
+      l.opening.push({
+        call: { ...call, reserved: r.amount },
+        settle: (err) => {
+          if (err) reject(err);
+          else {
+            running.opened = true;
+            resolve();
+          }
+        },
+      });
+    });
+    // a call that ends before its first byte never awaits it
+    durable.catch(() => undefined);
+    this.openTimer ??= setImmediate(() => void this.writeOpens());
+    this.journalTimer ??= setInterval(() => void this.journal(), this.o.journalMs ?? 1000).unref();
+    return { durable };
+  }
+
   /** A call is over: its cost (≤ its reservation) is queued for the next batch, the rest is free again. */
   finish(r: Reservation, call: Omit<LeasedCall, 'reserved'>): void {
     const cost = call.cost < r.amount ? call.cost : r.amount;
     r.lease.committed -= r.amount - cost;
     r.lease.inflight--;
+    r.lease.running.delete(call.id);
     r.lease.pending.push({ ...call, reserved: r.amount, cost });
     this.flushTimer ??= setTimeout(() => void this.flush(), this.o.flushDelayMs ?? 20).unref();
   }
@@ -104,6 +151,58 @@ export class CreditLeaseBook {
     await this.flushing;
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = undefined;
+    if (this.journalTimer) clearInterval(this.journalTimer);
+    this.journalTimer = undefined;
+  }
+
+  /** One open batch at a time; calls started while it is written go in the next one. */
+  private writeOpens(): Promise<void> {
+    this.openTimer = undefined;
+    this.opening ??= (async () => {
+      for (const l of [...this.leases.values()]) {
+        const batch = l.opening.splice(0);
+        if (batch.length === 0) continue;
+        try {
+          if (await this.o.leases.openCalls(l.id, batch.map((b) => b.call))) {
+            for (const b of batch) b.settle();
+            continue;
+          }
+          l.retired = true;
+          for (const b of batch) b.settle(new Error(`credit lease ${l.id} is no longer active`));
+        } catch (err) {
+          for (const b of batch) b.settle(err as Error);
+        }
+      }
+    })().finally(() => {
+      this.opening = undefined;
+      if ([...this.leases.values()].some((l) => l.opening.length > 0)) this.openTimer ??= setImmediate(() => void this.writeOpens());
+    });
+    return this.opening;
+  }
+
+  /** Writes the cost so far of running calls that grew since their last journal entry. */
+  private async journal(): Promise<void> {
+    const updates: Array<{ id: string; costSoFar: bigint; call: RunningCall }> = [];
+    for (const l of this.leases.values()) {
+      for (const [id, c] of l.running) {
+        if (!c.opened) continue;
+        const cost = c.live();
+        if (cost > c.journalled) updates.push({ id, costSoFar: cost, call: c });
+      }
+    }
+    if (updates.length === 0) {
+      if ([...this.leases.values()].every((l) => l.running.size === 0) && this.journalTimer) {
+        clearInterval(this.journalTimer);
+        this.journalTimer = undefined;
+      }
+      return;
+    }
+    try {
+      await this.o.leases.journal(updates);
+      for (const u of updates) u.call.journalled = u.costSoFar;
+    } catch (err) {
+      this.o.logger.warn({ err, calls: updates.length }, 'journalling running chat calls failed; retrying');
+    }
   }
 
   /** A lease is used only while surely alive: renewed within the last two thirds of its life. */
@@ -131,7 +230,7 @@ export class CreditLeaseBook {
     const want = this.o.targetMinor > need ? this.o.targetMinor : need;
     const g = await this.o.leases.grant({ id, accountId, edgeId: this.edgeId, min: need, want, ttlMs: this.o.ttlMs });
     if (!g) return false;
-    const l: LocalLease = { id, accountId, amount: g.amount, committed: 0n, inflight: 0, pending: [], lastUsed: this.now(), renewedAt: this.now(), retired: false };
+    const l: LocalLease = { id, accountId, amount: g.amount, committed: 0n, inflight: 0, pending: [], opening: [], running: new Map(), lastUsed: this.now(), renewedAt: this.now(), retired: false };
     this.current.set(accountId, l);
     this.leases.set(id, l);
     this.renewTimer ??= setInterval(() => void this.renew(), Math.max(50, Math.floor(this.o.ttlMs / 3))).unref();
@@ -167,6 +266,11 @@ export class CreditLeaseBook {
       });
       await this.o.calls.settle(c.id, { status: c.status, cost: c.cost, result: c.result, error: c.error, channelId: c.channelId });
     } catch (err) {
+      if ((err as { code?: string }).code === '23505') {
+        // its row was written before its first byte: the lease's close charged it what it had journalled
+        this.o.logger.warn({ taskId: c.id, cost: c.cost.toString() }, 'a chat call was charged its journalled cost when its lease was closed');
+        return;
+      }
       this.o.logger.error({ err, taskId: c.id, cost: c.cost.toString() }, 'a chat call could not be charged after its lease was closed');
     }
   }

@@ -2,9 +2,30 @@ import { tokenCost, type TokenPrices, type TokenUsage } from '@gmg/contracts';
 import type { ChatSettlement } from '@gmg/db';
 import type { MessagesRequest } from './messages-request';
 import type { RelayOutcome } from './messages-relay';
+import type { SseUsageTracker } from './sse-usage.tracker';
 
 /** Characters of relayed output counted as one token when the upstream never reported the output count. */
 export const CHARS_PER_TOKEN = 4;
+
+/**
+ * What a running call has cost so far (journalled; a crash of the edge charges this): the input of message_start
+ * and the output relayed so far, as for a stream cut short. 0 before anything reached the client.
+ */
+export function liveCostOf(t: SseUsageTracker, req: MessagesRequest, prices: TokenPrices, ratio: number): bigint {
+  if (t.usage.inputTokens === undefined) return 0n;
+  return tokenCost(usageOf(t, req), prices, ratio);
+}
+
+function usageOf(t: SseUsageTracker, req: MessagesRequest): TokenUsage {
+  const u = t.usage;
+  return {
+    // a non-streamed success without usage (never seen in practice): the input bound
+    inputTokens: u.inputTokens ?? req.inputBound,
+    cacheWriteTokens: u.cacheWriteTokens ?? 0,
+    cacheReadTokens: u.cacheReadTokens ?? 0,
+    outputTokens: t.finalUsage ? (u.outputTokens ?? 0) : Math.max(u.outputTokens ?? 0, Math.ceil(t.relayedOutputChars / CHARS_PER_TOKEN)),
+  };
+}
 
 /**
  * The charge of a finished call (docs/messages.md, "What a call costs"):
@@ -26,14 +47,7 @@ export function settlementOf(outcome: RelayOutcome, req: MessagesRequest, prices
   }
   const t = outcome.tracker;
   const reported = t.finalUsage;
-  const u = t.usage;
-  const usage: TokenUsage = {
-    // a non-streamed success without usage (never seen in practice): the input bound
-    inputTokens: u.inputTokens ?? req.inputBound,
-    cacheWriteTokens: u.cacheWriteTokens ?? 0,
-    cacheReadTokens: u.cacheReadTokens ?? 0,
-    outputTokens: reported ? (u.outputTokens ?? 0) : Math.max(u.outputTokens ?? 0, Math.ceil(t.relayedOutputChars / CHARS_PER_TOKEN)),
-  };
+  const usage = usageOf(t, req);
   const cost = tokenCost(usage, prices, ratio);
   return {
     status: 'completed',

@@ -1,18 +1,38 @@
-import type { Response } from 'express';
 import type { MessagesChannel } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
-import { selectChannel, type MessagesAnswer, type MessagesUpstreamClient } from '@gmg/upstream';
+import { pickChannel, type ChannelGate, type MessagesAnswer, type MessagesUpstreamClient } from '@gmg/upstream';
+import type { MessagesSink, RelayedHeaders } from './messages-sink';
+import { SseFramer } from './sse-framer';
 import { SseUsageTracker } from './sse-usage.tracker';
 
+/** Per-call memory bounds (docs/messages.md, "Limits"). */
+export interface RelayLimits {
+  /** A non-streamed answer larger than this is not relayed (502): the gateway never holds more of one. */
+  maxAnswerBytes: number;
+  /** One SSE event larger than this ends the stream with an error event: the most held back per stream. */
+  maxEventBytes: number;
+}
+
 export interface RelayInput {
-  res: Response;
+  sink: MessagesSink;
   channels: readonly MessagesChannel[];
+  /** Per-channel health memory (CircuitBreaker): open circuits are skipped, outcomes are fed back. */
+  gate: ChannelGate & { recordSuccess(id: string): void; recordFailure(id: string): void };
   version: string;
+  /** The messages request as it goes upstream (the client's bytes, or a translation of another protocol). */
   body: Buffer;
   stream: boolean;
   /** Client headers passed upstream as they are (e.g. `anthropic-beta`). */
   headers: Record<string, string>;
+  limits: RelayLimits;
+  /** Follows the relayed usage; pass one to read it while the call runs. */
+  tracker?: SseUsageTracker;
+  /**
+   * Awaited once, just before the first byte of an answer goes to the client (the call's record is durable
+   * then: a crash after it still charges the call). A rejection fails the call before anything is sent.
+   */
+  beforeFirstByte?: () => Promise<void>;
 }
 
 /**
@@ -31,80 +51,95 @@ export interface RelayOutcome {
 
 /** Upstream statuses worth another channel, before the first byte only: rate limits, overload, server errors, our channel's credentials. */
 const FAILS_OVER = (s: number) => s === 429 || s >= 500 || s === 401 || s === 402 || s === 403 || s === 408;
+/** Refusals of the gateway's own channel (its key, its quota): never the caller's fault, never passed through. */
+const OURS = (s: number) => s === 401 || s === 402 || s === 403;
 
 /** Upstream response headers the client gets (framing and hop-by-hop headers are the gateway's own). */
 const RELAYED = /^(content-type|request-id|retry-after|x-should-retry|(anthropic|msgproto)-[a-z0-9-]+)$/i;
 
-function relayedHeaders(h: MessagesAnswer['headers']): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+function relayedHeaders(h: MessagesAnswer['headers']): RelayedHeaders {
+  const out: RelayedHeaders = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined && RELAYED.test(k)) out[k] = v;
   return out;
 }
 
-async function readAll(body: MessagesAnswer['body']): Promise<Buffer> {
-  return Buffer.from(await body.arrayBuffer());
+class TooLarge extends Error {}
+
+/** The whole body, refusing (and freeing the connection) past `max` bytes. */
+async function readAll(body: MessagesAnswer['body'], max: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  for await (const c of body as AsyncIterable<Buffer>) {
+    n += c.length;
+    if (n > max) {
+      body.destroy();
+      throw new TooLarge(`the upstream's answer exceeds ${max} bytes`);
+    }
+    parts.push(c);
+  }
+  return Buffer.concat(parts, n);
 }
 
-/** Resolves when the client can take more, or is gone. */
-const drained = (res: Response) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-
-const errorEvent = (message: string) =>
-  `event: error\ndata: ${JSON.stringify({ type: 'error', error: { code: 502, type: 'bad_gateway', message } })}\n\n`;
+/** What the caller sees when every channel refused with the gateway's own credentials or quota. */
+function ourRefusal(status: number): DomainError {
+  return status === 402
+    ? new DomainError('service_unavailable', 'The upstream channels of this model are out of quota at the moment (upstream 402); this is not about your API key or balance')
+    : new DomainError('bad_gateway', `The upstream refused the gateway's channel credentials (upstream ${status}); this is not about your API key`);
+}
 
 /**
- * Sends the request to the channels, best first, and relays the answer. Any failure before the first byte reaches
- * the client moves on to the next channel; after it, never (the client has part of one answer). A stream is
- * committed only when its first chunk has arrived, so an upstream dying before its first event fails over too.
- * Writes wait for the client to drain: a slow client slows the upstream read, and nothing piles up in memory.
+ * Sends the request to the channels, best first (open circuits skipped), and relays the answer. Any failure
+ * before the first byte reaches the client moves on to the next channel; after it, never (the client has part of
+ * one answer). A stream is committed only when its first whole event has arrived, so an upstream dying before it
+ * fails over too. Only whole events are relayed (SseFramer): an upstream dying mid-event leaves the client with
+ * the whole events, then one well-formed `event: error`. Writes wait for the client to drain.
  */
 export async function relayMessages(client: MessagesUpstreamClient, logger: Logger, input: RelayInput): Promise<RelayOutcome> {
-  const { res } = input;
-  const tracker = new SseUsageTracker();
+  const { sink, gate } = input;
+  const tracker = input.tracker ?? new SseUsageTracker();
   const abort = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) abort.abort();
-  };
-  res.on('close', onClose);
+  const unsubscribe = sink.onClose(() => abort.abort());
   const gone = (channelId: string | null): RelayOutcome => ({ kind: 'failed', reason: 'client_closed', channelId, tracker });
   const tried = new Set<string>();
   let last: { status: number; headers: MessagesAnswer['headers']; body: Buffer; channelId: string } | undefined;
   try {
-    for (let ch = selectChannel(input.channels); ch; ch = selectChannel(input.channels, { exclude: tried })) {
+    for (let ch = pickChannel(input.channels, gate); ch; ch = pickChannel(input.channels, gate, { exclude: tried })) {
       tried.add(ch.id);
       if (abort.signal.aborted) return gone(null);
+      const failed = (what: string, err: unknown) => {
+        gate.recordFailure(ch!.id);
+        logger.warn({ channel: ch!.name, err: (err as Error).message }, `messages upstream ${what}; trying the next channel`);
+      };
       let answer: MessagesAnswer;
       try {
-        answer = await client.send({ target: ch, version: input.version, body: input.body, headers: input.headers, signal: abort.signal });
+        answer = await client.send({ target: ch, version: input.version, body: input.body, headers: input.headers, stream: input.stream, signal: abort.signal });
       } catch (err) {
         if (abort.signal.aborted) return gone(ch.id);
-        logger.warn({ channel: ch.name, err: (err as Error).message }, 'messages upstream unreachable; trying the next channel');
+        failed('unreachable or silent', err);
         continue;
       }
       const isStream = /^text\/event-stream/i.test(String(answer.headers['content-type'] ?? ''));
       if (answer.status !== 200 || !isStream) {
         let body: Buffer;
         try {
-          body = await readAll(answer.body);
+          body = await readAll(answer.body, input.limits.maxAnswerBytes);
         } catch (err) {
           if (abort.signal.aborted) return gone(ch.id);
-          logger.warn({ channel: ch.name, err: (err as Error).message }, 'messages upstream died before its answer; trying the next channel');
+          if (err instanceof TooLarge) {
+            logger.warn({ channel: ch.name, limit: input.limits.maxAnswerBytes }, 'messages answer too large; not relayed');
+            return { kind: 'failed', reason: 'answer_too_large', channelId: ch.id, tracker, error: new DomainError('bad_gateway', `The upstream's answer is larger than this gateway relays (${input.limits.maxAnswerBytes} bytes)`) };
+          }
+          failed('died before its answer', err);
           continue;
         }
         if (FAILS_OVER(answer.status)) {
-          logger.warn({ channel: ch.name, status: answer.status }, 'messages upstream refused; trying the next channel');
+          failed('refused', new Error(`status ${answer.status}`));
           last = { status: answer.status, headers: answer.headers, body, channelId: ch.id };
           continue;
         }
-        res.status(answer.status).set(relayedHeaders(answer.headers)).end(body);
+        gate.recordSuccess(ch.id);
+        if (answer.status < 300 && !(await recorded(input, logger))) return unrecorded(ch.id, tracker);
+        sink.whole(answer.status, relayedHeaders(answer.headers), body);
         if (answer.status >= 300) return { kind: 'failed', reason: `upstream_${answer.status}`, channelId: ch.id, tracker };
         try {
           tracker.readMessage(JSON.parse(body.toString('utf8')));
@@ -113,67 +148,100 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         }
         return { kind: 'complete', reason: 'answered', channelId: ch.id, tracker };
       }
+      const framer = new SseFramer(input.limits.maxEventBytes);
       const it = answer.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-      let first: IteratorResult<Buffer>;
+      let first: Buffer | undefined;
       try {
-        first = await it.next();
+        for (let r = await it.next(); !r.done; r = await it.next()) if ((first = framer.push(r.value))) break;
       } catch (err) {
         if (abort.signal.aborted) return gone(ch.id);
-        logger.warn({ channel: ch.name, err: (err as Error).message }, 'messages stream died before its first event; trying the next channel');
+        answer.body.destroy();
+        failed('stream died before its first event', err);
         continue;
       }
-      if (first.done) continue;
-      return await pump(res, it, first.value, tracker, abort.signal, ch.id, answer, logger);
+      if (!first) {
+        failed('stream ended before its first event', new Error('empty stream'));
+        continue;
+      }
+      gate.recordSuccess(ch.id);
+      if (!(await recorded(input, logger))) {
+        answer.body.destroy();
+        return unrecorded(ch.id, tracker);
+      }
+      return await pump(sink, it, first, framer, tracker, abort.signal, ch.id, answer, logger);
     }
   } finally {
-    res.off('close', onClose);
-  }
-  if (last) {
-    // every channel refused: the last refusal goes back as the upstream sent it (clients know 429/529 and retry)
-    res.status(last.status).set(relayedHeaders(last.headers)).end(last.body);
-    return { kind: 'failed', reason: `upstream_${last.status}`, channelId: last.channelId, tracker };
+    unsubscribe();
   }
   if (abort.signal.aborted) return gone(null);
-  return {
-    kind: 'failed',
-    reason: 'no_channel_answered',
-    channelId: null,
-    tracker,
-    error: new DomainError(tried.size === 0 ? 'service_unavailable' : 'bad_gateway', tried.size === 0 ? 'No upstream channel serves this model' : 'No upstream channel answered'),
-  };
+  if (last && !OURS(last.status)) {
+    // every channel refused: a refusal about the request or the load goes back as sent (clients retry 429/529)
+    sink.whole(last.status, relayedHeaders(last.headers), last.body);
+    return { kind: 'failed', reason: `upstream_${last.status}`, channelId: last.channelId, tracker };
+  }
+  const error = last
+    ? ourRefusal(last.status)
+    : tried.size === 0
+      ? new DomainError('service_unavailable', input.channels.length > 0 ? 'Every upstream channel of this model is failing at the moment; retry shortly' : 'No upstream channel serves this model', { retryAfter: 5 })
+      : new DomainError('bad_gateway', 'No upstream channel answered');
+  return { kind: 'failed', reason: last ? `upstream_${last.status}` : 'no_channel_answered', channelId: last?.channelId ?? null, tracker, error };
 }
 
-/** The committed stream: headers and first chunk out, then every chunk as it comes, flushed, at the client's pace. */
+/** False when the call's record could not be made durable: then nothing may be sent (the call could not be charged). */
+async function recorded(input: RelayInput, logger: Logger): Promise<boolean> {
+  if (!input.beforeFirstByte) return true;
+  try {
+    await input.beforeFirstByte();
+    return true;
+  } catch (err) {
+    logger.error({ err }, 'the chat call could not be recorded; answering 503 instead of relaying an uncharged answer');
+    return false;
+  }
+}
+
+const unrecorded = (channelId: string, tracker: SseUsageTracker): RelayOutcome => ({
+  kind: 'failed', reason: 'not_recorded', channelId, tracker,
+  error: new DomainError('service_unavailable', 'The gateway cannot record calls at the moment; retry shortly', { retryAfter: 1 }),
+});
+
+/** The committed stream: headers and first events out, then every whole event as it comes, at the client's pace. */
 async function pump(
-  res: Response,
+  sink: MessagesSink,
   it: AsyncIterator<Buffer>,
   first: Buffer,
+  framer: SseFramer,
   tracker: SseUsageTracker,
   signal: AbortSignal,
   channelId: string,
   answer: MessagesAnswer,
   logger: Logger,
 ): Promise<RelayOutcome> {
-  res.writeHead(200, { ...relayedHeaders(answer.headers), 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-  let chunk: Buffer | undefined = first;
-  while (chunk) {
-    tracker.push(chunk);
-    if (!res.write(chunk)) await drained(res);
+  sink.open(relayedHeaders(answer.headers));
+  let events: Buffer | undefined = first;
+  for (;;) {
+    if (events) {
+      tracker.push(events);
+      const wait = sink.events(events);
+      if (wait) await wait;
+    }
     if (signal.aborted) return { kind: 'cut', reason: 'client_closed', channelId, tracker };
+    let r: IteratorResult<Buffer>;
     try {
-      const r = await it.next();
-      chunk = r.done ? undefined : r.value;
+      r = await it.next();
+      if (r.done) break;
+      events = framer.push(r.value);
     } catch (err) {
       if (signal.aborted) return { kind: 'cut', reason: 'client_closed', channelId, tracker };
+      answer.body.destroy();
       logger.warn({ channelId, err: (err as Error).message }, 'messages upstream died mid-stream');
-      res.end(errorEvent('The upstream connection was lost mid-stream'));
+      sink.end({ type: 'bad_gateway', message: 'The upstream connection was lost mid-stream' });
       return { kind: 'cut', reason: 'upstream_lost', channelId, tracker };
     }
   }
   if (!tracker.stopped) {
-    res.end(errorEvent('The upstream ended the stream before message_stop'));
+    sink.end({ type: 'bad_gateway', message: 'The upstream ended the stream before message_stop' });
     return { kind: 'cut', reason: 'upstream_incomplete', channelId, tracker };
   }
-  res.end();
+  sink.end();
   return { kind: 'complete', reason: 'streamed', channelId, tracker };
 }

@@ -1,40 +1,42 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import express, { Router, type RequestHandler } from 'express';
-import { isModelAllowed, resolveModel, tokenHold, tokenPricesOf, type TokenPrices } from '@gmg/contracts';
+import { isModelAllowed, resolveModel, tokenPricesOf, type TokenPrices } from '@gmg/contracts';
 import type { AuthPrincipal } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
-import type { Logger } from '@gmg/logger';
-import type { MessagesUpstreamClient } from '@gmg/upstream';
 import { bodyBudgetGate, type BodyBudget } from '../http/body-budget';
 import { assertJsonDepth } from '../http/json-depth';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import type { PriceTableCache } from '../pricing/price-table.cache';
 import type { ChatCallSweeper } from './chat-call.sweeper';
-import type { CreditLeaseBook } from './credit-lease.book';
-import { settlementOf } from './messages-charge';
+import { countTokens } from './messages-count-tokens';
+import { serveMessagesCall, type MessagesCallDeps } from './messages-call';
 import type { MessagesChannelCache } from './messages-channel.cache';
-import { relayMessages } from './messages-relay';
 import { parseMessagesRequest } from './messages-request';
+import { httpSink } from './messages-sink';
 import { parseMessagesVersion } from './messages-version';
 
 export interface MessagesRouterDeps {
-  /** Where calls reserve their money and record their cost (no Postgres round trip before the first byte). */
-  book: Pick<CreditLeaseBook, 'reserve' | 'finish'>;
+  /** Reservation, relay and charge of one call (messages-call.ts); reusable by other fronts. */
+  call: MessagesCallDeps;
   channels: Pick<MessagesChannelCache, 'get'>;
   prices: Pick<PriceTableCache, 'get'>;
-  client: MessagesUpstreamClient;
   sweeper: Pick<ChatCallSweeper, 'poke'>;
-  logger: Logger;
   maxBodyBytes: number;
   /** The large bodies' budget (http/body-budget.ts): a large body waits for its share before it is read. */
   budget?: BodyBudget;
-  newTaskId: () => string;
   /** Mounted after auth: requests per second per key. */
   guards: RequestHandler[];
 }
 
 /** Client request headers passed upstream unchanged. */
 const PASSED_HEADERS = ['anthropic-beta'];
+
+const passedHeaders = (h: IncomingHttpHeaders): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const k of PASSED_HEADERS) if (typeof h[k] === 'string') out[k] = h[k];
+  return out;
+};
 
 const JSON_TYPES = ['application/json', '+json'];
 
@@ -74,6 +76,8 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
   const router = Router();
   const handler: RequestHandler = async (req, res) => {
     d.sweeper.poke();
+    // the vendor's clients read the request id from this header (the upstream's own replaces it on an answer)
+    if (req.id) res.setHeader('request-id', req.id);
     const version = parseMessagesVersion(req.headers);
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const request = parseMessagesRequest(raw);
@@ -83,41 +87,31 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     const channels = await d.channels.get(model, principal.groupName);
     if (channels.length === 0) throw new DomainError('service_unavailable', `No upstream channel serves model '${request.model}' at the moment`);
 
-    const hold = tokenHold(request.inputBound, request.maxTokens, prices, principal.priceRatio);
-    const reservation = await d.book.reserve(principal.accountId, hold);
-    const startedAt = new Date();
-    const call = {
-      id: d.newTaskId(),
-      accountId: principal.accountId,
-      apiKeyId: principal.keyId,
-      model,
-      requestedModel: request.model,
-      request: { endpoint: 'POST /v1/messages', max_tokens: request.maxTokens, stream: request.stream, input_bound: request.inputBound, images: request.images },
-      priceSnapshot: { total: hold.toString(), ratio: principal.priceRatio, per_million: Object.fromEntries(Object.entries(prices).map(([k, v]) => [k, v.toString()])) },
-      startedAt,
-    };
-
-    const headers: Record<string, string> = {};
-    for (const h of PASSED_HEADERS) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h];
-    let outcome;
-    try {
-      outcome = await relayMessages(d.client, d.logger, { res, channels, version, body: raw, stream: request.stream, headers });
-    } catch (err) {
-      // a bug, not an upstream failure: nothing charged, then the error handler answers (or ends the stream)
-      d.book.finish(reservation, { ...call, status: 'failed', cost: 0n, result: { charge_rule: 'nothing_produced', reason: 'gateway_error' }, error: { code: 'server_error', message: 'gateway error' }, channelId: null });
-      throw err;
-    }
-    d.book.finish(reservation, { ...call, ...settlementOf(outcome, request, prices, principal.priceRatio) });
+    const outcome = await serveMessagesCall(d.call, {
+      principal, request, model, prices, channels, version, body: raw, headers: passedHeaders(req.headers), sink: httpSink(res), endpoint: 'POST /v1/messages',
+    });
     if (outcome.error) throw outcome.error;
   };
+  const count: RequestHandler = async (req, res) => {
+    const version = parseMessagesVersion(req.headers);
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const request = parseMessagesRequest(raw, { countOnly: true });
+    const principal = principalOf(res);
+    const model = chatModel(request.model, principal);
+    const channels = await d.channels.get(model, principal.groupName);
+    await countTokens(d.call.client, d.call.logger, {
+      res, request, channels, gate: d.call.gate, version, body: raw, headers: passedHeaders(req.headers), maxAnswerBytes: d.call.limits.maxAnswerBytes,
+    });
+  };
   router.post('/v1/messages', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), handler);
-  router.all('/v1/messages', methodNotAllowed(['POST']));
+  router.post('/v1/messages/count_tokens', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), count);
+  router.all(['/v1/messages', '/v1/messages/count_tokens'], methodNotAllowed(['POST']));
   return router;
 }
 
 async function pricesOf(d: MessagesRouterDeps, model: string): Promise<TokenPrices> {
   const found = tokenPricesOf(model, await d.prices.get());
   if ('prices' in found) return found.prices;
-  d.logger.error({ model, missing: found.missing }, 'chat model not priced');
+  d.call.logger.error({ model, missing: found.missing }, 'chat model not priced');
   throw new DomainError('service_unavailable', `Model '${model}' is temporarily unavailable (model not priced)`);
 }

@@ -1,3 +1,4 @@
+import { SseFramer } from './sse-framer';
 import { SseUsageTracker } from './sse-usage.tracker';
 
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
@@ -10,16 +11,38 @@ const STREAM =
   ev('message_stop', {});
 
 describe('SseUsageTracker', () => {
-  it('reads usage and relayed output from any chunking, even one byte at a time (multi-byte characters split)', () => {
-    for (const size of [1, 7, 64, 10_000]) {
-      const t = new SseUsageTracker();
-      const bytes = Buffer.from(STREAM);
-      for (let i = 0; i < bytes.length; i += size) t.push(bytes.subarray(i, i + size));
-      expect(t.usage).toEqual({ inputTokens: 25, outputTokens: 15, cacheWriteTokens: 3, cacheReadTokens: 4 });
-      expect(t.finalUsage).toBe(true);
-      expect(t.stopped).toBe(true);
-      expect(t.relayedOutputChars).toBe('Hé llo'.length + '{"a":'.length);
+  it('framed from any chunking (one byte at a time, multi-byte characters and CRLF blank lines split): only whole events pass, usage and output read', () => {
+    for (const text of [STREAM, STREAM.replace(/\n/g, '\r\n')]) {
+      for (const size of [1, 2, 3, 7, 64, 10_000]) {
+        const framer = new SseFramer(1 << 16);
+        const t = new SseUsageTracker();
+        const bytes = Buffer.from(text);
+        const out: Buffer[] = [];
+        for (let i = 0; i < bytes.length; i += size) {
+          const whole = framer.push(bytes.subarray(i, i + size));
+          if (whole) {
+            // every relayed piece ends on an event boundary
+            expect(whole.toString('utf8')).toMatch(/\r?\n\r?\n$/);
+            out.push(whole);
+            t.push(whole);
+          }
+        }
+        expect(Buffer.concat(out).toString('utf8')).toBe(text);
+        expect(framer.pending).toBe(0);
+        expect(t.usage).toEqual({ inputTokens: 25, outputTokens: 15, cacheWriteTokens: 3, cacheReadTokens: 4 });
+        expect(t.finalUsage).toBe(true);
+        expect(t.stopped).toBe(true);
+        expect(t.relayedOutputChars).toBe('Hé llo'.length + '{"a":'.length);
+      }
     }
+  });
+
+  it('holds back a half event, and refuses one growing past the bound', () => {
+    const framer = new SseFramer(100);
+    const cut = STREAM.indexOf('"text_delta"');
+    expect(framer.push(Buffer.from(STREAM.slice(0, cut)))?.toString()).toBe(STREAM.slice(0, STREAM.indexOf('event: content_block_delta')));
+    expect(framer.pending).toBeGreaterThan(0);
+    expect(() => framer.push(Buffer.alloc(200, 'x'))).toThrow(/exceeds 100 bytes/);
   });
 
   it('a stream cut before message_delta has no final usage', () => {

@@ -20,17 +20,10 @@ export class SseUsageTracker {
   /** message_stop was seen: the stream is complete. */
   stopped = false;
   relayedOutputChars = 0;
-  private readonly decoder = new TextDecoder();
-  private pending = '';
-
-  push(chunk: Uint8Array): void {
-    this.pending += this.decoder.decode(chunk, { stream: true });
-    let m: RegExpExecArray | null;
-    while ((m = /\r?\n\r?\n/.exec(this.pending)) !== null) {
-      const event = this.pending.slice(0, m.index);
-      this.pending = this.pending.slice(m.index + m[0].length);
-      this.onEvent(event);
-    }
+  /** Whole events only (SseFramer cuts them): nothing is kept between calls, so memory stays flat. */
+  push(events: Uint8Array): void {
+    const text = Buffer.isBuffer(events) ? events.toString('utf8') : Buffer.from(events.buffer, events.byteOffset, events.byteLength).toString('utf8');
+    for (const block of text.split(/\r?\n\r?\n/)) if (block !== '') this.onEvent(block);
   }
 
   /** Usage from a whole (non-streamed) message body. */

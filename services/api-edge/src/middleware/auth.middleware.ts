@@ -5,10 +5,10 @@ import type { KeyAuthenticator } from '../auth/key-authenticator';
 import { setPrincipal } from '../http/principal';
 import { fullPath } from '../http/request-path';
 
-/** The messages protocol also takes the key in `x-api-key` (spec 5.2). */
-const X_API_KEY_PATHS = ['/v1/messages'];
+/** The messages protocol also takes the key in `x-api-key` (spec 5.2), and so does its clients' model list (spec 4.1 rule 7). */
+const X_API_KEY_PATHS = ['/v1/messages', '/v1/models'];
 
-/** The key of a request: `Authorization: Bearer <key>`, or `x-api-key` on the messages endpoint. */
+/** The key of a request: `Authorization: Bearer <key>`, or `x-api-key` on the messages endpoint and the model list. */
 export function extractApiKey(req: Request): string | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string') {

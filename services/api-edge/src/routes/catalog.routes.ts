@@ -4,6 +4,7 @@ import { isModelAllowed, listCatalog, modelSchemaDocument, resolveModel } from '
 import type { AuthPrincipal } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { methodNotAllowed } from '../http/error-handler';
+import { vendorModelList, wantsVendorModelList } from '../messages/messages-models';
 import { principalOf } from '../http/principal';
 
 /** The first value of a query parameter (a repeated parameter counts once), or undefined. */
@@ -42,7 +43,7 @@ export function catalogRouter(): Router {
       category: queryString(req, 'category'),
     });
     res.setHeader('Cache-Control', CACHE_CONTROL);
-    res.json({ success: true, object: 'list', data });
+    res.json(wantsVendorModelList(req.headers) ? vendorModelList(data) : { success: true, object: 'list', data });
   });
 
   router.get('/v1/models/:model/schema', (req, res) => {

@@ -7,14 +7,15 @@ import { blockTokens, contentText, countInput, deltasOf, openingOf, replyTo, typ
 /**
  * The messages protocol as the vendor speaks it (POST /v1/messages), for tests, demos and the benchmark.
  * Markers in the last user message choose an outcome: `[sim:429]` rate limited, `[sim:529]` overloaded,
- * `[sim:drop]` the connection dies after a few stream events, `[sim:slow]` a long stream with a pause per delta.
+ * `[sim:drop]` the connection dies after a few stream events, `[sim:cut]` it dies in the middle of an event (half
+ * of it sent), `[sim:slow]` a long stream with a pause per delta. Fault `hang`: calls are read and never answered.
  */
 export interface MessagesSimOptions {
   /** When set, calls need it in `x-api-key` (or `Authorization: Bearer`). */
   apiKey?: string;
   log: Logger;
   /** Every call of this instance answers this fault (a sick channel in failover tests). */
-  fault?: 'overloaded' | 'rate_limited';
+  fault?: 'overloaded' | 'rate_limited' | 'hang';
   /** Pause between deltas of a `[sim:slow]` stream. */
   slowDeltaMs?: number;
   /** Emits 'request' ({id, stream}), 'refused' ({status}), 'finished' ({id}) and 'client_closed' ({id, eventsSent}). */
@@ -59,9 +60,21 @@ function invalid(body: unknown): string | undefined {
 export function messagesSimRouter(opts: MessagesSimOptions): Router {
   const router = express.Router();
   if (opts.apiKey) router.use(keyGuard(opts.apiKey));
+  // the vendor's free token count: the same deterministic count the answers report as input_tokens
+  router.post('/count_tokens', express.json({ limit: '30mb' }), (req, res) => {
+    const b = req.body as Json;
+    if (typeof b?.model !== 'string' || !Array.isArray(b.messages)) return vendorError(res, 400, 'invalid_request_error', 'model and messages are required');
+    res.json({ input_tokens: countInput(b).tokens });
+  });
   router.post('/', express.json({ limit: '30mb' }), (req, res) => {
     if (!req.header('anthropic-version') && !req.header('msgproto-version')) {
       return vendorError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
+    }
+    if (opts.fault === 'hang') {
+      // a hung channel: the request is taken, no header ever comes (the gateway's header timeout must act)
+      opts.log.info({}, 'messages call left hanging');
+      opts.events?.emit('refused', { status: 0 });
+      return;
     }
     const problem = invalid(req.body);
     if (problem) return vendorError(res, 400, 'invalid_request_error', problem);
@@ -85,7 +98,7 @@ export function messagesSimRouter(opts: MessagesSimOptions): Router {
     if (said.includes('[sim:slow]')) lengthen(reply);
     const id = `msg_${randomBytes(12).toString('hex')}`;
     res.setHeader('request-id', `req_sim_${randomBytes(8).toString('hex')}`);
-    const markers = ['slow', 'drop'].filter((m) => said.includes(`[sim:${m}]`));
+    const markers = ['slow', 'drop', 'cut'].filter((m) => said.includes(`[sim:${m}]`));
     opts.log.info({ id, model: body.model, stream: body.stream === true, markers, usage: reply.usage }, 'messages call answered');
     opts.events?.emit('request', { id, stream: body.stream === true });
     if (body.stream !== true) {
@@ -93,7 +106,7 @@ export function messagesSimRouter(opts: MessagesSimOptions): Router {
       opts.events?.emit('finished', { id });
       return;
     }
-    void streamReply(res, { id, model: body.model as string, reply, drop: said.includes('[sim:drop]'), slow: said.includes('[sim:slow]') }, opts);
+    void streamReply(res, { id, model: body.model as string, reply, drop: said.includes('[sim:drop]'), cut: said.includes('[sim:cut]'), slow: said.includes('[sim:slow]') }, opts);
   });
   return router;
 }
@@ -113,6 +126,7 @@ interface StreamPlan {
   model: string;
   reply: SimReply;
   drop: boolean;
+  cut: boolean;
   slow: boolean;
 }
 
@@ -131,6 +145,12 @@ async function streamReply(res: Response, p: StreamPlan, opts: MessagesSimOption
     if (closed) return false;
     sent++;
     const frame = `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    if (p.cut && sent === 6) {
+      // dies mid-event: half of this frame goes out, then the socket
+      closed = true;
+      res.write(frame.slice(0, Math.floor(frame.length / 2)), () => res.socket?.destroy());
+      return false;
+    }
     if (p.drop && sent === 6) {
       // a dying upstream: once this event is out, the socket goes away without message_stop
       closed = true;

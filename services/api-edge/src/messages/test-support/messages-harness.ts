@@ -15,7 +15,7 @@ export interface SimHandle {
 }
 
 /** A real upstream-sim process on a free loopback port, optionally answering every messages call with a fault. */
-export async function startSim(fault?: 'overloaded' | 'rate_limited'): Promise<SimHandle> {
+export async function startSim(fault?: 'overloaded' | 'rate_limited' | 'hang'): Promise<SimHandle> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = { PORT: String(port), SIM_API_KEY: SIM_KEY, LOG_LEVEL: 'info', SIM_MESSAGES_SLOW_DELTA_MS: '20' };
@@ -47,9 +47,12 @@ export const sdkFor = (h: EdgeHarness, key: string) => new Anthropic({ apiKey: k
 
 export { startEdgeHarness, type EdgeHarness };
 
-/** The chat calls of an account, newest last. */
+/** The ended chat calls of an account, newest last (a running call's row exists from before its first byte). */
 export const chatCalls = async (h: EdgeHarness, accountId: string): Promise<Row[]> =>
-  h.db.dataSource.query(`SELECT id, status, price::text AS price, result FROM tasks WHERE account_id = $1 AND pool = 'chat' ORDER BY created_at, id`, [accountId]);
+  h.db.dataSource.query(
+    `SELECT id, status, price::text AS price, result FROM tasks WHERE account_id = $1 AND pool = 'chat' AND status NOT IN ('pending','processing') ORDER BY created_at, id`,
+    [accountId],
+  );
 
 /**
  * The calls of an account appear once their batch is written (a few ms after the answer): this waits for the

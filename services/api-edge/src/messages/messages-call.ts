@@ -1,0 +1,76 @@
+import { tokenHold, type TokenPrices } from '@gmg/contracts';
+import type { AuthPrincipal, MessagesChannel } from '@gmg/db';
+import type { Logger } from '@gmg/logger';
+import type { MessagesUpstreamClient } from '@gmg/upstream';
+import type { CreditLeaseBook } from './credit-lease.book';
+import { liveCostOf, settlementOf } from './messages-charge';
+import { relayMessages, type RelayInput, type RelayOutcome } from './messages-relay';
+import type { MessagesRequest } from './messages-request';
+import type { MessagesSink } from './messages-sink';
+import { SseUsageTracker } from './sse-usage.tracker';
+
+/** What serving one messages call needs (built once per app). */
+export interface MessagesCallDeps {
+  book: Pick<CreditLeaseBook, 'reserve' | 'open' | 'finish'>;
+  client: MessagesUpstreamClient;
+  gate: RelayInput['gate'];
+  limits: RelayInput['limits'];
+  logger: Logger;
+  newTaskId: () => string;
+}
+
+/** One call, checked already (model allowed, priced, channels found): what it sends and where the answer goes. */
+export interface MessagesCall {
+  principal: AuthPrincipal;
+  request: MessagesRequest;
+  /** The catalog id of the model (`request.model` is the name the client used). */
+  model: string;
+  prices: TokenPrices;
+  channels: readonly MessagesChannel[];
+  version: string;
+  /** The messages body sent upstream. */
+  body: Buffer;
+  headers: Record<string, string>;
+  sink: MessagesSink;
+  /** Shown on the call's record (`request.endpoint`), e.g. `POST /v1/messages`. */
+  endpoint: string;
+}
+
+/**
+ * Reserve the most the call can cost (in memory, from the account's credit lease) → relay → charge what it used,
+ * exactly once. The call's record is made durable before the first byte of an answer leaves (batched with other
+ * calls, while the upstream works), so a crash after that still charges it (docs/messages.md, "Crash").
+ * Resolves with the outcome; an error the gateway answers itself is in `outcome.error` (nothing was sent).
+ * Throws 402 when the balance cannot cover the reservation.
+ */
+export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): Promise<RelayOutcome> {
+  const { principal, request, prices } = c;
+  const hold = tokenHold(request.inputBound, request.maxTokens, prices, principal.priceRatio);
+  const reservation = await d.book.reserve(principal.accountId, hold);
+  const call = {
+    id: d.newTaskId(),
+    accountId: principal.accountId,
+    apiKeyId: principal.keyId,
+    model: c.model,
+    requestedModel: request.model,
+    request: { endpoint: c.endpoint, max_tokens: request.maxTokens, stream: request.stream, input_bound: request.inputBound, images: request.images },
+    priceSnapshot: { total: hold.toString(), ratio: principal.priceRatio, per_million: Object.fromEntries(Object.entries(prices).map(([k, v]) => [k, v.toString()])) },
+    startedAt: new Date(),
+  };
+  const tracker = new SseUsageTracker();
+  // journalled while the call runs: what a crash of this process charges it
+  const { durable } = d.book.open(reservation, call, () => liveCostOf(tracker, request, prices, principal.priceRatio));
+  let outcome: RelayOutcome;
+  try {
+    outcome = await relayMessages(d.client, d.logger, {
+      sink: c.sink, channels: c.channels, gate: d.gate, version: c.version, body: c.body, stream: request.stream, headers: c.headers, limits: d.limits,
+      tracker, beforeFirstByte: () => durable,
+    });
+  } catch (err) {
+    // a bug, not an upstream failure: nothing charged, then the error handler answers (or ends the stream)
+    d.book.finish(reservation, { ...call, status: 'failed', cost: 0n, result: { charge_rule: 'nothing_produced', reason: 'gateway_error' }, error: { code: 'server_error', message: 'gateway error' }, channelId: null });
+    throw err;
+  }
+  d.book.finish(reservation, { ...call, ...settlementOf(outcome, request, prices, principal.priceRatio) });
+  return outcome;
+}

@@ -1,0 +1,144 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { ChannelRepository } from '@gmg/db';
+import {
+  SIM_KEY, chargeOf, chatCalls, nextCall, sdkFor, startEdgeHarness, startSim,
+  type EdgeHarness, type SimHandle,
+} from './test-support/messages-harness';
+
+/**
+ * The failure table of docs/messages.md, one row per test: a hung channel fails over within the header bound (and
+ * its circuit then skips it), an upstream refusing our channel's key is the gateway's 502 (never the caller's
+ * authentication_error), a stream cut mid-event reaches the client as whole events plus one error event (parsed by
+ * the official SDK), and the vendor's other calls (count_tokens, models.list, unknown sub-paths).
+ */
+let h: EdgeHarness;
+let healthy: SimHandle;
+let hung: SimHandle;
+let key: string;
+let accountId: string;
+let client: Anthropic;
+/** The header bound under test; the margins allow for a machine shared with parallel test runs (the old cost was 120 s). */
+const HEADER_BOUND_MS = 2000;
+
+beforeAll(async () => {
+  [h, healthy, hung] = await Promise.all([
+    startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', MESSAGES_HEADERS_TIMEOUT_SECONDS: String(HEADER_BOUND_MS / 1000), MESSAGES_BREAKER_FAILURES: '1' } }),
+    startSim(),
+    startSim('hang'),
+  ]);
+  const channels = new ChannelRepository(h.db.dataSource);
+  const groups = ['default'];
+  await channels.create({ name: 'healthy', protocol: 'messages', baseUrl: healthy.url, apiKey: SIM_KEY, models: ['lumen-chat-1', 'lumen-chat-1-mini'], groups, priority: 0 });
+  await channels.create({ name: 'hung', protocol: 'messages', baseUrl: hung.url, apiKey: SIM_KEY, models: ['lumen-chat-1-mini'], groups, priority: 10 });
+  // our key is wrong on this one: the upstream answers 401 to the gateway
+  await channels.create({ name: 'bad-key', protocol: 'messages', baseUrl: healthy.url, apiKey: 'not-the-sim-key', models: ['lumen-omni-1'], groups, priority: 0 });
+  ({ key, accountId } = await h.newCustomer({ balance: 50 }));
+  client = sdkFor(h, key);
+}, 60_000);
+afterAll(async () => {
+  await h?.app.creditLeases.close();
+  await Promise.all([healthy?.proc.stop(), hung?.proc.stop()]);
+  await h?.close();
+});
+
+let seen = 0;
+const lastCall = async () => nextCall(h, accountId, seen++);
+const hi = (content: string, model = 'lumen-chat-1-mini') => ({ model, max_tokens: 64, messages: [{ role: 'user' as const, content }] });
+
+describe('hung channel', () => {
+  it('a stream fails over within the header bound; then its open circuit skips it: the next calls (streamed or not) are not delayed', async () => {
+    const t0 = Date.now();
+    const first = await client.messages.stream(hi('are you there?')).finalMessage();
+    const took = Date.now() - t0;
+    expect(first.content).toEqual([{ type: 'text', text: 'Hello! You said: are you there?' }]);
+    expect(took).toBeGreaterThanOrEqual(HEADER_BOUND_MS - 50);
+    expect(took).toBeLessThan(HEADER_BOUND_MS + 3000);
+    for (const stream of [true, false]) {
+      const t1 = Date.now();
+      const m = stream ? await client.messages.stream(hi('again')).finalMessage() : await client.messages.create(hi('again'));
+      expect(m.content).toEqual([{ type: 'text', text: 'Hello! You said: again' }]);
+      expect(Date.now() - t1).toBeLessThan(HEADER_BOUND_MS / 2);
+    }
+    const costs = [await lastCall(), await lastCall(), await lastCall()];
+    expect(costs.map((c) => c.status)).toEqual(['completed', 'completed', 'completed']);
+  });
+});
+
+describe('upstream 401 (our channel key)', () => {
+  it('the client gets 502 bad_gateway in the vendor envelope with a request id, never authentication_error; nothing charged', async () => {
+    const err = (await client.messages.create(hi('hello', 'lumen-omni-1')).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+    expect(err).toBeInstanceOf(Anthropic.APIError);
+    expect(err.status).toBe(502);
+    expect(err.error).toEqual({ type: 'error', error: { code: 502, type: 'bad_gateway', message: expect.stringMatching(/channel credentials.*not about your API key/) } });
+    expect(err.requestID).toMatch(/^req_/);
+    expect((await chargeOf(h, (await lastCall()).id as string)).capture).toBe(0n);
+  });
+});
+
+describe('mid-event cut', () => {
+  it('whole events then one well-formed error event: the raw stream has no half event, and the official SDK parses it to the end', async () => {
+    const res = await fetch(`${h.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ ...hi('cut me [sim:cut]', 'lumen-chat-1'), stream: true }),
+    });
+    const text = await res.text();
+    expect(text.endsWith('\n\n')).toBe(true);
+    const events = text.slice(0, -2).split('\n\n').map((block) => {
+      const [ev, data, ...rest] = block.split('\n');
+      expect(rest).toEqual([]);
+      return { event: ev.replace(/^event: /, ''), data: JSON.parse(data.replace(/^data: /, '')) as { type: string } };
+    });
+    expect(events.map((e) => e.event).slice(0, 2)).toEqual(['message_start', 'ping']);
+    for (const e of events) expect(e.data.type).toBe(e.event);
+    expect(events.at(-1)).toEqual({ event: 'error', data: { type: 'error', error: { code: 502, type: 'bad_gateway', message: 'The upstream connection was lost mid-stream' } } });
+    expect(events.filter((e) => e.event === 'error')).toHaveLength(1);
+    const call = await lastCall();
+    expect(call.status).toBe('completed');
+    expect((call.result as { charge_rule: string }).charge_rule).toBe('relayed_output');
+
+    const seenBySdk: string[] = [];
+    const stream = client.messages.stream(hi('cut me [sim:cut]', 'lumen-chat-1'));
+    const err = await (async () => {
+      for await (const e of stream) seenBySdk.push(e.type);
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.APIError);
+    expect(String((err as Error).message)).toContain('The upstream connection was lost mid-stream');
+    expect(seenBySdk.slice(0, 2)).toEqual(['message_start', 'content_block_start']);
+    await lastCall();
+  });
+});
+
+describe('what vendor clients also call', () => {
+  it('count_tokens is relayed to the channel (its own count), models.list lists the chat models, unknown sub-paths answer in the vendor envelope', async () => {
+    const params = hi('count these words please', 'lumen-chat-1');
+    const counted = await client.messages.countTokens({ model: params.model, messages: params.messages });
+    const answered = await client.messages.create(params);
+    expect(counted.input_tokens).toBe(answered.usage.input_tokens);
+    await lastCall();
+
+    const ids: string[] = [];
+    for await (const m of client.models.list()) ids.push(m.id);
+    expect(ids).toEqual(expect.arrayContaining(['lumen-chat-1', 'lumen-chat-1-mini', 'lumen-omni-1']));
+    expect(ids).not.toContain('lumen-2-pro');
+
+    const res = await fetch(`${h.baseUrl}/v1/messages/batches`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ type: 'error', error: { code: 404, type: 'not_found_error', message: expect.stringContaining('/v1/messages/batches') } });
+    // nothing of the above was charged but the one answer
+    expect(await chatCalls(h, accountId)).toHaveLength(seen);
+  });
+
+  it('count_tokens falls back to an estimate that says so when no channel counts', async () => {
+    const res = await fetch(`${h.baseUrl}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'lumen-omni-1', messages: [{ role: 'user', content: 'x'.repeat(400) }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('gmg-token-count')).toBe('estimate');
+    const body = (await res.json()) as { input_tokens: number; estimate: boolean };
+    expect(body.estimate).toBe(true);
+    expect(body.input_tokens).toBeGreaterThanOrEqual(100);
+  });
+});
