@@ -50,8 +50,8 @@ describe('authentication', () => {
     expect(res.body).toEqual({ error: { code: 401, type: 'authentication_error', message: expect.any(String) } });
   });
 
-  it('does not take x-api-key outside the messages endpoint', async () => {
-    const res = await api().get('/v1/models').set('x-api-key', key);
+  it('does not take x-api-key outside the messages endpoint and its clients\' model list', async () => {
+    const res = await api().get('/v1/tasks/task_x').set('x-api-key', key);
     expect(res.status).toBe(401);
   });
 
