@@ -4,7 +4,7 @@ export { Producers, createTaskQueue, createBillingQueue, createWebhookQueue, enq
 export type { TaskQueue, BillingQueue, WebhookQueue } from './producers';
 export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WEBHOOK_JOB_NAMES } from './typed-worker';
 export type { JobHandlers } from './typed-worker';
-export { startHealthServer } from './health-server';
+export { evaluateLiveness, startHealthServer } from './health-server';
 export { evaluateReadiness } from './readiness';
 export type { HealthCheck } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { Joi, commonSchema, env, loadConfig, type CommonEnv } from '@gmg/config';
+import { Joi, commonSchema, env, loadConfig, postgresOptions, type CommonEnv, type PostgresOptions } from '@gmg/config';
 
 /** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
 /** The messages relay's bounds; the first four are the upstream client's options (MessagesClientOptions). */
@@ -40,7 +40,8 @@ export interface ApiEdgeConfig {
   /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
   authCacheTtlMs: number;
   priceCacheTtlMs: number;
-  databaseUrl: string;
+  /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*; PG_POOL_MAX default 20). */
+  postgres: PostgresOptions;
   redisUrl: string;
   logLevel: string;
   /** Log lines buffered at most this long (0: each line written at once). */
@@ -226,7 +227,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     bodyBudgetWaitMs: e.BODY_BUDGET_WAIT_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
-    databaseUrl: e.DATABASE_URL,
+    postgres: postgresOptions(e, 20, 'api-edge'),
     redisUrl: e.REDIS_URL,
     logLevel: e.LOG_LEVEL,
     logFlushMs: e.LOG_FLUSH_MS,
