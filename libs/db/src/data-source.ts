@@ -4,7 +4,7 @@ import { AccountEntity } from './entities/account.entity';
 import { ApiKeyEntity } from './entities/api-key.entity';
 import { ChannelEntity } from './entities/channel.entity';
 import { GroupEntity } from './entities/group.entity';
-import { LedgerEntryEntity } from './entities/ledger-entry.entity';
+import { LedgerEntryEntity, LedgerTotalEntity } from './entities/ledger-entry.entity';
 import { PriceEntity } from './entities/price.entity';
 import { TaskEntity } from './entities/task.entity';
 import { TaskInflightEntity } from './entities/task-inflight.entity';
@@ -26,10 +26,12 @@ import { TaskOrigin1764720000000 } from './migrations/1764720000000-task-origin'
 import { Webhooks1764979200000 } from './migrations/1764979200000-webhooks';
 import { TaskInflightCounter1765069200000 } from './migrations/1765069200000-task-inflight-counter';
 import { ChatCallLease1765080000000 } from './migrations/1765080000000-chat-call-lease';
+import { SweepKeysetIndexes1765100000000 } from './migrations/1765100000000-sweep-keyset-indexes';
+import { LedgerTotals1765100100000 } from './migrations/1765100100000-ledger-totals';
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
-  LedgerEntryEntity, PriceEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
+  LedgerEntryEntity, LedgerTotalEntity, PriceEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
 ];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [
@@ -41,6 +43,8 @@ export const MIGRATIONS = [
   Webhooks1764979200000,
   TaskInflightCounter1765069200000,
   ChatCallLease1765080000000,
+  SweepKeysetIndexes1765100000000,
+  LedgerTotals1765100100000,
 ];
 
 export interface DbConfig {
