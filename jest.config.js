@@ -21,10 +21,12 @@ const base = {
   roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/packages', '<rootDir>/test'],
   setupFiles: ['reflect-metadata'],
 };
+// TEST_REDIS_CLUSTER=1: the int and e2e suites run on a local 3-master Redis Cluster (test/redis-cluster.setup.ts)
+const redisCluster = { globalSetup: '<rootDir>/test/redis-cluster.setup.ts', globalTeardown: '<rootDir>/test/redis-cluster.teardown.ts' };
 module.exports = {
   projects: [
     { ...base, displayName: 'unit', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '\\.e2e\\.test\\.ts$', '/node_modules/'] },
-    { ...base, displayName: 'int', testMatch: ['**/*.int.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup-int.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['**/*.e2e.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup-e2e.ts'] },
+    { ...base, ...redisCluster, displayName: 'int', testMatch: ['**/*.int.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup-int.ts'] },
+    { ...base, ...redisCluster, displayName: 'e2e', testMatch: ['**/*.e2e.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup-e2e.ts'] },
   ],
 };

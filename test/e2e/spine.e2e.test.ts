@@ -5,12 +5,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { Queue } from 'bullmq';
-import { QUEUES } from '@gmg/contracts';
+import { createRedis, createTaskQueue } from '@gmg/queue';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
 import {
   createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
-  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+  TEST_REDIS_TARGET, TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
 } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
@@ -124,7 +123,8 @@ describe('spine e2e: an image task travels through every service', () => {
 
   it('answers 402 payment_required on a low balance with no task row, no job and no ledger entry', async () => {
     const poor = await newFundedKey(1n);
-    const queue = new Queue(QUEUES.image, { connection: { url: TEST_REDIS_URL } as any, prefix });
+    const redis = createRedis(TEST_REDIS_TARGET, 'worker');
+    const queue = createTaskQueue('image', redis, prefix);
     try {
       const jobsBefore = await queue.count();
       const r = await submit({ model: 'lumen-2-max', prompt: 'too expensive' }, poor.key);
@@ -136,6 +136,7 @@ describe('spine e2e: an image task travels through every service', () => {
       expect(await queue.count()).toBe(jobsBefore);
     } finally {
       await queue.close();
+      await redis.quit();
     }
   });
 

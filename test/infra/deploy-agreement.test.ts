@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import { QUEUES } from '@gmg/contracts';
+import { queueKeyPrefix } from '@gmg/queue';
 import { LOCAL_SERVICES } from '../../scripts/lib/services';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -79,11 +80,11 @@ describe('deployment descriptions agree with each other and with the code', () =
   });
 
   it('has no compose service or Deployment without a services/ folder (besides infrastructure)', () => {
-    const infra = ['postgres', 'pgbouncer', 'redis', 'migrate'];
+    const infra = ['postgres', 'redis', 'migrate'];
     const observability = Object.keys(compose.services).filter((s) => compose.services[s].profiles?.includes('observability'));
     expect(observability.sort()).toEqual(['grafana', 'prometheus']);
     expect(Object.keys(compose.services).filter((s) => !infra.includes(s) && !observability.includes(s)).sort()).toEqual(serviceDirs);
-    expect(ofKind('Deployment').map((d) => d.metadata.name).filter((n) => n !== 'gmg-pgbouncer').sort()).toEqual(serviceDirs);
+    expect(ofKind('Deployment').map((d) => d.metadata.name).sort()).toEqual(serviceDirs);
   });
 
   it.each(serviceDirs)('%s gets the same environment variable names in compose and in Kubernetes', (svc) => {
@@ -118,7 +119,7 @@ describe('deployment descriptions agree with each other and with the code', () =
     expect(c.resources?.limits?.memory).toBeDefined();
     expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(30);
     // the simulator has its own image (Dockerfile target `sim`, the only one with ffmpeg)
-    expect(c.image).toBe(svc === 'upstream-sim' ? 'gmg-sim:0.1.0' : 'gmg:0.1.0');
+    expect(c.image).toBe(svc === 'upstream-sim' ? 'gmg-sim:latest' : 'gmg:latest');
     expect(k8sEnvValue(d, 'SERVICE')).toBe(svc);
   });
 
@@ -139,10 +140,12 @@ describe('deployment descriptions agree with each other and with the code', () =
     const [so] = scalers;
     const lists = so.spec.triggers.filter((t: Obj) => t.type === 'redis').map((t: Obj) => t.metadata.listName);
     expect(queueOf(svc)).toBeDefined();
-    expect(lists).toContain(`${prefix}:${queueOf(svc)}:wait`);
+    // the hash-tagged BullMQ prefix of the queue (shard 0 of a pool): libs/queue keys.ts
+    const keysOf = (q: string): string => queueKeyPrefix(prefix, q, svc === 'billing' ? undefined : 0);
+    expect(lists).toContain(`${keysOf(queueOf(svc))}:${queueOf(svc)}:wait`);
     // Every list it reads belongs to its own queue (billing also consumes the webhook queue: docs/webhooks.md).
     const own = svc === 'billing' ? [QUEUES.billing, QUEUES.webhook] : [queueOf(svc)];
-    for (const l of lists) expect(own.some((q) => l.startsWith(`${prefix}:${q}:`))).toBe(true);
+    for (const l of lists) expect(own.some((q) => l.startsWith(`${keysOf(q)}:${q}:`))).toBe(true);
     // Delayed jobs are promoted only by a running worker: zero replicas would strand them.
     expect(so.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
     for (const t of so.spec.triggers) expect(t.authenticationRef?.name).toBeDefined();
@@ -198,7 +201,6 @@ describe('deployment descriptions agree with each other and with the code', () =
         svc,
         deps: {
           postgres: { condition: 'service_healthy' },
-          pgbouncer: { condition: 'service_healthy' },
           redis: { condition: 'service_healthy' },
           migrate: { condition: 'service_completed_successfully' },
         },

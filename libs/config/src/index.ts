@@ -1,4 +1,6 @@
 import Joi from 'joi';
+import { POOLS, type Pool } from '@gmg/contracts';
+import { redisTopologySchema, type RedisEnv } from './redis';
 
 export { Joi };
 
@@ -39,27 +41,21 @@ export const env = {
 };
 
 /** The environment every gateway service shares (upstream-sim excepted). */
-export interface CommonEnv {
+export interface CommonEnv extends RedisEnv {
   DATABASE_URL: string;
-  REDIS_URL: string;
   LOG_LEVEL: string;
   /** Log lines buffered at most this long before they are written (0: each line at once). */
   LOG_FLUSH_MS: number;
   REDIS_REQUIRE_NOEVICTION: boolean;
-  /** BullMQ key prefix; also prefixes the task views. Renaming it strands queued jobs. */
+  /** Inside every Redis key's hash tag (`{<prefix>:...}`); renaming it strands queued jobs until the rebuild. */
   QUEUE_PREFIX: string;
+  /** Queue shards per pool (QUEUE_SHARDS `image=2,video=2`; a pool not named has 1). */
+  QUEUE_SHARDS: Readonly<Record<Pool, number>>;
   /** OTLP/HTTP collector base URL; spans are exported to `<it>/v1/traces`. Unset: tracing off (issue 12). */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
-  /** Direct Postgres endpoint for migrations (never PgBouncer's transaction pool); unset: DATABASE_URL. */
-  MIGRATION_DATABASE_URL?: string;
-  /** Connections of this process's pool; unset: the service's own default (postgresOptions). */
-  PG_POOL_MAX?: number;
-  /** How long a query waits for a pooled connection (or a new one) before it fails; never forever. */
-  PG_CONNECT_TIMEOUT_MS: number;
-  PG_STATEMENT_TIMEOUT_MS: number;
-  PG_LOCK_TIMEOUT_MS: number;
-  PG_IDLE_IN_TX_TIMEOUT_MS: number;
 }
+
+const oneShardEach = (): Record<Pool, number> => Object.fromEntries(POOLS.map((p) => [p, 1])) as Record<Pool, number>;
 
 /** Builds the common part of every service's config: Postgres, Redis, logging, Redis policy check, queue prefix. */
 export const commonSchema = {
@@ -69,39 +65,24 @@ export const commonSchema = {
   LOG_FLUSH_MS: env.logFlushMs(),
   /** Refuse to start when Redis may evict queue keys (maxmemory-policy other than noeviction). */
   REDIS_REQUIRE_NOEVICTION: env.bool(false),
-  QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg'),
+  ...redisTopologySchema,
+  // no braces: the gateway puts the prefix inside each key's hash tag itself (libs/queue keys.ts)
+  QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg')
+    .messages({ 'string.pattern.base': 'QUEUE_PREFIX may hold letters, digits and _ : . - only (no braces: every key already carries a hash tag)' }),
+  QUEUE_SHARDS: Joi.string().empty('').default(() => oneShardEach()).custom((v: string, h) => {
+    const out = oneShardEach();
+    for (const item of v ? v.split(',') : []) {
+      const m = /^\s*([a-z]+)\s*=\s*(\d+)\s*$/.exec(item);
+      if (!m || !(POOLS as readonly string[]).includes(m[1]!) || Number(m[2]) < 1 || Number(m[2]) > 64) {
+        return h.message({ custom: `must be pool=count pairs (pools ${POOLS.join(', ')}; counts 1 to 64), e.g. image=2,video=2; got {{#item}}` }, { item });
+      }
+      out[m[1] as Pool] = Number(m[2]);
+    }
+    return out;
+  }),
   OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
-  MIGRATION_DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
-  PG_POOL_MAX: Joi.number().integer().min(1).max(500).empty(''),
-  PG_CONNECT_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(5000),
-  // 0 turns a timeout off; the defaults are documented in README.md and docs/operations.md (connection budget).
-  PG_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
-  PG_LOCK_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(10_000),
-  PG_IDLE_IN_TX_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(60_000),
 };
 
-/** What a service hands to `createDataSource` (@gmg/db's DbConfig has the same shape). */
-export interface PostgresOptions {
-  url: string;
-  poolSize: number;
-  applicationName: string;
-  connectTimeoutMs: number;
-  statementTimeoutMs: number;
-  lockTimeoutMs: number;
-  idleInTxTimeoutMs: number;
-}
-
-/** The Postgres part of a service's environment; `defaultPoolMax` is the service's own default for PG_POOL_MAX. */
-export function postgresOptions(e: CommonEnv, defaultPoolMax: number, applicationName: string): PostgresOptions {
-  return {
-    url: e.DATABASE_URL,
-    poolSize: e.PG_POOL_MAX ?? defaultPoolMax,
-    applicationName,
-    connectTimeoutMs: e.PG_CONNECT_TIMEOUT_MS,
-    statementTimeoutMs: e.PG_STATEMENT_TIMEOUT_MS,
-    lockTimeoutMs: e.PG_LOCK_TIMEOUT_MS,
-    idleInTxTimeoutMs: e.PG_IDLE_IN_TX_TIMEOUT_MS,
-  };
-}
-
+export { redisTargetOf } from './redis';
+export type { RedisTarget, RedisEnv } from './redis';
 export { SERVICE_NODE_FLAGS, serviceBundlePath, serviceNodeArgs } from './runtime';

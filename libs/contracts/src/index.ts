@@ -18,3 +18,4 @@ export * from './artgen-native';
 export * from './webhook';
 export { maxBodyBytesOfPath } from './models/route-body-caps';
 export { BODY_CAPS } from './models/common-fields';
+export { canonicalJson } from './canonical-json';

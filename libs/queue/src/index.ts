@@ -1,12 +1,14 @@
-export { createRedis, checkRedisPolicy } from './connection';
+export { createRedis, checkRedisPolicy, redisPrimaries } from './connection';
+export { queueKeyPrefix, taskViewKey, idempotencyKey, limiterKey, healSentinelKey, sweepCursorKey, shardOf } from './keys';
 export type { Redis } from './connection';
-export { Producers, createTaskQueue, createBillingQueue, createWebhookQueue, enqueueSettlement, enqueueWebhook } from './producers';
+export { Producers, createTaskQueue, createTaskQueueShards, createBillingQueue, createWebhookQueue, enqueueSettlement, enqueueWebhook } from './producers';
 export type { TaskQueue, BillingQueue, WebhookQueue } from './producers';
 export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WEBHOOK_JOB_NAMES } from './typed-worker';
 export type { JobHandlers } from './typed-worker';
-export { evaluateLiveness, startHealthServer } from './health-server';
+export { startHealthServer } from './health-server';
 export { evaluateReadiness } from './readiness';
 export type { HealthCheck } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';
 export { jobPresence } from './job-presence';
 export type { JobPresence } from './job-presence';
+export { REDIS_BYTES_PER_TASK, checkRedisReady, redisMaxmemoryFor, redisMemory } from './redis-memory';

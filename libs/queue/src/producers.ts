@@ -6,6 +6,7 @@ import {
 } from '@gmg/contracts';
 import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
 import type { Redis } from './connection';
+import { queueKeyPrefix, shardOf } from './keys';
 
 export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog & string>;
 export type BillingQueue = Queue<BillingJobCatalog[keyof BillingJobCatalog], unknown, keyof BillingJobCatalog & string>;
@@ -25,12 +26,18 @@ export const SETTLE_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 30 * 24 * 3600 },
 };
 
-export function createTaskQueue(pool: Pool, connection: Redis, prefix: string): TaskQueue {
-  return new Queue(QUEUES[pool], { connection, prefix, defaultJobOptions: TASK_JOB_OPTIONS }) as TaskQueue;
+/** Shard `shard` of a pool's task queue (keys `{<prefix>:<queue>:<shard>}:...`, one slot per shard). */
+export function createTaskQueue(pool: Pool, connection: Redis, prefix: string, shard = 0): TaskQueue {
+  return new Queue(QUEUES[pool], { connection, prefix: queueKeyPrefix(prefix, QUEUES[pool], shard), defaultJobOptions: TASK_JOB_OPTIONS }) as TaskQueue;
+}
+
+/** Every shard of a pool's task queue, index = shard. */
+export function createTaskQueueShards(pool: Pool, connection: Redis, prefix: string, shards: number): TaskQueue[] {
+  return Array.from({ length: Math.max(1, shards) }, (_, i) => createTaskQueue(pool, connection, prefix, i));
 }
 
 export function createBillingQueue(connection: Redis, prefix: string): BillingQueue {
-  return new Queue(QUEUES.billing, { connection, prefix, defaultJobOptions: SETTLE_JOB_OPTIONS }) as BillingQueue;
+  return new Queue(QUEUES.billing, { connection, prefix: queueKeyPrefix(prefix, QUEUES.billing), defaultJobOptions: SETTLE_JOB_OPTIONS }) as BillingQueue;
 }
 
 /**
@@ -39,7 +46,7 @@ export function createBillingQueue(connection: Redis, prefix: string): BillingQu
  */
 export function createWebhookQueue(connection: Redis, prefix: string, retry: { attempts: number; backoffMs: number }): WebhookQueue {
   return new Queue(QUEUES.webhook, {
-    connection, prefix,
+    connection, prefix: queueKeyPrefix(prefix, QUEUES.webhook),
     defaultJobOptions: {
       attempts: retry.attempts,
       backoff: { type: 'exponential', delay: retry.backoffMs },
@@ -63,13 +70,20 @@ export async function enqueueSettlement(billing: BillingQueue, taskId: string): 
   });
 }
 
-/** One producer per pool plus billing. */
+/** One producer per pool shard plus billing. */
 export class Producers {
-  readonly tasks: Record<Pool, TaskQueue>;
+  /** Per pool, its shards (index = shard; QUEUE_SHARDS). */
+  readonly tasks: Record<Pool, TaskQueue[]>;
   readonly billing: BillingQueue;
-  constructor(connection: Redis, prefix: string) {
-    this.tasks = Object.fromEntries(POOLS.map((p) => [p, createTaskQueue(p, connection, prefix)])) as Record<Pool, TaskQueue>;
+  constructor(connection: Redis, prefix: string, shards: Readonly<Partial<Record<Pool, number>>> = {}) {
+    this.tasks = Object.fromEntries(POOLS.map((p) => [p, createTaskQueueShards(p, connection, prefix, shards[p] ?? 1)])) as Record<Pool, TaskQueue[]>;
     this.billing = createBillingQueue(connection, prefix);
+  }
+
+  /** The shard queue a task belongs to (shardOf its id): every producer and sweep picks the same one. */
+  taskQueue(pool: Pool, taskId: string): TaskQueue {
+    const shards = this.tasks[pool];
+    return shards[shardOf(taskId, shards.length)]!;
   }
 
   /** jobId = taskId: re-adding a task that already has a job is a no-op (the reconciler relies on it). */
@@ -77,13 +91,16 @@ export class Producers {
     await withSpan('enqueue task', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES[pool], 'gmg.task_id': taskId } }, async () => {
       const trace = traceCarrier();
       const data: TaskJobData = { taskId, submitAttempts: 0, pollFailures: 0, excludedChannels: [], ...(trace ? { trace } : {}) };
-      await this.tasks[pool].add('task', data, { jobId: taskJobId(taskId) });
+      await this.taskQueue(pool, taskId).add('task', data, { jobId: taskJobId(taskId) });
     });
   }
 
-  /** Per queue: job counts (BullMQ getJobCounts) and the wait of its oldest waiting job, for the queue metrics. */
+  /**
+   * Per queue: job counts (BullMQ getJobCounts) and the wait of its oldest waiting job, for the queue metrics. A
+   * sharded pool reports the sum of its shards' counts and the oldest wait among them.
+   */
   async jobCounts(now = Date.now()): Promise<QueueCounts> {
-    const queues: Array<TaskQueue | BillingQueue> = [...Object.values(this.tasks), this.billing];
+    const queues: Array<TaskQueue | BillingQueue> = [...Object.values(this.tasks).flat(), this.billing];
     const stats = await Promise.all(queues.map(async (q) => {
       const [counts, oldest] = await Promise.all([
         q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
@@ -94,7 +111,15 @@ export class Producers {
       const since = oldest[0] ? Math.max(oldest[0].timestamp, oldest[0].processedOn ?? 0) : now;
       return { counts, oldestWaitingSeconds: Math.max(0, (now - since) / 1000) };
     }));
-    return Object.fromEntries(queues.map((q, i) => [q.name, stats[i]!]));
+    const out: QueueCounts = {};
+    queues.forEach((q, i) => {
+      const s = stats[i]!;
+      const prev = out[q.name];
+      if (!prev) { out[q.name] = s; return; }
+      for (const [k, v] of Object.entries(s.counts)) prev.counts[k] = (prev.counts[k] ?? 0) + v;
+      prev.oldestWaitingSeconds = Math.max(prev.oldestWaitingSeconds, s.oldestWaitingSeconds);
+    });
+    return out;
   }
 
   /** The settlement of a task ended outside a worker (the cancel route); jobId dedup as everywhere. */
@@ -107,7 +132,7 @@ export class Producers {
    * is left to its step, which re-reads the row, sees the terminal status and ends. True when a job was removed.
    */
   async removeTaskJob(pool: Pool, taskId: string): Promise<boolean> {
-    const job = await this.tasks[pool].getJob(taskJobId(taskId));
+    const job = await this.taskQueue(pool, taskId).getJob(taskJobId(taskId));
     if (!job) return false;
     const state = await job.getState();
     if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return false;
@@ -121,6 +146,6 @@ export class Producers {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...Object.values(this.tasks).map((q) => q.close()), this.billing.close()]);
+    await Promise.all([...Object.values(this.tasks).flat().map((q) => q.close()), this.billing.close()]);
   }
 }

@@ -3,13 +3,6 @@ export type HealthCheck = () => Promise<unknown>;
 export interface ReadinessOptions {
   /** Named dependency checks (e.g. postgres: SELECT 1, redis: PING); each must settle within `timeoutMs`. */
   checks: Record<string, HealthCheck>;
-  /**
-   * Dependencies the process works around for a while, probed and reported the same way but never a reason to be
-   * unready: Postgres, which every replica shares — a slow or restarting Postgres (or PgBouncer) taken as "not
-   * ready" would take the whole fleet out of its Service at once, while the edge can still answer polls from the
-   * Redis task view and workers retry their steps. Operators see the state in the body, the log and the metrics.
-   */
-  degradable?: Record<string, HealthCheck>;
   /** Default 2000. */
   timeoutMs?: number;
   /** True once shutdown began: not ready, so traffic and scaling stop counting this replica. */
@@ -20,7 +13,7 @@ export interface ReadinessOptions {
 
 export interface Readiness {
   status: 200 | 503;
-  body: { status: 'ready' | 'not_ready'; checks: Record<string, string>; degraded?: string[] };
+  body: { status: 'ready' | 'not_ready'; checks: Record<string, string> };
 }
 
 const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
@@ -34,30 +27,29 @@ const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
 
 /**
  * The one readiness rule of every service (the edge's /readyz and the consumers' health port): each check answers
- * within the timeout and the process is not draining. The answer names each check `ok`, `error` or `timeout`; the
- * error itself goes to `onCheckFailed` (the log), never to the caller.
+ * within the timeout and the process is not draining. The answer names each check `ok`, `error`, `timeout` or the
+ * state its error names (`full`: a Redis at its maxmemory); the error itself goes to `onCheckFailed` (the log),
+ * never to the caller.
  */
 export async function evaluateReadiness(opts: ReadinessOptions): Promise<Readiness> {
   const timeoutMs = opts.timeoutMs ?? 2000;
   const checks: Record<string, string> = {};
-  const soft = new Set(Object.keys(opts.degradable ?? {}));
   await Promise.all(
-    Object.entries({ ...opts.checks, ...opts.degradable }).map(async ([name, check]) => {
+    Object.entries(opts.checks).map(async ([name, check]) => {
       try {
         await within(Promise.resolve().then(check), timeoutMs);
         checks[name] = 'ok';
       } catch (e) {
         const err = e instanceof Error ? e : new Error(String(e));
-        checks[name] = err.message.startsWith('no answer within') ? 'timeout' : 'error';
+        // an error may name its own state (RedisFullError: `full`): a reason an operator can act on
+        const own = (err as { readiness?: unknown }).readiness;
+        checks[name] = err.message.startsWith('no answer within') ? 'timeout' : typeof own === 'string' ? own : 'error';
         opts.onCheckFailed?.(name, err);
       }
     }),
   );
   const draining = opts.isDraining?.() ?? false;
   if (draining) checks.draining = 'yes';
-  const ready = !draining && Object.entries(checks).every(([name, v]) => v === 'ok' || soft.has(name));
-  const degraded = [...soft].filter((name) => checks[name] !== 'ok').sort();
-  const body: Readiness['body'] = { status: ready ? 'ready' : 'not_ready', checks };
-  if (degraded.length) body.degraded = degraded;
-  return { status: ready ? 200 : 503, body };
+  const ready = !draining && Object.values(checks).every((v) => v === 'ok');
+  return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks } };
 }

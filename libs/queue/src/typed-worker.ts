@@ -1,6 +1,7 @@
 import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { BillingJobCatalog, TaskJobCatalog, WebhookJobCatalog } from '@gmg/contracts';
 import type { Redis } from './connection';
+import { queueKeyPrefix } from './keys';
 
 /** One handler per job name of a catalog: a missing one is a compile error. */
 export type JobHandlers<C> = {
@@ -24,7 +25,10 @@ export const WORKER_LOCK_DEFAULTS = Object.freeze({ lockDuration: 30_000, stalle
 
 export interface TypedWorkerOptions {
   connection: Redis;
+  /** QUEUE_PREFIX: the worker's BullMQ prefix is the queue's hash-tagged one (keys.ts), as its producers use. */
   prefix: string;
+  /** The shard of a sharded (task) queue; unset for billing and webhook. */
+  shard?: number;
   concurrency: number;
   lockDuration?: number;
   stalledInterval?: number;
@@ -56,7 +60,7 @@ export function createTypedWorker<C>(
     },
     {
       connection: opts.connection,
-      prefix: opts.prefix,
+      prefix: queueKeyPrefix(opts.prefix, queueName, opts.shard),
       concurrency: opts.concurrency,
       lockDuration: opts.lockDuration ?? WORKER_LOCK_DEFAULTS.lockDuration,
       stalledInterval: opts.stalledInterval ?? WORKER_LOCK_DEFAULTS.stalledInterval,

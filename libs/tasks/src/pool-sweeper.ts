@@ -1,7 +1,7 @@
 import { TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
 import type { TaskRecoveryRepository, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import type { Redis, TaskQueue } from '@gmg/queue';
+import { jobPresence, shardOf, type Redis, type TaskQueue } from '@gmg/queue';
 import type { TaskLifecycle } from './task-lifecycle';
 import type { TaskViewStore } from './task-view.store';
 import { forEachIdPage } from './sweep-pages';
@@ -27,13 +27,27 @@ export interface PoolSweeperDeps {
   recovery: TaskRecoveryRepository;
   lifecycle: TaskLifecycle;
   views: TaskViewStore;
-  queue: TaskQueue;
+  /** The pool's queue shards, index = shard (QUEUE_SHARDS): a task belongs to shards[shardOf(id, length)]. */
+  queues: TaskQueue[];
+  /** Where the orphan walk's cursor is kept (views are checked on it too). */
+  redis: Redis;
+  /** The cursor's key (keys.ts sweepCursorKey), shared by every replica of the pool. */
+  cursorKey: string;
   logger: Logger;
   /** A task untouched for this long is checked for a job (the edge enqueues right after its commit). */
   orphanAfterMs: number;
-  /** Rows one sweep loads at most, per step (timeouts, orphans); the next sweep starts over. Default 20,000. */
+  /**
+   * Rows one sweep loads at most, per step (timeouts, orphans). The orphan walk resumes after the last id the
+   * previous sweep checked, so a backlog of N open tasks is walked in full every ceil(N / this) + 1 sweeps.
+   * Default 20,000.
+   */
   maxRowsPerSweep?: number;
+  /** Rows a rebuild walks at most (after a Redis loss every open task is checked at once). Default 1,000,000. */
+  maxRowsPerRebuild?: number;
 }
+
+/** The orphan walk's cursor outlives a few missed sweeps, not an abandoned pool. */
+const CURSOR_TTL_SECONDS = 24 * 3600;
 
 /**
  * The periodic `sweep` job of a pool (one job scheduler across all replicas):
@@ -43,22 +57,30 @@ export interface PoolSweeperDeps {
  *     when the row already has an upstream id: a lost job never resubmits.
  * `rebuild()` is (b) for every open task, whatever its age, plus its task view: what runs after a Redis loss.
  * Every read is a keyset page of ids (no blob), every task is handled on its own (one that throws is logged and
- * skipped), and one sweep loads at most `maxRowsPerSweep` ids per step.
+ * skipped), and one sweep loads at most `maxRowsPerSweep` ids per step; the orphan walk resumes where the last
+ * sweep (of any replica) stopped, so a lost job is found within (ceil(open tasks / maxRowsPerSweep) + 1) sweep
+ * intervals after `orphanAfterMs`, at any backlog.
  */
 export class PoolSweeper {
   private readonly maxRows: number;
+  private readonly maxRebuildRows: number;
 
   constructor(private readonly d: PoolSweeperDeps) {
     this.maxRows = d.maxRowsPerSweep ?? 20_000;
+    this.maxRebuildRows = d.maxRowsPerRebuild ?? 1_000_000;
   }
 
   async sweep(): Promise<PoolSweepResult> {
     const r = { timedOut: 0, readded: 0, failed: 0 };
     await this.timeouts(r);
-    await forEachIdPage((limit, after) => this.d.recovery.openIds(this.d.pool, this.d.orphanAfterMs, limit, after), this.maxRows, async (ids) => {
+    const from = await this.d.redis.get(this.d.cursorKey).catch(() => null);
+    const walk = await forEachIdPage((limit, after) => this.d.recovery.openIds(this.d.pool, this.d.orphanAfterMs, limit, after), this.maxRows, async (ids) => {
       const { jobless } = await this.inspect(ids, false);
       for (const id of jobless) await this.isolated(id, r, async () => { if (await this.readd(id)) r.readded++; });
-    });
+    }, from ?? undefined);
+    // the end reached: the next sweep starts from the first id again
+    if (walk.done || walk.lastId === undefined) await this.d.redis.del(this.d.cursorKey);
+    else await this.d.redis.set(this.d.cursorKey, walk.lastId, 'EX', CURSOR_TTL_SECONDS);
     if (r.timedOut || r.readded || r.failed) this.d.logger.info({ pool: this.d.pool, ...r }, 'pool sweep');
     return r;
   }
@@ -67,7 +89,7 @@ export class PoolSweeper {
   async rebuild(): Promise<PoolRebuildResult> {
     const r = { timedOut: 0, readded: 0, failed: 0, views: 0 };
     await this.timeouts(r);
-    await forEachIdPage((limit, after) => this.d.recovery.openIds(this.d.pool, 0, limit, after), this.maxRows, async (ids) => {
+    await forEachIdPage((limit, after) => this.d.recovery.openIds(this.d.pool, 0, limit, after), this.maxRebuildRows, async (ids) => {
       const { jobless, viewless } = await this.inspect(ids, true);
       for (const id of jobless) await this.isolated(id, r, async () => { if (await this.readd(id)) r.readded++; });
       for (const id of viewless) {
@@ -105,36 +127,27 @@ export class PoolSweeper {
   }
 
   /**
-   * Which tasks of a page have no live job (and, with `views`, no task view), in one pipelined round trip: a job is
-   * live when its hash exists and it is in neither the completed nor the failed set. A healthy fleet of in-flight
-   * tasks costs one Redis round trip per page.
+   * Which tasks of a page have no live job on any shard (and, with `views`, no task view): per shard one pipelined
+   * round trip in that shard's slot (jobPresence); the views, each in its task's own slot, as concurrent single
+   * commands. A task whose live job sits on another current shard than its own (after a reshard) keeps it: only a
+   * task with no live job on any shard is re-added, onto its own shard.
    */
   private async inspect(ids: string[], views: boolean): Promise<{ jobless: string[]; viewless: string[] }> {
-    const { queue } = this.d;
-    const client = (await queue.client) as unknown as Redis;
-    const pipe = client.pipeline();
-    const per = views ? 4 : 3;
-    for (const taskId of ids) {
-      const id = taskJobId(taskId);
-      pipe.exists(queue.toKey(id));
-      pipe.zscore(queue.toKey('completed'), id);
-      pipe.zscore(queue.toKey('failed'), id);
-      if (views) pipe.exists(this.d.views.key(taskId));
-    }
-    const res = (await pipe.exec()) ?? [];
-    const jobless: string[] = [];
-    const viewless: string[] = [];
-    ids.forEach((id, i) => {
-      const [exists, completed, failed, view] = [0, 1, 2, 3].map((k) => res[per * i + k]?.[1]);
-      if (!(exists === 1 && completed === null && failed === null)) jobless.push(id);
-      if (views && view !== 1) viewless.push(id);
-    });
-    return { jobless, viewless };
+    const live = new Set<string>();
+    const jobIds = ids.map((id) => taskJobId(id));
+    await Promise.all(this.d.queues.map(async (queue) => {
+      (await jobPresence(queue, jobIds)).forEach((p, i) => { if (p === 'live') live.add(ids[i]!); });
+    }));
+    const jobless = ids.filter((id) => !live.has(id));
+    if (!views) return { jobless, viewless: [] };
+    const present = await Promise.all(ids.map((id) => this.d.redis.exists(this.d.views.key(id))));
+    return { jobless, viewless: ids.filter((_, i) => present[i] !== 1) };
   }
 
   /** Re-adds the job of an open task that has none (or only a finished one); true when it did. */
   private async readd(taskId: string): Promise<boolean> {
-    const { queue, logger } = this.d;
+    const { queues, logger } = this.d;
+    const queue = queues[shardOf(taskId, queues.length)]!;
     const jobId = taskJobId(taskId);
     const job = await queue.getJob(jobId);
     if (job) {

@@ -1,6 +1,7 @@
+import { QUEUES } from '@gmg/contracts';
 import { settleTask, TaskRepository, AccountRepository, LogsRepository, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createRedis, type Redis } from '@gmg/queue';
+import { createRedis, queueKeyPrefix, sweepCursorKey, type Redis } from '@gmg/queue';
 import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { CircuitBreaker, createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
@@ -275,6 +276,37 @@ describe('pool worker step machine', () => {
     expect(u.submits.get(refused.id)).toBe(3);
   });
 
+  it('writes nothing on a steady poll whose native view did not change, though jsonb re-ordered its keys', async () => {
+    const w = await world();
+    await seedChannel(w.db.dataSource, 'http://127.0.0.1:9', 'k');
+    // an upstream whose task stays in the art suite's MODAL state: the same native view on every poll, its keys in
+    // an order jsonb does not keep (jsonb sorts keys by length first)
+    let polls = 0;
+    const steady: UpstreamAdapter = {
+      protocol: 'gateway',
+      submit: async () => ({ upstreamTaskId: 'up-steady' }),
+      poll: async () => {
+        polls++;
+        return { status: 'processing', progress: 10, native: { status: 'MODAL', id: 'up-steady', buttons: [{ label: 'Vary', custom: 'v1' }] } };
+      },
+    };
+    // every UPDATE of the task row, counted by Postgres itself
+    await w.db.dataSource.query(`CREATE TABLE task_updates (n int)`);
+    await w.db.dataSource.query(`CREATE FUNCTION count_task_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO task_updates VALUES (1); RETURN NEW; END $$`);
+    await w.db.dataSource.query(`CREATE TRIGGER task_update_counter AFTER UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION count_task_update()`);
+    const updates = async (): Promise<number> => (await w.db.dataSource.query(`SELECT count(*)::int AS n FROM task_updates`))[0].n;
+    const pw = await w.start({}, createAdapterRegistry([steady]));
+    const t = await seedTask(w.db.dataSource, w.account, 'a modal art task');
+    await w.enqueue(pw, t);
+    await waitFor(async () => ((await w.tasks.get(t.id))?.native ? true : undefined), { what: 'the native view stored' });
+    await waitFor(() => (polls >= 3 ? true : undefined), { what: 'three polls' });
+    const before = await updates();
+    const pollsBefore = polls;
+    await waitFor(() => (polls >= pollsBefore + 4 ? true : undefined), { timeoutMs: 15_000, what: 'four more polls' });
+    expect(await updates()).toBe(before);
+    expect((await w.tasks.get(t.id))?.native).toEqual({ status: 'MODAL', id: 'up-steady', buttons: [{ label: 'Vary', custom: 'v1' }] });
+  });
+
   it('fails with No available upstream when no channel serves the model', async () => {
     const w = await world();
     const pw = await w.start();
@@ -339,6 +371,20 @@ describe('pool sweeper and crash recovery', () => {
     expect([a.status, b.status]).toEqual(['completed', 'completed']);
     expect(up.submits.get(running.id)).toBe(1);
     expect((await pw.sweeper.sweep()).readded).toBe(0);
+  });
+
+  it('resumes the orphan walk where the last sweep stopped: a backlog larger than one sweep is covered in turn', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 10_000 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const pw = await w.start({ orphanAfterMs: 1, maxRowsPerSweep: 2 });
+    // five open tasks whose jobs were lost (never enqueued)
+    for (let i = 0; i < 5; i++) await seedTask(w.db.dataSource, w.account, `lost ${i}`);
+    const readded: number[] = [];
+    for (let i = 0; i < 3; i++) readded.push((await pw.sweeper.sweep()).readded);
+    // without the cursor the second sweep would look at the first two again (live jobs by then) and find nothing
+    expect(readded).toEqual([2, 2, 1]);
+    expect(await w.redis.exists(sweepCursorKey(queueKeyPrefix(w.prefix, QUEUES.image, 0)))).toBe(0);
   });
 
   it('leaves tasks with a live job alone and re-adds one whose job failed permanently', async () => {

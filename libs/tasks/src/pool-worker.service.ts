@@ -1,10 +1,10 @@
 import type { Pool } from '@gmg/contracts';
 import type { DataSource } from 'typeorm';
-import { postgresOptions } from '@gmg/config';
 import { createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, startTracing } from '@gmg/observability';
-import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
+import { redisTargetOf } from '@gmg/config';
+import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
 import { startPoolWorker } from './pool-worker';
@@ -24,25 +24,21 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   const logger = createLogger({ service: `worker-${pool}`, level: config.LOG_LEVEL, flushMs: config.LOG_FLUSH_MS });
   const tracing = startTracing({ service: `worker-${pool}`, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   collectProcessMetrics(`worker-${pool}`);
-  // Default pool: one connection per concurrent step (at most 20: a step holds one only for a statement) + the sweep.
-  const ds = createDataSource(postgresOptions(config, Math.min(20, config.WORKER_CONCURRENCY + 2), `gmg-worker-${pool}`));
+  const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(20, config.WORKER_CONCURRENCY + 2), applicationName: `gmg-worker-${pool}` });
   await ds.initialize();
-  const redis = createRedis(config.REDIS_URL, 'worker');
+  const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
   const adapters = createAdapterRegistry([createGatewayAdapter({ timeoutMs: config.UPSTREAM_TIMEOUT_MS })]);
   const pw = await startPoolWorker(
-    { pool, ds, redis, prefix: config.QUEUE_PREFIX, adapters, logger, completion: opts.completion?.(ds) },
+    { pool, ds, redis, prefix: config.QUEUE_PREFIX, shards: config.QUEUE_SHARDS[pool], adapters, logger, completion: opts.completion?.(ds) },
     { concurrency: config.WORKER_CONCURRENCY, pollIntervalScale: config.POLL_INTERVAL_SCALE, sweepIntervalMs: config.SWEEP_INTERVAL_MS,
       lockDuration: config.WORKER_LOCK_MS, stalledInterval: config.WORKER_LOCK_MS },
   );
   let draining = false;
   const health = await startHealthServer({
     port: config.HEALTH_PORT,
-    checks: { redis: () => redis.ping() },
-    degradable: { postgres: () => pingDatabase(ds) },
-    liveness: { worker: () => draining || pw.worker.isRunning(), redis: () => redis.status !== 'end' },
+    checks: { postgres: () => pingDatabase(ds), redis: () => checkRedisReady(redis) },
     isDraining: () => draining,
-    onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });
   logger.info({ pool, healthPort: health.port }, 'worker ready');
   onShutdownSignals(async () => {

@@ -5,8 +5,8 @@ import { ChannelGroupResolver, ChannelRepository, TaskRecoveryRepository, TaskRe
 import type { Logger } from '@gmg/logger';
 import { recordSweep } from '@gmg/observability';
 import {
-  TASK_JOB_NAMES, createBillingQueue, createTaskQueue, createTypedWorker, enqueueSettlement,
-  type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
+  TASK_JOB_NAMES, createBillingQueue, createTaskQueueShards, createTypedWorker, enqueueSettlement, healSentinelKey,
+  queueKeyPrefix, sweepCursorKey, type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
 } from '@gmg/queue';
 import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
 import { ChannelSecretCache } from './channel-secret-cache';
@@ -21,8 +21,10 @@ export interface PoolWorkerDeps {
   ds: DataSource;
   /** A worker connection (maxRetriesPerRequest: null). Shared by the worker, the queue and the view store. */
   redis: Redis;
-  /** QUEUE_PREFIX: BullMQ keys and task view keys. */
+  /** QUEUE_PREFIX: inside the hash tag of the BullMQ keys and the task view keys. */
   prefix: string;
+  /** The pool's queue shards (QUEUE_SHARDS); this process consumes all of them. Default 1. */
+  shards?: number;
   adapters: AdapterRegistry;
   logger: Logger;
   /** Default: the billing queue on the same Redis (jobId settle-<taskId>). */
@@ -43,14 +45,19 @@ export interface PoolWorkerOptions extends Omit<TaskProcessorOptions, 'timeScale
   sweepIntervalMs: number;
   /** Open tasks untouched this long are checked for a missing job. Default 2 × sweep interval, at least 10 s. */
   orphanAfterMs?: number;
+  /** Open tasks one sweep checks at most (PoolSweeperDeps.maxRowsPerSweep; default 20,000). */
+  maxRowsPerSweep?: number;
   lockDuration?: number;
   stalledInterval?: number;
   maxStalledCount?: number;
 }
 
 export interface PoolWorker {
+  /** Shard 0's worker and queue (the sweep job's queue); `workers` / `queues` hold every shard, index = shard. */
   worker: Worker;
   queue: TaskQueue;
+  workers: Worker[];
+  queues: TaskQueue[];
   processor: TaskStepProcessor;
   sweeper: PoolSweeper;
   /** Undefined when sweepIntervalMs <= 0. */
@@ -65,11 +72,15 @@ function channelsForSteps(repo: ChannelRepository): Pick<ChannelRepository, 'can
   return { candidates: (model, group) => repo.candidates(model, group), getWithSecret: (id) => secrets.getWithSecret(id) };
 }
 
-/** The worker of one pool: the `task` step machine and the `sweep` job on QUEUES[pool]. */
+/**
+ * The worker of one pool: the `task` step machine on every shard of QUEUES[pool] (one BullMQ worker per shard,
+ * sharing the process's concurrency), and the `sweep` job on shard 0.
+ */
 export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOptions): Promise<PoolWorker> {
   const { pool, ds, redis, prefix, logger } = deps;
   const tasks = new TaskRepository(ds);
-  const queue = createTaskQueue(pool, redis, prefix);
+  const queues = createTaskQueueShards(pool, redis, prefix, deps.shards ?? 1);
+  const queue = queues[0]!;
   let billing: BillingQueue | undefined;
   let settlements = deps.settlements;
   if (!settlements) {
@@ -87,7 +98,9 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     { ...opts, timeScale: opts.pollIntervalScale },
   );
   const orphanAfterMs = opts.orphanAfterMs ?? Math.max(10_000, 2 * opts.sweepIntervalMs);
-  const sweeper = new PoolSweeper({ pool, tasks, recovery: new TaskRecoveryRepository(ds), lifecycle, views, queue, logger, orphanAfterMs });
+  const sweeper = new PoolSweeper({ pool, tasks, recovery: new TaskRecoveryRepository(ds), lifecycle, views, queues, redis, cursorKey: sweepCursorKey(queueKeyPrefix(prefix, QUEUES[pool], 0)), logger, orphanAfterMs,
+    maxRowsPerSweep: opts.maxRowsPerSweep,
+  });
 
   const handlers: JobHandlers<TaskJobCatalog> = {
     task: (job, token) => processor.process(job, token),
@@ -97,18 +110,24 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
       return r;
     },
   };
-  const worker = createTypedWorker<TaskJobCatalog>(QUEUES[pool], handlers, TASK_JOB_NAMES, {
-    connection: redis, prefix, concurrency: opts.concurrency,
-    lockDuration: opts.lockDuration, stalledInterval: opts.stalledInterval, maxStalledCount: opts.maxStalledCount,
+  const perShard = Math.max(1, Math.ceil(opts.concurrency / queues.length));
+  const workers = queues.map((_, shard) => {
+    const w = createTypedWorker<TaskJobCatalog>(QUEUES[pool], handlers, TASK_JOB_NAMES, {
+      connection: redis, prefix, shard, concurrency: perShard,
+      lockDuration: opts.lockDuration, stalledInterval: opts.stalledInterval, maxStalledCount: opts.maxStalledCount,
+    });
+    w.on('failed', (job, err) => logger.error({ shard, jobId: job?.id, job: job?.name, err: err.message }, 'job failed'));
+    w.on('error', (err) => logger.error({ shard, err: err.message }, 'worker error'));
+    return w;
   });
-  worker.on('failed', (job, err) => logger.error({ jobId: job?.id, job: job?.name, err: err.message }, 'job failed'));
-  worker.on('error', (err) => logger.error({ err: err.message }, 'worker error'));
+  const worker = workers[0]!;
 
   let keeper: SweepKeeper | undefined;
   if (opts.sweepIntervalMs > 0) {
     const every = opts.sweepIntervalMs;
     keeper = new SweepKeeper({
-      name: `pool ${pool}`, redis, sentinelKey: `${prefix}:heal:${QUEUES[pool]}`, intervalMs: every, logger,
+      name: `pool ${pool}`, redis, intervalMs: every, logger,
+      sentinelKey: queues.map((_, shard) => healSentinelKey(queueKeyPrefix(prefix, QUEUES[pool], shard))),
       ensureSchedule: () => queue.upsertJobScheduler('sweep', { every }, {
         name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
       }),
@@ -116,14 +135,14 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     });
     await keeper.start();
   }
-  logger.info({ pool, queue: QUEUES[pool], concurrency: opts.concurrency, scale: opts.pollIntervalScale }, 'pool worker started');
+  logger.info({ pool, queue: QUEUES[pool], shards: queues.length, concurrency: opts.concurrency, scale: opts.pollIntervalScale }, 'pool worker started');
 
   return {
-    worker, queue, processor, sweeper, keeper,
+    worker, queue, workers, queues, processor, sweeper, keeper,
     async close(force = false) {
       await keeper?.stop();
-      await worker.close(force);
-      await queue.close();
+      await Promise.all(workers.map((w) => w.close(force)));
+      await Promise.all(queues.map((q) => q.close()));
       await billing?.close();
     },
   };

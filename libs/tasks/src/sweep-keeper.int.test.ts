@@ -5,8 +5,8 @@
 import { QUEUES } from '@gmg/contracts';
 import { settleTask } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createRedis, type Redis } from '@gmg/queue';
-import { createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase } from '@gmg/testing';
+import { createRedis, healSentinelKey, queueKeyPrefix, type Redis } from '@gmg/queue';
+import { createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, TEST_REDIS_TARGET, type TestDatabase } from '@gmg/testing';
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
@@ -25,7 +25,7 @@ let pw: PoolWorker | undefined;
 
 beforeEach(async () => {
   db = await createTestDatabase();
-  redis = createRedis(TEST_REDIS_URL, 'worker');
+  redis = createRedis(TEST_REDIS_TARGET, 'worker');
   prefix = uniqueRedisPrefix();
   // never finishes within the test: tasks stay open, so the rebuild has something to rebuild
   up = await startFakeUpstream({ pollsToComplete: 10_000 });
@@ -56,8 +56,9 @@ const start = (sweepIntervalMs = INTERVAL_MS): Promise<PoolWorker> => startPoolW
  * it happened. Not asserted empty afterwards: the live worker may write a key (an event, the next keeper tick) at once.
  */
 async function loseRedis(): Promise<number> {
-  const keys = await redis.keys(`${prefix}:*`);
-  expect(keys).toEqual(expect.arrayContaining([`${prefix}:heal:${QUEUES.image}`, `${prefix}:${QUEUES.image}:repeat`]));
+  const queueKeys = queueKeyPrefix(prefix, QUEUES.image, 0);
+  const keys = await redis.keys(`${queueKeys}:*`);
+  expect(keys).toEqual(expect.arrayContaining([healSentinelKey(queueKeys), `${queueKeys}:${QUEUES.image}:repeat`]));
   expect(await deleteRedisPrefix(redis, prefix)).toBeGreaterThan(0);
   return Date.now();
 }
@@ -71,7 +72,7 @@ describe('sweep keeper: the gateway heals itself after a Redis loss', () => {
       { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'the sweep scheduler to come back' });
     expect(back - lostAt).toBeLessThanOrEqual(2 * INTERVAL_MS);
     // the loss was noticed (the sentinel is claimed again) and the scheduler holds its next sweep job
-    await waitFor(async () => (await redis.exists(`${prefix}:heal:${QUEUES.image}`)) === 1, { timeoutMs: 10 * INTERVAL_MS, what: 'sentinel' });
+    await waitFor(async () => (await redis.exists(healSentinelKey(queueKeyPrefix(prefix, QUEUES.image, 0)))) === 1, { timeoutMs: 10 * INTERVAL_MS, what: 'sentinel' });
     expect(await pw.queue.getJobSchedulersCount()).toBe(1);
   });
 

@@ -6,11 +6,11 @@ export interface SweepKeeperOptions {
   name: string;
   redis: Redis;
   /**
-   * A key that only this keeper's scope writes and nothing expires (`<prefix>:heal:<queue>`): when it is missing,
-   * Redis lost its data (FLUSHALL, a failover to an empty replica, a restart without persistence), or this is the
-   * first start on this Redis.
+   * Keys that only this keeper's scope writes and nothing expires (keys.ts healSentinelKey, one in the slot of each
+   * queue shard it guards): when one is missing, Redis lost that shard's data (FLUSHALL, a failover to an empty
+   * replica, a restart without persistence), or this is the first start on this Redis.
    */
-  sentinelKey: string;
+  sentinelKey: string | readonly string[];
   /** How often the keeper checks: the sweep interval, so a lost schedule is back within one interval. */
   intervalMs: number;
   /** Re-creates the sweep's job scheduler (BullMQ's upsert is idempotent: an existing schedule keeps its slot). */
@@ -64,13 +64,17 @@ export class SweepKeeper {
     const { name, redis, sentinelKey, logger } = this.o;
     try {
       await this.o.ensureSchedule();
-      const claimed = await redis.set(sentinelKey, new Date().toISOString(), 'NX');
-      if (claimed !== 'OK') return 'healthy';
-      logger.warn({ keeper: name }, 'Redis has no sentinel (lost data or first start): rebuilding from Postgres');
+      const keys = typeof sentinelKey === 'string' ? [sentinelKey] : sentinelKey;
+      // one SET NX per key: each lives in its own shard's slot
+      const now = new Date().toISOString();
+      const results = await Promise.all(keys.map((k) => redis.set(k, now, 'NX')));
+      const claimed = keys.filter((_, i) => results[i] === 'OK');
+      if (claimed.length === 0) return 'healthy';
+      logger.warn({ keeper: name, lost: claimed }, 'Redis has no sentinel (lost data or first start): rebuilding from Postgres');
       try {
         await this.o.rebuild();
       } catch (e) {
-        await redis.del(sentinelKey).catch(() => undefined);
+        await Promise.all(claimed.map((k) => redis.del(k).catch(() => undefined)));
         throw e;
       }
       return 'rebuilt';

@@ -1,24 +1,38 @@
 /** Ids one sweep page reads. */
 export const SWEEP_PAGE_SIZE = 500;
 
+export interface IdPageWalk {
+  /** Ids handed to `each`. */
+  seen: number;
+  /** The last id handed over (where a later walk resumes), undefined when none was. */
+  lastId: string | undefined;
+  /** True when the walk reached the end of the ids (a short page), false when it stopped at `maxRows`. */
+  done: boolean;
+}
+
 /**
- * Runs `each` over keyset pages of ids (`fetch(limit, afterId)` in id order) until a short page or `maxRows` ids:
- * bounded in rows and therefore in time; the next sweep starts over from the first id.
+ * Runs `each` over keyset pages of ids (`fetch(limit, afterId)` in id order), starting after `startAfter` (or the
+ * first id), until a short page or `maxRows` ids: bounded in rows and therefore in time.
  */
 export async function forEachIdPage(
   fetch: (limit: number, afterId: string | undefined) => Promise<string[]>,
   maxRows: number,
   each: (ids: string[]) => Promise<void>,
-): Promise<number> {
-  let afterId: string | undefined;
+  startAfter?: string,
+): Promise<IdPageWalk> {
+  let afterId = startAfter;
   let seen = 0;
+  let lastId: string | undefined;
   while (seen < maxRows) {
     const limit = Math.min(SWEEP_PAGE_SIZE, maxRows - seen);
     const ids = await fetch(limit, afterId);
-    if (ids.length) await each(ids);
+    if (ids.length) {
+      await each(ids);
+      lastId = ids[ids.length - 1];
+    }
     seen += ids.length;
-    if (ids.length < limit) break;
-    afterId = ids[ids.length - 1];
+    if (ids.length < limit) return { seen, lastId, done: true };
+    afterId = lastId;
   }
-  return seen;
+  return { seen, lastId, done: false };
 }

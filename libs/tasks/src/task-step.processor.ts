@@ -1,6 +1,6 @@
 import { DelayedError, type Job } from 'bullmq';
 import {
-  MODERATION_MESSAGE, NO_UPSTREAM_MESSAGE, TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData,
+  MODERATION_MESSAGE, canonicalJson, NO_UPSTREAM_MESSAGE, TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData,
 } from '@gmg/contracts';
 import type { ChannelGroupResolver, ChannelRepository, ChannelWithSecret, TaskRecord, TaskRepository } from '@gmg/db';
 import { UpstreamError } from '@gmg/errors';
@@ -200,8 +200,10 @@ export class TaskStepProcessor {
     }
     let rec: TaskRecord | null = null;
     if (p.progress > task.progress) rec = await this.d.tasks.updateProgress(task.id, p.progress);
-    // The upstream's own view (e.g. an art suite task waiting in MODAL) is stored only when it changed.
-    if (p.native && JSON.stringify(p.native) !== JSON.stringify(task.native ?? null)) {
+    // The upstream's own view (e.g. an art suite task waiting in MODAL) is stored only when it changed; compared
+    // canonically: the stored one came back from jsonb with its keys re-ordered, so a plain stringify always differed
+    // and every steady poll cost an UPDATE and a view write.
+    if (p.native && canonicalJson(p.native) !== canonicalJson(task.native ?? null)) {
       rec = (await this.d.tasks.updateNative(task.id, p.native)) ?? rec;
     }
     if (rec) await this.d.lifecycle.writeView(rec);

@@ -1,6 +1,6 @@
-import IORedis, { type Redis } from 'ioredis';
 import type { TaskRecord } from '@gmg/db';
-import { deleteRedisPrefix, uniqueRedisPrefix, TEST_REDIS_URL } from '@gmg/testing';
+import { createRedis, type Redis } from '@gmg/queue';
+import { deleteRedisPrefix, uniqueRedisPrefix, TEST_REDIS_TARGET } from '@gmg/testing';
 import { TaskViewStore, TASK_VIEW_TTL_SECONDS } from './task-view.store';
 
 let redis: Redis;
@@ -8,7 +8,7 @@ let prefix: string;
 let store: TaskViewStore;
 
 beforeAll(() => {
-  redis = new IORedis(TEST_REDIS_URL);
+  redis = createRedis(TEST_REDIS_TARGET);
   prefix = uniqueRedisPrefix();
   store = new TaskViewStore(redis, prefix);
 });
@@ -62,7 +62,7 @@ describe('TaskViewStore.write (compare-and-set on the view version)', () => {
     await store.write(row(id, {}, 0));
     const view = await store.read(id);
     expect(view).toEqual({ accountId: '00000000-0000-4000-8000-000000000001', pool: 'image', task: expect.objectContaining({ status: 'processing', progress: 60 }) });
-    expect(await redis.ttl(store.key(id))).toBeGreaterThan(TASK_VIEW_TTL_SECONDS - 60);
+    expect(await redis.ttl(store.key(id))).toBeGreaterThan(TASK_VIEW_TTL_SECONDS.open - 60);
   });
 
   it('accepts a rewrite of a terminal view with the same version (billing after settlement)', async () => {
@@ -73,6 +73,10 @@ describe('TaskViewStore.write (compare-and-set on the view version)', () => {
     const again = await store.write({ ...done, result: rewritten, settledAt: new Date(T0 + 3_000) });
     expect(again.task.result).toEqual(rewritten);
     expect((await store.read(id))?.task.result).toEqual(rewritten);
+    // a terminal view lives an hour, not as long as an open one (bounded memory: docs/operations.md)
+    const ttl = await redis.ttl(store.key(id));
+    expect(ttl).toBeGreaterThan(TASK_VIEW_TTL_SECONDS.terminal - 60);
+    expect(ttl).toBeLessThanOrEqual(TASK_VIEW_TTL_SECONDS.terminal);
   });
 
   it('replaces a value stored without a version (written before versions existed)', async () => {

@@ -1,11 +1,17 @@
-import type { Redis } from 'ioredis';
 import type { TaskStatus, TaskView } from '@gmg/contracts';
+import { taskViewKey, type Redis } from '@gmg/queue';
 import type { TaskRecord } from '@gmg/db';
 import { toUnifiedTask } from './unified-task';
 import { toArtgenNativeTask } from './artgen-native-task';
 
-/** How long a task view stays in Redis after its last change; Postgres stays the record after that. */
-export const TASK_VIEW_TTL_SECONDS = 3 * 24 * 3600;
+/**
+ * How long a view stays in Redis after its last change; Postgres answers a miss (and the edge re-warms the view).
+ * Open: beyond any task's life (the deadline fails it after 30 minutes), so a polled open task never misses.
+ * Terminal: clients poll a task until it ends and fetch its result once or twice soon after, so an hour covers
+ * the reads that matter while a terminal view — most of the views at any moment — costs memory for an hour, not
+ * days (docs/operations.md, "Redis memory").
+ */
+export const TASK_VIEW_TTL_SECONDS = Object.freeze({ open: 2 * 3600, terminal: 3600 });
 
 /** A task only moves forward through these ranks; a terminal view is never replaced by an open one. */
 const STATUS_RANK: Record<TaskStatus, number> = { pending: 0, processing: 1, completed: 2, failed: 2 };
@@ -59,7 +65,7 @@ export interface TaskViewWriteOptions {
 
 /**
  * The Redis task view read by `GET /v1/tasks/<id>`: written at every change, so polling never touches
- * Postgres while the view is warm. Key: `<prefix>:task:<id>`, a JSON string of the TaskView plus its version.
+ * Postgres while the view is warm. Key: taskViewKey (`{<prefix>:task:<id>}`), a JSON string of the TaskView plus its version.
  * Writers build views from rows read at different moments, so every write is a compare-and-set on the version:
  * a view built from an older row never replaces a newer one.
  */
@@ -69,7 +75,7 @@ export class TaskViewStore {
   }
 
   key(id: string): string {
-    return `${this.prefix}:task:${id}`;
+    return taskViewKey(this.prefix, id);
   }
 
   toView(t: TaskRecord): TaskView {
@@ -96,7 +102,8 @@ export class TaskViewStore {
     const run = (this.redis as unknown as Record<typeof WRITE_COMMAND, WriteCommand>)[WRITE_COMMAND];
     const winner = await run.call(
       this.redis, this.key(t.id), JSON.stringify(stored), String(version[0]), String(version[1]), String(version[2]),
-      String(TASK_VIEW_TTL_SECONDS), opts.ifAbsent ? '1' : '0',
+      String(version[0] === STATUS_RANK.completed ? TASK_VIEW_TTL_SECONDS.terminal : TASK_VIEW_TTL_SECONDS.open),
+      opts.ifAbsent ? '1' : '0',
     );
     return winner ? TaskViewStore.parse(winner) : view;
   }

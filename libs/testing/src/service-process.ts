@@ -53,9 +53,13 @@ export async function startService(
   // kill -9 really kills the service and nothing is orphaned; a bundle is one plain node process too.
   const args = serviceNodeArgs(REPO_ROOT, name, runtime);
   if (runtime === 'dist' && !existsSync(args[args.length - 1])) throw new Error(`${args[args.length - 1]} does not exist: run npm run build first`);
+  // TEST_REDIS_CLUSTER=1 (index.ts TEST_REDIS_CLUSTER_NODES): a service pointed at the test Redis uses the cluster
+  const clusterNodes = process.env.TEST_REDIS_CLUSTER_NODES;
+  const onCluster = clusterNodes && env.REDIS_URL !== undefined && env.REDIS_URL === (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379')
+    && env.REDIS_CLUSTER_NODES === undefined;
   const proc = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...(onCluster ? { REDIS_CLUSTER_NODES: clusterNodes } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,3 +1,4 @@
+import { taskViewKey } from '@gmg/queue';
 import express from 'express';
 import request from 'supertest';
 import { ApiKeyRepository, TaskRepository } from '@gmg/db';
@@ -142,25 +143,25 @@ describe('GET /v1/tasks/:id', () => {
     expect(foreign.body).toEqual({ error: { code: 404, type: 'not_found_error', message: `Task ${id} not found` } });
     expect(missing.body).toEqual({ error: { code: 404, type: 'not_found_error', message: `Task ${missingId} not found` } });
     // also when only Postgres knows the task
-    await h.redis.del(`${h.prefix}:task:${id}`);
+    await h.redis.del(taskViewKey(h.prefix, id));
     const foreignPg = await api().get(`/v1/tasks/${id}`).set(auth(other.key));
     expect(foreignPg.body).toEqual(foreign.body);
   });
 
   it('falls back to Postgres when the view is gone and re-warms it', async () => {
     const id = await submit();
-    await h.redis.del(`${h.prefix}:task:${id}`);
+    await h.redis.del(taskViewKey(h.prefix, id));
     const res = await api().get(`/v1/tasks/${id}`).set(auth());
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id, status: 'pending' });
-    const view = JSON.parse((await h.redis.get(`${h.prefix}:task:${id}`))!);
+    const view = JSON.parse((await h.redis.get(taskViewKey(h.prefix, id)))!);
     expect(view).toMatchObject({ accountId, task: { id } });
   });
 
   it('returns a failed task with HTTP 200, code 200, data.error and cost 0', async () => {
     const id = await submit();
     await new TaskRepository(h.db.dataSource).fail(id, { code: 'task_failed', message: 'Banned prompt detected' });
-    await h.redis.del(`${h.prefix}:task:${id}`);
+    await h.redis.del(taskViewKey(h.prefix, id));
     const res = await api().get(`/v1/tasks/${id}`).set(auth());
     expect(res.status).toBe(200);
     expect(res.body.code).toBe(200);

@@ -7,7 +7,7 @@ import {
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
-import type { Producers, Redis } from '@gmg/queue';
+import { checkRedisReady, type Producers, type Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
 import { CircuitBreaker, MessagesUpstreamClient, PublicHostResolver, createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { cancelRouter } from './cancel/cancel.routes';
@@ -50,7 +50,7 @@ import { mountPlayground } from './playground';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
-  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix'
+  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix' | 'queueShards'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'messagesRelay' | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
@@ -189,7 +189,7 @@ export function createApp(deps: AppDeps): App {
   app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
   app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({
-    adminToken: config.adminToken, redis, prefix: config.queuePrefix, allowWrites: config.adminQueuesWrite, throttle: authThrottle,
+    adminToken: config.adminToken, redis, prefix: config.queuePrefix, shards: config.queueShards, allowWrites: config.adminQueuesWrite, throttle: authThrottle,
   }));
   mountUploads(app, parts);
   mountPlayground(app);
@@ -223,10 +223,7 @@ function mountObservability(app: App, deps: AppDeps, authThrottle: FailedAuthThr
   app.use(accessLog(logger, (path) => path === '/healthz' || path === '/readyz'));
   app.use(
     healthRouter({
-      probes: { redis: () => redis.ping() },
-      // A slow Postgres (or a PgBouncer restart) must not take every edge out at once: polls answer from Redis.
-      degradable: { postgres: () => pingDatabase(dataSource) },
-      liveness: { redis: () => redis.status !== 'end' },
+      probes: { postgres: () => pingDatabase(dataSource), redis: () => checkRedisReady(redis) },
       isDraining: deps.isDraining ?? (() => false),
       logger,
     }),

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { Joi, commonSchema, env, loadConfig, postgresOptions, type CommonEnv, type PostgresOptions } from '@gmg/config';
+import { Joi, commonSchema, env, loadConfig, redisTargetOf, type CommonEnv, type RedisTarget } from '@gmg/config';
+import type { Pool } from '@gmg/contracts';
 
 /** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
 /** The messages relay's bounds; the first four are the upstream client's options (MessagesClientOptions). */
@@ -40,9 +41,12 @@ export interface ApiEdgeConfig {
   /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
   authCacheTtlMs: number;
   priceCacheTtlMs: number;
-  /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*; PG_POOL_MAX default 20). */
-  postgres: PostgresOptions;
+  databaseUrl: string;
   redisUrl: string;
+  /** Where Redis is: REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER. */
+  redis: RedisTarget;
+  /** Queue shards per pool (QUEUE_SHARDS): the edge enqueues a task on shard shardOf(id, K). */
+  queueShards: Readonly<Record<Pool, number>>;
   logLevel: string;
   /** Log lines buffered at most this long (0: each line written at once). */
   logFlushMs: number;
@@ -227,8 +231,10 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     bodyBudgetWaitMs: e.BODY_BUDGET_WAIT_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
-    postgres: postgresOptions(e, 20, 'api-edge'),
+    databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redis: redisTargetOf(e),
+    queueShards: e.QUEUE_SHARDS,
     logLevel: e.LOG_LEVEL,
     logFlushMs: e.LOG_FLUSH_MS,
     queuePrefix: e.QUEUE_PREFIX,

@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { Queue } from 'bullmq';
-import { QUEUES, toMinor } from '@gmg/contracts';
+import { toMinor } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, PriceRepository } from '@gmg/db';
-import { createRedis, type Redis } from '@gmg/queue';
-import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix, type ServiceProcess, type TestDatabase } from '@gmg/testing';
+import { createRedis, createTaskQueue, shardOf, type Redis } from '@gmg/queue';
+import { REPO_ROOT, TEST_REDIS_TARGET, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, type ServiceProcess, type TestDatabase } from '@gmg/testing';
 
 /** api-edge as a real process (main.ts under tsx): env parsing, wiring, listening, SIGTERM drain. */
 describe('api-edge process', () => {
@@ -15,12 +14,11 @@ describe('api-edge process', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('gmg_edge_e2e');
-    redis = createRedis(TEST_REDIS_URL, 'client');
+    redis = createRedis(TEST_REDIS_TARGET, 'client');
   });
   afterAll(async () => {
     await svc?.kill9();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
+    await deleteRedisPrefix(redis, prefix);
     await redis.quit();
     await db.drop();
   });
@@ -58,7 +56,7 @@ describe('api-edge process', () => {
     expect(res.status).toBe(200);
     const ack = (await res.json()) as { data: Array<{ task_id: string }> };
     const id = ack.data[0].task_id;
-    const queue = new Queue(QUEUES.image, { connection: redis, prefix });
+    const queue = createTaskQueue('image', redis, prefix, shardOf(id, 1));
     try {
       expect((await queue.getJob(id))?.data).toMatchObject({ taskId: id, submitAttempts: 0 });
     } finally {

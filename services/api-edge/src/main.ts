@@ -18,13 +18,13 @@ async function main(): Promise<void> {
   const tracing = startTracing({ service: 'api-edge', endpoint: config.otlpEndpoint });
   collectProcessMetrics('api-edge');
 
-  const dataSource = createDataSource(config.postgres);
+  const dataSource = createDataSource({ url: config.databaseUrl, poolSize: 20, applicationName: 'api-edge' });
   await dataSource.initialize();
   // 'producer': fail fast while Redis is away instead of queueing commands behind a request. Auto-pipelining: the
   // commands of every request handled in one turn of the event loop (task view reads and writes, enqueues, rate
   // counters) leave in one socket write instead of one each — on loopback a write costs ~50–100 µs of the
   // sender's CPU (docs/benchmarks.md, ceiling notes 2026-11-24 evening).
-  const redis = createRedis(config.redisUrl, 'producer', { enableAutoPipelining: true });
+  const redis = createRedis(config.redis, 'producer', { enableAutoPipelining: true });
   await new Promise<void>((resolve, reject) => {
     if (redis.status === 'ready') return resolve();
     redis.once('ready', () => resolve());
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   });
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   await checkRedisPolicy(redis, config.redisRequireNoeviction, (msg) => logger.warn(msg));
-  const producers = new Producers(redis, config.queuePrefix);
+  const producers = new Producers(redis, config.queuePrefix, config.queueShards);
   // The edge holds a producer per queue: it reports every queue's depth (gmg_queue_jobs), read on scrape.
   reportQueueDepth(() => producers.jobCounts());
 

@@ -2,7 +2,7 @@ import { AccountRepository, ApiKeyRepository, TaskRecoveryRepository, TaskReposi
 import { createLogger } from '@gmg/logger';
 import { Worker } from 'bullmq';
 import { QUEUES, settleJobId } from '@gmg/contracts';
-import { createBillingQueue, createRedis, jobPresence, type BillingQueue, type Redis } from '@gmg/queue';
+import { createBillingQueue, createRedis, jobPresence, queueKeyPrefix, type BillingQueue, type Redis } from '@gmg/queue';
 import { TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, type TestDatabase } from '@gmg/testing';
 import { BillingSweeper } from './billing-sweeper';
 import type { SettleTaskHandler } from './settle-task.handler';
@@ -78,7 +78,7 @@ describe('billing sweeper', () => {
   async function finishedSettleJobs(taskIds: string[]): Promise<void> {
     for (const id of taskIds) await queue.add('settle', { taskId: id }, { jobId: settleJobId(id) });
     const connection = redis.duplicate();
-    const worker = new Worker(QUEUES.billing, async () => 'noop', { connection, prefix });
+    const worker = new Worker(QUEUES.billing, async () => 'noop', { connection, prefix: queueKeyPrefix(prefix, QUEUES.billing) });
     try {
       await waitFor(async () => (await Promise.all(taskIds.map(async (id) => (await queue.getJob(settleJobId(id)))?.isCompleted()))).every(Boolean),
         { what: 'settle jobs completed' });

@@ -5,7 +5,7 @@ import { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/
 import type { Logger } from '@gmg/logger';
 import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
 import {
-  BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, requireTaskId,
+  BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, healSentinelKey, queueKeyPrefix, requireTaskId,
   type BillingQueue, type JobHandlers, type Redis, type WebhookQueue,
 } from '@gmg/queue';
 import { SweepKeeper } from '@gmg/tasks';
@@ -71,7 +71,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   if (opts.sweepIntervalMs > 0) {
     const every = opts.sweepIntervalMs;
     keeper = new SweepKeeper({
-      name: 'billing', redis, sentinelKey: `${prefix}:heal:${QUEUES.billing}`, intervalMs: every, logger,
+      name: 'billing', redis, sentinelKey: healSentinelKey(queueKeyPrefix(prefix, QUEUES.billing)), intervalMs: every, logger,
       ensureSchedule: () => queue.upsertJobScheduler('sweep', { every }, {
         name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
       }),

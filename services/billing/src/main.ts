@@ -1,22 +1,22 @@
 import 'reflect-metadata';
-import { postgresOptions } from '@gmg/config';
 import { fromMinor } from '@gmg/contracts';
 import { OpsStatsRepository, createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, reportMoney, startTracing } from '@gmg/observability';
-import { checkRedisPolicy, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
+import { redisTargetOf } from '@gmg/config';
+import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { startBillingWorker } from './billing-worker';
 import { startWebhookWorker } from './webhooks/webhook-worker';
-import { billingPoolDefault, loadBillingConfig } from './config';
+import { loadBillingConfig } from './config';
 
 async function main(): Promise<void> {
   const config = loadBillingConfig();
   const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL, flushMs: config.LOG_FLUSH_MS });
   const tracing = startTracing({ service: 'billing', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   collectProcessMetrics('billing');
-  const ds = createDataSource(postgresOptions(config, billingPoolDefault(config), 'gmg-billing'));
+  const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(30, config.SETTLE_CONCURRENCY + 2), applicationName: 'gmg-billing' });
   await ds.initialize();
-  const redis = createRedis(config.REDIS_URL, 'worker');
+  const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
   const webhooks = startWebhookWorker({ ds, redis, prefix: config.QUEUE_PREFIX, logger }, {
     concurrency: config.WEBHOOK_CONCURRENCY,
@@ -40,13 +40,7 @@ async function main(): Promise<void> {
   let draining = false;
   const health = await startHealthServer({
     port: config.HEALTH_PORT,
-    checks: { redis: () => redis.ping() },
-    degradable: { postgres: () => pingDatabase(ds) },
-    liveness: {
-      settlements: () => draining || billing.worker.isRunning(),
-      webhooks: () => draining || webhooks.worker.isRunning(),
-      redis: () => redis.status !== 'end',
-    },
+    checks: { postgres: () => pingDatabase(ds), redis: () => checkRedisReady(redis) },
     isDraining: () => draining,
     onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });

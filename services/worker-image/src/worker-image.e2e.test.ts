@@ -3,7 +3,7 @@ import { AccountRepository, ApiKeyRepository, ChannelRepository, TaskRepository,
 import { Producers, createRedis, type Redis } from '@gmg/queue';
 import { TaskViewStore } from '@gmg/tasks';
 import {
-  createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL,
+  createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_TARGET, TEST_REDIS_URL,
   type ServiceProcess, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 
 /**
@@ -27,7 +27,7 @@ let workerPort: number;
 beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniqueRedisPrefix();
-  redis = createRedis(TEST_REDIS_URL, 'producer');
+  redis = createRedis(TEST_REDIS_TARGET, 'producer');
   producers = new Producers(redis, prefix);
   const simPort = await freePort();
   simUrl = `http://127.0.0.1:${simPort}`;

@@ -2,8 +2,8 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Router, type Request, type RequestHandler } from 'express';
-import { POOLS, QUEUES } from '@gmg/contracts';
-import { createBillingQueue, createTaskQueue, type Redis } from '@gmg/queue';
+import { POOLS, QUEUES, type Pool } from '@gmg/contracts';
+import { createBillingQueue, createTaskQueueShards, type Redis } from '@gmg/queue';
 import type { FailedAuthThrottle } from '../auth/failed-auth.throttle';
 import { adminTokenMatcher, checkAdminToken } from '../middleware/admin-token';
 
@@ -17,6 +17,8 @@ export interface QueueDashboardDeps {
   redis: Redis;
   /** BullMQ key prefix (QUEUE_PREFIX). */
   prefix: string;
+  /** Queue shards per pool (QUEUE_SHARDS); shard i > 0 is listed as `s<i>.<queue>`. Default 1 each. */
+  shards?: Readonly<Partial<Record<Pool, number>>>;
   /** ADMIN_QUEUES_WRITE: allow retry, promote, remove, clean, pause (default false: read-only). */
   allowWrites: boolean;
   /** Wrong admin tokens count against the client address's failed-auth budget (docs/rate-limits.md). */
@@ -57,12 +59,14 @@ function requireAdminToken(adminToken: string, throttle?: FailedAuthThrottle): R
  * {@link QUEUE_DASHBOARD_PATH} behind the admin token. Read-only unless `allowWrites`.
  */
 export function createQueueDashboard(deps: QueueDashboardDeps): Router {
-  const queues = [...POOLS.map((pool) => createTaskQueue(pool, deps.redis, deps.prefix)), createBillingQueue(deps.redis, deps.prefix)];
+  const shards = POOLS.flatMap((pool) => createTaskQueueShards(pool, deps.redis, deps.prefix, deps.shards?.[pool] ?? 1).map((q, i) => ({ q, i })));
+  const queues = [...shards, { q: createBillingQueue(deps.redis, deps.prefix), i: 0 }];
   const serverAdapter = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
     queues: queues.map(
-      (q) =>
+      ({ q, i }) =>
         new BullMQAdapter(q, {
+          ...(i > 0 ? { prefix: `s${i}.` } : {}),
           readOnlyMode: !deps.allowWrites,
           allowRetries: deps.allowWrites,
           description: q.name === QUEUES.billing ? 'settlements (capture / release)' : 'pool tasks',

@@ -1,3 +1,4 @@
+import { taskViewKey } from '@gmg/queue';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ARTGEN_CONTRACTS, quote } from '@gmg/contracts';
@@ -73,7 +74,7 @@ describe('art suite routes', () => {
     const native = await get(c.key, `/v1/artgen/${id}`);
     expect(native.status).toBe(200);
     expect(native.body).toMatchObject({ id, action: 'IMAGINE', status: 'SUBMITTED', progress: '0%', prompt: 'a lighthouse --ar 16:9 --v 8.2 --fast', image_urls: [], buttons: [] });
-    const stored = JSON.parse((await h.redis.get(`${h.prefix}:task:${id}`))!);
+    const stored = JSON.parse((await h.redis.get(taskViewKey(h.prefix, id)))!);
     expect(stored.artgen).toMatchObject({ id, status: 'SUBMITTED', action: 'IMAGINE' });
     const unified = await get(c.key, `/v1/tasks/${id}`);
     expect(unified.body.data).toMatchObject({ id, model: 'artgen', status: 'pending' });

@@ -3,12 +3,12 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import type { AuthPrincipal } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
-import type { Redis } from '@gmg/queue';
+import { limiterKey, type Redis } from '@gmg/queue';
 import type { KeyAuthenticator } from './key-authenticator';
 
 export interface FailedAuthThrottleOptions {
   redis: Redis;
-  /** Redis key prefix (the QUEUE_PREFIX); counters are `<prefix>:authfail:<client address>`. */
+  /** Redis key prefix (the QUEUE_PREFIX); counters are `<prefix>:authfail:{<client address>}` (keys.ts limiterKey). */
   prefix: string;
   /** Failed authentications one client address may make per window (FAILED_AUTH_LIMIT). */
   limit: number;
@@ -62,7 +62,7 @@ export class FailedAuthThrottle {
   /** Counts one failed authentication of the address; past its budget the address is blocked. */
   async recordFailure(address: string): Promise<void> {
     try {
-      await this.limiter.consume(address, 1);
+      await this.limiter.consume(limiterKey(address), 1); // `<prefix>:authfail:{address}`: hash-tagged
     } catch (err) {
       if (err instanceof RateLimiterRes) {
         this.blocked.set(address, this.now() + Math.max(1000, err.msBeforeNext));

@@ -1,15 +1,15 @@
 import request from 'supertest';
-import { Queue } from 'bullmq';
-import { QUEUES, settleJobId } from '@gmg/contracts';
+import { settleJobId } from '@gmg/contracts';
 import { settleTask, TaskRepository } from '@gmg/db';
+import { createBillingQueue, type BillingQueue } from '@gmg/queue';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
 
 /** POST /v1/tasks/<id>/cancel and /v1/artgen/<id>/cancel through the real app, Postgres and Redis. */
 let h: EdgeHarness;
-let billing: Queue;
+let billing: BillingQueue;
 beforeAll(async () => {
   h = await startEdgeHarness();
-  billing = new Queue(QUEUES.billing, { connection: h.redis, prefix: h.prefix });
+  billing = createBillingQueue(h.redis, h.prefix);
 });
 afterAll(async () => {
   await billing?.close();

@@ -1,14 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-
-/** JSON with object keys sorted at every level: `{"b":1,"a":2}` and `{"a":2, "b":1}` are the same request. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-}
+import { canonicalJson } from '@gmg/contracts';
 
 /** Headers that change what the answer looks like, so they are part of "the same request". */
 const SHAPING_HEADERS = ['x-service-response-version', 'msgproto-version'];

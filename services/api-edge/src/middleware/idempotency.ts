@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
-import type { Redis } from '@gmg/queue';
+import { idempotencyKey, type Redis } from '@gmg/queue';
 import { principalOf } from '../http/principal';
 import { fullPath } from '../http/request-path';
 import { requestFingerprint } from './idempotency-fingerprint';
@@ -15,7 +15,7 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export interface IdempotencyOptions {
   /** A ready ioredis client shared by every replica (the claim is a Redis SET NX). */
   redis: Redis;
-  /** Redis key prefix, e.g. the QUEUE_PREFIX; keys are `<prefix>:idem:<apiKeyId>:<sha256(Idempotency-Key)>`. */
+  /** Redis key prefix, e.g. the QUEUE_PREFIX; keys are `{<prefix>:idem:<apiKeyId>:<sha256(Idempotency-Key)>}` (keys.ts). */
   prefix: string;
   /** How long a finished answer is kept for replay. Default 24 h. */
   ttlSeconds?: number;
@@ -86,7 +86,7 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
 
   const claimAndRun = async (req: Request, res: Response, next: NextFunction, idemKey: string, path: string): Promise<void> => {
     const principal = principalOf(res);
-    const redisKey = `${opts.prefix}:idem:${principal.keyId}:${createHash('sha256').update(idemKey).digest('hex')}`;
+    const redisKey = idempotencyKey(opts.prefix, principal.keyId, createHash('sha256').update(idemKey).digest('hex'));
     const fp = requestFingerprint(req, path);
     const claim = `R:${randomBytes(16).toString('hex')}:${fp}`;
 

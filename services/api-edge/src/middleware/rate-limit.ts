@@ -2,13 +2,13 @@ import type { RequestHandler } from 'express';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
-import type { Redis } from '@gmg/queue';
+import { limiterKey, type Redis } from '@gmg/queue';
 import { principalOf } from '../http/principal';
 
 export interface RateLimitOptions {
   /** A ready ioredis client shared by every replica: the counters live in Redis, so the limit is global. */
   redis: Redis;
-  /** Redis key prefix, e.g. the QUEUE_PREFIX; counters are `<prefix>:rps:<apiKeyId>`. */
+  /** Redis key prefix, e.g. the QUEUE_PREFIX; counters are `<prefix>:rps:{<apiKeyId>}` (keys.ts limiterKey). */
   prefix: string;
   logger?: Pick<Logger, 'warn'>;
 }
@@ -45,7 +45,7 @@ export function createRateLimitMiddleware(opts: RateLimitOptions): RequestHandle
     warn();
     let r: RateLimiterRes;
     try {
-      r = await limiter.consume(principal.keyId, 1);
+      r = await limiter.consume(limiterKey(principal.keyId), 1);
     } catch (err) {
       if (err instanceof RateLimiterRes) r = err;
       else {

@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { Queue } from 'bullmq';
-import { QUEUES, toMinor, type Pool } from '@gmg/contracts';
+import { toMinor, type Pool } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, GroupRepository, PriceRepository, loadPrices } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { Producers, createRedis, type Redis } from '@gmg/queue';
-import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, uniqueRedisPrefix, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
+import { Producers, createRedis, createTaskQueue, type Redis, type TaskQueue } from '@gmg/queue';
+import { REPO_ROOT, TEST_REDIS_TARGET, createTestDatabase, uniqueRedisPrefix, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { createApp, type App, type AppDeps } from '../app';
 import { parseConfig, type ApiEdgeConfig } from '../config';
 import { appServer } from '../http/app-server';
@@ -31,7 +30,7 @@ export interface EdgeHarness {
   /** A new account with `balance` (currency units) and a key; returns the key secret. */
   newCustomer(opts?: { balance?: number; models?: string[] | null; groupName?: string }): Promise<{ accountId: string; keyId: string; key: string }>;
   /** A BullMQ queue handle on the harness prefix, to look at jobs. */
-  queue(pool: Pool): Queue;
+  queue(pool: Pool): TaskQueue;
   /** The unit price (minor units) the tests should expect for a billing key. */
   priceOf(key: string): Promise<bigint>;
   close(): Promise<void>;
@@ -44,7 +43,7 @@ export interface EdgeHarness {
 export async function startEdgeHarness(opts: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<EdgeHarness> {
   const db = await createTestDatabase('gmg_edge');
   const prefix = uniqueRedisPrefix();
-  const redis = createRedis(TEST_REDIS_URL, 'client');
+  const redis = createRedis(TEST_REDIS_TARGET, 'client');
   const producers = new Producers(redis, prefix);
   const pricesFile = path.join(REPO_ROOT, 'infra/prices.json');
   if (existsSync(pricesFile)) await loadPrices(db.dataSource, pricesFile);
@@ -70,7 +69,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
   });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  const queues: Queue[] = [];
+  const queues: TaskQueue[] = [];
 
   return {
     db, redis, prefix, config, app, server, baseUrl,
@@ -86,7 +85,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
       return { accountId: account.id, keyId: key.id, key: secret };
     },
     queue(pool) {
-      const q = new Queue(QUEUES[pool], { connection: redis, prefix });
+      const q = createTaskQueue(pool, redis, prefix);
       queues.push(q);
       return q;
     },

@@ -1,3 +1,4 @@
+import { idempotencyKey } from '@gmg/queue';
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { AccountRepository } from '@gmg/db';
@@ -23,7 +24,7 @@ it('answers a retry whose Redis idempotency record was lost with the first task,
 
   const first = await send();
   expect(first.status).toBe(200);
-  const redisKey = `${h.prefix}:idem:${c.keyId}:${createHash('sha256').update('order-99').digest('hex')}`;
+  const redisKey = idempotencyKey(h.prefix, c.keyId, createHash('sha256').update('order-99').digest('hex'));
   expect(await h.redis.del(redisKey)).toBe(1); // the record is gone
 
   const retry = await send();
@@ -42,7 +43,7 @@ it('answers 422 to another request under the same key after the Redis record was
   const send = (prompt: string) => request(h.baseUrl).post('/v1/images/generations').set('Authorization', `Bearer ${c.key}`)
     .set('Idempotency-Key', 'order-100').send({ model: 'lumen-2-flex', prompt });
   expect((await send('the first')).status).toBe(200);
-  await h.redis.del(`${h.prefix}:idem:${c.keyId}:${createHash('sha256').update('order-100').digest('hex')}`);
+  await h.redis.del(idempotencyKey(h.prefix, c.keyId, createHash('sha256').update('order-100').digest('hex')));
 
   const other = await send('something else');
   expect(other.status).toBe(422);

@@ -1,3 +1,4 @@
+import { taskViewKey } from '@gmg/queue';
 import request from 'supertest';
 import { quote, resolveModel, validateRequest } from '@gmg/contracts';
 import { AccountRepository, PriceRepository } from '@gmg/db';
@@ -54,7 +55,7 @@ describe('POST /v1/images/generations', () => {
     expect(job?.id).toBe(id);
     expect(job?.data).toMatchObject({ taskId: id, submitAttempts: 0 });
 
-    const view = JSON.parse((await h.redis.get(`${h.prefix}:task:${id}`))!);
+    const view = JSON.parse((await h.redis.get(taskViewKey(h.prefix, id)))!);
     expect(view).toMatchObject({ accountId: c.accountId, pool: 'image', task: { id, status: 'pending', progress: 0 } });
   });
 
