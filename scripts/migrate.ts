@@ -1,17 +1,39 @@
 /**
- * Applies pending migrations to DATABASE_URL (default postgres://postgres@127.0.0.1:5432/gmg) and exits.
+ * Applies pending migrations to MIGRATION_DATABASE_URL — the direct Postgres endpoint, never PgBouncer's transaction
+ * pool — or, when unset, DATABASE_URL (default postgres://postgres@127.0.0.1:5432/gmg), and exits.
  * Used by `npm run migrate`, `npm start`, the docker-compose `migrate` one-shot and the Kubernetes migration Job.
  * MIGRATE_CREATE_DATABASE=1 creates the database first when it is missing (local use; off in Kubernetes).
  * PRICES_FILE=path also upserts the price list from that file afterwards (idempotent; compose and the Job set it).
  * DEMO_API_KEY=sk-… also seeds the demo account (balance DEMO_BALANCE, default 100), that key and a channel to
  * DEMO_CHANNEL_URL (default http://upstream-sim:9090): docker compose sets them so `compose up` is usable at once.
+ * `--wait` applies nothing: it waits (at most MIGRATE_WAIT_SECONDS, default 1800) until every migration this build
+ * knows is applied, then exits 0 — the init container of every Deployment, so no pod of a release starts before the
+ * migration Job has brought the schema to it (k8s/migrate-job.yaml).
  */
 import { toMinor } from '@gmg/contracts';
-import { loadPrices, seedDemo } from '@gmg/db';
+import { createDataSource, loadPrices, pendingMigrations, seedDemo } from '@gmg/db';
 import { ensureDatabase, migrate, redactUrl } from './lib/db-setup';
 
+async function waitForSchema(): Promise<void> {
+  const url = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gmg';
+  const deadline = Date.now() + Number(process.env.MIGRATE_WAIT_SECONDS ?? 1800) * 1000;
+  const ds = createDataSource({ url, poolSize: 1, applicationName: 'gmg-wait-schema' });
+  try {
+    for (let round = 0; Date.now() < deadline; round++) {
+      const pending = await (ds.isInitialized ? Promise.resolve(ds) : ds.initialize()).then(pendingMigrations, (e: Error) => [`(no answer: ${e.message})`]);
+      if (!pending.length) return void console.log('migrate --wait: schema up to date');
+      if (round % 12 === 0) console.log(`migrate --wait: waiting for ${pending.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+    throw new Error('the schema did not reach this release in time (is the migration Job running?)');
+  } finally {
+    if (ds.isInitialized) await ds.destroy();
+  }
+}
+
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gmg';
+  if (process.argv.includes('--wait')) return waitForSchema();
+  const url = process.env.MIGRATION_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gmg';
   if (/^(1|true|yes)$/i.test(process.env.MIGRATE_CREATE_DATABASE ?? '')) {
     if (await ensureDatabase(url)) console.log(`migrate: created database of ${redactUrl(url)}`);
   }

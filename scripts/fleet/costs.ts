@@ -112,13 +112,14 @@ const cpuOfGroup = (a: Snapshot, b: Snapshot, g: string): number =>
  * phase finish there); `activeServers`: PgBouncer's sv_active averaged over the snapshots (Little's law gives the
  * mean transaction time).
  */
-export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Driver, cal: Calibration | undefined, cfg: FleetConfig, machine: string, activeServers: number): MeasuredCosts {
+export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Driver, cal: Calibration | undefined, cfg: FleetConfig, machine: string, activeServers: number, answered: { tasks: number; polls: number }): MeasuredCosts {
   const seconds = (b.at - a.at) / 1000;
-  // tasks of the load phase: those its clients had accepted (completion lags submission by a few seconds, so the
-  // per-task costs divide by what was accepted; the workers' and billing's costs run to `end`, after the drain)
+  // Two denominators. The edge, Redis and Postgres work of a window is that of the submissions the edges answered in
+  // it (`answered`; a saturated fleet answers fewer than were sent). The pools' and billing's work for every task
+  // accepted runs to `end`, after the drain: those divide by every task accepted.
   const byKind: Record<Pool, number> = { image: 0, video: 0, artgen: 0, avatar: 0 };
   for (const t of driver.tasks.values()) if (t.kind !== 'messages') byKind[t.kind]++;
-  const tasks = Math.max(1, MODEL_POOLS.reduce((s, p) => s + byKind[p], 0));
+  const tasks = Math.max(1, answered.tasks);
   const cores: Record<string, number> = {};
   for (const g of new Set(Object.keys(b.cpu).map(groupOf))) cores[g] = cpuOfGroup(a, b, g) / seconds;
   const workerMsPerStep = {} as Record<Pool, number>;
@@ -129,7 +130,7 @@ export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Dr
     stepsPerTask[p] = steps / Math.max(1, byKind[p]);
   }
   const redisCmds = redisCommandsBetween(a, b);
-  const clientPolls = driver.pollsTotal;
+  const clientPolls = answered.polls;
   const redisCmdsPerPoll = cal?.redisCmdsPerPoll ?? 0;
   const pgTx = b.pgXacts - a.pgXacts;
   return {

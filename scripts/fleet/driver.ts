@@ -60,8 +60,6 @@ export class Driver {
   readonly tasks = new Map<string, SubmittedTask>();
   /** Chat calls answered 200 (each must be captured once). */
   messagesOk = 0;
-  /** Client polls answered, over the whole run. */
-  pollsTotal = 0;
   /** Submissions whose answer was lost (a connection cut mid-request, not idempotent): the task may exist. */
   ambiguous = 0;
   /** Chat calls among them: the gateway may have recorded (and charged) a call whose answer the client never got. */
@@ -217,7 +215,6 @@ export class Driver {
     try {
       const r = await this.call('GET', `/v1/tasks/${t.id}`, { authorization: `Bearer ${key}` }, undefined, true);
       this.win.polls++;
-      this.pollsTotal++;
       this.win.pollMs.push(performance.now() - s);
       const status = (r.json as { data?: { status?: string } } | undefined)?.data?.status;
       if (r.status === 200 && (status === 'completed' || status === 'failed')) {

@@ -5,23 +5,13 @@
  * slot on a cluster, so no pipeline crosses slots).
  */
 import type { Cluster, Redis } from 'ioredis';
-import { QUEUES, taskJobId } from '@gmg/contracts';
+import { taskJobId } from '@gmg/contracts';
 import type { SubmittedTask } from './driver';
 
 type Pool = 'image' | 'video' | 'artgen' | 'avatar';
 
-export interface QueueKeys {
-  delayed(pool: Pool): string[];
-  job(pool: Pool, jobId: string): string[];
-}
-
-/** BullMQ's key layout `<prefix>:<queue>:…` for each queue (and each shard) of a pool. */
-export function bullKeys(prefix: string, queuesOf: (pool: Pool) => string[] = (p) => [QUEUES[p]]): QueueKeys {
-  return {
-    delayed: (pool) => queuesOf(pool).map((q) => `${prefix}:${q}:delayed`),
-    job: (pool, id) => queuesOf(pool).map((q) => `${prefix}:${q}:${id}`),
-  };
-}
+/** Where a task's job lives: its queue's delayed set and the job's hash (BullMQ's own key names). */
+export type JobKeys = (pool: Pool, jobId: string) => { delayed: string; job: string };
 
 export class LatenessSampler {
   private readonly due = new Map<string, number>();
@@ -30,7 +20,7 @@ export class LatenessSampler {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
 
-  constructor(private readonly redis: Redis | Cluster, private readonly keys: QueueKeys, private readonly inFlight: () => SubmittedTask[], private readonly sampleSize = 40) {}
+  constructor(private readonly redis: Redis | Cluster, private readonly keys: JobKeys, private readonly inFlight: () => SubmittedTask[], private readonly sampleSize = 40) {}
 
   start(): void {
     this.timer = setInterval(() => { void this.tick(); }, 200);
@@ -58,16 +48,10 @@ export class LatenessSampler {
 
   private async read(t: SubmittedTask): Promise<void> {
     if (t.kind === 'messages') return;
-    const pool = t.kind;
     const jobId = taskJobId(t.id);
-    const delayed = this.keys.delayed(pool);
-    const jobs = this.keys.job(pool, jobId);
-    const [scores, processedOns] = await Promise.all([
-      Promise.all(delayed.map((k) => this.redis.zscore(k, jobId))),
-      Promise.all(jobs.map((k) => this.redis.hget(k, 'processedOn'))),
-    ]);
-    const score = scores.find((s) => s !== null);
-    const processedOn = Math.max(0, ...processedOns.map((p) => Number(p ?? 0)));
+    const k = this.keys(t.kind, jobId);
+    const [score, processed] = await Promise.all([this.redis.zscore(k.delayed, jobId), this.redis.hget(k.job, 'processedOn')]);
+    const processedOn = Number(processed ?? 0);
     const prev = this.processed.get(t.id);
     if (prev !== undefined && processedOn > prev) {
       const d = this.due.get(t.id);
@@ -75,7 +59,7 @@ export class LatenessSampler {
       this.due.delete(t.id);
     }
     this.processed.set(t.id, processedOn);
-    if (score !== undefined && score !== null) this.due.set(t.id, Math.floor(Number(score) / 0x1000));
+    if (score !== null) this.due.set(t.id, Math.floor(Number(score) / 0x1000));
   }
 
   stop(): void {

@@ -14,6 +14,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
+import { POOLS, type Pool } from '@gmg/contracts';
+import { createTaskQueue, type Redis, type TaskQueue } from '@gmg/queue';
 import { REPO_ROOT } from '@gmg/testing';
 import { ChaosPostgres } from '../../test/chaos/infra';
 import { calibrateAndCost, measureCosts, modelCheck } from './costs';
@@ -22,7 +24,7 @@ import { problems, verify } from './checks';
 import { Driver, type Account } from './driver';
 import { plannedFaults, type FaultResult } from './faults';
 import { startPgBouncer, startRedisCluster, startStandaloneRedis, type Bouncer, type RedisTopology } from './infra';
-import { LatenessSampler, bullKeys } from './lateness';
+import { LatenessSampler } from './lateness';
 import { cpuTable, dataTable, makeRow, mergeWindows, processTable, throughputTable, type Row } from './report';
 import { Sampler, type MetricsTarget, type Proc, type Snapshot } from './sampler';
 import { FleetServices } from './services';
@@ -190,7 +192,9 @@ async function main(): Promise<number> {
       pollEveryMs: cfg.pollEveryMs, webhookShare: cfg.webhookShare, webhookUrl: w.hooks.url, maxInFlight: cfg.maxInFlight,
     });
     w.driver = driver;
-    w.lateness = new LatenessSampler(client, bullKeys(PREFIX), () => driver.recent());
+    // BullMQ's own key names for each pool's queue (whatever prefix layout the queue library gives it)
+    const queues = Object.fromEntries(POOLS.map((p) => [p, createTaskQueue(p, client as Redis, PREFIX)])) as Record<Pool, TaskQueue>;
+    w.lateness = new LatenessSampler(client, (pool, jobId) => ({ delayed: queues[pool].keys.delayed!, job: queues[pool].toKey(jobId) }), () => driver.recent());
     w.lateness.start();
 
     const faults = cfg.faults ? plannedFaults(w.services, redis, loadMs) : [];
@@ -241,7 +245,8 @@ async function main(): Promise<number> {
     const bad = problems(verdict, cfg.faults);
     const machine = `${cpus().length}× ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const activeServers = snaps.reduce((s, x) => s + x.bouncerActive, 0) / snaps.length;
-    const measured = measureCosts(snaps[0]!, snaps[snaps.length - 1]!, end, driver, calibration, cfg, machine, activeServers);
+    const measured = measureCosts(snaps[0]!, snaps[snaps.length - 1]!, end, driver, calibration, cfg, machine, activeServers,
+      { tasks: windows.reduce((a, x) => a + x.accepted, 0), polls: windows.reduce((a, x) => a + x.polls, 0) });
     const model = modelCheck(measured);
     const out = [
       `## Fleet run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC · ${machine}`,
@@ -277,6 +282,8 @@ async function main(): Promise<number> {
     if (cfg.reportFile) writeFileSync(cfg.reportFile, `${out}\n`);
     if (cfg.costsOut) writeFileSync(cfg.costsOut, `${JSON.stringify({ ...measured, check: model.text }, null, 2)}\n`);
     if (bad.length) for (const r of w.services.all()) if (!w.services.alive(r)) log(`--- ${r.id} exited ---\n${w.services.tail(r)}`);
+    w.lateness.stop();
+    await Promise.all(Object.values(queues).map((q) => q.close().catch(() => undefined)));
     client.disconnect();
     return bad.length ? 1 : 0;
   } finally {

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createDataSource, runMigrations } from '@gmg/db';
+import { createMigrationDataSource, runMigrations } from '@gmg/db';
 
 /** Creates the database named in `url` when it does not exist (connecting to the `postgres` maintenance db). */
 export async function ensureDatabase(url: string): Promise<boolean> {
@@ -37,7 +37,7 @@ export async function postgresAnswers(url: string, timeoutMs = 2000): Promise<bo
 
 /** Opens a DataSource, applies pending migrations, returns it (caller destroys it) and what was applied. */
 export async function migrate(url: string): Promise<{ ds: DataSource; applied: string[] }> {
-  const ds = createDataSource({ url, poolSize: 2, applicationName: 'gmg-migrate' });
+  const ds = createMigrationDataSource(url);
   await ds.initialize();
   try {
     return { ds, applied: await runMigrations(ds) };

@@ -1,4 +1,4 @@
-import { Joi, loadConfig, ConfigError, env } from './index';
+import { Joi, loadConfig, ConfigError, env, commonSchema, postgresOptions, type CommonEnv } from './index';
 
 describe('loadConfig', () => {
   const schema = Joi.object({ PORT: env.port(8080), SECRET: Joi.string().required(), FLAG: env.bool(false) });
@@ -16,5 +16,19 @@ describe('loadConfig', () => {
       expect((e as ConfigError).problems.join('\n')).toMatch(/PORT/);
       expect((e as ConfigError).problems.join('\n')).toMatch(/SECRET/);
     }
+  });
+});
+
+describe('postgresOptions', () => {
+  const schema = Joi.object(commonSchema);
+  it('takes the service default pool unless PG_POOL_MAX is set, with documented timeouts, and refuses bad values', () => {
+    const e = loadConfig<CommonEnv>(schema, {});
+    expect(postgresOptions(e, 20, 'api-edge')).toEqual({
+      url: 'postgres://postgres@127.0.0.1:5432/gmg', poolSize: 20, applicationName: 'api-edge',
+      connectTimeoutMs: 5000, statementTimeoutMs: 30_000, lockTimeoutMs: 10_000, idleInTxTimeoutMs: 60_000,
+    });
+    const set = loadConfig<CommonEnv>(schema, { PG_POOL_MAX: '7', PG_STATEMENT_TIMEOUT_MS: '0' });
+    expect(postgresOptions(set, 20, 'x')).toMatchObject({ poolSize: 7, statementTimeoutMs: 0 });
+    expect(() => loadConfig(schema, { PG_POOL_MAX: '0', PG_CONNECT_TIMEOUT_MS: 'soon' })).toThrow(/PG_POOL_MAX[\s\S]*PG_CONNECT_TIMEOUT_MS/);
   });
 });

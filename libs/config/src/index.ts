@@ -53,6 +53,15 @@ export interface CommonEnv extends RedisEnv {
   QUEUE_SHARDS: Readonly<Record<Pool, number>>;
   /** OTLP/HTTP collector base URL; spans are exported to `<it>/v1/traces`. Unset: tracing off (issue 12). */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** Direct Postgres endpoint for migrations (never PgBouncer's transaction pool); unset: DATABASE_URL. */
+  MIGRATION_DATABASE_URL?: string;
+  /** Connections of this process's pool; unset: the service's own default (postgresOptions). */
+  PG_POOL_MAX?: number;
+  /** How long a query waits for a pooled connection (or a new one) before it fails; never forever. */
+  PG_CONNECT_TIMEOUT_MS: number;
+  PG_STATEMENT_TIMEOUT_MS: number;
+  PG_LOCK_TIMEOUT_MS: number;
+  PG_IDLE_IN_TX_TIMEOUT_MS: number;
 }
 
 const oneShardEach = (): Record<Pool, number> => Object.fromEntries(POOLS.map((p) => [p, 1])) as Record<Pool, number>;
@@ -81,7 +90,38 @@ export const commonSchema = {
     return out;
   }),
   OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
+  MIGRATION_DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
+  PG_POOL_MAX: Joi.number().integer().min(1).max(500).empty(''),
+  PG_CONNECT_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(5000),
+  // 0 turns a timeout off; the defaults are documented in README.md and docs/operations.md (connection budget).
+  PG_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
+  PG_LOCK_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(10_000),
+  PG_IDLE_IN_TX_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(60_000),
 };
+
+/** What a service hands to `createDataSource` (@gmg/db's DbConfig has the same shape). */
+export interface PostgresOptions {
+  url: string;
+  poolSize: number;
+  applicationName: string;
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTxTimeoutMs: number;
+}
+
+/** The Postgres part of a service's environment; `defaultPoolMax` is the service's own default for PG_POOL_MAX. */
+export function postgresOptions(e: CommonEnv, defaultPoolMax: number, applicationName: string): PostgresOptions {
+  return {
+    url: e.DATABASE_URL,
+    poolSize: e.PG_POOL_MAX ?? defaultPoolMax,
+    applicationName,
+    connectTimeoutMs: e.PG_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: e.PG_STATEMENT_TIMEOUT_MS,
+    lockTimeoutMs: e.PG_LOCK_TIMEOUT_MS,
+    idleInTxTimeoutMs: e.PG_IDLE_IN_TX_TIMEOUT_MS,
+  };
+}
 
 export { redisTargetOf } from './redis';
 export type { RedisTarget, RedisEnv } from './redis';

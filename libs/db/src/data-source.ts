@@ -4,7 +4,7 @@ import { AccountEntity } from './entities/account.entity';
 import { ApiKeyEntity } from './entities/api-key.entity';
 import { ChannelEntity } from './entities/channel.entity';
 import { GroupEntity } from './entities/group.entity';
-import { LedgerEntryEntity } from './entities/ledger-entry.entity';
+import { LedgerEntryEntity, LedgerTotalEntity } from './entities/ledger-entry.entity';
 import { PriceEntity } from './entities/price.entity';
 import { TaskEntity } from './entities/task.entity';
 import { TaskInflightEntity } from './entities/task-inflight.entity';
@@ -26,10 +26,12 @@ import { TaskOrigin1764720000000 } from './migrations/1764720000000-task-origin'
 import { Webhooks1764979200000 } from './migrations/1764979200000-webhooks';
 import { TaskInflightCounter1765069200000 } from './migrations/1765069200000-task-inflight-counter';
 import { ChatCallLease1765080000000 } from './migrations/1765080000000-chat-call-lease';
+import { SweepKeysetIndexes1765100000000 } from './migrations/1765100000000-sweep-keyset-indexes';
+import { LedgerTotals1765100100000 } from './migrations/1765100100000-ledger-totals';
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
-  LedgerEntryEntity, PriceEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
+  LedgerEntryEntity, LedgerTotalEntity, PriceEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
 ];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [
@@ -41,6 +43,8 @@ export const MIGRATIONS = [
   Webhooks1764979200000,
   TaskInflightCounter1765069200000,
   ChatCallLease1765080000000,
+  SweepKeysetIndexes1765100000000,
+  LedgerTotals1765100100000,
 ];
 
 export interface DbConfig {
@@ -48,9 +52,34 @@ export interface DbConfig {
   /** Pool size per process. */
   poolSize?: number;
   applicationName?: string;
+  /** How long a query waits for a pooled (or new) connection; 0 would wait forever, so the default is 5 s. */
+  connectTimeoutMs?: number;
+  /** Server-side limits (0: off). Sent as start-up parameters: see sessionLimits for PgBouncer. */
+  statementTimeoutMs?: number;
+  lockTimeoutMs?: number;
+  idleInTxTimeoutMs?: number;
 }
 
-/** synchronize is off everywhere: the schema comes from migrations only. */
+/**
+ * The server-side limits as node-postgres start-up parameters: direct to Postgres they apply to the session.
+ * Through PgBouncer in transaction mode no session setting of a client may survive its transaction, so PgBouncer
+ * ignores them (k8s/pgbouncer/pgbouncer.ini: ignore_startup_parameters) and sets the same limits on each server
+ * connection it opens (`connect_query` of its databases entry), with its own query_timeout and
+ * idle_transaction_timeout above them (docs/operations.md). No client-side `query_timeout`: node-postgres would
+ * answer the caller but leave the statement running on a connection it hands to the next query.
+ */
+function sessionLimits(cfg: DbConfig): Record<string, number> {
+  const limits: Record<string, number> = {};
+  if (cfg.statementTimeoutMs) limits.statement_timeout = cfg.statementTimeoutMs;
+  if (cfg.lockTimeoutMs) limits.lock_timeout = cfg.lockTimeoutMs;
+  if (cfg.idleInTxTimeoutMs) limits.idle_in_transaction_session_timeout = cfg.idleInTxTimeoutMs;
+  return limits;
+}
+
+/**
+ * synchronize is off everywhere: the schema comes from migrations only. Every statement is an unnamed one
+ * (TypeORM → node-postgres never names them), which PgBouncer's transaction pooling requires.
+ */
 export function createDataSource(cfg: DbConfig): DataSource {
   return new DataSource({
     type: 'postgres',
@@ -60,11 +89,46 @@ export function createDataSource(cfg: DbConfig): DataSource {
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    extra: { max: cfg.poolSize ?? 10, application_name: cfg.applicationName ?? 'gmg' },
+    extra: {
+      max: cfg.poolSize ?? 10,
+      application_name: cfg.applicationName ?? 'gmg',
+      connectionTimeoutMillis: cfg.connectTimeoutMs ?? 5000,
+      ...sessionLimits(cfg),
+    },
   });
 }
 
+/**
+ * A data source for the migration runner: the direct endpoint (MIGRATION_DATABASE_URL), no statement timeout (an
+ * index built CONCURRENTLY may take an hour on a big table and must never be killed halfway), and a short lock
+ * timeout so a DDL statement queued behind a long transaction fails and is retried instead of blocking every
+ * query of the fleet behind its lock request (docs/operations.md, upgrade procedure).
+ */
+export function createMigrationDataSource(url: string, lockTimeoutMs = 5000): DataSource {
+  const ds = createDataSource({ url, poolSize: 2, applicationName: 'gmg-migrate', lockTimeoutMs, connectTimeoutMs: 10_000 });
+  // Explicitly none, whatever the role's default (ALTER ROLE … SET statement_timeout) says.
+  Object.assign(ds.options, { extra: { ...(ds.options as { extra?: object }).extra, options: '-c statement_timeout=0' } });
+  return ds;
+}
+
+/**
+ * Applies pending migrations, each in its own transaction unless it declares `transaction = false`
+ * (CREATE INDEX CONCURRENTLY cannot run inside one).
+ */
 export async function runMigrations(ds: DataSource): Promise<string[]> {
   const done = await ds.runMigrations({ transaction: 'each' });
   return done.map((m) => m.name);
+}
+
+/**
+ * The migrations this build knows that the database has not applied yet (by name). A pod of a new release waits
+ * until this is empty before it starts (its init container: `scripts/migrate.ts --wait`), so the migration Job
+ * always runs before the Deployments roll.
+ */
+export async function pendingMigrations(ds: DataSource): Promise<string[]> {
+  const known = ds.migrations.map((m) => m.name ?? m.constructor.name);
+  const exists = (await ds.query(`SELECT to_regclass('migrations') IS NOT NULL AS ok`)) as Array<{ ok: boolean }>;
+  if (!exists[0]?.ok) return known;
+  const applied = new Set(((await ds.query('SELECT name FROM migrations')) as Array<{ name: string }>).map((r) => r.name));
+  return known.filter((n) => !applied.has(n));
 }

@@ -1,4 +1,4 @@
-export { createDataSource, runMigrations } from './data-source';
+export { createDataSource, createMigrationDataSource, pendingMigrations, runMigrations } from './data-source';
 export { newTaskId, randomHex } from './ids';
 export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, toHoldRow } from './repositories/task.repository';
 export { HOLD_LEASED_SQL } from './repositories/task-lease.repository';

@@ -52,4 +52,30 @@ describe('health server', () => {
     expect(await r.json()).toEqual({ status: 'not_ready', checks: { draining: 'yes' } });
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
+
+  it('stays ready while a degradable dependency (Postgres) hangs, naming it degraded; a required one still fails it', async () => {
+    const failures: string[] = [];
+    const base = await start({
+      port: 0, checkTimeoutMs: 100,
+      checks: { redis: async () => 'PONG' },
+      degradable: { postgres: () => new Promise(() => undefined) },
+      onCheckFailed: (name) => failures.push(name),
+    });
+    const r = await fetch(`${base}/readyz`);
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ status: 'ready', checks: { postgres: 'timeout', redis: 'ok' }, degraded: ['postgres'] });
+    expect(failures).toEqual(['postgres']);
+    const hard = await start({ port: 0, checkTimeoutMs: 100, checks: { redis: () => new Promise(() => undefined) }, degradable: { postgres: async () => 1 } });
+    expect((await fetch(`${hard}/readyz`)).status).toBe(503);
+  });
+
+  it('answers /healthz 503 naming the liveness checks that fail (a worker that stopped running), 200 otherwise', async () => {
+    let running = true;
+    const base = await start({ port: 0, checks: {}, liveness: { worker: () => running, redis: () => true } });
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    running = false;
+    const r = await fetch(`${base}/healthz`);
+    expect(r.status).toBe(503);
+    expect(await r.json()).toEqual({ status: 'failing', failing: ['worker'] });
+  });
 });

@@ -5,7 +5,7 @@ export { Producers, createTaskQueue, createTaskQueueShards, createBillingQueue, 
 export type { TaskQueue, BillingQueue, WebhookQueue } from './producers';
 export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WEBHOOK_JOB_NAMES } from './typed-worker';
 export type { JobHandlers } from './typed-worker';
-export { startHealthServer } from './health-server';
+export { evaluateLiveness, startHealthServer } from './health-server';
 export { evaluateReadiness } from './readiness';
 export type { HealthCheck } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';

@@ -3,6 +3,13 @@ export type HealthCheck = () => Promise<unknown>;
 export interface ReadinessOptions {
   /** Named dependency checks (e.g. postgres: SELECT 1, redis: PING); each must settle within `timeoutMs`. */
   checks: Record<string, HealthCheck>;
+  /**
+   * Dependencies the process works around for a while, probed and reported the same way but never a reason to be
+   * unready: Postgres, which every replica shares — a slow or restarting Postgres (or PgBouncer) taken as "not
+   * ready" would take the whole fleet out of its Service at once, while the edge can still answer polls from the
+   * Redis task view and workers retry their steps. Operators see the state in the body, the log and the metrics.
+   */
+  degradable?: Record<string, HealthCheck>;
   /** Default 2000. */
   timeoutMs?: number;
   /** True once shutdown began: not ready, so traffic and scaling stop counting this replica. */
@@ -13,7 +20,7 @@ export interface ReadinessOptions {
 
 export interface Readiness {
   status: 200 | 503;
-  body: { status: 'ready' | 'not_ready'; checks: Record<string, string> };
+  body: { status: 'ready' | 'not_ready'; checks: Record<string, string>; degraded?: string[] };
 }
 
 const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
@@ -34,8 +41,9 @@ const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
 export async function evaluateReadiness(opts: ReadinessOptions): Promise<Readiness> {
   const timeoutMs = opts.timeoutMs ?? 2000;
   const checks: Record<string, string> = {};
+  const soft = new Set(Object.keys(opts.degradable ?? {}));
   await Promise.all(
-    Object.entries(opts.checks).map(async ([name, check]) => {
+    Object.entries({ ...opts.checks, ...opts.degradable }).map(async ([name, check]) => {
       try {
         await within(Promise.resolve().then(check), timeoutMs);
         checks[name] = 'ok';
@@ -50,6 +58,9 @@ export async function evaluateReadiness(opts: ReadinessOptions): Promise<Readine
   );
   const draining = opts.isDraining?.() ?? false;
   if (draining) checks.draining = 'yes';
-  const ready = !draining && Object.values(checks).every((v) => v === 'ok');
-  return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks } };
+  const ready = !draining && Object.entries(checks).every(([name, v]) => v === 'ok' || soft.has(name));
+  const degraded = [...soft].filter((name) => checks[name] !== 'ok').sort();
+  const body: Readiness['body'] = { status: ready ? 'ready' : 'not_ready', checks };
+  if (degraded.length) body.degraded = degraded;
+  return { status: ready ? 200 : 503, body };
 }

@@ -1,5 +1,6 @@
 import type { Pool } from '@gmg/contracts';
 import type { DataSource } from 'typeorm';
+import { postgresOptions } from '@gmg/config';
 import { createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, startTracing } from '@gmg/observability';
@@ -24,7 +25,8 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   const logger = createLogger({ service: `worker-${pool}`, level: config.LOG_LEVEL, flushMs: config.LOG_FLUSH_MS });
   const tracing = startTracing({ service: `worker-${pool}`, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   collectProcessMetrics(`worker-${pool}`);
-  const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(20, config.WORKER_CONCURRENCY + 2), applicationName: `gmg-worker-${pool}` });
+  // Default pool: one connection per concurrent step (at most 20: a step holds one only for a statement) + the sweep.
+  const ds = createDataSource(postgresOptions(config, Math.min(20, config.WORKER_CONCURRENCY + 2), `gmg-worker-${pool}`));
   await ds.initialize();
   const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
@@ -37,8 +39,11 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   let draining = false;
   const health = await startHealthServer({
     port: config.HEALTH_PORT,
-    checks: { postgres: () => pingDatabase(ds), redis: () => checkRedisReady(redis) },
+    checks: { redis: () => checkRedisReady(redis) },
+    degradable: { postgres: () => pingDatabase(ds) },
+    liveness: { worker: () => draining || pw.worker.isRunning(), redis: () => redis.status !== 'end' },
     isDraining: () => draining,
+    onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });
   logger.info({ pool, healthPort: health.port }, 'worker ready');
   onShutdownSignals(async () => {

@@ -2,10 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { redisTargetOf, type RedisTarget } from '@gmg/config';
-import { createDataSource, runMigrations } from '@gmg/db';
+import { createDataSource, createMigrationDataSource, runMigrations } from '@gmg/db';
 
 /** The server tests run against; CI and the dev machine have it at 127.0.0.1. */
 export const TEST_PG_ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/**
+ * TEST_DATABASE_POOL_URL (scripts/with-pgbouncer.sh sets it): a PgBouncer in transaction mode in front of that
+ * server. Test databases are then created and migrated directly (as the migration Job does) and everything else —
+ * the test's own data source, the services a test starts — goes through the pooler, as in production.
+ */
+const TEST_PG_POOL_URL = process.env.TEST_DATABASE_POOL_URL || undefined;
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /**
  * Set by the test set-up when TEST_REDIS_CLUSTER=1 (test/redis-cluster.setup.ts: a local 3-master cluster on free
@@ -22,7 +28,10 @@ export const uniqueSuffix = (): string => `${Date.now().toString(36)}${randomByt
 
 export interface TestDatabase {
   name: string;
+  /** What services use (through PgBouncer when TEST_DATABASE_POOL_URL is set). */
   url: string;
+  /** The server itself (migrations, admin statements). */
+  directUrl: string;
   dataSource: DataSource;
   drop(): Promise<void>;
 }
@@ -37,15 +46,29 @@ export async function createTestDatabase(prefix = 'gmg_test'): Promise<TestDatab
   } finally {
     await admin.end();
   }
-  const u = new URL(TEST_PG_ADMIN_URL);
-  u.pathname = `/${name}`;
-  const url = u.toString();
+  const withName = (base: string): string => {
+    const u = new URL(base);
+    u.pathname = `/${name}`;
+    return u.toString();
+  };
+  const directUrl = withName(TEST_PG_ADMIN_URL);
+  const url = TEST_PG_POOL_URL ? withName(TEST_PG_POOL_URL) : directUrl;
+  if (TEST_PG_POOL_URL) {
+    const migrator = createMigrationDataSource(directUrl);
+    await migrator.initialize();
+    try {
+      await runMigrations(migrator);
+    } finally {
+      await migrator.destroy();
+    }
+  }
   const dataSource = createDataSource({ url, poolSize: 5, applicationName: 'gmg-test' });
   await dataSource.initialize();
-  await runMigrations(dataSource);
+  if (!TEST_PG_POOL_URL) await runMigrations(dataSource);
   return {
     name,
     url,
+    directUrl,
     dataSource,
     async drop() {
       if (dataSource.isInitialized) await dataSource.destroy();

@@ -223,7 +223,10 @@ function mountObservability(app: App, deps: AppDeps, authThrottle: FailedAuthThr
   app.use(accessLog(logger, (path) => path === '/healthz' || path === '/readyz'));
   app.use(
     healthRouter({
-      probes: { postgres: () => pingDatabase(dataSource), redis: () => checkRedisReady(redis) },
+      probes: { redis: () => checkRedisReady(redis) },
+      // A slow Postgres (or a PgBouncer restart) must not take every edge out at once: polls answer from Redis.
+      degradable: { postgres: () => pingDatabase(dataSource) },
+      liveness: { redis: () => redis.status !== 'end' },
       isDraining: deps.isDraining ?? (() => false),
       logger,
     }),

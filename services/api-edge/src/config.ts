@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { Joi, commonSchema, env, loadConfig, redisTargetOf, type CommonEnv, type RedisTarget } from '@gmg/config';
+import { Joi, commonSchema, env, loadConfig, postgresOptions, redisTargetOf, type CommonEnv, type PostgresOptions, type RedisTarget } from '@gmg/config';
 import type { Pool } from '@gmg/contracts';
 
 /** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
@@ -41,7 +41,8 @@ export interface ApiEdgeConfig {
   /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
   authCacheTtlMs: number;
   priceCacheTtlMs: number;
-  databaseUrl: string;
+  /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*; PG_POOL_MAX default 20). */
+  postgres: PostgresOptions;
   redisUrl: string;
   /** Where Redis is: REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER. */
   redis: RedisTarget;
@@ -231,7 +232,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     bodyBudgetWaitMs: e.BODY_BUDGET_WAIT_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
-    databaseUrl: e.DATABASE_URL,
+    postgres: postgresOptions(e, 20, 'api-edge'),
     redisUrl: e.REDIS_URL,
     redis: redisTargetOf(e),
     queueShards: e.QUEUE_SHARDS,

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const tracing = startTracing({ service: 'api-edge', endpoint: config.otlpEndpoint });
   collectProcessMetrics('api-edge');
 
-  const dataSource = createDataSource({ url: config.databaseUrl, poolSize: 20, applicationName: 'api-edge' });
+  const dataSource = createDataSource(config.postgres);
   await dataSource.initialize();
   // 'producer': fail fast while Redis is away instead of queueing commands behind a request. Auto-pipelining: the
   // commands of every request handled in one turn of the event loop (task view reads and writes, enqueues, rate

@@ -33,6 +33,9 @@ const schema = Joi.object<BillingConfig>({
   WEBHOOK_MAX_AGE_HOURS: env.positiveInt(24).max(168),
 });
 
+/** PG_POOL_MAX's default: a connection per concurrent settlement, the sweeper's and a scrape's (at most 30). */
+export const billingPoolDefault = (c: BillingConfig): number => Math.min(30, c.SETTLE_CONCURRENCY + 2);
+
 export function loadBillingConfig(source: NodeJS.ProcessEnv = process.env): Readonly<BillingConfig> {
   return loadConfig(schema, source);
 }

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { postgresOptions } from '@gmg/config';
 import { fromMinor } from '@gmg/contracts';
 import { OpsStatsRepository, createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
@@ -7,14 +8,14 @@ import { redisTargetOf } from '@gmg/config';
 import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
 import { startBillingWorker } from './billing-worker';
 import { startWebhookWorker } from './webhooks/webhook-worker';
-import { loadBillingConfig } from './config';
+import { billingPoolDefault, loadBillingConfig } from './config';
 
 async function main(): Promise<void> {
   const config = loadBillingConfig();
   const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL, flushMs: config.LOG_FLUSH_MS });
   const tracing = startTracing({ service: 'billing', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   collectProcessMetrics('billing');
-  const ds = createDataSource({ url: config.DATABASE_URL, poolSize: Math.min(30, config.SETTLE_CONCURRENCY + 2), applicationName: 'gmg-billing' });
+  const ds = createDataSource(postgresOptions(config, billingPoolDefault(config), 'gmg-billing'));
   await ds.initialize();
   const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
@@ -40,7 +41,13 @@ async function main(): Promise<void> {
   let draining = false;
   const health = await startHealthServer({
     port: config.HEALTH_PORT,
-    checks: { postgres: () => pingDatabase(ds), redis: () => checkRedisReady(redis) },
+    checks: { redis: () => checkRedisReady(redis) },
+    degradable: { postgres: () => pingDatabase(ds) },
+    liveness: {
+      settlements: () => draining || billing.worker.isRunning(),
+      webhooks: () => draining || webhooks.worker.isRunning(),
+      redis: () => redis.status !== 'end',
+    },
     isDraining: () => draining,
     onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });

@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 export type LedgerKind = 'topup' | 'hold' | 'capture' | 'release' | 'adjustment';
 
@@ -13,4 +13,13 @@ export class LedgerEntryEntity {
   @Column({ type: 'bigint' }) amount!: string;
   @Column({ type: 'jsonb', nullable: true }) meta!: Record<string, unknown> | null;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+}
+
+/** Sums of the ledger per kind, sharded; maintained by a trigger on ledger_entries (migration LedgerTotals). */
+@Entity({ name: 'ledger_totals' })
+export class LedgerTotalEntity {
+  @PrimaryColumn({ type: 'text' }) kind!: LedgerKind;
+  @PrimaryColumn({ type: 'integer' }) shard!: number;
+  @Column({ type: 'bigint' }) total!: string;
+  @Column({ type: 'bigint' }) entries!: string;
 }

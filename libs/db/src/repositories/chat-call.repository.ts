@@ -35,6 +35,8 @@ export interface MessagesChannel {
   versionHeader: string;
   priority: number;
   weight: number;
+  /** The models it lists; null: every model. */
+  models: string[] | null;
 }
 
 /**
@@ -108,7 +110,7 @@ export class ChatCallRepository {
   /** Enabled messages-protocol channels serving this model for this group (null lists mean "all"). */
   async channels(model: string, group: string): Promise<MessagesChannel[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT id, name, base_url, api_key, version_header, priority, weight FROM channels
+      `SELECT id, name, base_url, api_key, version_header, priority, weight, models FROM channels
        WHERE enabled AND protocol = 'messages' AND (models IS NULL OR $1 = ANY(models)) AND (groups IS NULL OR $2 = ANY(groups))
        ORDER BY priority DESC, id`,
       [model, group],
@@ -121,6 +123,7 @@ export class ChatCallRepository {
       versionHeader: r.version_header as string,
       priority: Number(r.priority),
       weight: Number(r.weight),
+      models: (r.models as string[] | null) ?? null,
     }));
   }
 }

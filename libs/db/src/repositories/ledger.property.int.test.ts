@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { OpsStatsRepository } from './ops-stats.repository';
 import { BATCH_OVER_BALANCE, batchedHoldOps, batchedOps, ledgerProperty, partialCaptureProperty, settlementStormProperty } from './ledger-model.testkit';
 
 /**
@@ -41,4 +42,14 @@ describe('ledger invariants (model-based, real Postgres)', () => {
   it('the same storm with the deliveries batched into shared, concurrent statements (settleMany; 300 runs)', async () => {
     await fc.assert(settlementStormProperty(db.dataSource, batchedOps()), { numRuns: 300 });
   }, 300_000);
+
+  it('keeps the maintained ledger totals (what the money gauges read) equal to the ledger itself after all of the above', async () => {
+    const direct = await db.dataSource.query(`SELECT kind, sum(amount)::text AS total, count(*)::text AS n FROM ledger_entries GROUP BY kind ORDER BY kind`);
+    const kept = await db.dataSource.query(`SELECT kind, sum(total)::text AS total, sum(entries)::text AS n FROM ledger_totals GROUP BY kind ORDER BY kind`);
+    expect(direct.length).toBeGreaterThanOrEqual(4);
+    expect(kept).toEqual(direct);
+    const { ledgerMinor } = await new OpsStatsRepository(db.dataSource).money();
+    expect(Object.fromEntries(Object.entries(ledgerMinor).map(([k, v]) => [k, v.toString()]))).toEqual(
+      Object.fromEntries((direct as Array<{ kind: string; total: string }>).map((r) => [r.kind, r.total])));
+  });
 });

@@ -10,15 +10,15 @@ export interface MoneyStats {
 
 /**
  * What an operator watches about the money, for the metrics billing exports (read on scrape, cached by the caller).
- * The backlog query uses the unsettled-tasks partial index; the ledger sum reads the ledger (one aggregate, at most
- * every cache period).
+ * Both reads are bounded whatever the history: the backlog through the unsettled-tasks partial index, the ledger
+ * sums from the counters a trigger maintains (ledger_totals: at most kinds × 64 rows), never a scan of the ledger.
  */
 export class OpsStatsRepository {
   constructor(private readonly ds: Pick<DataSource, 'query'>) {}
 
   async money(): Promise<MoneyStats> {
     const backlog = await this.unsettled();
-    const kinds: Row[] = await this.ds.query(`SELECT kind, COALESCE(sum(amount), 0)::text AS total FROM ledger_entries GROUP BY kind`);
+    const kinds: Row[] = await this.ds.query(`SELECT kind, sum(total)::text AS total FROM ledger_totals GROUP BY kind`);
     return {
       unsettled: backlog.count,
       oldestUnsettledSeconds: backlog.oldestSeconds,

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { ChannelRepository } from '@gmg/db';
+import { ChannelRepository, PriceRepository } from '@gmg/db';
 import {
   SIM_KEY, chargeOf, chatCalls, nextCall, sdkFor, startEdgeHarness, startSim,
   type EdgeHarness, type SimHandle,
@@ -22,7 +22,7 @@ const HEADER_BOUND_MS = 2000;
 
 beforeAll(async () => {
   [h, healthy, hung] = await Promise.all([
-    startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', MESSAGES_HEADERS_TIMEOUT_SECONDS: String(HEADER_BOUND_MS / 1000), MESSAGES_BREAKER_FAILURES: '1' } }),
+    startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', PRICE_CACHE_TTL_MS: '0', MESSAGES_HEADERS_TIMEOUT_SECONDS: String(HEADER_BOUND_MS / 1000), MESSAGES_BREAKER_FAILURES: '1' } }),
     startSim(),
     startSim('hang'),
   ]);
@@ -127,6 +127,23 @@ describe('what vendor clients also call', () => {
     expect(await res.json()).toEqual({ type: 'error', error: { code: 404, type: 'not_found_error', message: expect.stringContaining('/v1/messages/batches') } });
     // nothing of the above was charged but the one answer
     expect(await chatCalls(h, accountId)).toHaveLength(seen);
+  });
+
+  it('a custom model name on the key\'s list is callable when a messages channel lists it by name; not through a catch-all channel', async () => {
+    const kinds = ['input', 'output', 'cache_write', 'cache_read'];
+    await new PriceRepository(h.db.dataSource).upsertMany(['house-chat', 'other-chat'].flatMap((m) => kinds.map((k) => ({ key: `${m}@${k}`, unitPrice: 1_000_000n, description: 'test' }))));
+    const custom = await h.newCustomer({ balance: 5, models: ['house-chat', 'other-chat'] });
+    await new ChannelRepository(h.db.dataSource).create({ name: 'house', protocol: 'messages', baseUrl: healthy.url, apiKey: SIM_KEY, models: ['house-chat'], groups: ['default'] });
+    const sdk = sdkFor(h, custom.key);
+    const msg = await sdk.messages.create(hi('hello house', 'house-chat'));
+    expect(msg.content).toEqual([{ type: 'text', text: 'Hello! You said: hello house' }]);
+    expect((await nextCall(h, custom.accountId, 0)).status).toBe('completed');
+    // listed on the key, but no channel names it: 503, nothing charged
+    const none = await sdk.messages.create(hi('hello', 'other-chat')).catch((e: unknown) => e);
+    expect(none).toMatchObject({ status: 503, error: { error: { message: expect.stringContaining("No upstream channel serves model 'other-chat'") } } });
+    // a name the key does not list stays a 400
+    const unknown = await sdk.messages.create(hi('hello', 'nobody-chat')).catch((e: unknown) => e);
+    expect((unknown as { status: number }).status).toBe(400);
   });
 
   it('count_tokens falls back to an estimate that says so when no channel counts', async () => {

@@ -53,8 +53,16 @@ function rawJsonBody(limit: number, budget: BodyBudget | undefined): RequestHand
   return budget ? [requireJson, bodyBudgetGate(budget, () => limit), raw] : [requireJson, raw];
 }
 
-function chatModel(name: string, principal: AuthPrincipal): string {
+/** A catalog chat model (its id), or a custom name on the key's own list (the name itself: `custom`). */
+function chatModel(name: string, principal: AuthPrincipal): { id: string; custom: boolean } {
   const model = resolveModel(name);
+  if (!model && principal.keyModels?.includes(name)) {
+    // as on the image and video endpoints: a name the key lists, served by a channel that lists it
+    if (principal.groupModels && !principal.groupModels.includes(name)) {
+      throw new DomainError('permission', `This API key is not allowed to use model '${name}'`, { field: 'model' });
+    }
+    return { id: name, custom: true };
+  }
   if (!model || !model.supportedEndpointTypes.includes('messages')) {
     throw new DomainError('invalid_request', `\`model\`: '${name}' is not a chat model; GET /v1/models?expand=category&category=chat lists them`, {
       field: 'model',
@@ -64,7 +72,13 @@ function chatModel(name: string, principal: AuthPrincipal): string {
   if (!isModelAllowed(model.id, principal.keyModels, principal.groupModels)) {
     throw new DomainError('permission', `This API key is not allowed to use model '${name}'`, { field: 'model' });
   }
-  return model.id;
+  return { id: model.id, custom: false };
+}
+
+/** The channels of a model; a custom name only on channels that list it by name (not on catch-all channels). */
+async function channelsOf(d: MessagesRouterDeps, m: { id: string; custom: boolean }, group: string) {
+  const all = await d.channels.get(m.id, group);
+  return m.custom ? all.filter((c) => c.models?.includes(m.id)) : all;
 }
 
 /**
@@ -82,9 +96,10 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const request = parseMessagesRequest(raw);
     const principal = principalOf(res);
-    const model = chatModel(request.model, principal);
+    const m = chatModel(request.model, principal);
+    const model = m.id;
     const prices = await pricesOf(d, model);
-    const channels = await d.channels.get(model, principal.groupName);
+    const channels = await channelsOf(d, m, principal.groupName);
     if (channels.length === 0) throw new DomainError('service_unavailable', `No upstream channel serves model '${request.model}' at the moment`);
 
     const outcome = await serveMessagesCall(d.call, {
@@ -97,8 +112,7 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const request = parseMessagesRequest(raw, { countOnly: true });
     const principal = principalOf(res);
-    const model = chatModel(request.model, principal);
-    const channels = await d.channels.get(model, principal.groupName);
+    const channels = await channelsOf(d, chatModel(request.model, principal), principal.groupName);
     await countTokens(d.call.client, d.call.logger, {
       res, request, channels, gate: d.call.gate, version, body: raw, headers: passedHeaders(req.headers), maxAnswerBytes: d.call.limits.maxAnswerBytes,
     });
