@@ -87,7 +87,7 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
     expect(ack.status).toBe(200);
     expect(ack.body).toEqual({
       code: 200,
-      data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: expect.any(Number), model: expect.any(String) },
+      data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: expect.any(Number), model: 'motion-2.0' },
     });
     const batch = await waitTerminal(ack.body.data.id, owner.key);
     expect(batch.status).toBe('completed');
@@ -110,6 +110,10 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
     const rendered = await waitTerminal(video.body.data[0].task_id, owner.key, 30_000);
     expect(rendered.status).toBe('completed');
     expect(rendered.result.videos[0].url[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\/.+\.mp4$/);
+    // where a client naturally puts an image (issue 27): the same asset in image_urls renders too
+    const viaImages = await call('POST', '/v1/videos/generations', owner.key, { model: 'motion-2.0', prompt: 'wave hello', image_urls: [assetUrl], duration: 2 });
+    expect(viaImages.status).toBe(200);
+    expect((await waitTerminal(viaImages.body.data[0].task_id, owner.key, 30_000)).status).toBe('completed');
 
     const thief = await newCustomer();
     const before = await moneyOf(thief.accountId);

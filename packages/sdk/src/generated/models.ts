@@ -415,7 +415,11 @@ export interface Motion20Request {
   /** what to generate; 1..5000 characters */
   prompt: string;
   /** approved avatar assets (asset://<asset_id>), 1..4; 1..4 items */
-  asset_urls: string[];
+  asset_urls?: string[];
+  /** the same as asset_urls (approved avatar assets, asset://<asset_id>), 1..4; 1..4 items */
+  image_urls?: string[];
+  /** one approved avatar asset (asset://<asset_id>), the same as asset_urls with one item */
+  first_frame_image?: string;
   /** optional speech audio */
   audio_url?: string;
   /** 2..12; default 5 */

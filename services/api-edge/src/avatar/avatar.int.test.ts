@@ -32,8 +32,12 @@ describe('POST /v1/motion2/private-avatar', () => {
     const c = await h.newCustomer({ balance: 10 });
     const res = await submit(c.key, { asset_type: 'Video', project_name: 'launch', assets: [asset(0), asset(1)] });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ code: 200, data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: AVATAR_MODEL } });
+    expect(res.body).toEqual({ code: 200, data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: 'motion-2.0' } });
     const id = res.body.data.id;
+    // the acknowledgement's model is one the catalog lists (issue 27), not the internal review task's
+    const catalog = await request(h.baseUrl).get('/v1/models').set('Authorization', `Bearer ${c.key}`);
+    expect(catalog.body.data.map((m: { id: string }) => m.id)).toContain(res.body.data.model);
+    expect(res.body.data.model).not.toBe(AVATAR_MODEL);
     const [task] = await q(`SELECT pool, price, request FROM tasks WHERE id = $1`, [id]);
     expect(task.pool).toBe('avatar');
     expect(BigInt(task.price)).toBe(2n * (await h.priceOf('avatar-asset@video')));

@@ -8,7 +8,7 @@ import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
 import { publishAccepted, quoteOrUnavailable, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
 import { parseAvatarRequest, type AvatarRequest } from './avatar-request';
 
-/** The task model of an avatar batch: what channels list to serve avatar review, and the `model` of shape C. */
+/** The task model of an avatar batch: what channels list to serve avatar review (not a catalog name: never shown). */
 export const AVATAR_MODEL = 'motion-2.0-avatar';
 /** Approved assets are rendered by this model; a key allowed to use it may submit assets too. */
 export const AVATAR_CONSUMER_MODEL = 'motion-2.0';
@@ -39,7 +39,8 @@ export type ShapeC = {
 
 export const shapeC = (taskId: string): ShapeC => ({
   code: 200,
-  data: { id: taskId, object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: AVATAR_MODEL },
+  // a name the catalog lists (issue 27): the model the assets are for; the same in GET /v1/tasks/<id>
+  data: { id: taskId, object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: AVATAR_CONSUMER_MODEL },
 });
 
 /** Price keys per asset type, most specific first (infra/prices.json: `avatar-asset@image`, …). */
@@ -50,7 +51,7 @@ export function avatarTaskRequest(req: AvatarRequest, assetIds: readonly string[
   const n = req.assets.length;
   return {
     model: AVATAR_MODEL,
-    requestedModel: AVATAR_MODEL,
+    requestedModel: AVATAR_CONSUMER_MODEL,
     pool: 'avatar',
     // Our group id means nothing upstream: the upstream files the assets in a group of its own.
     upstreamBody: { asset_type: req.assetType, project_name: req.projectName, assets: req.assets.map((a) => ({ url: a.url, name: a.name })) },

@@ -9,7 +9,13 @@ export interface AssetOwnershipDeps {
   assets: { usable(accountId: string, assetIds: readonly string[]): Promise<Map<string, UsableAsset>> };
 }
 
-/** The asset ids a request uses (`asset://<id>` items of `asset_urls`, motion-2.0). */
+/** The field the client sent its assets in (motion-2.0 takes `image_urls` / `first_frame_image` as `asset_urls`). */
+const clientField = (request: NormalizedRequest, index: number): string => {
+  const field = typeof request.derived.assetField === 'string' ? request.derived.assetField : FIELD;
+  return field === 'first_frame_image' ? field : `${field}.${index}`;
+};
+
+/** The asset ids a request uses (`asset://<id>` items of `asset_urls`, motion-2.0, whichever field they came in). */
 export function assetIdsOf(request: NormalizedRequest): string[] {
   const urls = request.upstreamBody[FIELD];
   if (!Array.isArray(urls)) return [];
@@ -31,8 +37,8 @@ export async function resolveAssetReferences(deps: AssetOwnershipDeps, accountId
   if (index >= 0) {
     throw new DomainError(
       'invalid_request',
-      `\`${FIELD}.${index}\`: asset '${ids[index]}' is not an approved avatar asset of this account (submit it with POST /v1/motion2/private-avatar first)`,
-      { field: `${FIELD}.${index}`, rule: 'server:asset-ownership' },
+      `\`${clientField(request, index)}\`: asset '${ids[index]}' is not an approved avatar asset of this account (submit it with POST /v1/motion2/private-avatar first)`,
+      { field: clientField(request, index), rule: 'server:asset-ownership' },
     );
   }
   const assets = ids.map((id) => usable.get(id)!);
@@ -41,8 +47,8 @@ export async function resolveAssetReferences(deps: AssetOwnershipDeps, accountId
   if (other >= 0) {
     throw new DomainError(
       'invalid_request',
-      `\`${FIELD}.${other}\`: asset '${ids[other]}' was approved by another upstream than '${ids[0]}'; one request can only use assets approved together by the same upstream (submit them in one batch or group)`,
-      { field: `${FIELD}.${other}`, rule: 'server:asset-channel' },
+      `\`${clientField(request, other)}\`: asset '${ids[other]}' was approved by another upstream than '${ids[0]}'; one request can only use assets approved together by the same upstream (submit them in one batch or group)`,
+      { field: clientField(request, other), rule: 'server:asset-channel' },
     );
   }
   return {

@@ -101,3 +101,26 @@ describe('motion-2.0 asset references', () => {
     expect(await videoTasks(c.accountId)).toHaveLength(0);
   });
 });
+
+describe('motion-2.0 assets where a client puts an image (issue 27)', () => {
+  const sendIn = (key: string, fields: Record<string, unknown>) =>
+    request(h.baseUrl).post(VIDEOS).set('Authorization', `Bearer ${key}`).send({ model: 'motion-2.0', prompt: 'wave hello', ...fields });
+
+  it('image_urls and first_frame_image work as asset_urls, with the same ownership check naming the field sent', async () => {
+    const owner = await h.newCustomer({ balance: 10 });
+    await reviewedAsset(owner, 'asset_img1');
+    const thief = await h.newCustomer({ balance: 10 });
+    for (const [fields, field] of [[{ image_urls: ['asset://asset_img1'] }, 'image_urls.0'], [{ first_frame_image: 'asset://asset_img1' }, 'first_frame_image']] as const) {
+      expect((await sendIn(owner.key, fields)).status).toBe(200);
+      const stolen = await sendIn(thief.key, fields);
+      expect({ status: stolen.status, message: stolen.body.error?.message }).toEqual({ status: 400, message: expect.stringContaining(`\`${field}\``) });
+    }
+    const tasks = await videoTasks(owner.accountId);
+    expect(tasks.map((t) => t.request.upstreamBody)).toEqual([0, 1].map(() => expect.objectContaining({ asset_urls: ['asset://up_asset_img1'] })));
+    expect(tasks.every((t) => t.request.upstreamBody.image_urls === undefined && t.request.upstreamBody.first_frame_image === undefined)).toBe(true);
+    expect(await videoTasks(thief.accountId)).toHaveLength(0);
+    // an image that is not an asset, or assets in two fields at once, is a 400 naming the field
+    expect((await sendIn(owner.key, { image_urls: ['https://cdn.example.com/a.png'] })).body.error.message).toContain('image_urls');
+    expect((await sendIn(owner.key, { asset_urls: ['asset://asset_img1'], image_urls: ['asset://asset_img1'] })).status).toBe(400);
+  });
+});
