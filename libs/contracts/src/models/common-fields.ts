@@ -122,7 +122,10 @@ export function videoResult(v: VideoNormalizeInput) {
 }
 
 /** What every video contract shares: its operation, endpoint, schema version, pool and acknowledgement. */
-export const VIDEO_COMMON = { operation: 'video_generation' as const, endpoint: VIDEO_ENDPOINT, schemaVersion: SCHEMA_VERSION, pool: 'video' as const, ack: 'A' as const };
+export const VIDEO_COMMON = {
+  operation: 'video_generation' as const, endpoint: VIDEO_ENDPOINT, schemaVersion: SCHEMA_VERSION, pool: 'video' as const, ack: 'A' as const,
+  refuseForeignMedia: true,
+};
 
 const KIB = 1024;
 const MIB = 1024 * KIB;

@@ -59,6 +59,12 @@ export interface ContractDefinition {
   serverRules?: readonly ServerRule[];
   /** The total-body cap when the one its fields give (bodyCapOf) does not fit. */
   maxBodyBytes?: number;
+  /**
+   * Refuse (400) the spec's media reference names (REFERENCE_FIELDS) this contract does not list, instead of passing
+   * them on as extras: a frame or reference the model ignores silently runs another mode (issue 27). Set for every
+   * named video model (VIDEO_COMMON); custom names pass everything on.
+   */
+  refuseForeignMedia?: boolean;
   /** Receives the validated body with defaults filled in (and the body as sent). */
   normalize(body: Body, ctx: RuleContext, raw: Body): NormalizeResult;
 }
@@ -174,8 +180,25 @@ function compileSchema(schema: object): ValidateFunction {
   return ajv.compile(schema);
 }
 
+/** The names the spec and our contracts use for media a video is made from (frames, references, assets). */
+export const REFERENCE_FIELDS = [
+  'image_urls', 'first_frame_image', 'last_frame_image', 'image_with_roles', 'video_urls',
+  'reference_image_urls', 'reference_video_urls', 'reference_audio_urls', 'asset_urls',
+] as const;
+
+/** The body with every reference name it does not list as a forbidden field naming what the model takes instead. */
+function withForeignMediaRefused(model: string, body: BodySpec): BodySpec {
+  const own = REFERENCE_FIELDS.filter((f) => f in body.properties);
+  const takes = own.length ? `${model} takes media in ${own.map((f) => `\`${f}\``).join(', ')}` : `${model} takes no media references`;
+  const foreign = REFERENCE_FIELDS.filter((f) => !(f in body.properties));
+  if (!foreign.length) return body;
+  const forbidden = Object.fromEntries(foreign.map((f) => [f, { type: 'forbidden' as const, message: `\`${f}\` is not a field of ${model}: it would be ignored and change what the request means; ${takes}` }]));
+  return { ...body, properties: { ...body.properties, ...forbidden } };
+}
+
 /** Compiles one contract definition into a ModelContract (Joi validator + JSON Schema from the same spec). */
-export function defineContract(def: ContractDefinition): BuiltContract {
+export function defineContract(input: ContractDefinition): BuiltContract {
+  const def = input.refuseForeignMedia ? { ...input, body: withForeignMediaRefused(input.model, input.body) } : input;
   const joiSchema = bodyToJoi(def.body);
   const defaults = defaultsOf(def.body.properties);
   const inputSchema = bodyToJsonSchema(def.body, `${def.model} request body`);

@@ -3,7 +3,12 @@ import { mediaArray, mediaString, modelField, promptField, videoDims, videoResul
 
 /** Image-to-video fields: `image_urls`, and the frame names clients of other video models send (spec: not shown). */
 const REEL_I2V = ['image_urls', 'first_frame_image', 'last_frame_image'];
-const REEL_MULTIMODAL = ['reference_image_urls', 'reference_video_urls', 'reference_audio_urls'];
+/**
+ * Multimodal references: our `reference_*_urls`, and the names the spec itself uses for references elsewhere
+ * (`image_with_roles`, `video_urls`: the catalog's anyOf, wave2.7-r2v). A client sending those means references;
+ * dropping them as unknown extras would silently run another mode (issue 27).
+ */
+const REEL_MULTIMODAL = ['reference_image_urls', 'reference_video_urls', 'reference_audio_urls', 'image_with_roles', 'video_urls'];
 
 export function reelContract(model: 'reel-v4-fast' | 'reel-v4-std'): BuiltContract {
   return defineContract({
@@ -26,11 +31,19 @@ export function reelContract(model: 'reel-v4-fast' | 'reel-v4-std'): BuiltContra
         reference_image_urls: mediaArray('url', { minItems: 1, maxItems: 9, description: 'multimodal reference images' }),
         reference_video_urls: mediaArray('url', { minItems: 1, maxItems: 3, description: 'multimodal reference videos' }),
         reference_audio_urls: mediaArray('url', { minItems: 1, maxItems: 3, description: 'multimodal reference audio' }),
+        image_with_roles: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 9,
+          items: { type: 'object', properties: { url: mediaString('url'), role: { type: 'string', description: 'e.g. reference_image' } }, required: ['url'], additionalProperties: true },
+          description: 'multimodal reference images as [{url, role}] (the same as reference_image_urls, with roles)',
+        },
+        video_urls: mediaArray('url', { minItems: 1, maxItems: 3, description: 'multimodal reference videos (the same as reference_video_urls)' }),
       },
       required: ['model', 'prompt'],
       together: [{ fields: ['first_frame_image', 'last_frame_image'], message: '`first_frame_image` and `last_frame_image` must be given together (a single first frame goes in `image_urls`)' }],
       conflicts: [
-        { id: 'i2v-with-multimodal', a: REEL_I2V, b: REEL_MULTIMODAL, status: 422, message: 'image-to-video fields (`image_urls`, `first_frame_image`, `last_frame_image`) and multimodal reference fields (`reference_*_urls`) cannot be combined; choose one mode' },
+        { id: 'i2v-with-multimodal', a: REEL_I2V, b: REEL_MULTIMODAL, status: 422, message: 'image-to-video fields (`image_urls`, `first_frame_image`, `last_frame_image`) and multimodal reference fields (`reference_*_urls`, `image_with_roles`, `video_urls`) cannot be combined; choose one mode' },
       ],
       additionalProperties: true,
     },

@@ -277,6 +277,22 @@ export interface SparkImagine15VideoMainRequest {
   resolution?: "480p" | "720p";
   /** at most 7 public URLs; the output ratio follows the reference image; <= 7 items */
   image_urls?: string[];
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `wave2.6-i2v-flash`: POST /v1/videos/generations (ack shape A, about 90 s). */
@@ -305,6 +321,22 @@ export interface Wave26I2vFlashRequest {
   seed?: number;
   /** default false */
   watermark?: boolean;
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `kinetic-video-o1`: POST /v1/videos/generations (ack shape A, about 150 s). */
@@ -330,6 +362,22 @@ export interface KineticVideoO1Request {
     /** default "no" */
     keep_original_sound?: "no" | "yes";
   }>;
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `clipq3-pro`: POST /v1/videos/generations (ack shape A, about 120 s). */
@@ -350,6 +398,22 @@ export interface Clipq3ProRequest {
   audio?: boolean;
   /** -1 or omitted means random; -1..4294967295 */
   seed?: number;
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `clipq3-turbo`: POST /v1/videos/generations (ack shape A, about 45 s). */
@@ -370,6 +434,22 @@ export interface Clipq3TurboRequest {
   audio?: boolean;
   /** -1 or omitted means random; -1..4294967295 */
   seed?: number;
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `motion-1-0-pro-fast`: POST /v1/videos/generations (ack shape A, about 60 s). */
@@ -388,6 +468,22 @@ export interface Motion10ProFastRequest {
   resolution?: "720p" | "1080p";
   /** 1: first frame; 2: first and last frame; 1..2 items */
   image_urls?: string[];
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `motion-1-0-pro-quality`: POST /v1/videos/generations (ack shape A, about 180 s). */
@@ -406,6 +502,22 @@ export interface Motion10ProQualityRequest {
   resolution?: "720p" | "1080p";
   /** 1: first frame; 2: first and last frame; 1..2 items */
   image_urls?: string[];
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `motion-2.0`: POST /v1/videos/generations (ack shape A, about 120 s). */
@@ -428,6 +540,18 @@ export interface Motion20Request {
   resolution?: "720p" | "1080p";
   /** default "9:16" */
   aspect_ratio?: "16:9" | "9:16" | "1:1";
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
 }
 
 /** `reel-v4-fast`: POST /v1/videos/generations (ack shape A, about 60 s). */
@@ -456,6 +580,17 @@ export interface ReelV4FastRequest {
   reference_video_urls?: string[];
   /** multimodal reference audio; 1..3 items */
   reference_audio_urls?: string[];
+  /** multimodal reference images as [{url, role}] (the same as reference_image_urls, with roles); 1..9 items */
+  image_with_roles?: Array<{
+    /** public http(s) URL */
+    url: string;
+    /** e.g. reference_image */
+    role?: string;
+  }>;
+  /** multimodal reference videos (the same as reference_video_urls); 1..3 items */
+  video_urls?: string[];
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `reel-v4-std`: POST /v1/videos/generations (ack shape A, about 150 s). */
@@ -484,6 +619,17 @@ export interface ReelV4StdRequest {
   reference_video_urls?: string[];
   /** multimodal reference audio; 1..3 items */
   reference_audio_urls?: string[];
+  /** multimodal reference images as [{url, role}] (the same as reference_image_urls, with roles); 1..9 items */
+  image_with_roles?: Array<{
+    /** public http(s) URL */
+    url: string;
+    /** e.g. reference_image */
+    role?: string;
+  }>;
+  /** multimodal reference videos (the same as reference_video_urls); 1..3 items */
+  video_urls?: string[];
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `wave2.7-videoedit`: POST /v1/videos/generations (ack shape A, about 150 s). */
@@ -500,6 +646,20 @@ export interface Wave27VideoeditRequest {
   resolution?: string;
   /** omit to keep the original duration; 2..15 */
   duration?: number;
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  image_with_roles?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** `wave2.7-r2v`: POST /v1/videos/generations (ack shape A, about 150 s). */
@@ -521,6 +681,22 @@ export interface Wave27R2vRequest {
   resolution?: string;
   /** 2..10; default 5 */
   duration?: number;
+  /** not accepted by this model */
+  image_urls?: never;
+  /** not accepted by this model */
+  first_frame_image?: never;
+  /** not accepted by this model */
+  last_frame_image?: never;
+  /** not accepted by this model */
+  video_urls?: never;
+  /** not accepted by this model */
+  reference_image_urls?: never;
+  /** not accepted by this model */
+  reference_video_urls?: never;
+  /** not accepted by this model */
+  reference_audio_urls?: never;
+  /** not accepted by this model */
+  asset_urls?: never;
 }
 
 /** Every image model's request: discriminated on `model`. */
