@@ -50,7 +50,7 @@ import { mountPlayground } from './playground';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
-  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix' | 'queueShards'
+  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'bodyBudgetKeyShare' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix' | 'queueShards'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'messagesRelay' | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
@@ -121,7 +121,7 @@ export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
   // each submit route's cap comes from the contracts it serves (MAX_BODY_BYTES stays the ceiling)
-  const bodyBudget = new BodyBudget(config.maxBodyBytesInFlight, config.bodyBudgetWaitMs);
+  const bodyBudget = new BodyBudget(config.maxBodyBytesInFlight, config.bodyBudgetWaitMs, config.bodyBudgetKeyShare);
   const json = jsonBody(config.maxBodyBytes, maxBodyBytesOfPath, bodyBudget);
   const uploads = deps.uploadStorage ?? new LocalDiskUploadStorage(config.uploadDir);
   // Media URL hosts (and callback_url hosts) resolved at submit: one resolver and cache per app (docs/security.md).

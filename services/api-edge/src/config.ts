@@ -38,6 +38,12 @@ export interface ApiEdgeConfig {
   maxBodyBytesInFlight: number;
   /** How long a large body waits for room in that budget before it is refused (503, Retry-After). */
   bodyBudgetWaitMs: number;
+  /** The most of that budget one API key holds at once, a fraction in (0, 1] (BODY_BUDGET_KEY_SHARE). */
+  bodyBudgetKeyShare: number;
+  /** How long a client has to send a whole request (headers and body): node's requestTimeout; then 408. */
+  requestTimeoutMs: number;
+  /** How long a client has to send the request headers: node's headersTimeout. */
+  headersTimeoutMs: number;
   /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
   authCacheTtlMs: number;
   priceCacheTtlMs: number;
@@ -148,6 +154,11 @@ const schema = Joi.object({
   // Large bodies (≥ 256 KiB) held at once by one process, and how long one waits for room (http/body-budget.ts).
   MAX_BODY_BYTES_IN_FLIGHT: Joi.number().integer().min(MIB).max(4096 * MIB).default(64 * MIB),
   BODY_BUDGET_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(10_000),
+  // One key's most of that budget: its slow large bodies cannot take every other key's room (http/body-budget.ts).
+  BODY_BUDGET_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
+  // A slow sender holds a connection (and a large body its share of the budget) at most this long, not node's 300 s.
+  REQUEST_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(60_000),
+  HEADERS_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(15_000),
   // At most 5 s: a revoked key must stop working within 5 seconds.
   AUTH_CACHE_TTL_MS: Joi.number().integer().min(0).max(5000).default(2000),
   PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
@@ -188,6 +199,9 @@ interface RawEnv extends CommonEnv {
   MAX_BODY_BYTES: number;
   MAX_BODY_BYTES_IN_FLIGHT: number;
   BODY_BUDGET_WAIT_MS: number;
+  BODY_BUDGET_KEY_SHARE: number;
+  REQUEST_TIMEOUT_MS: number;
+  HEADERS_TIMEOUT_MS: number;
   AUTH_CACHE_TTL_MS: number;
   PRICE_CACHE_TTL_MS: number;
   UPLOAD_DIR: string;
@@ -230,6 +244,10 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxBodyBytesInFlight: e.MAX_BODY_BYTES_IN_FLIGHT,
     bodyBudgetWaitMs: e.BODY_BUDGET_WAIT_MS,
+    bodyBudgetKeyShare: e.BODY_BUDGET_KEY_SHARE,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    // node refuses a headers timeout above the request timeout
+    headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
     postgres: postgresOptions(e, 20, 'api-edge'),

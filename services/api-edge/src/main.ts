@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const app = createApp({ config, logger, dataSource, redis, producers, messagesClient, isDraining: () => draining });
   app.chatCallSweeper.start();
   const server: Server = await new Promise((resolve) => {
-    const s = appServer(app).listen(config.port, () => resolve(s));
+    const s = appServer(app, config).listen(config.port, () => resolve(s));
   });
   logger.info({ port: config.port, publicBaseUrl: config.publicBaseUrl }, 'api-edge listening');
 

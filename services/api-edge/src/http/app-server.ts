@@ -13,7 +13,7 @@ export interface PrototypedApp extends http.RequestListener {
  * routes), which V8 makes costly when it changes an object's prototype — here it finds them in place. Behaviour is
  * the same as `app.listen`'s plain server; only the objects' prototype chain is there from the start.
  */
-export function appServer(app: PrototypedApp): http.Server {
+export function appServer(app: PrototypedApp, timeouts: { requestTimeoutMs?: number; headersTimeoutMs?: number } = {}): http.Server {
   function AppRequest(this: http.IncomingMessage, socket: Socket): void {
     http.IncomingMessage.call(this, socket);
   }
@@ -26,6 +26,10 @@ export function appServer(app: PrototypedApp): http.Server {
     {
       IncomingMessage: AppRequest as unknown as typeof http.IncomingMessage,
       ServerResponse: AppResponse as unknown as typeof http.ServerResponse,
+      // REQUEST_TIMEOUT_MS / HEADERS_TIMEOUT_MS (README): a slow sender is cut off (408) instead of holding its
+      // connection, and a large body's share of the body budget, for node's default 300 s
+      ...(timeouts.requestTimeoutMs !== undefined ? { requestTimeout: timeouts.requestTimeoutMs } : {}),
+      ...(timeouts.headersTimeoutMs !== undefined ? { headersTimeout: timeouts.headersTimeoutMs } : {}),
     },
     app,
   );

@@ -35,11 +35,11 @@ interface Answer {
  * A POST whose body the test sends when it chooses: the headers (with the declared length) and `first` bytes at once,
  * the rest on `finish()`. `answer` resolves with the response whenever it comes.
  */
-function openPost(path: string, headers: Record<string, string>, first: number) {
+function openPost(path: string, headers: Record<string, string>, first: number, declared = DECLARED) {
   const url = new URL(h.baseUrl);
   const req = http.request({
     host: url.hostname, port: url.port, path, method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'Content-Length': String(DECLARED), ...headers },
+    headers: { 'Content-Type': 'application/json', ...(declared > 0 ? { 'Content-Length': String(declared) } : {}), ...headers },
   });
   open.add(req);
   let sent = 0;
@@ -53,11 +53,13 @@ function openPost(path: string, headers: Record<string, string>, first: number) 
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(parts).toString('utf8')), at: Date.now() });
       });
     });
-    req.on('error', (e) => (sent < DECLARED ? undefined : reject(e))); // the server may close an unfinished upload
+    req.on('error', (e) => (sent < size ? undefined : reject(e))); // the server may close an unfinished upload
   });
+  // declared 0: a chunked body (no Content-Length) of DECLARED bytes
+  const size = declared > 0 ? declared : DECLARED;
   const write = (n: number) => {
-    for (let i = 0; i < Math.ceil(n / CHUNK.length) && sent < DECLARED; i++) {
-      const part = CHUNK.subarray(0, Math.min(CHUNK.length, DECLARED - sent));
+    for (let i = 0; i < Math.ceil(n / CHUNK.length) && sent < size; i++) {
+      const part = CHUNK.subarray(0, Math.min(CHUNK.length, size - sent));
       req.write(part);
       sent += part.length;
     }
@@ -67,7 +69,7 @@ function openPost(path: string, headers: Record<string, string>, first: number) 
   return {
     answer,
     finish: () => {
-      write(DECLARED);
+      write(size);
       req.end();
     },
   };
@@ -111,6 +113,36 @@ describe('the large bodies budget (MAX_BODY_BYTES_IN_FLIGHT)', () => {
     expect(await gauge(largeBodiesWaiting)).toBe(0);
     const [{ n }] = await h.db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [c.accountId]);
     expect(n).toBe(0);
+  });
+
+  it("two keys: one key's slow large bodies take at most its share, so another key's large body is read at once (not starved)", async () => {
+    const [noisy, other] = [await h.newCustomer({ balance: 10 }), await h.newCustomer({ balance: 10 })];
+    const third = 400 * 1024; // two fit the 1 MiB budget beside each other; two of one key exceed its 512 KiB share
+    const a1 = openPost('/v1/images/generations', { Authorization: `Bearer ${noisy.key}` }, CHUNK.length, third);
+    await waitFor(async () => (await gauge(largeBodyBytesInFlight)) === third, { timeoutMs: 5000, what: 'noisy 1 admitted' });
+    const a2 = openPost('/v1/images/generations', { Authorization: `Bearer ${noisy.key}` }, CHUNK.length, third);
+    await waitFor(async () => (await gauge(largeBodiesWaiting)) === 1, { timeoutMs: 5000, what: 'noisy 2 over its share, waiting' });
+    // the other key's body arrives after the noisy key's waiting one and is read while both noisy bodies stay open
+    const b = openPost('/v1/images/generations', { Authorization: `Bearer ${other.key}` }, CHUNK.length, third);
+    await waitFor(async () => (await gauge(largeBodyBytesInFlight)) === 2 * third, { timeoutMs: 5000, what: 'other key admitted' });
+    b.finish();
+    const rb = await b.answer;
+    expect(rb.status).toBe(400); // read and parsed (whitespace is not JSON), not 503
+    a1.finish();
+    a2.finish();
+    expect((await a1.answer).status).toBe(400);
+    expect((await a2.answer).status).toBe(400);
+    await waitFor(async () => (await gauge(largeBodyBytesInFlight)) === 0, { timeoutMs: 5000, what: 'budget empty' });
+  });
+
+  it('a chunked body holds what it has read, not the route cap', async () => {
+    const c = await h.newCustomer({ balance: 10 });
+    const chunked = openPost('/v1/images/generations', { Authorization: `Bearer ${c.key}` }, 6 * CHUNK.length, 0);
+    // 256 KiB up front; 384 KiB read → 384 KiB held (the route's cap is 24 MiB, which would not even fit the budget)
+    await waitFor(async () => (await gauge(largeBodyBytesInFlight)) === 6 * CHUNK.length, { timeoutMs: 5000, what: 'real bytes counted' });
+    chunked.finish();
+    expect((await chunked.answer).status).toBe(400);
+    await waitFor(async () => (await gauge(largeBodyBytesInFlight)) === 0, { timeoutMs: 5000, what: 'budget empty' });
   });
 
   it('an upload declared larger than any image it may carry is refused 413 before it is read', async () => {

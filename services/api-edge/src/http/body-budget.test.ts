@@ -109,11 +109,44 @@ describe('BodyBudget', () => {
   });
 });
 
+describe('BodyBudget per tenant', () => {
+  const takeAs = (b: BodyBudget, bytes: number, tenant: string) =>
+    new Promise<{ granted: boolean; release: () => void; grow: (n: number) => void }>((resolve) => {
+      b.take(bytes, (release, grow) => resolve({ granted: true, release, grow }), () => resolve({ granted: false, release: () => undefined, grow: () => undefined }), tenant);
+    });
+
+  it("one tenant holds at most its share; its own waiting bodies never hold up another tenant's", async () => {
+    const b = new BodyBudget(100, 10_000, 0.5);
+    const a1 = await takeAs(b, 40, 'A');
+    let a2Granted = false;
+    const a2 = takeAs(b, 40, 'A').then((r) => { a2Granted = true; return r; }); // 80 > A's share of 50: waits
+    await Promise.resolve();
+    expect({ waiting: b.waiting, a2Granted }).toEqual({ waiting: 1, a2Granted: false });
+    const other = await takeAs(b, 40, 'B'); // behind A's waiting body in time, admitted at once
+    expect({ granted: other.granted, inFlight: b.inFlight, heldByA: b.heldBy('A') }).toEqual({ granted: true, inFlight: 80, heldByA: 40 });
+    a1.release();
+    expect((await a2).granted).toBe(true);
+    expect(b.heldBy('A')).toBe(40);
+  });
+
+  it('a body larger than the share is admitted when its tenant holds nothing; grown bytes count and are given back', async () => {
+    const b = new BodyBudget(100, 10_000, 0.5);
+    const big = await takeAs(b, 70, 'A');
+    expect(big.granted).toBe(true);
+    big.grow(20);
+    expect({ inFlight: b.inFlight, heldByA: b.heldBy('A'), over: b.overFor('A') }).toEqual({ inFlight: 90, heldByA: 90, over: false });
+    big.grow(20);
+    expect(b.overFor('A')).toBe(true);
+    big.release();
+    expect({ inFlight: b.inFlight, heldByA: b.heldBy('A') }).toEqual({ inFlight: 0, heldByA: 0 });
+  });
+});
+
 describe('largeBodyBytes', () => {
   const req = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
   const cap = (n: number) => () => n;
   it('is the declared length of a large body within the cap', () => {
-    expect(largeBodyBytes(req({ 'content-length': String(LARGE_BODY_BYTES) }), cap(10 * LARGE_BODY_BYTES))).toBe(LARGE_BODY_BYTES);
+    expect(largeBodyBytes(req({ 'content-length': String(LARGE_BODY_BYTES) }), cap(10 * LARGE_BODY_BYTES))).toEqual({ bytes: LARGE_BODY_BYTES, chunked: false });
   });
   it('is nothing for a small body, no body, or a declared length over the cap (refused 413 unread)', () => {
     expect(largeBodyBytes(req({ 'content-length': String(LARGE_BODY_BYTES - 1) }), cap(10 * LARGE_BODY_BYTES))).toBeUndefined();
@@ -122,7 +155,7 @@ describe('largeBodyBytes', () => {
     expect(largeBodyBytes(req({ 'content-length': 'x' }), cap(10 * LARGE_BODY_BYTES))).toBeUndefined();
   });
   it('is the cap for a chunked body (its size is known only at its end)', () => {
-    expect(largeBodyBytes(req({ 'transfer-encoding': 'chunked' }), cap(10 * LARGE_BODY_BYTES))).toBe(10 * LARGE_BODY_BYTES);
+    expect(largeBodyBytes(req({ 'transfer-encoding': 'chunked' }), cap(10 * LARGE_BODY_BYTES))).toEqual({ bytes: LARGE_BODY_BYTES, chunked: true }); // real bytes counted as read, not the cap
     expect(largeBodyBytes(req({ 'transfer-encoding': 'chunked' }), cap(1024))).toBeUndefined();
   });
   it('asks for the cap only when the body may be large (a small submit never computes its route)', () => {

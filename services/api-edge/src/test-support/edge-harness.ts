@@ -65,7 +65,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
   const logger = createLogger({ service: 'api-edge-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const app = createApp({ config, logger, dataSource: db.dataSource, redis, producers, ...opts.deps });
   const server: Server = await new Promise((resolve) => {
-    const s = appServer(app).listen(0, '127.0.0.1', () => resolve(s)); // the server main.ts runs (http/app-server.ts)
+    const s = appServer(app, config).listen(0, '127.0.0.1', () => resolve(s)); // the server main.ts runs (http/app-server.ts)
   });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
