@@ -1,7 +1,8 @@
 /** The fault scenarios: each submits work, injects one fault, and ends with verify(). */
 import fc from 'fast-check';
-import { listModels } from '@gmg/contracts';
+import { QUEUES, listModels } from '@gmg/contracts';
 import { ChannelRepository } from '@gmg/db';
+import { queueKeyPrefix } from '@gmg/queue';
 import { waitFor } from '@gmg/testing';
 import { SWEEP_INTERVAL_MS, verify, type Verdict, type World } from './world';
 
@@ -21,9 +22,9 @@ async function redisRebuilt(w: World, ids: string[]): Promise<boolean> {
   const c = w.redis.client();
   try {
     const pipe = c.pipeline();
-    for (const t of open) pipe.exists(`chaos:gmg-image:${t.id}`);
-    pipe.exists('chaos:gmg-image:repeat:sweep');
-    pipe.exists('chaos:gmg-billing:repeat:sweep');
+    for (const t of open) pipe.exists(`${queueKeyPrefix('chaos', QUEUES.image, 0)}:${QUEUES.image}:${t.id}`);
+    pipe.exists(`${queueKeyPrefix('chaos', QUEUES.image, 0)}:${QUEUES.image}:repeat:sweep`);
+    pipe.exists(`${queueKeyPrefix('chaos', QUEUES.billing)}:${QUEUES.billing}:repeat:sweep`);
     const res = (await pipe.exec()) ?? [];
     return res.every(([err, v]) => !err && v === 1);
   } finally {
