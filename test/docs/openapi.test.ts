@@ -516,7 +516,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         setPrincipal(res, principal);
         next();
       });
-      app.use(FACTORIES.generationsRouter());
+      app.use('/v1', FACTORIES.generationsRouter());
       app.use(routeNotFound);
       app.use(errorHandler(silent));
       return app;
@@ -544,7 +544,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         setPrincipal(res, principal);
         next();
       });
-      app.use(FACTORIES.artgenRouter());
+      app.use('/v1/artgen', FACTORIES.artgenRouter());
       app.use(routeNotFound);
       app.use(errorHandler(silent));
       const examples = DOC.components.requestBodies.ArtAction.content['application/json'].examples as Obj;
@@ -746,7 +746,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
     });
 
     it('the upload link is public and the upload itself needs a key', async () => {
-      const app = express().use(FACTORIES.createUploadsRouter() as RequestHandler).use(routeNotFound).use(errorHandler(silent));
+      const app = express().use('/v1/uploads', FACTORIES.createUploadsRouter() as RequestHandler).use(routeNotFound).use(errorHandler(silent));
       const link = await request(app).get('/v1/uploads/img_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.png');
       expect(link.status).toBe(404);
       const upload = await request(app).post('/v1/uploads/images').send({ image: 'AAAA' });

@@ -1,5 +1,4 @@
 import { taskViewKey } from '@gmg/queue';
-import express from 'express';
 import request from 'supertest';
 import { ApiKeyRepository, TaskRepository } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
@@ -26,18 +25,6 @@ async function submit(k = key): Promise<string> {
   expect(res.status).toBe(200);
   return res.body.data[0].task_id as string;
 }
-
-describe('direct dispatch (http/direct-routes.ts)', () => {
-  it('answers the task submissions and the task poll directly: nothing in the app keeps them with the Express router', () => {
-    // a middleware or router shape the direct loop cannot reproduce would leave a route to Express (and log why):
-    // the submissions would still work, only slower; this test says so
-    expect(h.app.directRoutes).toEqual(['POST /v1/images/generations', 'POST /v1/videos/generations', 'GET /v1/tasks/:id']);
-    // served before Express's own app.handle (install: the direct layer is the app router's first layer)
-    const handleOf = (app: object): unknown => (app as { handle?: unknown }).handle;
-    expect(handleOf(h.app)).not.toBe(handleOf(express.application));
-    expect(typeof handleOf(express.application)).toBe('function');
-  });
-});
 
 describe('authentication', () => {
   it.each([

@@ -17,7 +17,6 @@ import { FailedAuthThrottle, authenticateThrottled } from './auth/failed-auth.th
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { ApiEdgeConfig } from './config';
 import { accessLog } from './http/access-log';
-import { directRoutes } from './http/direct-routes';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { BodyBudget } from './http/body-budget';
 import { jsonBody } from './http/json-body';
@@ -31,7 +30,7 @@ import { createMediaHostCheck, type MediaHostCheck } from './use-cases/media-hos
 import { PriceTableCache } from './pricing/price-table.cache';
 import { catalogRouter } from './routes/catalog.routes';
 import { createManagementRouter } from './management/management.router';
-import { IMAGE_GENERATIONS_PATH, VIDEO_GENERATIONS_PATH, generationsRouter } from './routes/generations.routes';
+import { generationsRouter } from './routes/generations.routes';
 import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
 import { artgenRouter, describeWaitOf } from './artgen/artgen.routes';
@@ -80,8 +79,6 @@ export interface AppDeps {
 export interface App extends Express {
   /** The in-process key cache (tests and management actions that must apply at once clear it). */
   readonly keyAuthenticator: KeyAuthenticator;
-  /** The routes answered by direct dispatch (`METHOD /path`, http/direct-routes.ts). */
-  readonly directRoutes: readonly string[];
   /** Closes the credit leases of dead edges and releases abandoned chat calls; main.ts starts its timer. */
   readonly chatCallSweeper: ChatCallSweeper;
   /** This edge's credit leases: main.ts (and tests) close it at shutdown so unspent money returns at once. */
@@ -113,9 +110,6 @@ interface AppParts {
   /** The upload pipeline on that store: uploads, and large inline media of submissions (stored once, referenced by URL). */
   uploadPipeline: UploadImageDeps;
 }
-
-/** Answered by direct dispatch: the busiest routes of a high-volume client, submit and poll (docs/benchmarks.md). */
-const DIRECT_ROUTES = [['POST', IMAGE_GENERATIONS_PATH], ['POST', VIDEO_GENERATIONS_PATH], ['GET', '/v1/tasks/:id']] as const;
 
 export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;
@@ -182,45 +176,44 @@ export function createApp(deps: AppDeps): App {
   app.set('etag', false);
   // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; README): the failed-auth throttle counts by it.
   app.set('trust proxy', config.trustProxy);
-  // first: the task submissions and the poll skip Express's routing (http/direct-routes.ts; listed and installed at the end)
-  const direct = directRoutes();
-  app.use(direct.middleware);
-  mountObservability(app, deps, authThrottle);
+  // Each router is mounted under its prefix, so a request walks only the layers of the routers its path can reach
+  // (a mismatched prefix is one check); the busiest routes first: the poll, then the submissions (docs/benchmarks.md).
+  mountObservability(app, deps);
+  mountUploads(app, parts);
+  app.use('/v1', parts.auth);
+  app.use('/v1/tasks', tasksRouter({ views: parts.views, tasks: parts.tasks, toUnifiedTask, logger }));
+  mountGenerations(app, parts);
+  mountMessages(app, parts);
+  mountCancel(app, parts);
+  mountAvatar(app, parts);
+  mountArtgen(app, parts);
+  app.use('/v1', catalogRouter());
+  mountProbes(app, deps, authThrottle);
   app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
   app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({
     adminToken: config.adminToken, redis, prefix: config.queuePrefix, shards: config.queueShards, allowWrites: config.adminQueuesWrite, throttle: authThrottle,
   }));
-  mountUploads(app, parts);
   mountPlayground(app);
-  app.use('/v1', parts.auth);
-  app.use(tasksRouter({ views: parts.views, tasks: parts.tasks, toUnifiedTask, logger }));
-  mountGenerations(app, parts);
-  mountMessages(app, parts);
-  mountAvatar(app, parts);
-  mountCancel(app, parts);
-  app.use(catalogRouter());
-  mountArtgen(app, parts);
   app.use(routeNotFound);
   app.use(errorHandler(logger));
-  const left = direct.compile((app as unknown as { router: unknown }).router, DIRECT_ROUTES);
-  for (const { route, reason } of left) logger.warn({ route, reason }, 'route served by the Express router, not directly');
-  // and before Express's own app.handle: the direct layer is the first layer, so Express would only reach it
-  if (!direct.install(app)) logger.warn('direct routes served from inside the Express router (the direct layer is not its first layer)');
-  Object.defineProperty(app, 'directRoutes', { value: direct.active });
   return app;
 }
 
 /**
- * Request ids and access logs (health probes not logged), the request's trace span (X-Trace-Id, when tracing is
- * on), HTTP metrics by route pattern, then /healthz, /readyz and /metrics (Prometheus; Bearer ADMIN_TOKEN).
+ * Every request: request ids and access logs (health probes not logged), the request's trace span (X-Trace-Id,
+ * when tracing is on), HTTP metrics by route pattern.
  */
-function mountObservability(app: App, deps: AppDeps, authThrottle: FailedAuthThrottle): void {
-  const { logger, dataSource, redis } = deps;
+function mountObservability(app: App, deps: AppDeps): void {
   const probe = (path: string) => path === '/healthz' || path === '/readyz' || path === '/metrics';
   app.use(traceRequestsMiddleware(routeOf, probe));
   app.use(httpMetricsMiddleware({ ignore: probe }));
-  app.use(accessLog(logger, (path) => path === '/healthz' || path === '/readyz'));
+  app.use(accessLog(deps.logger, (path) => path === '/healthz' || path === '/readyz'));
+}
+
+/** /healthz, /readyz and /metrics (Prometheus; Bearer ADMIN_TOKEN). */
+function mountProbes(app: App, deps: AppDeps, authThrottle: FailedAuthThrottle): void {
+  const { logger, dataSource, redis } = deps;
   app.use(
     healthRouter({
       probes: { redis: () => checkRedisReady(redis) },
@@ -260,6 +253,7 @@ function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void
 function mountUploads(app: App, { deps, auth, uploadPipeline, bodyBudget }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
+    '/v1/uploads',
     createUploadsRouter({
       ...uploadPipeline,
       authenticate: auth,
@@ -289,12 +283,12 @@ function submitDeps({ deps, tasks, prices, views, mediaHosts, uploads, uploadPip
 }
 
 function mountGenerations(app: App, parts: AppParts): void {
-  app.use(generationsRouter({ ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource) }, parts.submitBody, parts.submitGuards));
+  app.use('/v1', generationsRouter({ ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource) }, parts.submitBody, parts.submitGuards));
 }
 
-/** POST /v1/tasks/<id>/cancel and the art suite's /v1/artgen/<id>/cancel (before the art suite's /v1/artgen/:id). */
+/** POST /v1/tasks/<id>/cancel and the art suite's /v1/artgen/<id>/cancel. */
 function mountCancel(app: App, { deps, tasks, views }: AppParts): void {
-  app.use(cancelRouter({
+  app.use('/v1', cancelRouter({
     tasks, views, queue: deps.producers, logger: deps.logger,
     upstream: new UpstreamCanceller(new ChannelRepository(deps.dataSource), createAdapterRegistry([createGatewayAdapter({ timeoutMs: 10_000 })])),
   }));
@@ -334,6 +328,7 @@ function mountMessages(app: App, { deps, prices, bodyBudget }: AppParts): void {
 function mountAvatar(app: App, parts: AppParts): void {
   const ds = parts.deps.dataSource;
   app.use(
+    '/v1/motion2',
     avatarRouter(
       { ...submitDeps(parts), ds, groups: new AssetGroupRepository(ds), assets: new AssetRepository(ds) },
       parts.submitBody,
@@ -344,6 +339,7 @@ function mountAvatar(app: App, parts: AppParts): void {
 
 function mountArtgen(app: App, parts: AppParts): void {
   app.use(
+    '/v1/artgen',
     artgenRouter(
       { ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource), describeWaitMs: describeWaitOf(parts.deps.config) },
       parts.submitBody,

@@ -8,6 +8,7 @@ import { artgenStatusOf, toArtgenNativeTask } from '@gmg/tasks';
 import { methodNotAllowed } from '../http/error-handler';
 import { bodyBytesOf } from '../http/json-body';
 import { principalOf } from '../http/principal';
+import { underMount } from '../http/request-path';
 import { idempotencyOf } from '../middleware/idempotency';
 import { callbackUrlOf } from '../webhooks/callback-url';
 import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
@@ -39,7 +40,7 @@ const notFound = (id: string) => new DomainError('artgen_not_found', `Task ${id}
 /**
  * The art suite (spec 4.9): `POST /v1/artgen/generations[/<action>]`, `POST …/action {task_id, customId}` and the
  * native task `GET /v1/artgen/<task_id>` (2.3). Errors leave in the art shape `{error:{type,message}}` (the error
- * handler picks the dialect by path). `guards` run between auth and body parsing: rate limit, idempotency, in-flight.
+ * handler picks the dialect by path). Mounted at /v1/artgen. `guards` run between auth and body parsing: rate limit, idempotency, in-flight.
  */
 export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler[], guards: RequestHandler[]): Router {
   const router = Router();
@@ -56,17 +57,18 @@ export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler
     res.json(accepted.action === 'describe' ? await describeAnswer(deps, accepted) : artgenAck(accepted));
   };
 
-  router.post(ARTGEN_BASE_PATH, ...guards, ...bodyParsers, submit('imagine'));
-  router.all(ARTGEN_BASE_PATH, methodNotAllowed(['POST']));
-  router.post(`${ARTGEN_BASE_PATH}/:action`, ...guards, ...bodyParsers, submit());
-  router.all(`${ARTGEN_BASE_PATH}/:action`, methodNotAllowed(['POST']));
+  const base = underMount('/v1/artgen', ARTGEN_BASE_PATH);
+  router.post(base, ...guards, ...bodyParsers, submit('imagine'));
+  router.all(base, methodNotAllowed(['POST']));
+  router.post(`${base}/:action`, ...guards, ...bodyParsers, submit());
+  router.all(`${base}/:action`, methodNotAllowed(['POST']));
 
-  router.get('/v1/artgen/:id', async (req, res) => {
+  router.get('/:id', async (req, res) => {
     const task = await getArtgenTask(deps, principalOf(res).accountId, req.params.id);
     res.setHeader('Cache-Control', 'no-store');
     res.json(task);
   });
-  router.all('/v1/artgen/:id', methodNotAllowed(['GET']));
+  router.all('/:id', methodNotAllowed(['GET']));
   return router;
 }
 

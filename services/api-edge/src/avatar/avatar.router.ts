@@ -4,6 +4,7 @@ import type { AssetGroupRepository, AssetRepository } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
+import { underMount } from '../http/request-path';
 import { idempotencyOf } from '../middleware/idempotency';
 import { callbackUrlOf } from '../webhooks/callback-url';
 import { assetView, groupView, page, parseAssetQuery, parsePaging } from './avatar-browse';
@@ -23,11 +24,12 @@ const notFound = (what: string, id: string) => new DomainError('not_found', `${w
 
 /**
  * Avatar assets (spec 4.8): the batch submission (shape C) and a small read API over the caller's own groups and
- * assets. Mounted after auth; `guards` (rate limit, idempotency, in-flight) run on the submission only.
+ * assets. Mounted at /v1/motion2, after auth; `guards` (rate limit, idempotency, in-flight) run on the submission only.
  */
 export function avatarRouter(deps: AvatarRouterDeps, bodyParsers: RequestHandler[], guards: RequestHandler[]): Router {
   const router = Router();
-  router.post(PRIVATE_AVATAR_PATH, ...guards, ...bodyParsers, async (req, res) => {
+  const [submitPath, groupsPath, assetsPath] = [PRIVATE_AVATAR_PATH, AVATAR_GROUPS_PATH, AVATAR_ASSETS_PATH].map((p) => underMount('/v1/motion2', p));
+  router.post(submitPath, ...guards, ...bodyParsers, async (req, res) => {
     const ack = await submitAvatar(deps, {
       principal: principalOf(res),
       body: req.body,
@@ -37,36 +39,36 @@ export function avatarRouter(deps: AvatarRouterDeps, bodyParsers: RequestHandler
     });
     res.status(200).json(ack);
   });
-  router.all(PRIVATE_AVATAR_PATH, methodNotAllowed(['POST']));
+  router.all(submitPath, methodNotAllowed(['POST']));
 
-  router.get(AVATAR_GROUPS_PATH, async (req, res) => {
+  router.get(groupsPath, async (req, res) => {
     const { items, hasMore } = await deps.groups.list(principalOf(res).accountId, parsePaging(req.query));
     res.setHeader('Cache-Control', 'no-store');
     res.json(page(items, hasMore, (g) => g.id, groupView));
   });
-  router.all(AVATAR_GROUPS_PATH, methodNotAllowed(['GET']));
+  router.all(groupsPath, methodNotAllowed(['GET']));
 
-  router.get(`${AVATAR_GROUPS_PATH}/:group_id`, async (req, res) => {
+  router.get(`${groupsPath}/:group_id`, async (req, res) => {
     const g = await deps.groups.get(principalOf(res).accountId, req.params.group_id);
     if (!g) throw notFound('Asset group', req.params.group_id);
     res.setHeader('Cache-Control', 'no-store');
     res.json({ code: 200, data: groupView(g) });
   });
-  router.all(`${AVATAR_GROUPS_PATH}/:group_id`, methodNotAllowed(['GET']));
+  router.all(`${groupsPath}/:group_id`, methodNotAllowed(['GET']));
 
-  router.get(AVATAR_ASSETS_PATH, async (req, res) => {
+  router.get(assetsPath, async (req, res) => {
     const { items, hasMore } = await deps.assets.list(principalOf(res).accountId, parseAssetQuery(req.query));
     res.setHeader('Cache-Control', 'no-store');
     res.json(page(items, hasMore, (a) => a.id, assetView));
   });
-  router.all(AVATAR_ASSETS_PATH, methodNotAllowed(['GET']));
+  router.all(assetsPath, methodNotAllowed(['GET']));
 
-  router.get(`${AVATAR_ASSETS_PATH}/:asset_id`, async (req, res) => {
+  router.get(`${assetsPath}/:asset_id`, async (req, res) => {
     const a = await deps.assets.get(principalOf(res).accountId, req.params.asset_id);
     if (!a) throw notFound('Asset', req.params.asset_id);
     res.setHeader('Cache-Control', 'no-store');
     res.json({ code: 200, data: assetView(a) });
   });
-  router.all(`${AVATAR_ASSETS_PATH}/:asset_id`, methodNotAllowed(['GET']));
+  router.all(`${assetsPath}/:asset_id`, methodNotAllowed(['GET']));
   return router;
 }

@@ -11,21 +11,21 @@ const artgenNotFound = (id: string) => new DomainError('artgen_not_found', `Task
 /**
  * `POST /v1/tasks/<id>/cancel` → `{code: 200, data: UnifiedTask}` (failed, error.type `cancelled`), and the art
  * suite's `POST /v1/artgen/<id>/cancel` → the native task (FAILURE), errors in the art shape (by path). docs/cancel
- * section of README and docs/artgen.md.
+ * section of README and docs/artgen.md. Mounted at /v1.
  */
 export function cancelRouter(deps: CancelTaskDeps): Router {
   const router = Router();
-  router.post('/v1/tasks/:id/cancel', async (req, res) => {
+  router.post('/tasks/:id/cancel', async (req, res) => {
     const task = await cancelTask(deps, principalOf(res).accountId, req.params.id, taskNotFound);
     res.setHeader('Cache-Control', 'no-store');
     res.json({ code: 200, data: toUnifiedTask(task) });
   });
-  router.all('/v1/tasks/:id/cancel', methodNotAllowed(['POST']));
-  router.post('/v1/artgen/:id/cancel', async (req, res) => {
+  router.all('/tasks/:id/cancel', methodNotAllowed(['POST']));
+  router.post('/artgen/:id/cancel', async (req, res) => {
     const task = await cancelTask(deps, principalOf(res).accountId, req.params.id, artgenNotFound, 'artgen');
     res.setHeader('Cache-Control', 'no-store');
     res.json(toArtgenNativeTask(task));
   });
-  router.all('/v1/artgen/:id/cancel', methodNotAllowed(['POST']));
+  router.all('/artgen/:id/cancel', methodNotAllowed(['POST']));
   return router;
 }

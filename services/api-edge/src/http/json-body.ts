@@ -5,6 +5,7 @@ import { DomainError } from '@gmg/errors';
 import { lingerThenClose } from './body-linger';
 import { bodyBudgetGate, type BodyBudget } from './body-budget';
 import { assertJsonDepth } from './json-depth';
+import { fullPath } from './request-path';
 
 const JSON_TYPES = ['application/json', '+json'];
 
@@ -72,10 +73,10 @@ export function jsonBody(
   };
   const parse: RequestHandler = (req, res, next) => {
     if (req.body !== undefined) return next(); // parsed already (the idempotency guard parses before the route)
-    const limit = limitOf(req.path);
+    const limit = limitOf(fullPath(req));
     const tooLarge = () => {
       lingerThenClose(req, res);
-      next(bodyTooLarge(limit, `POST ${req.path}`));
+      next(bodyTooLarge(limit, `POST ${fullPath(req)}`));
     };
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) return tooLarge();
@@ -105,6 +106,6 @@ export function jsonBody(
     next();
   };
   return budget
-    ? [requireJson, bodyBudgetGate(budget, (req) => limitOf(req.path)), parse, defaultBody]
+    ? [requireJson, bodyBudgetGate(budget, (req) => limitOf(fullPath(req))), parse, defaultBody]
     : [requireJson, parse, defaultBody];
 }

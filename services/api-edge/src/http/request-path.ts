@@ -6,3 +6,12 @@ export function fullPath(req: Request): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
 }
+
+/**
+ * A route's path inside a router mounted at `mount` (app.ts mounts each router under its prefix): the public path
+ * stays one constant, the router registers the rest of it.
+ */
+export function underMount(mount: string, path: string): string {
+  if (!path.startsWith(`${mount}/`)) throw new Error(`${path} is not under the mount ${mount}`);
+  return path.slice(mount.length);
+}

@@ -28,13 +28,13 @@ const CACHE_CONTROL = 'private, max-age=60';
 /**
  * `GET /v1/models` (list envelope, `expand` and `category` of spec 4.1), `GET /v1/models/{model}/schema` and
  * `GET /v1/model-schema?model=` (for names with `/`). gzip when the client accepts it: a full expand=parameters
- * list is hundreds of KB.
+ * list is hundreds of KB. Mounted at /v1.
  */
 export function catalogRouter(): Router {
   const router = Router();
-  router.use(['/v1/models', '/v1/model-schema'], compression());
+  router.use(['/models', '/model-schema'], compression());
 
-  router.get('/v1/models', (req, res) => {
+  router.get('/models', (req, res) => {
     const p = principalOf(res);
     const data = listCatalog({
       keyModels: p.keyModels,
@@ -46,18 +46,18 @@ export function catalogRouter(): Router {
     res.json(wantsVendorModelList(req.headers) ? vendorModelList(data) : { success: true, object: 'list', data });
   });
 
-  router.get('/v1/models/:model/schema', (req, res) => {
+  router.get('/models/:model/schema', (req, res) => {
     res.setHeader('Cache-Control', CACHE_CONTROL);
     res.json(schemaFor(principalOf(res), req.params.model));
   });
 
-  router.get('/v1/model-schema', (req, res) => {
+  router.get('/model-schema', (req, res) => {
     const name = queryString(req, 'model');
     if (!name) throw new DomainError('invalid_request', '`model` query parameter is required, e.g. /v1/model-schema?model=lumen-2-pro', { field: 'model' });
     res.setHeader('Cache-Control', CACHE_CONTROL);
     res.json(schemaFor(principalOf(res), name));
   });
 
-  router.all(['/v1/models', '/v1/models/:model/schema', '/v1/model-schema'], methodNotAllowed(['GET']));
+  router.all(['/models', '/models/:model/schema', '/model-schema'], methodNotAllowed(['GET']));
   return router;
 }

@@ -2,6 +2,7 @@ import { Router, type RequestHandler } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
 import { sendJson } from '../http/send-json';
 import { bodyBytesOf } from '../http/json-body';
+import { underMount } from '../http/request-path';
 import { idempotencyOf } from '../middleware/idempotency';
 import { callbackUrlOf } from '../webhooks/callback-url';
 import { principalOf } from '../http/principal';
@@ -13,13 +14,14 @@ export const IMAGE_GENERATIONS_PATH = '/v1/images/generations';
 export const VIDEO_GENERATIONS_PATH = '/v1/videos/generations';
 
 /**
- * `POST /v1/images/generations` and `POST /v1/videos/generations` (mounted at the root, after auth).
+ * `POST /v1/images/generations` and `POST /v1/videos/generations` (mounted at /v1, after auth).
  * `guards` run between auth and body parsing: rate limit, idempotency.
  */
 export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHandler[], guards: RequestHandler[]): Router {
   const router = Router();
   for (const endpoint of [IMAGE_GENERATIONS_PATH, VIDEO_GENERATIONS_PATH]) {
-    router.post(endpoint, ...guards, ...bodyParsers, async (req, res) => {
+    const path = underMount('/v1', endpoint);
+    router.post(path, ...guards, ...bodyParsers, async (req, res) => {
       const result = await submitTask(deps, {
         principal: principalOf(res),
         endpoint,
@@ -34,7 +36,7 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
       if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
       sendJson(res, result.httpStatus, result.body);
     });
-    router.all(endpoint, methodNotAllowed(['POST']));
+    router.all(path, methodNotAllowed(['POST']));
   }
   return router;
 }

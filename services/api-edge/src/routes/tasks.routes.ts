@@ -6,14 +6,14 @@ import { getTask, type GetTaskDeps } from '../use-cases/get-task.use-case';
 
 const NO_STORE = { 'Cache-Control': 'no-store' } as const;
 
-/** `GET /v1/tasks/:id` → `{code: 200, data: UnifiedTask}`; a failed task is still 200 with `data.error`. */
+/** `GET /v1/tasks/:id` → `{code: 200, data: UnifiedTask}`; a failed task is still 200 with `data.error`. Mounted at /v1/tasks. */
 export function tasksRouter(deps: GetTaskDeps): Router {
   const router = Router();
-  router.get('/v1/tasks/:id', async (req, res) => {
+  router.get('/:id', async (req, res) => {
     const task = await getTask(deps, principalOf(res).accountId, req.params.id);
     // the busiest route: written directly (~5 % of a poll's CPU, docs/benchmarks.md)
     sendJson(res, 200, { code: 200, data: task }, NO_STORE);
   });
-  router.all('/v1/tasks/:id', methodNotAllowed(['GET']));
+  router.all('/:id', methodNotAllowed(['GET']));
   return router;
 }

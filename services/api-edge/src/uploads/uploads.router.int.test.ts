@@ -34,6 +34,7 @@ describe('uploads router (real disk storage, express app, no network)', () => {
     const logger = pino({ level: 'silent' });
     app = express();
     app.use(
+      '/v1/uploads',
       createUploadsRouter({
         storage,
         publicBaseUrl: BASE,

@@ -9,6 +9,7 @@ import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import { UploadSweeper } from './upload-sweeper';
 import type { UploadStorage } from './upload-storage';
+import { underMount } from '../http/request-path';
 import { UPLOADS_PATH, tooLarge, uploadImage, type UploadLimits } from './upload-image.use-case';
 
 export interface UploadsRouterDeps {
@@ -117,8 +118,8 @@ function bytesOf(req: Request, limits: UploadLimits): { bytes: Buffer; field: st
 }
 
 /**
- * `POST /v1/uploads/images` (key auth) and `GET /v1/uploads/<id>.<ext>` (public until it expires). Mount it BEFORE
- * the `/v1` key auth of the app so the GET stays public; the POST authenticates itself with `deps.authenticate`.
+ * `POST /v1/uploads/images` (key auth) and `GET /v1/uploads/<id>.<ext>` (public until it expires). Mounted at /v1/uploads
+ * BEFORE the `/v1` key auth of the app so the GET stays public; the POST authenticates itself with `deps.authenticate`.
  */
 export function createUploadsRouter(deps: UploadsRouterDeps): Router {
   const router = Router();
@@ -127,7 +128,7 @@ export function createUploadsRouter(deps: UploadsRouterDeps): Router {
 
   const bound = uploadBodyBound(deps.limits);
   const gate = deps.budget ? [bodyBudgetGate(deps.budget, () => bound)] : [];
-  router.post(UPLOAD_IMAGES_PATH, deps.authenticate, ...(deps.guards ?? []), ...gate, uploadBody(deps.limits), async (req, res) => {
+  router.post(underMount(UPLOADS_PATH, UPLOAD_IMAGES_PATH), deps.authenticate, ...(deps.guards ?? []), ...gate, uploadBody(deps.limits), async (req, res) => {
     const { bytes, field } = bytesOf(req, deps.limits);
     const data = await uploadImage(
       { storage: deps.storage, publicBaseUrl: deps.publicBaseUrl, limits: deps.limits, now },
@@ -137,9 +138,9 @@ export function createUploadsRouter(deps: UploadsRouterDeps): Router {
     sweeper.poke();
     res.status(200).json({ code: 200, data });
   });
-  router.all(UPLOAD_IMAGES_PATH, methodNotAllowed(['POST']));
+  router.all(underMount(UPLOADS_PATH, UPLOAD_IMAGES_PATH), methodNotAllowed(['POST']));
 
-  router.get(`${UPLOADS_PATH}/:name`, async (req, res, next) => {
+  router.get('/:name', async (req, res, next) => {
     sweeper.poke();
     const found = await deps.storage.get(String(req.params.name), now());
     if (!found) {
@@ -156,6 +157,6 @@ export function createUploadsRouter(deps: UploadsRouterDeps): Router {
     res.setHeader('Content-Disposition', 'inline');
     res.status(200).end(req.method === 'HEAD' ? undefined : body);
   });
-  router.all(`${UPLOADS_PATH}/:name`, methodNotAllowed(['GET']));
+  router.all('/:name', methodNotAllowed(['GET']));
   return router;
 }
