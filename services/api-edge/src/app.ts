@@ -174,7 +174,7 @@ export function createApp(deps: AppDeps): App {
   Object.defineProperty(app, 'taskLeases', { value: taskLeases });
   app.disable('x-powered-by');
   app.set('etag', false);
-  // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; README): the failed-auth throttle counts by it.
+  // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; docs/configuration.md): the failed-auth throttle counts by it.
   app.set('trust proxy', config.trustProxy);
   // Each router is mounted under its prefix, so a request walks only the layers of the routers its path can reach
   // (a mismatched prefix is one check); the busiest routes first: the poll, then the submissions (docs/benchmarks.md).

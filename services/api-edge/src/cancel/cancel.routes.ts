@@ -11,7 +11,7 @@ const artgenNotFound = (id: string) => new DomainError('artgen_not_found', `Task
 /**
  * `POST /v1/tasks/<id>/cancel` → `{code: 200, data: UnifiedTask}` (failed, error.type `cancelled`), and the art
  * suite's `POST /v1/artgen/<id>/cancel` → the native task (FAILURE), errors in the art shape (by path). docs/cancel
- * section of README and docs/artgen.md. Mounted at /v1.
+ * section of docs/webhooks.md and docs/artgen.md. Mounted at /v1.
  */
 export function cancelRouter(deps: CancelTaskDeps): Router {
   const router = Router();
