@@ -8,8 +8,8 @@
 # source maps, a 192 MiB heap budget); one node process per container receives SIGTERM directly. tsx stays a runtime
 # dependency for the one-shot TypeScript scripts (migrations, admin).
 
-# Node's maintained LTS line (Node 20 is past its end of life). Local runs and CI use the machine's Node 20; the
-# code runs on both (test/infra/npm-install.int.test.ts and the README say how it is checked).
+# The project's one Node: the major of .node-version (a maintained LTS line), as local runs, CI and the benchmarks
+# use it (scripts/ensure-node.sh; test/infra/node-version.test.ts checks they agree).
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- manifests: only package.json files, so the dependency layer is rebuilt only when they change

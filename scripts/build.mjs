@@ -15,7 +15,7 @@
  *
  *   node scripts/build.mjs [service …]      (default: every services/<name>/src/main.ts)
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,7 +57,8 @@ export async function build(names = []) {
     outdir: OUT,
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    // the project's one Node (.node-version)
+    target: `node${readFileSync(path.join(ROOT, '.node-version'), 'utf8').trim().split('.')[0]}`,
     format: 'cjs',
     packages: 'external',
     tsconfig: path.join(ROOT, 'tsconfig.json'),

