@@ -38,6 +38,9 @@ if [ "$#" -gt 0 ]; then
   exec "$bin/jest" "$@"
 fi
 
+step "browser (scripts/ensure-browser.sh: the browser tests' Chromium)"
+bash scripts/ensure-browser.sh
+
 # 2 cores: unit tests are pure and parallel well; int/e2e tests share one Postgres, one Redis and fixed-time
 # upstream simulations, so they run one file at a time to stay deterministic.
 # Both runs always happen (one report of everything that is broken); the gate fails if either failed.
@@ -52,18 +55,9 @@ step "jest: int + e2e (--runInBand)"
 int_rc=0
 "$bin/jest" --selectProjects int e2e --runInBand --passWithNoTests --forceExit --json --outputFile="$results/int.json" || int_rc=$?
 
-# One closing line over both runs, in the plain "N passed, N failed" form CI summaries read.
-node -e '
-  const fs = require("fs");
-  let passed = 0, failed = 0, skipped = 0;
-  for (const f of process.argv.slice(1)) {
-    if (!fs.existsSync(f)) continue;
-    const r = JSON.parse(fs.readFileSync(f, "utf8"));
-    passed += r.numPassedTests; failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
-    skipped += r.numPendingTests + (r.numTodoTests || 0);
-  }
-  console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
-' "$results/unit.json" "$results/int.json"
+# Counts by layer and by module, then one closing line over both runs in the plain "N passed, N failed" form CI
+# summaries read.
+node scripts/test-counts.mjs "$results/unit.json" "$results/int.json"
 if [ "$unit_rc" -ne 0 ] || [ "$int_rc" -ne 0 ]; then
   echo "jest: FAILED (unit exit $unit_rc, int+e2e exit $int_rc)" >&2
   exit 1
