@@ -40,7 +40,7 @@ describe('POST /v1/motion2/private-avatar', () => {
     expect(res.body.data.model).not.toBe(AVATAR_MODEL);
     const [task] = await q(`SELECT pool, price, request FROM tasks WHERE id = $1`, [id]);
     expect(task.pool).toBe('avatar');
-    expect(BigInt(task.price)).toBe(2n * (await h.priceOf('avatar-asset@video')));
+    expect(BigInt(task.price)).toBe(2n * 50_000n); // avatar-asset@video = 0.05 in infra/prices.json
     expect(task.request.upstreamBody).toEqual({ asset_type: 'Video', project_name: 'launch', assets: [asset(0), asset(1)] });
     const rows = await q(`SELECT a.name, a.status, a.position, a.project_name, g.auto_created FROM avatar_assets a JOIN asset_groups g ON g.id = a.group_id WHERE a.task_id = $1 ORDER BY position`, [id]);
     expect(rows).toEqual([

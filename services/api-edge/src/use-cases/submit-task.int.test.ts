@@ -1,7 +1,6 @@
 import { taskViewKey } from '@gmg/queue';
 import request from 'supertest';
-import { quote, resolveModel, validateRequest } from '@gmg/contracts';
-import { AccountRepository, PriceRepository } from '@gmg/db';
+import { AccountRepository } from '@gmg/db';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
 
 let h: EdgeHarness;
@@ -16,12 +15,11 @@ const IMAGES = '/v1/images/generations';
 const VIDEOS = '/v1/videos/generations';
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'lumen-2-pro', prompt: 'a red fox in snow', ...extra });
 
-/** What the server should hold for this body: the same quote the use case computes. */
-async function expectedPrice(b: Record<string, unknown>): Promise<bigint> {
-  const outcome = validateRequest(resolveModel(b.model as string)!, b, b.model as string);
-  if (!outcome.ok) throw new Error(outcome.violation.message);
-  return quote(outcome.value.billing, await new PriceRepository(h.db.dataSource).table()).total;
-}
+/**
+ * What the server should hold for body(): lumen-2-pro at its default 2MP tier, `lumen-2-pro@2MP` = 0.05 in
+ * infra/prices.json (minor units: 1 unit = 1,000,000) — a literal, never the quote of the code under test.
+ */
+const PRICE_2MP = 50_000n;
 
 const count = async (sql: string, params: unknown[]) => Number(((await h.db.dataSource.query(sql, params)) as Array<{ n: number }>)[0].n);
 const jobCount = async () => {
@@ -36,7 +34,7 @@ describe('POST /v1/images/generations', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ code: 200, data: [{ status: 'submitted', task_id: expect.stringMatching(/^task_[0-9A-Za-z]{24}$/) }] });
     const id = res.body.data[0].task_id as string;
-    const price = await expectedPrice(body());
+    const price = PRICE_2MP;
 
     const [row] = await h.db.dataSource.query(`SELECT * FROM tasks WHERE id = $1`, [id]);
     expect(row).toMatchObject({ account_id: c.accountId, api_key_id: c.keyId, model: 'lumen-2-pro', pool: 'image', status: 'pending', price: price.toString() });
@@ -154,7 +152,7 @@ describe('POST /v1/images/generations', () => {
     const res = await request(h.baseUrl).post(IMAGES).set('Authorization', `Bearer ${c.key}`).send(body());
     expect(res.status).toBe(200);
     const [row] = await h.db.dataSource.query(`SELECT price FROM tasks WHERE id = $1`, [res.body.data[0].task_id]);
-    expect(BigInt(row.price)).toBe(BigInt(Math.round(Number(await expectedPrice(body())) * 0.5)));
+    expect(BigInt(row.price)).toBe(PRICE_2MP / 2n);
   });
 
   it('answers 503 service_unavailable (model not priced) and takes no money when no price key exists', async () => {
@@ -167,7 +165,7 @@ describe('POST /v1/images/generations', () => {
   });
 
   it('accepts exactly 10 of 200 concurrent submits against a balance covering 10; the rest get 402 and available never goes negative', async () => {
-    const price = await expectedPrice(body());
+    const price = PRICE_2MP;
     const accounts = new AccountRepository(h.db.dataSource);
     // a group without rate limits: this tests the balance race, not the default fair-use limits
     const c = await h.newCustomer({ balance: 0, groupName: 'burst-unlimited' });
