@@ -5,5 +5,4 @@ export * from './channel-selector';
 export * from './circuit-breaker';
 export * from './messages/messages-upstream.client';
 export * from './artgen-native';
-export * from './webhook-sender';
 export * from './public-host';

@@ -3,7 +3,7 @@ import { WEBHOOK_HEADERS, signWebhook, type WebhookJobData } from '@gmg/contract
 import type { WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { toUnifiedTask } from '@gmg/tasks';
-import type { WebhookSendResult } from '@gmg/upstream';
+import type { WebhookSendResult } from './webhook-sender';
 
 export interface WebhookDeliveryDeps {
   repo: Pick<WebhookRepository, 'target' | 'delivered' | 'secretOf' | 'recordAttempt'>;

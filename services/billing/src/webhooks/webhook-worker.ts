@@ -6,7 +6,7 @@ import type { Logger } from '@gmg/logger';
 import {
   WEBHOOK_JOB_NAMES, createTypedWorker, createWebhookQueue, enqueueWebhook, type JobHandlers, type Redis, type WebhookQueue,
 } from '@gmg/queue';
-import { createWebhookSender } from '@gmg/upstream';
+import { createWebhookSender } from './webhook-sender';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 
 export interface WebhookWorkerOptions {
