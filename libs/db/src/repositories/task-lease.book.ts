@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CreditLeaseRepository } from './credit-lease.repository';
 
-/** How an edge sizes and keeps its task-hold leases (README: TASK_LEASE_*). */
+/** How an edge sizes and keeps its task-hold leases (docs/configuration.md: TASK_LEASE_*). */
 export interface TaskLeaseOptions {
   /** What a lease asks for; it gets less when the balance is smaller, never less than the task needs. */
   targetMinor: bigint;
