@@ -164,11 +164,14 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         continue;
       }
       gate.recordSuccess(ch.id);
+      // reading goes on while the call is recorded and while the client drains: bytes left unread in the socket
+      // are lost when the upstream resets it, and the events that arrived whole before a cut belong to the client
+      const ahead = readAhead(it, framer, READ_AHEAD_BYTES);
       if (!(await recorded(input, logger))) {
         answer.body.destroy();
         return unrecorded(ch.id, tracker);
       }
-      return await pump(sink, it, first, framer, tracker, abort.signal, ch.id, answer, logger);
+      return await pump(sink, ahead, first, tracker, abort.signal, ch.id, answer, logger);
     }
   } finally {
     unsubscribe();
@@ -207,9 +210,8 @@ const unrecorded = (channelId: string, tracker: SseUsageTracker): RelayOutcome =
 /** The committed stream: headers and first events out, then every whole event as it comes, at the client's pace. */
 async function pump(
   sink: MessagesSink,
-  it: AsyncIterator<Buffer>,
+  ahead: ReadAhead,
   first: Buffer,
-  framer: SseFramer,
   tracker: SseUsageTracker,
   signal: AbortSignal,
   channelId: string,
@@ -225,11 +227,10 @@ async function pump(
       if (wait) await wait;
     }
     if (signal.aborted) return { kind: 'cut', reason: 'client_closed', channelId, tracker };
-    let r: IteratorResult<Buffer>;
     try {
-      r = await it.next();
-      if (r.done) break;
-      events = framer.push(r.value);
+      const next = await ahead.next();
+      if (next === null) break;
+      events = next;
     } catch (err) {
       if (signal.aborted) return { kind: 'cut', reason: 'client_closed', channelId, tracker };
       answer.body.destroy();
@@ -244,4 +245,66 @@ async function pump(
   }
   sink.end();
   return { kind: 'complete', reason: 'streamed', channelId, tracker };
+}
+
+/** Whole events read ahead of the client, at most `bound` bytes of them (then reading waits for the client). */
+interface ReadAhead {
+  /** The next whole events; null at the stream's end; throws the upstream's error once everything read before it is out. */
+  next(): Promise<Buffer | null>;
+}
+
+/** What one stream may read ahead of a slow client: bounds memory per call (1,000 streams × 64 KiB). */
+const READ_AHEAD_BYTES = 64 * 1024;
+
+function readAhead(it: AsyncIterator<Buffer>, framer: SseFramer, bound: number): ReadAhead {
+  const queue: Buffer[] = [];
+  let bytes = 0;
+  let ended: { err?: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  let resume: (() => void) | undefined;
+  const notify = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  void (async () => {
+    try {
+      for (;;) {
+        const r = await it.next();
+        if (r.done) break;
+        const events = framer.push(r.value);
+        if (events) {
+          queue.push(events);
+          bytes += events.length;
+          notify();
+        }
+        if (bytes > bound) await new Promise<void>((res) => (resume = res));
+      }
+      ended = {};
+    } catch (err) {
+      ended = { err };
+    }
+    notify();
+  })();
+  return {
+    async next() {
+      for (;;) {
+        const events = queue.shift();
+        if (events) {
+          bytes -= events.length;
+          if (bytes <= bound && resume) {
+            const r = resume;
+            resume = undefined;
+            r();
+          }
+          return events;
+        }
+        if (ended) {
+          if ('err' in ended) throw ended.err;
+          return null;
+        }
+        await new Promise<void>((res) => (wake = res));
+      }
+    },
+  };
 }
