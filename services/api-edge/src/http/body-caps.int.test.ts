@@ -1,7 +1,10 @@
 import http from 'node:http';
+import net from 'node:net';
+import { once } from 'node:events';
 import { BODY_CAPS, maxBodyBytesOfPath } from '@gmg/contracts';
 import { AccountRepository } from '@gmg/db';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { LINGER_MS } from './body-linger';
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -97,5 +100,41 @@ describe('body caps', () => {
     expect(json.error.message).toMatch(/model 'pixel-v6'.*max_body_bytes/);
     const n = await h.db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [c.accountId]);
     expect(n[0].n).toBe(0);
+  });
+
+  it('a refused body sent whole leaves its keep-alive connection usable past the linger (no close under the next request)', async () => {
+    const c = await h.newCustomer({ balance: 10 });
+    const cap = maxBodyBytesOfPath('/v1/artgen/generations')!;
+    const url = new URL(h.baseUrl);
+    const socket = net.connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    let got = '';
+    let closed = false;
+    socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    socket.on('close', () => (closed = true));
+    /** Resolves with the status of the next whole answer in `got` (answers here carry a Content-Length). */
+    const answer = async (from: number): Promise<{ status: number; end: number }> => {
+      for (let i = 0; i < 500 && !closed; i++) {
+        const head = got.indexOf('\r\n\r\n', from);
+        const len = /content-length: (\d+)/i.exec(got.slice(from, head));
+        if (head > 0 && len && got.length >= head + 4 + Number(len[1])) return { status: Number(got.slice(from + 9, from + 12)), end: head + 4 + Number(len[1]) };
+        await once(socket, 'data').catch(() => undefined);
+      }
+      throw new Error(`no whole answer (closed: ${closed}): ${got.slice(from, from + 200)}`);
+    };
+    const auth = `Authorization: Bearer ${c.key}\r\nContent-Type: application/json\r\nHost: x\r\n`;
+    // 1: a body over the cap, written whole: refused 413, the rest of it read and dropped by Node
+    socket.write(`POST /v1/artgen/generations HTTP/1.1\r\n${auth}Content-Length: ${cap + 1000}\r\n\r\n`);
+    socket.write(Buffer.alloc(cap + 1000, 0x20));
+    const first = await answer(0);
+    expect(first.status).toBe(413);
+    // 2: the next request on the same connection spans the linger (its last byte comes after LINGER_MS)
+    socket.write(`POST /v1/artgen/generations HTTP/1.1\r\n${auth}Content-Length: 2\r\n\r\n{`);
+    await new Promise((r) => setTimeout(r, LINGER_MS * 1.5));
+    expect(closed).toBe(false);
+    socket.write('}');
+    const second = await answer(first.end);
+    expect(second.status).toBe(400); // the empty body's missing fields, answered on the kept connection
+    socket.destroy();
   });
 });
