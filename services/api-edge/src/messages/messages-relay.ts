@@ -3,7 +3,7 @@ import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { pickChannel, type ChannelGate, type MessagesAnswer, type MessagesUpstreamClient } from '@gmg/upstream';
 import type { MessagesSink, RelayedHeaders } from './messages-sink';
-import { SseFramer } from './sse-framer';
+import { SseEventTooLarge, SseFramer } from './sse-framer';
 import { SseUsageTracker } from './sse-usage.tracker';
 
 /** Per-call memory bounds (docs/messages.md, "Limits"). */
@@ -234,6 +234,11 @@ async function pump(
     } catch (err) {
       if (signal.aborted) return { kind: 'cut', reason: 'client_closed', channelId, tracker };
       answer.body.destroy();
+      if (err instanceof SseEventTooLarge) {
+        logger.warn({ channelId, limit: err.maxEventBytes }, 'messages upstream event too large; stream ended');
+        sink.end({ type: 'bad_gateway', message: `An upstream event is larger than this gateway relays (${err.maxEventBytes} bytes)` });
+        return { kind: 'cut', reason: 'event_too_large', channelId, tracker };
+      }
       logger.warn({ channelId, err: (err as Error).message }, 'messages upstream died mid-stream');
       sink.end({ type: 'bad_gateway', message: 'The upstream connection was lost mid-stream' });
       return { kind: 'cut', reason: 'upstream_lost', channelId, tracker };
@@ -271,7 +276,10 @@ function readAhead(it: AsyncIterator<Buffer>, framer: SseFramer, bound: number):
     try {
       for (;;) {
         const r = await it.next();
-        if (r.done) break;
+        if (r.done) {
+          framer.end();
+          break;
+        }
         const events = framer.push(r.value);
         if (events) {
           queue.push(events);

@@ -8,14 +8,24 @@ function lastBoundaryEnd(b: Buffer): number {
   return Math.max(i < 0 ? -1 : i + 2, j < 0 ? -1 : j + 3);
 }
 
+/** An upstream event longer than the bound: the stream cannot go on (its start is dropped, never relayed). */
+export class SseEventTooLarge extends Error {
+  constructor(readonly maxEventBytes: number) {
+    super(`an upstream event exceeds ${maxEventBytes} bytes`);
+  }
+}
+
 /**
  * Cuts an upstream SSE byte stream at event boundaries, so the client only ever receives whole events: a chunk is
  * relayed up to its last blank line, the rest waits for the next chunk. The part held back is one incomplete
- * event, bounded by `maxEventBytes` (kept as its chunks, never re-scanned: each byte is searched once).
+ * event, bounded by `maxEventBytes` (kept as its chunks, never re-scanned: each byte is searched once). The whole
+ * events before an oversized one still go out: the chunk that overflows returns them, and the overflow is thrown by
+ * the next `push` (or by `end`).
  */
 export class SseFramer {
   private held: Buffer[] = [];
   private heldBytes = 0;
+  private overflow: SseEventTooLarge | undefined;
 
   constructor(private readonly maxEventBytes: number) {}
 
@@ -26,10 +36,12 @@ export class SseFramer {
 
   /** The whole events completed by this chunk (with what was held), or undefined when none is complete yet. Throws past the bound. */
   push(chunk: Buffer): Buffer | undefined {
+    if (this.overflow) throw this.overflow;
     let end = lastBoundaryEnd(chunk);
     if (end < 0 && this.heldBytes > 0 && chunk.length > 0) end = this.spanningEnd(chunk);
     if (end < 0) {
       this.hold(chunk);
+      if (this.overflow) throw this.overflow;
       return undefined;
     }
     let out: Buffer;
@@ -44,10 +56,18 @@ export class SseFramer {
     return out;
   }
 
+  /** At the upstream's end: throws when the last event overflowed (what was whole before it has been returned). */
+  end(): void {
+    if (this.overflow) throw this.overflow;
+  }
+
   private hold(part: Buffer): void {
     this.held.push(part);
     this.heldBytes += part.length;
-    if (this.heldBytes > this.maxEventBytes) throw new Error(`an upstream event exceeds ${this.maxEventBytes} bytes`);
+    if (this.heldBytes <= this.maxEventBytes) return;
+    this.overflow = new SseEventTooLarge(this.maxEventBytes);
+    this.held = [];
+    this.heldBytes = 0;
   }
 
   /** A blank line split across the held bytes and this chunk (the held part ends in `\n` or `\n\r`). */
