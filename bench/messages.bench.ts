@@ -65,6 +65,17 @@ async function load(total: number, concurrency: number, fn: () => Promise<[numbe
   return { lat: lat.sort((a, b) => a - b), rps: lat.length / ((performance.now() - t0) / 1000), failures };
 }
 
+/** Where the edge's resident memory is (its /metrics, prom-client's V8 heap gauges): committed vs used, in MiB. */
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+
+async function heapOf(edgeUrl: string): Promise<string> {
+  const text = await (await fetch(`${edgeUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  const g = (re: RegExp): number => Number(re.exec(text)?.[1] ?? NaN) / 2 ** 20;
+  const space = (kind: 'total' | 'used', sp: string) => g(new RegExp(`^nodejs_heap_space_size_${kind}_bytes\\{space="${sp}"[^}]*\\} (\\S+)$`, 'm'));
+  return `heap ${g(/^nodejs_heap_size_total_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} committed / ${g(/^nodejs_heap_size_used_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} used `
+    + `(new ${space('total', 'new').toFixed(0)}, old ${space('total', 'old').toFixed(0)} / ${space('used', 'old').toFixed(0)} used), external ${g(/^nodejs_external_memory_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} MiB`;
+}
+
 async function startMock(port: number): Promise<ChildProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/messages-mock.upstream.ts')], {
     env: { ...process.env, MOCK_PORT: String(port) }, stdio: 'ignore',
@@ -87,8 +98,10 @@ async function main(): Promise<void> {
     await new ChannelRepository(db.dataSource).create({ name: 'mock', protocol: 'messages', baseUrl: mockUrl, apiKey: 'mock-key' });
     edge = await startService('api-edge', {
       DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(), LOG_LEVEL: 'error', PORT: String(edgePort),
-      ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
-    }, `http://127.0.0.1:${edgePort}/healthz`);
+      ADMIN_TOKEN,
+    }, `http://127.0.0.1:${edgePort}/healthz`,
+    // BENCH_CPU_PROF=<dir>: the edge's CPU profile (written when the bench stops it; bench/profile-summary.ts reads it)
+    60_000, undefined, process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
     const accounts = new AccountRepository(db.dataSource);
     const acc = await accounts.create({ name: 'bench-messages' });
     await accounts.topup(acc.id, 10n ** 15n);
@@ -144,6 +157,7 @@ async function main(): Promise<void> {
     });
     await waitFor(() => opened >= STREAMS, { timeoutMs: 120_000, intervalMs: 200, what: `${STREAMS} open streams` });
     const rssOpen = treeMemMiB(edge.proc.pid, 'VmRSS');
+    const heapOpen = await heapOf(`http://127.0.0.1:${edgePort}`);
     controller.abort();
     await Promise.allSettled(streams);
     await waitFor(async () => (await settled()) === 0, { timeoutMs: 60_000, intervalMs: 200, what: 'aborted streams settled' });
@@ -158,6 +172,7 @@ async function main(): Promise<void> {
       thr50: `${thr[50].g.toFixed(0)} vs ${thr[50].d.toFixed(0)}/s (${((100 * thr[50].g) / thr[50].d).toFixed(1)} %)`,
       ttfb: `+${f2(pct(ttfbG.lat, 50) - pct(ttfbD.lat, 50))} ms p50 (${f2(pct(ttfbG.lat, 50))} vs ${f2(pct(ttfbD.lat, 50))})`,
       rss: `${rssOpen.toFixed(0)} MiB with ${STREAMS} open (${rssBefore.toFixed(0)} before)`,
+      heap: heapOpen,
       healthz: `p50 ${f2(pct(floor.lat, 50))} ms`,
       failures: latD.failures + latG.failures + ttfbD.failures + ttfbG.failures + thr[16].failures + thr[50].failures,
     };
