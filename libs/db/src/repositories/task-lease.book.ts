@@ -46,6 +46,8 @@ export class TaskLeaseBook {
   private readonly granting = new Map<string, Promise<boolean>>();
   /** Waiters for a retired lease's close, by lease id (resolved once it is closed or its close was tried). */
   private readonly closing = new Map<string, Array<() => void>>();
+  /** Closes under way (the lease already left `leases`), by lease id: a refusal waits for them too. */
+  private readonly closes = new Map<string, { accountId: string; done: Promise<void> }>();
   private renewTimer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   private closed = false;
@@ -70,7 +72,12 @@ export class TaskLeaseBook {
       }
       if (!(await this.grantFor(accountId, price))) break;
     }
-    await Promise.all([...this.leases.values()].filter((l) => l.accountId === accountId).map((l) => this.retired(l)));
+    // every lease of this edge for the account gives its rest back first, those still being closed included (a
+    // close started by the last `done` of another task, which left `leases` before its statement answered)
+    await Promise.all([
+      ...[...this.leases.values()].filter((l) => l.accountId === accountId).map((l) => this.retired(l)),
+      ...[...this.closes.values()].filter((c) => c.accountId === accountId).map((c) => c.done),
+    ]);
     return null;
   }
 
@@ -133,10 +140,14 @@ export class TaskLeaseBook {
   private async retire(l: TaskLease): Promise<void> {
     l.retired = true;
     if (this.current.get(l.accountId) === l) this.current.delete(l.accountId);
-    if (l.writing > 0 || !this.leases.has(l.id)) return;
+    if (l.writing > 0) return;
+    if (!this.leases.has(l.id)) return this.closes.get(l.id)?.done;
     this.leases.delete(l.id);
     // a failed close leaves the lease to expire; any edge's sweeper closes it then (ChatCallSweeper)
-    await this.repo.close(l.id).catch(() => null);
+    const done = this.repo.close(l.id).then(() => undefined, () => undefined);
+    this.closes.set(l.id, { accountId: l.accountId, done });
+    await done;
+    this.closes.delete(l.id);
     for (const resolve of this.closing.get(l.id) ?? []) resolve();
     this.closing.delete(l.id);
   }

@@ -4,7 +4,7 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { BATCH_OVER_BALANCE, checkInflightCounter, checkLeases, leasedHoldOps, ledgerProperty, settlementStormProperty } from './ledger-model.testkit';
+import { BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND, checkInflightCounter, checkLeases, leasedHoldOps, ledgerProperty, settlementStormProperty } from './ledger-model.testkit';
 import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
@@ -27,7 +27,7 @@ describe('ledger invariants with lease-paid task holds (model-based, real Postgr
   });
 
   it('keeps every invariant with holds from one edge\'s leases (300 runs)', async () => {
-    await fc.assert(ledgerProperty(db.dataSource, leasedHoldOps()), { numRuns: 300, examples: [BATCH_OVER_BALANCE] });
+    await fc.assert(ledgerProperty(db.dataSource, leasedHoldOps()), { numRuns: 300, examples: [BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND] });
   }, 300_000);
 
   it('keeps every invariant with two edges holding for one account from their own leases, small leases (200 + 100 runs)', async () => {
