@@ -38,6 +38,7 @@ import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS, type UploadImageDeps } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
+import { UploadSweeper } from './uploads/upload-sweeper';
 import { QUEUE_DASHBOARD_PATH, createQueueDashboard } from './admin/queue-dashboard';
 import { apiDocsRouter } from './openapi/api-docs.router';
 import { uploadSizeLookup } from './uploads/upload-size';
@@ -50,7 +51,7 @@ import { mountPlayground } from './playground';
 export type AppConfig = Pick<
   ApiEdgeConfig,
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'bodyBudgetKeyShare' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix' | 'queueShards'
-  | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds'
+  | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds' | 'uploadSweepIntervalMs'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'messagesRelay' | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
   | 'trustProxy' | 'failedAuthLimit' | 'failedAuthWindowSeconds' | 'failedAuthBlockSeconds'
@@ -85,6 +86,8 @@ export interface App extends Express {
   readonly creditLeases: CreditLeaseBook;
   /** This edge's task-hold leases (none when TASK_LEASE_UNITS=0): closed at shutdown like `creditLeases`. */
   readonly taskLeases: TaskLeaseBook | undefined;
+  /** Removes expired uploads (UPLOAD_SWEEP_INTERVAL_MS); upload requests poke it, edge-timers.ts runs its timer. */
+  readonly uploadSweeper: UploadSweeper;
 }
 
 /** What the mounting steps share, built once per app. */
@@ -109,6 +112,7 @@ interface AppParts {
   submitGuards: RequestHandler[];
   /** The upload pipeline on that store: uploads, and large inline media of submissions (stored once, referenced by URL). */
   uploadPipeline: UploadImageDeps;
+  uploadSweeper: UploadSweeper;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -147,6 +151,7 @@ export function createApp(deps: AppDeps): App {
     authThrottle,
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
     uploads,
+    uploadSweeper: new UploadSweeper(uploads, config.uploadSweepIntervalMs, logger, deps.now),
     mediaHosts,
     auth: authMiddleware(keys, authThrottle),
     bodyBudget,
@@ -172,6 +177,7 @@ export function createApp(deps: AppDeps): App {
   const app = express() as unknown as App;
   Object.defineProperty(app, 'keyAuthenticator', { value: keys });
   Object.defineProperty(app, 'taskLeases', { value: taskLeases });
+  Object.defineProperty(app, 'uploadSweeper', { value: parts.uploadSweeper });
   app.disable('x-powered-by');
   app.set('etag', false);
   // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; docs/configuration.md): the failed-auth throttle counts by it.
@@ -250,7 +256,7 @@ function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void
  * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
  * capability); the POST authenticates itself with the same middleware.
  */
-function mountUploads(app: App, { deps, auth, uploadPipeline, bodyBudget }: AppParts): void {
+function mountUploads(app: App, { deps, auth, uploadPipeline, uploadSweeper, bodyBudget }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
     '/v1/uploads',
@@ -260,6 +266,7 @@ function mountUploads(app: App, { deps, auth, uploadPipeline, bodyBudget }: AppP
       guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
       logger,
       budget: bodyBudget,
+      sweeper: uploadSweeper,
     }),
   );
 }

@@ -66,6 +66,8 @@ export interface ApiEdgeConfig {
   uploadMaxBytes: number;
   /** Upload links stop working this long after the upload. */
   uploadTtlSeconds: number;
+  /** How often the edge's timer removes expired uploads (also triggered by upload traffic, at most this often). */
+  uploadSweepIntervalMs: number;
   /** What a credit lease asks for (minor units): the money an edge holds per account for chat calls. */
   messagesLeaseMinor: bigint;
   /** A lease its edge stops renewing (a crashed edge) expires after this and is released by any edge's sweeper. */
@@ -165,6 +167,7 @@ const schema = Joi.object({
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
   UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
   UPLOAD_TTL_SECONDS: Joi.number().integer().min(60).max(30 * 86400).default(86400),
+  UPLOAD_SWEEP_INTERVAL_MS: Joi.number().integer().min(100).max(86_400_000).default(600_000),
   MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
@@ -207,6 +210,7 @@ interface RawEnv extends CommonEnv {
   UPLOAD_DIR: string;
   UPLOAD_MAX_BYTES: number;
   UPLOAD_TTL_SECONDS: number;
+  UPLOAD_SWEEP_INTERVAL_MS: number;
   MESSAGES_LEASE_UNITS: number;
   MESSAGES_LEASE_TTL_SECONDS: number;
   MESSAGES_CHANNEL_CACHE_TTL_MS: number;
@@ -261,6 +265,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     uploadDir: path.resolve(e.UPLOAD_DIR),
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     uploadTtlSeconds: e.UPLOAD_TTL_SECONDS,
+    uploadSweepIntervalMs: e.UPLOAD_SWEEP_INTERVAL_MS,
     messagesLeaseMinor: BigInt(Math.round(e.MESSAGES_LEASE_UNITS * 1_000_000)),
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,

@@ -7,6 +7,7 @@ import { Producers, checkRedisPolicy, createRedis, onShutdownSignals } from '@gm
 import { MessagesUpstreamClient } from '@gmg/upstream';
 import { createApp } from './app';
 import { loadApiEdgeConfig } from './config';
+import { startEdgeTimers } from './edge-timers';
 import { appServer } from './http/app-server';
 
 /** How long in-flight requests may take to finish after SIGTERM before connections are cut. */
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   let draining = false;
   const messagesClient = new MessagesUpstreamClient(config.messagesRelay);
   const app = createApp({ config, logger, dataSource, redis, producers, messagesClient, isDraining: () => draining });
-  app.chatCallSweeper.start();
+  const timers = startEdgeTimers(app);
   const server: Server = await new Promise((resolve) => {
     const s = appServer(app, config).listen(config.port, () => resolve(s));
   });
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
       draining = true;
       logger.info({ signal }, 'draining: no new connections, finishing in-flight requests');
       await drainServer(server, () => logger.warn('drain timeout: closing remaining connections'));
-      app.chatCallSweeper.stop();
+      await timers.stop();
       await app.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
       await app.taskLeases?.close().catch((err: unknown) => logger.warn({ err }, 'closing task-hold leases'));
       await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));

@@ -8,6 +8,7 @@ import { Producers, createRedis, createTaskQueue, type Redis, type TaskQueue } f
 import { REPO_ROOT, TEST_REDIS_TARGET, createTestDatabase, uniqueRedisPrefix, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { createApp, type App, type AppDeps } from '../app';
 import { parseConfig, type ApiEdgeConfig } from '../config';
+import { startEdgeTimers } from '../edge-timers';
 import { appServer } from '../http/app-server';
 
 /** Prices the edge tests rely on when infra/prices.json is absent (currency units per image). */
@@ -67,6 +68,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
   const server: Server = await new Promise((resolve) => {
     const s = appServer(app, config).listen(0, '127.0.0.1', () => resolve(s)); // the server main.ts runs (http/app-server.ts)
   });
+  const timers = startEdgeTimers(app); // as main.ts does: the sweepers run on their timers
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   const queues: TaskQueue[] = [];
@@ -98,6 +100,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await timers.stop();
       await Promise.all(queues.map((q) => q.close()));
       await producers.close();
       await deleteRedisPrefix(redis, prefix);

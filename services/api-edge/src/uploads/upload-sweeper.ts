@@ -2,9 +2,10 @@ import type { Logger } from '@gmg/logger';
 import type { UploadStorage } from './upload-storage';
 
 /**
- * Removes expired uploads at most once per interval. Two ways to drive it: `poke()` from request handlers (no
- * timer inside the app, so createApp stays side-effect free) and `start()` from main.ts for an idle replica.
- * Never more than one sweep at a time; a failed sweep is logged and retried at the next interval.
+ * Removes expired uploads. Two ways to drive it: `poke()` from request handlers (at most once per interval) and the
+ * timer of `start()`, which edge-timers.ts runs from main.ts (and the test harness) so an idle replica sweeps too;
+ * createApp itself starts nothing. Never more than one sweep at a time; a failed sweep is logged and retried at the
+ * next interval.
  */
 export class UploadSweeper {
   private last = 0;
@@ -40,12 +41,14 @@ export class UploadSweeper {
     return this.running;
   }
 
+  /** A sweep every interval (not `poke`: a tick a millisecond early would skip a whole interval). */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.poke(), this.intervalMs);
+    this.timer = setInterval(() => void this.sweep(), this.intervalMs);
     this.timer.unref();
   }
 
+  /** Stops the timer and waits for a running sweep: nothing touches the store after it resolves. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;

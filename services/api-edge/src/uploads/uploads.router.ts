@@ -23,7 +23,11 @@ export interface UploadsRouterDeps {
   logger: Logger;
   /** The large bodies' budget (http/body-budget.ts): an upload waits for its share before it is read. */
   budget?: BodyBudget;
-  /** Expired files are swept at most this often, triggered by traffic (no timer in the app). Default 10 min. */
+  /**
+   * Removes expired files; every upload request pokes it (at most once per its interval). The app's own sweeper,
+   * whose timer edge-timers.ts runs; absent, one of the router's own with `sweepIntervalMs` (default 10 min).
+   */
+  sweeper?: UploadSweeper;
   sweepIntervalMs?: number;
   now?: () => Date;
 }
@@ -124,7 +128,7 @@ function bytesOf(req: Request, limits: UploadLimits): { bytes: Buffer; field: st
 export function createUploadsRouter(deps: UploadsRouterDeps): Router {
   const router = Router();
   const now = deps.now ?? (() => new Date());
-  const sweeper = new UploadSweeper(deps.storage, deps.sweepIntervalMs ?? 10 * 60_000, deps.logger, now);
+  const sweeper = deps.sweeper ?? new UploadSweeper(deps.storage, deps.sweepIntervalMs ?? 10 * 60_000, deps.logger, now);
 
   const bound = uploadBodyBound(deps.limits);
   const gate = deps.budget ? [bodyBudgetGate(deps.budget, () => bound)] : [];

@@ -1,0 +1,23 @@
+import type { App } from './app';
+
+/** What the edge runs in the background: its sweepers' timers. */
+export interface EdgeTimers {
+  /** Stops every timer and waits for a sweep in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the edge's background timers (createApp starts none): the chat-call sweeper (expired credit leases,
+ * abandoned calls) and the upload sweeper (expired uploads, UPLOAD_SWEEP_INTERVAL_MS). main.ts calls it once the
+ * server listens and stops it at shutdown; the test harness does the same, so tests run the edge main.ts runs.
+ */
+export function startEdgeTimers(app: Pick<App, 'chatCallSweeper' | 'uploadSweeper'>): EdgeTimers {
+  app.chatCallSweeper.start();
+  app.uploadSweeper.start();
+  return {
+    async stop() {
+      app.chatCallSweeper.stop();
+      await app.uploadSweeper.stop();
+    },
+  };
+}
