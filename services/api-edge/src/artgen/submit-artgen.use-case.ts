@@ -62,8 +62,10 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     if (!checked.ok) throw violationError(checked.violation);
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
-  request = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
-  const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
+  const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
+  const taskId = await acceptTask(deps, principal, media.request, input.idempotency, {
+    origin: input.origin, callbackUrl: input.callbackUrl, storedMedia: media.stored,
+  });
   return { taskId, action };
 }
 

@@ -76,4 +76,26 @@ describe('inline media is stored once, outside the task row', () => {
     expect((await new AccountRepository(h.db.dataSource).get(c.accountId))!.held).toBe(0n);
     expect(uploadFiles().length).toBe(before);
   });
+
+  it('deletes the media it stored when the submit is then refused for money (402): the store is as before', async () => {
+    const c = await h.newCustomer({ balance: 0 });
+    const before = uploadFiles().sort();
+    const a = await noisyPng(96);
+    const b = await noisyPng(80);
+    const res = await submit(c.key, { model: 'lumen-2-pro', prompt: 'a fox', image_urls: [a.toString('base64'), `data:image/png;base64,${b.toString('base64')}`] });
+    expect(res.status).toBe(402);
+    expect(res.body).toEqual({ error: { code: 402, type: 'payment_required', message: expect.any(String) } });
+    expect(uploadFiles().sort()).toEqual(before);
+    expect(readdirSync(uploadDir).filter((f) => f.endsWith('.meta.json'))).toHaveLength(before.length);
+  });
+
+  it('deletes the images it already stored when a later inline value is refused (400)', async () => {
+    const c = await h.newCustomer({ balance: 10 });
+    const before = uploadFiles().sort();
+    const junk = Buffer.alloc(8192, 7).toString('base64');
+    const res = await submit(c.key, { model: 'lumen-2-pro', prompt: 'a fox', image_urls: [(await noisyPng(96)).toString('base64'), junk] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('`image_urls.1`');
+    expect(uploadFiles().sort()).toEqual(before);
+  });
 });

@@ -3,7 +3,7 @@ import {
   type ModelContract, type NormalizedRequest, type Operation, type Pool, type Quote,
 } from '@gmg/contracts';
 import { DuplicateSubmissionError, type AuthPrincipal, type NewTask, type TaskRecord } from '@gmg/db';
-import { DomainError, violationError } from '@gmg/errors';
+import { DomainError, isDomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
 import { resolveAssetReferences, type AssetOwnershipDeps } from './asset-ownership.check';
@@ -14,7 +14,7 @@ import { pinToSourceTask } from './pin-to-source';
 import { parseResponseVersion } from './response-version';
 import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
 import { bodyTooLarge } from '../http/json-body';
-import { externaliseInlineMedia } from '../uploads/inline-media';
+import { discardStoredMedia, externaliseInlineMedia } from '../uploads/inline-media';
 import type { UploadImageDeps } from '../uploads/upload-image.use-case';
 
 export interface SubmitTaskDeps {
@@ -73,6 +73,8 @@ export interface TaskOrigin {
 export interface AcceptExtras {
   origin?: TaskOrigin;
   callbackUrl?: string;
+  /** Upload names the request's inline media was stored under (inline-media.ts): deleted when the task is refused. */
+  storedMedia?: readonly string[];
 }
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
@@ -163,10 +165,12 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves; pinned to
   // the channel that approved them, under its own asset references
   request = await resolveAssetReferences(deps, principal.accountId, request);
-  // last before the money step: every refusal above leaves nothing stored
-  request = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
+  // last before the money step: every refusal above leaves nothing stored, and acceptTask deletes it on a refusal
+  const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
 
-  const taskId = await acceptTask(deps, principal, request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl });
+  const taskId = await acceptTask(deps, principal, media.request, input.idempotency, {
+    origin: input.origin, callbackUrl: input.callbackUrl, storedMedia: media.stored,
+  });
   return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
 }
 
@@ -185,12 +189,31 @@ async function firstReferenceSize(deps: SubmitTaskDeps, body: unknown): Promise<
 /**
  * The money step every submission shares (generations, the art suite): quote → hold + task row (one transaction)
  * → task view → queue. Returns the task id; under a reused Idempotency-Key whose Redis record was lost, the id of
- * the first task (nothing held).
+ * the first task (nothing held). Media stored for this request (`extras.storedMedia`) is deleted when no task of
+ * this request refers to it: a refusal here (402, the in-flight limit, an unpriced model, a reused key) or the
+ * first task's answer. An unexpected error keeps it (the row may have been committed); it expires with the link.
  */
 export async function acceptTask(
   deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
   extras: AcceptExtras = {},
 ): Promise<string> {
+  const stored = extras.storedMedia ?? [];
+  let accepted: { taskId: string; created: boolean };
+  try {
+    accepted = await holdAndRecord(deps, principal, request, idempotency, extras);
+  } catch (err) {
+    if (stored.length > 0 && isDomainError(err)) await discardStoredMedia(deps.media.storage, stored, deps.logger);
+    throw err;
+  }
+  if (!accepted.created && stored.length > 0) await discardStoredMedia(deps.media.storage, stored, deps.logger);
+  return accepted.taskId;
+}
+
+/** Quote, then the hold and the task row; `created: false` when an earlier task under the Idempotency-Key answers. */
+async function holdAndRecord(
+  deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+  extras: AcceptExtras,
+): Promise<{ taskId: string; created: boolean }> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
   let task: TaskRecord;
@@ -218,11 +241,11 @@ export async function acceptTask(
     if (!(err instanceof DuplicateSubmissionError)) throw err;
     if (!err.sameRequest) throw idempotencyMismatch();
     deps.logger.warn({ taskId: err.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing task');
-    return err.existing.id;
+    return { taskId: err.existing.id, created: false };
   }
 
   await publishAccepted(deps, task);
-  return task.id;
+  return { taskId: task.id, created: true };
 }
 
 /**
