@@ -24,6 +24,12 @@ export const idempotencyKey = (prefix: string, apiKeyId: string, keyHash: string
  */
 export const limiterKey = (id: string): string => `{${id}}`;
 
+/**
+ * One account's unexpired uploads (a sorted set: member `<name> <bytes>`, score = expiry in ms) and, in the same
+ * slot, their byte total (`<this>:bytes`): the upload quota (services/api-edge/src/uploads/upload-quota.ts).
+ */
+export const uploadQuotaKey = (prefix: string, accountId: string): string => `{${prefix}:uploads:${accountId}}`;
+
 /** In the slot of the queue (shard) it guards: lost with that queue's data, so its absence means the queue was lost. */
 export const healSentinelKey = (queuePrefix: string): string => `${queuePrefix}:heal`;
 

@@ -39,6 +39,7 @@ import { DEFAULT_SIDE_LIMITS, type UploadImageDeps } from './uploads/upload-imag
 import type { UploadStorage } from './uploads/upload-storage';
 import { createUploadsRouter } from './uploads/uploads.router';
 import { UploadSweeper } from './uploads/upload-sweeper';
+import { UploadQuota } from './uploads/upload-quota';
 import { QUEUE_DASHBOARD_PATH, createQueueDashboard } from './admin/queue-dashboard';
 import { apiDocsRouter } from './openapi/api-docs.router';
 import { uploadSizeLookup } from './uploads/upload-size';
@@ -51,7 +52,7 @@ import { mountPlayground } from './playground';
 export type AppConfig = Pick<
   ApiEdgeConfig,
   | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'bodyBudgetKeyShare' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix' | 'queueShards'
-  | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds' | 'uploadSweepIntervalMs'
+  | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds' | 'uploadSweepIntervalMs' | 'uploadQuotaBytes' | 'uploadQuotaFiles'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'messagesRelay' | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
   | 'trustProxy' | 'failedAuthLimit' | 'failedAuthWindowSeconds' | 'failedAuthBlockSeconds'
@@ -267,6 +268,8 @@ function mountUploads(app: App, { deps, auth, uploadPipeline, uploadSweeper, bod
       logger,
       budget: bodyBudget,
       sweeper: uploadSweeper,
+      // uploads only: inline media of a submission is paid for with its task and deleted when the task is refused
+      quota: new UploadQuota(redis, config.queuePrefix, { maxBytes: config.uploadQuotaBytes, maxFiles: config.uploadQuotaFiles }, logger),
     }),
   );
 }

@@ -68,6 +68,10 @@ export interface ApiEdgeConfig {
   uploadTtlSeconds: number;
   /** How often the edge's timer removes expired uploads (also triggered by upload traffic, at most this often). */
   uploadSweepIntervalMs: number;
+  /** Per account: decoded bytes of unexpired uploads it may keep (POST /v1/uploads/images); 0 = unbounded. */
+  uploadQuotaBytes: number;
+  /** Per account: unexpired uploads it may keep; 0 = unbounded. */
+  uploadQuotaFiles: number;
   /** What a credit lease asks for (minor units): the money an edge holds per account for chat calls. */
   messagesLeaseMinor: bigint;
   /** A lease its edge stops renewing (a crashed edge) expires after this and is released by any edge's sweeper. */
@@ -168,6 +172,11 @@ const schema = Joi.object({
   UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
   UPLOAD_TTL_SECONDS: Joi.number().integer().min(60).max(30 * 86400).default(86400),
   UPLOAD_SWEEP_INTERVAL_MS: Joi.number().integer().min(100).max(86_400_000).default(600_000),
+  // Per account, over unexpired uploads; 0 = off. At least one largest image, or no upload could ever fit.
+  UPLOAD_QUOTA_BYTES: Joi.alternatives(Joi.number().valid(0), Joi.number().integer().min(Joi.ref('UPLOAD_MAX_BYTES')).max(1024 * 1024 * MIB))
+    .default(1024 * MIB)
+    .messages({ 'alternatives.match': '"UPLOAD_QUOTA_BYTES" must be 0 (no quota) or at least UPLOAD_MAX_BYTES' }),
+  UPLOAD_QUOTA_FILES: Joi.number().integer().min(0).max(10_000_000).default(1000),
   MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
@@ -211,6 +220,8 @@ interface RawEnv extends CommonEnv {
   UPLOAD_MAX_BYTES: number;
   UPLOAD_TTL_SECONDS: number;
   UPLOAD_SWEEP_INTERVAL_MS: number;
+  UPLOAD_QUOTA_BYTES: number;
+  UPLOAD_QUOTA_FILES: number;
   MESSAGES_LEASE_UNITS: number;
   MESSAGES_LEASE_TTL_SECONDS: number;
   MESSAGES_CHANNEL_CACHE_TTL_MS: number;
@@ -266,6 +277,8 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     uploadTtlSeconds: e.UPLOAD_TTL_SECONDS,
     uploadSweepIntervalMs: e.UPLOAD_SWEEP_INTERVAL_MS,
+    uploadQuotaBytes: e.UPLOAD_QUOTA_BYTES,
+    uploadQuotaFiles: e.UPLOAD_QUOTA_FILES,
     messagesLeaseMinor: BigInt(Math.round(e.MESSAGES_LEASE_UNITS * 1_000_000)),
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,

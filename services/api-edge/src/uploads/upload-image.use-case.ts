@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DomainError } from '@gmg/errors';
 import { inspectImage } from './image-sniff';
 import { storedName, type UploadMeta, type UploadStorage } from './upload-storage';
+import type { UploadQuota } from './upload-quota';
 
 export interface UploadLimits {
   maxBytes: number;
@@ -23,6 +24,8 @@ export interface UploadImageDeps {
   limits: UploadLimits;
   now?: () => Date;
   newId?: () => string;
+  /** The per-account quota (upload-quota.ts), checked after the image passed every other check. */
+  quota?: Pick<UploadQuota, 'reserve' | 'release'>;
 }
 
 export interface UploadImageInput {
@@ -88,7 +91,13 @@ export async function uploadImage(deps: UploadImageDeps, input: UploadImageInput
     createdAt: now,
     expiresAt: new Date(now.getTime() + limits.ttlSeconds * 1000),
   };
-  await deps.storage.put(meta, bytes);
+  await deps.quota?.reserve(meta, now);
+  try {
+    await deps.storage.put(meta, bytes);
+  } catch (err) {
+    await deps.quota?.release(meta);
+    throw err;
+  }
   return {
     url: `${deps.publicBaseUrl}${UPLOADS_PATH}/${storedName(meta)}`,
     id: meta.id,

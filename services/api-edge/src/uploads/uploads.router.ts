@@ -9,6 +9,7 @@ import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import { UploadSweeper } from './upload-sweeper';
 import type { UploadStorage } from './upload-storage';
+import type { UploadQuota } from './upload-quota';
 import { underMount } from '../http/request-path';
 import { UPLOADS_PATH, tooLarge, uploadImage, type UploadLimits } from './upload-image.use-case';
 
@@ -18,6 +19,8 @@ export interface UploadsRouterDeps {
   limits: UploadLimits;
   /** Key auth for the POST (the GET is public: the unguessable name is the capability). */
   authenticate: RequestHandler;
+  /** Files and bytes each account keeps through this route (UPLOAD_QUOTA_*); absent: unbounded. */
+  quota?: UploadQuota;
   /** Run after auth on the POST, e.g. the per-key rate limit. */
   guards?: RequestHandler[];
   logger: Logger;
@@ -135,7 +138,7 @@ export function createUploadsRouter(deps: UploadsRouterDeps): Router {
   router.post(underMount(UPLOADS_PATH, UPLOAD_IMAGES_PATH), deps.authenticate, ...(deps.guards ?? []), ...gate, uploadBody(deps.limits), async (req, res) => {
     const { bytes, field } = bytesOf(req, deps.limits);
     const data = await uploadImage(
-      { storage: deps.storage, publicBaseUrl: deps.publicBaseUrl, limits: deps.limits, now },
+      { storage: deps.storage, publicBaseUrl: deps.publicBaseUrl, limits: deps.limits, now, quota: deps.quota },
       { bytes, field, accountId: principalOf(res).accountId },
     );
     deps.logger.info({ uploadId: data.id, bytes: data.bytes, mime: data.mime }, 'image uploaded');
