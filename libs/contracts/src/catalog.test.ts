@@ -1,4 +1,4 @@
-import { isModelAllowed, listCatalog, modelSchemaDocument } from './catalog';
+import { customModelSchemaDocument, isModelAllowed, listCatalog, modelSchemaDocument } from './catalog';
 
 const ids = (items: { id: string }[]) => items.map((i) => i.id);
 
@@ -25,6 +25,20 @@ describe('listCatalog', () => {
     expect(items.find((i) => i.id === 'my-custom-model')).toMatchObject({ category: 'unknown' });
     expect(items.find((i) => i.id === 'my-custom-model')!.capability_tags).toBeUndefined();
     expect(isModelAllowed('my-custom-model', ['my-custom-model'], null)).toBe(true);
+  });
+
+  it('lists for a custom name the endpoints it is callable on, and messages only when a channel names it', () => {
+    const items = listCatalog({ keyModels: ['house-gen', 'house-chat'], groupModels: null, customChatModels: new Set(['house-chat']) });
+    expect(items.find((i) => i.id === 'house-gen')!.supported_endpoint_types).toEqual(['image-generation', 'video-generation']);
+    expect(items.find((i) => i.id === 'house-chat')!.supported_endpoint_types).toEqual(['image-generation', 'video-generation', 'messages']);
+  });
+
+  it('gives a custom name its passthrough contract per endpoint with expand=parameters, as its schema document does', () => {
+    const item = listCatalog({ keyModels: ['house-gen'], groupModels: null, expand: 'parameters' })[0];
+    expect(item.parameters).toMatchObject({ source: 'base', endpoint: '/v1/images/generations' });
+    expect(Object.keys(item.parameters!.actions!)).toEqual(['image_generation', 'video_generation']);
+    expect(customModelSchemaDocument('house-gen')!.parameters).toEqual(item.parameters);
+    expect(customModelSchemaDocument('lumen-2-pro')).toBeUndefined();
   });
 
   it('treats aliases as interchangeable in restriction lists', () => {

@@ -1,4 +1,5 @@
 import type { AckShape, Category, JsonSchema, ModelContract, ModelDefinition, Operation } from './models/types';
+import { baseContract } from './models/base-contract';
 import { listModels, resolveModel } from './models/registry';
 
 /** `parameters` block of spec 2.4. */
@@ -11,7 +12,10 @@ export interface ModelParameters {
   input_schema: JsonSchema;
   /** The largest request body accepted, bytes as sent (413 above it). Additive. */
   max_body_bytes: number;
-  /** A model served on several paths (the art suite): each action's path and request schema. Optional, additive. */
+  /**
+   * A model served on several paths, each path's request schema. Optional, additive. The art suite: keyed by action;
+   * a custom name (source `base`): keyed by operation, one per endpoint it is callable on.
+   */
   actions?: Record<string, { method: 'POST'; endpoint: string; input_schema: JsonSchema; max_body_bytes: number }>;
 }
 
@@ -34,6 +38,11 @@ export interface CatalogOptions {
   groupModels: readonly string[] | null;
   expand?: string;
   category?: string;
+  /**
+   * Custom names (no registry entry) a messages channel lists by name, so that `POST /v1/messages` serves them too
+   * (the edge asks its channels; the catalog cannot).
+   */
+  customChatModels?: ReadonlySet<string>;
 }
 
 export const CATALOG_EXPANDS = ['category', 'parameters'] as const;
@@ -76,15 +85,31 @@ function actionParametersOf(contracts: Readonly<Record<string, ModelContract>>):
   };
 }
 
-function itemOf(name: string, m: ModelDefinition | undefined, expand: 'category' | 'parameters' | undefined): ModelListItem {
+/**
+ * A custom name (spec 2.4 `unknown`: in a key's list, no registry entry) is callable through the base (passthrough)
+ * contract on the image and on the video endpoint, whichever the request comes in on (submit-task's customModelFor),
+ * and on the messages endpoint when a messages channel lists it by name.
+ */
+const CUSTOM_OPERATIONS: readonly Operation[] = ['image_generation', 'video_generation'];
+const ENDPOINT_TYPE_OF: Readonly<Record<Operation, string>> = { image_generation: 'image-generation', video_generation: 'video-generation' };
+
+const customEndpointTypes = (chat: boolean): string[] => [...CUSTOM_OPERATIONS.map((op) => ENDPOINT_TYPE_OF[op]), ...(chat ? ['messages'] : [])];
+
+/** A custom name's base contracts: the image one as the main schema, each endpoint's under `actions` (by operation). */
+function customParametersOf(name: string): ModelParameters {
+  const contracts = Object.fromEntries(CUSTOM_OPERATIONS.map((op) => [op, baseContract(name, op)]));
+  return actionParametersOf(contracts)!;
+}
+
+function itemOf(name: string, m: ModelDefinition | undefined, expand: 'category' | 'parameters' | undefined, customChat = false): ModelListItem {
   const item: ModelListItem = m
     ? { id: name, object: 'model', created: m.created, owned_by: m.ownedBy, supported_endpoint_types: [...m.supportedEndpointTypes] }
-    : { id: name, object: 'model', created: 0, owned_by: 'custom', supported_endpoint_types: [] };
+    : { id: name, object: 'model', created: 0, owned_by: 'custom', supported_endpoint_types: customEndpointTypes(customChat) };
   if (!expand) return item;
   item.category = m?.category ?? 'unknown';
   if (m && m.capabilityTags.length) item.capability_tags = [...m.capabilityTags];
-  if (expand === 'parameters' && m) {
-    const p = parametersOf(m);
+  if (expand === 'parameters') {
+    const p = m ? parametersOf(m) : customParametersOf(name);
     if (p) item.parameters = p;
   }
   return item;
@@ -109,7 +134,7 @@ export function listCatalog(opts: CatalogOptions): ModelListItem[] {
   for (const name of opts.keyModels ?? []) {
     if (seen.has(name) || resolveModel(name) || !listAllows(opts.groupModels, name)) continue;
     seen.add(name);
-    items.push(itemOf(name, undefined, expand));
+    items.push(itemOf(name, undefined, expand, opts.customChatModels?.has(name) ?? false));
   }
   if (expand && opts.category) return items.filter((i) => i.category === opts.category);
   return items;
@@ -151,13 +176,12 @@ const ARTGEN_ACK = {
   task_id_path: 'data.task_id',
 };
 
-function responseContract(m: ModelDefinition): Record<string, unknown> {
-  // a model served on several paths describes its main (bare-path) contract; each action's schema is in parameters
-  const c = (m.contract ?? m.actionContracts?.imagine ?? Object.values(m.actionContracts ?? {})[0])!;
-  const resultFields =
-    c.operation === 'image_generation'
-      ? { 'data.result.images[].url': 'string' }
-      : { 'data.result.videos[].url': 'string[] (the file is the first element)', 'data.result.videos[].expires_at': 'integer (Unix seconds)' };
+const resultFieldsOf = (operation: Operation): Record<string, string> =>
+  operation === 'image_generation'
+    ? { 'data.result.images[].url': 'string' }
+    : { 'data.result.videos[].url': 'string[] (the file is the first element)', 'data.result.videos[].expires_at': 'integer (Unix seconds)' };
+
+function responseContract(c: ModelContract, resultFields: Record<string, string> = resultFieldsOf(c.operation)): Record<string, unknown> {
   return {
     ack: c.ack === 'artgen' ? ARTGEN_ACK : ACKS[c.ack],
     poll: {
@@ -180,11 +204,29 @@ function responseContract(m: ModelDefinition): Record<string, unknown> {
   };
 }
 
+export type ModelSchemaDocument = ModelListItem & { idempotency?: unknown; response_contract?: unknown };
+
 /** `GET /v1/models/{model}/schema`: one item with parameters plus idempotency and response-contract blocks. */
-export function modelSchemaDocument(name: string): (ModelListItem & { idempotency?: unknown; response_contract?: unknown }) | undefined {
+export function modelSchemaDocument(name: string): ModelSchemaDocument | undefined {
   const m = resolveModel(name);
   if (!m) return undefined;
   const item = itemOf(name, m, 'parameters');
-  if (!m.contract && !m.actionContracts) return item;
-  return { ...item, idempotency: IDEMPOTENCY_CONTRACT, response_contract: responseContract(m) };
+  // a model served on several paths describes its main (bare-path) contract; each action's schema is in parameters
+  const main = m.contract ?? m.actionContracts?.imagine ?? Object.values(m.actionContracts ?? {})[0];
+  if (!main) return item;
+  return { ...item, idempotency: IDEMPOTENCY_CONTRACT, response_contract: responseContract(main) };
+}
+
+/**
+ * The schema document of a custom name the key may call (the caller checks that): its passthrough (base) contract on
+ * each endpoint — `parameters` (image endpoint) with `actions` per operation — and the response contract of the image
+ * endpoint, whose result fields name both (a task on the video endpoint polls every 5-10 s and answers videos).
+ */
+export function customModelSchemaDocument(name: string, opts: { chat?: boolean } = {}): ModelSchemaDocument | undefined {
+  if (resolveModel(name)) return undefined;
+  const item = itemOf(name, undefined, 'parameters', opts.chat ?? false);
+  const resultFields = Object.fromEntries(
+    CUSTOM_OPERATIONS.flatMap((op) => Object.entries(resultFieldsOf(op)).map(([k, v]) => [k, `${v} (POST ${baseContract(name, op).endpoint})`])),
+  );
+  return { ...item, idempotency: IDEMPOTENCY_CONTRACT, response_contract: responseContract(baseContract(name, 'image_generation'), resultFields) };
 }

@@ -114,6 +114,8 @@ interface AppParts {
   /** The upload pipeline on that store: uploads, and large inline media of submissions (stored once, referenced by URL). */
   uploadPipeline: UploadImageDeps;
   uploadSweeper: UploadSweeper;
+  /** Messages channels per model and group, cached (MESSAGES_CHANNEL_CACHE_TTL_MS): the messages route and the catalog. */
+  messagesChannels: MessagesChannelCache;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -153,6 +155,7 @@ export function createApp(deps: AppDeps): App {
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
     uploads,
     uploadSweeper: new UploadSweeper(uploads, config.uploadSweepIntervalMs, logger, deps.now),
+    messagesChannels: new MessagesChannelCache((m, g) => new ChatCallRepository(dataSource).channels(m, g), config.messagesChannelCacheTtlMs),
     mediaHosts,
     auth: authMiddleware(keys, authThrottle),
     bodyBudget,
@@ -194,7 +197,12 @@ export function createApp(deps: AppDeps): App {
   mountCancel(app, parts);
   mountAvatar(app, parts);
   mountArtgen(app, parts);
-  app.use('/v1', catalogRouter());
+  app.use('/v1', catalogRouter({
+    // a custom name is served by POST /v1/messages only on channels that list it by name (messages.router.ts)
+    // (unknown while Postgres is away: not listed, the rest of the catalog still answers)
+    customChat: (name, group) =>
+      parts.messagesChannels.get(name, group).then((cs) => cs.some((c) => c.models?.includes(name) ?? false), () => false),
+  }));
   mountProbes(app, deps, authThrottle);
   app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
@@ -305,7 +313,7 @@ function mountCancel(app: App, { deps, tasks, views }: AppParts): void {
 }
 
 /** POST /v1/messages (docs/messages.md): synchronous pass-through, its own caches and crash sweeper. */
-function mountMessages(app: App, { deps, prices, bodyBudget }: AppParts): void {
+function mountMessages(app: App, { deps, prices, bodyBudget, messagesChannels }: AppParts): void {
   const { config, dataSource, redis, logger } = deps;
   const chatCalls = new ChatCallRepository(dataSource);
   const leaseRepo = new CreditLeaseRepository(dataSource);
@@ -325,7 +333,7 @@ function mountMessages(app: App, { deps, prices, bodyBudget }: AppParts): void {
         logger,
         newTaskId: deps.newTaskId ?? newTaskId,
       },
-      channels: new MessagesChannelCache((m, g) => chatCalls.channels(m, g), config.messagesChannelCacheTtlMs),
+      channels: messagesChannels,
       prices,
       sweeper: chatCallSweeper,
       maxBodyBytes: config.maxBodyBytes,
