@@ -10,7 +10,7 @@ import request from 'supertest';
 import YAML from 'yaml';
 import type { DataSource } from 'typeorm';
 import {
-  ARTGEN_CONTRACTS, CATALOG_CATEGORIES, CATALOG_EXPANDS, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
+  ARTGEN_CONTRACTS, CATALOG_CATEGORIES, CATALOG_EXPANDS, customModelSchemaDocument, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
   TASK_FAILURE_TYPES,
   type PriceTable, type TaskResult,
 } from '@gmg/contracts';
@@ -641,6 +641,20 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         expectNoUndocumentedKeys(component('ModelSchemaDocument'), doc, `schema document of ${name}`);
         if (doc.parameters) expectNoUndocumentedKeys(component('ModelParameters'), doc.parameters, `parameters of ${name}`);
       }
+      const custom = customModelSchemaDocument('acme/custom-model', { chat: true })!;
+      expectValid(component('ModelSchemaDocument'), custom, 'schema document of a custom name');
+      expectNoUndocumentedKeys(component('ModelSchemaDocument'), custom, 'schema document of a custom name');
+      expectNoUndocumentedKeys(component('ModelParameters'), custom.parameters!, 'parameters of a custom name');
+      const listed = listCatalog({ keyModels: ['acme/custom-model'], groupModels: null, expand: 'parameters' });
+      expectValid(component('ModelList'), { success: true, object: 'list', data: listed }, 'catalog with a custom name and parameters');
+    });
+
+    it('docs/versioning.md lists the image result fields the TaskResult schema defines, no more and no less', () => {
+      const doc = readFileSync(join(ROOT, 'docs/versioning.md'), 'utf8');
+      const start = doc.indexOf('## Image result fields');
+      const section = doc.slice(start, doc.indexOf('\n## ', start + 1));
+      const listed = [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+      expect(listed).toEqual(Object.keys(component('TaskResult').properties.images.items.properties));
     });
 
     it('the unified task when pending, completed (image, video) and failed; failure types are the documented ones', () => {
