@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { DomainError } from '@gmg/errors';
 import { inspectImage } from './image-sniff';
 import { storedName, type UploadMeta, type UploadStorage } from './upload-storage';
-import type { UploadQuota } from './upload-quota';
 
 export interface UploadLimits {
   maxBytes: number;
@@ -24,8 +23,8 @@ export interface UploadImageDeps {
   limits: UploadLimits;
   now?: () => Date;
   newId?: () => string;
-  /** The per-account quota (upload-quota.ts), checked after the image passed every other check. */
-  quota?: Pick<UploadQuota, 'reserve' | 'release'>;
+  /** The per-account quota (UploadQuota, upload-quota.ts), checked after the image passed every other check. */
+  quota?: { reserve(meta: UploadMeta, now: Date): Promise<void>; release(meta: UploadMeta): Promise<void> };
 }
 
 export interface UploadImageInput {
