@@ -2,6 +2,8 @@
  * `npm run chaos`: the fault-injection suite. Starts its own Redis and Postgres on free ports (never the shared
  * 127.0.0.1:6379/:5432), the services as real processes, runs every scenario in turn, prints the table, and exits 1
  * when any scenario is not green. CHAOS_ONLY=flush,pg,... runs a subset; CHAOS_TABLE=<file> also writes the table.
+ * CHAOS_PGBOUNCER=1 puts PgBouncer (transaction mode, k8s/pgbouncer/pgbouncer.ini) between the services and Postgres,
+ * as production runs them, and adds the "PgBouncer restarted mid-flight" scenario.
  */
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
@@ -20,6 +22,8 @@ const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
   ['edge-streams', s.edgeKillStreams],
   ['upstream', (w) => s.upstreamOutage(w, false)],
   ['failover', (w) => s.upstreamOutage(w, true)],
+  // only through the pooler (CHAOS_PGBOUNCER=1); without it the scenario is listed as not run
+  ['pgbouncer', s.pgbouncerRestart],
 ];
 const SUITE_LIMIT_MS = 9 * 60_000;
 
@@ -39,9 +43,13 @@ async function main(): Promise<void> {
   const rows: s.Row[] = [];
   try {
     await w.start();
-    console.log(`chaos: own Redis on :${w.redis.port}, own Postgres on :${w.pg.port}; sweep interval ${SWEEP_INTERVAL_MS} ms`);
+    console.log(`chaos: own Redis on :${w.redis.port}, own Postgres on :${w.pg.port}${w.pooler ? `, PgBouncer on :${w.pooler.port} (services through it)` : ''}; sweep interval ${SWEEP_INTERVAL_MS} ms`);
     for (const [name, run] of SCENARIOS) {
       if (only && !only.includes(name)) continue;
+      if (name === 'pgbouncer' && !w.pooler) {
+        console.log('chaos: not run  pgbouncer (needs CHAOS_PGBOUNCER=1)');
+        continue;
+      }
       const t = Date.now();
       const row = await run(w).catch((e: unknown) => ({ scenario: name, ok: false, note: `threw: ${(e as Error).message.split('\n')[0]}` }));
       rows.push(row);

@@ -3,12 +3,12 @@
  * or a restart never touches the servers other tests use (127.0.0.1:6379 and :5432 are never addressed here).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, chownSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, chownSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import Redis, { type RedisOptions } from 'ioredis';
 import { Client } from 'pg';
-import { freePort, waitFor } from '@gmg/testing';
+import { freePort, REPO_ROOT, waitFor } from '@gmg/testing';
 
 const SHARED_PORTS = new Set([6379, 5432]);
 
@@ -163,4 +163,83 @@ export class ChaosPostgres {
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * PgBouncer in transaction mode in front of the suite's Postgres (k8s/pgbouncer/pgbouncer.ini with what differs
+ * here: loopback, a free port, trust auth, small pools), as production runs it. `restart` is a kill and a start on
+ * the same port: every client connection and every server session is cut, as a pooler pod's restart does.
+ */
+export class ChaosPgBouncer {
+  private proc: Proc | undefined;
+  private constructor(readonly port: number, private readonly dir: string, private readonly ids: { uid: number; gid: number } | undefined) {}
+
+  static available(): boolean {
+    try {
+      execFileSync('pgbouncer', ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  static async start(root: string, pg: ChaosPostgres): Promise<ChaosPgBouncer> {
+    const port = await freePort();
+    if (SHARED_PORTS.has(port)) throw new Error('refusing a shared port');
+    const dir = path.join(root, 'pgbouncer');
+    mkdirSync(dir, { recursive: true });
+    const ini = readFileSync(path.join(REPO_ROOT, 'k8s/pgbouncer/pgbouncer.ini'), 'utf8')
+      .replace(/^%include .*databases\.ini$/m, `%include ${dir}/databases.ini`)
+      .replace(/^listen_addr = .*$/m, 'listen_addr = 127.0.0.1')
+      .replace(/^listen_port = .*$/m, `listen_port = ${port}`)
+      .replace(/^auth_type = .*$/m, 'auth_type = trust')
+      .replace(/^auth_file = .*$/m, `auth_file = ${dir}/userlist.txt`)
+      .replace(/^admin_users = .*$/m, 'admin_users = postgres')
+      .replace(/^stats_users = .*$/m, 'stats_users = postgres')
+      .replace(/^default_pool_size = .*$/m, 'default_pool_size = 20')
+      .replace(/^max_db_connections = .*$/m, 'max_db_connections = 60');
+    writeFileSync(path.join(dir, 'pgbouncer.ini'), `${ini}\nlogfile = ${dir}/pgbouncer.log\npidfile = ${dir}/pgbouncer.pid\n`);
+    const dbs = readFileSync(path.join(REPO_ROOT, 'k8s/pgbouncer/databases.ini.example'), 'utf8').replace('host=postgres port=5432', `host=127.0.0.1 port=${pg.port}`);
+    writeFileSync(path.join(dir, 'databases.ini'), dbs);
+    writeFileSync(path.join(dir, 'userlist.txt'), '"postgres" ""\n');
+    // PgBouncer refuses to run as root: then it runs as the postgres system user
+    const ids = userInfo().uid === 0
+      ? { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) }
+      : undefined;
+    if (ids) for (const f of ['', 'pgbouncer.ini', 'databases.ini', 'userlist.txt']) chownSync(path.join(dir, f), ids.uid, ids.gid);
+    const b = new ChaosPgBouncer(port, dir, ids);
+    await b.launch();
+    return b;
+  }
+
+  url(db: string): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${db}`;
+  }
+
+  async launch(): Promise<void> {
+    this.proc = new Proc(spawn('pgbouncer', [path.join(this.dir, 'pgbouncer.ini')], { stdio: 'ignore', ...this.ids }));
+    await waitFor(async () => (await this.answers()) || undefined, { timeoutMs: 15_000, intervalMs: 50, what: `pgbouncer on ${this.port}` });
+  }
+
+  async answers(): Promise<boolean> {
+    const c = new Client({ connectionString: this.url('pgbouncer'), connectionTimeoutMillis: 1000 });
+    c.on('error', () => undefined);
+    try {
+      await c.connect();
+      await c.query('SHOW VERSION');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  }
+
+  async kill9(): Promise<void> {
+    await this.proc?.signal('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    await this.proc?.signal('SIGTERM', 10_000);
+  }
 }

@@ -338,3 +338,50 @@ export async function edgeKillStreams(w: World): Promise<Row> {
     await new ChannelRepository(w.ds).update(channelId, { enabled: false });
   }
 }
+
+/**
+ * PgBouncer killed (-9) and started again on its port with 50 tasks in flight and 8 lanes submitting through the
+ * cut: every client connection and server session is lost at once. Every submit answered 200 has its task, every
+ * refused one left no row and was refused in the spec's shape (503, retryable), every task ends terminal and settled
+ * once, the account invariant holds, no service exits. Runs only with the pooler (CHAOS_PGBOUNCER=1).
+ */
+export async function pgbouncerRestart(w: World): Promise<Row> {
+  const pooler = w.pooler;
+  if (!pooler) throw new Error('needs CHAOS_PGBOUNCER=1');
+  const { accountId, key, ids } = await inFlight(w, 'pgbouncer-restart', 50);
+  const prompts = Array.from({ length: 160 }, (_, i) => `pgbouncer cut ${i}`);
+  const answered = new Map<string, string>();
+  const statuses = new Map<number, number>();
+  let next = 0;
+  let done = 0;
+  let t0 = 0;
+  let cut: Promise<void> | undefined;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < prompts.length; i = next++) {
+      const r = await w.submit(key, { model: 'lumen-2-flex', prompt: prompts[i] }).catch(() => ({ status: 0, body: undefined }));
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      if (r.status === 200) answered.set(prompts[i]!, r.body.data[0].task_id as string);
+      if (++done === 30) cut = (async () => {
+        t0 = Date.now();
+        await pooler.kill9();
+        await pooler.launch();
+      })();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
+  await cut;
+  const healedAt = await waitFor(async () => ((await w.healthy()) ? Date.now() : undefined), { timeoutMs: 60_000, intervalMs: 100, what: 'services ready again' }).catch(() => undefined);
+  const rows: Array<{ id: string; prompt: string }> = await w.ds.query(
+    `SELECT id, request->'upstreamBody'->>'prompt' AS prompt FROM tasks WHERE account_id = $1 AND request->'upstreamBody'->>'prompt' LIKE 'pgbouncer cut %'`, [accountId]);
+  const traces = rows.filter((r) => !answered.has(r.prompt));
+  const lost = [...answered.values()].filter((id) => !rows.some((r) => r.id === id));
+  const v = await verify(w, accountId, [...ids, ...answered.values()]);
+  const dead = w.deadServices();
+  const wrong = [...statuses.keys()].filter((s) => s !== 200 && s !== 503);
+  const st = [...statuses.entries()].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s}×${c}`).join(' ');
+  // what a wrong answer was, from the edge's log (its 'unexpected error' lines)
+  const why = wrong.length ? (w.procs.edge?.output() ?? '').split('\n').filter((l) => l.includes('unexpected error')).slice(-1)[0]?.slice(0, 600) : undefined;
+  return { scenario: 'PgBouncer restarted mid-flight (kill -9), 50 in flight + 160 submits through the cut', ...v, healMs: healedAt ? healedAt - t0 : undefined,
+    ok: ok(v, dead.length === 0 && healedAt !== undefined && traces.length === 0 && lost.length === 0 && wrong.length === 0),
+    note: `submits ${st}; refused with a trace: ${traces.length}; answered without a row: ${lost.length}${dead.length ? `; crashed: ${dead.join(', ')}` : ''}${why ? `; edge log: ${why}` : ''}` };
+}

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
 import { freePort, REPO_ROOT, startService, waitFor, type ServiceProcess } from '@gmg/testing';
 import type { DataSource } from 'typeorm';
-import { ChaosPostgres, ChaosRedis, removeDir } from './infra';
+import { ChaosPgBouncer, ChaosPostgres, ChaosRedis, removeDir } from './infra';
 
 export const SWEEP_INTERVAL_MS = 2000;
 const ADMIN_TOKEN = 'chaos-admin-token-0123456789abcdef';
@@ -59,6 +59,8 @@ type Svc = 'edge' | 'worker' | 'billing';
 export class World {
   redis!: ChaosRedis;
   pg!: ChaosPostgres;
+  /** CHAOS_PGBOUNCER=1: the services reach Postgres through PgBouncer (transaction mode), migrations and checks go direct. */
+  pooler: ChaosPgBouncer | undefined;
   ds!: DataSource;
   upstream!: FaultyUpstream;
   base = '';
@@ -73,6 +75,8 @@ export class World {
     this.root = mkdtempSync(path.join(tmpdir(), 'gmg-chaos-'));
     [this.redis, this.pg] = await Promise.all([ChaosRedis.start(this.root), ChaosPostgres.start(this.root)]);
     this.dbUrl = await this.pg.createDatabase('gmg_chaos');
+    if (process.env.CHAOS_PGBOUNCER === '1') this.pooler = await ChaosPgBouncer.start(this.root, this.pg);
+    const serviceDbUrl = this.pooler ? this.pooler.url('gmg_chaos') : this.dbUrl;
     this.ds = createDataSource({ url: this.dbUrl, poolSize: 5, applicationName: 'gmg-chaos' });
     await this.ds.initialize();
     await runMigrations(this.ds);
@@ -82,7 +86,7 @@ export class World {
     this.simUrl = `http://127.0.0.1:${simPort}`;
     this.upstream = await startFaultyUpstream(this.simUrl);
     await new ChannelRepository(this.ds).create({ name: 'sim', baseUrl: this.upstream.url });
-    const common = { DATABASE_URL: this.dbUrl, REDIS_URL: this.redis.url, QUEUE_PREFIX: 'chaos', REDIS_REQUIRE_NOEVICTION: 'false' };
+    const common = { DATABASE_URL: serviceDbUrl, MIGRATION_DATABASE_URL: this.dbUrl, REDIS_URL: this.redis.url, QUEUE_PREFIX: 'chaos', REDIS_REQUIRE_NOEVICTION: 'false' };
     // a short lease life: a killed edge's chat leases are swept within seconds (edge-streams scenario)
     this.envs.edge = { env: { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: path.join(this.root, 'uploads'), MESSAGES_LEASE_TTL_SECONDS: '3' }, health: `http://127.0.0.1:${edgePort}/healthz` };
     this.envs.worker = {
@@ -122,6 +126,7 @@ export class World {
     await Promise.all(Object.values(this.procs).map((p) => p?.stop().catch(() => undefined)));
     await this.upstream?.close();
     if (this.ds?.isInitialized) await this.ds.destroy().catch(() => undefined);
+    await this.pooler?.stop();
     await Promise.all([this.redis?.stop(), this.pg?.stop()]);
     if (this.root) removeDir(this.root);
   }
@@ -186,7 +191,7 @@ export interface Verdict {
 /**
  * The closing check of every scenario: waits (bounded) until every accepted task is terminal and settled, then
  * reads the ledger: exactly one hold and exactly one of capture/release per task, and for the account
- * available + held = topups − captures with held = 0.
+ * available + held = topups − captures with held = 0 (waiting, bounded, for its task leases to close).
  */
 export async function verify(w: World, accountId: string, ids: string[], timeoutMs = 120_000): Promise<Verdict> {
   const settledSql = `SELECT count(*)::int AS n FROM tasks t WHERE t.id = ANY($1) AND t.status IN ('completed','failed')
@@ -197,6 +202,10 @@ export async function verify(w: World, accountId: string, ids: string[], timeout
   const terminal = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status IN ('completed','failed')`, [ids]);
   const completed = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
   const settledOnce = await w.count(settledSql, [ids]);
+  // a busy account's edge holds its tasks from a credit lease (docs/reliability.md, "Hot accounts"): its unspent rest
+  // is `held` until the lease closes (TASK_LEASE_IDLE_SECONDS after its last task, or by the sweeper once expired)
+  await waitFor(async () => (await w.count(`SELECT count(*)::int AS n FROM accounts WHERE id = $1 AND held = 0`, [accountId])) === 1 || undefined,
+    { timeoutMs: 60_000, intervalMs: 200, what: 'the account\'s leases closed (held = 0)' }).catch(() => undefined);
   const [acc] = await w.ds.query(`SELECT available::text, held::text FROM accounts WHERE id = $1`, [accountId]);
   const [led] = await w.ds.query(
     `SELECT COALESCE(SUM(amount) FILTER (WHERE kind = 'topup'), 0)::text AS topups,

@@ -84,3 +84,30 @@ export class UpstreamError extends Error {
     this.name = 'UpstreamError';
   }
 }
+
+/** Socket errors of a connection to a dependency (Postgres, PgBouncer, Redis) that is down, restarting or unreachable. */
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/** SQLSTATEs meaning "the database is not reachable now" (PgBouncer answers 08P01 when its server connection died). */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]$|53300$)/;
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated', // pg: the server or the pooler closed the session
+  'timeout exceeded when trying to connect', // pg pool: PG_CONNECTION_TIMEOUT_MS
+  'Client has encountered a connection error', // pg: a client that lost its connection
+  'Connection is closed', // ioredis
+  'Reached the max retries per request limit', // ioredis MaxRetriesPerRequestError
+];
+
+/**
+ * True when `err` (or the driver error it wraps, as TypeORM's QueryFailedError does) says a dependency is down or
+ * restarting — not that the request or the code is wrong. The edge answers these 503 with Retry-After (retryable;
+ * nothing was accepted), never a 500: found by `CHAOS_PGBOUNCER=1 npm run chaos` (a submit during a PgBouncer restart
+ * got `connect ECONNREFUSED` as a 500).
+ */
+export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 3) return false;
+  const e = err as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; name?: unknown };
+  if (typeof e.code === 'string' && (UNAVAILABLE_SOCKET_CODES.has(e.code) || UNAVAILABLE_SQLSTATE.test(e.code))) return true;
+  if (e.name === 'MaxRetriesPerRequestError') return true;
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.some((m) => (e.message as string).includes(m))) return true;
+  return isDependencyUnavailable(e.driverError, depth + 1) || isDependencyUnavailable(e.cause, depth + 1);
+}

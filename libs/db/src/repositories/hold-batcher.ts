@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { isDependencyUnavailable } from '@gmg/errors';
 import { TaskRepository, holdMany, type NewTask, type TaskRecord } from './task.repository';
 import { holdLeased } from './task-lease.repository';
 import type { TaskLease, TaskLeaseBook } from './task-lease.book';
@@ -14,6 +15,9 @@ export const HOLD_STATEMENTS_IN_FLIGHT = 1;
 
 /** Signs of another transaction on an account's row, within a second, that make it a hot account (see `contended`). */
 const CONTENDED_SIGNS = 3;
+
+/** Waits before the one-task statement is tried again after a lost connection (see `alone`): ~3 s in all. */
+const ALONE_RETRIES_MS = [100, 300, 800, 1800];
 
 /** How long the slot waits for a hold that went alone before it takes the next batch (see `hold`). */
 const ALONE_PATIENCE_MS = 50;
@@ -149,6 +153,21 @@ export class HoldBatchingTaskRepository extends TaskRepository {
    * primary key, held nothing.
    */
   private async alone(task: NewTask): Promise<TaskRecord> {
+    // A lost connection leaves the outcome unknown: the commit may have gone through with its answer lost (a pooler
+    // or Postgres restart). The statement is tried again with the same task id (bounded): it finds the task written
+    // (or waits on the first statement's locks, then finds it) or holds it now — held once either way, so a submit
+    // answered 503 leaves no task behind (CHAOS_PGBOUNCER=1 npm run chaos, "PgBouncer restarted mid-flight").
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.aloneOnce(task);
+      } catch (e) {
+        if (!isDependencyUnavailable(e) || attempt >= ALONE_RETRIES_MS.length) throw e;
+        await new Promise((r) => setTimeout(r, ALONE_RETRIES_MS[attempt]));
+      }
+    }
+  }
+
+  private async aloneOnce(task: NewTask): Promise<TaskRecord> {
     try {
       return await super.createWithHold(task);
     } catch (e) {

@@ -21,6 +21,21 @@ function appThrowing(err: unknown, lines: string[] = []) {
 }
 
 describe('errorHandler', () => {
+  it('answers 503 with Retry-After, not 500, when a dependency is down (socket, SQLSTATE, pooler, wrapped by TypeORM, Redis)', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6432'), { code: 'ECONNREFUSED' });
+    const pooler = Object.assign(new Error('server conn crashed?'), { code: '08P01' });
+    const wrapped = Object.assign(new Error('Query failed'), { driverError: new Error('Connection terminated unexpectedly') });
+    const redis = Object.assign(new Error('Reached the max retries per request limit (which is 1).'), { name: 'MaxRetriesPerRequestError' });
+    for (const err of [refused, pooler, wrapped, redis]) {
+      const lines: string[] = [];
+      const res = await request(appThrowing(err, lines)).get('/v1/x');
+      expect([res.status, res.headers['retry-after'], res.body.error.type]).toEqual([503, '1', 'service_unavailable']);
+      expect(lines.join('')).toContain(err.message.slice(0, 20)); // the cause is logged
+    }
+    // a bug stays a 500
+    expect((await request(appThrowing(Object.assign(new Error('boom'), { code: '23505' }))).get('/v1/x')).status).toBe(500);
+  });
+
   it('maps a 422 contract violation to 422 invalid_request_error in the standard shape', async () => {
     const err = violationError({ status: 422, type: 'invalid_request_error', field: 'image_urls', rule: 'exclusive', message: 'image-to-video and multimodal fields together' });
     const res = await request(appThrowing(err)).get('/v1/x');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DomainError, isDomainError } from '@gmg/errors';
+import { DomainError, isDependencyUnavailable, isDomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { httpStatusOf } from './error-map';
 import { dialectOf, errorBody } from './error-body';
@@ -37,6 +37,15 @@ function fromBodyParser(err: BodyParserError): DomainError | undefined {
   }
 }
 
+/** A dependency down or restarting (Postgres, the pooler, Redis): 503, retryable, never a 500 (the cause is logged). */
+function unavailable(err: unknown): DomainError | undefined {
+  if (!isDependencyUnavailable(err)) return undefined;
+  const e = err as { message?: string; code?: string };
+  return new DomainError('service_unavailable', 'A dependency of the gateway is unavailable at the moment; retry shortly', {
+    retryAfter: 1, cause: `${e.code ?? ''} ${e.message ?? ''}`.trim().slice(0, 200),
+  });
+}
+
 /**
  * The last middleware: every error leaves in the spec's shape. Unexpected errors become 500 `server_error`
  * with an error id that is also in the log, so a client report can be matched to the stack trace.
@@ -49,7 +58,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const path = fullPath(req);
     const dialect = dialectOf(path);
-    const domain = isDomainError(err) ? err : fromBodyParser(err as BodyParserError);
+    const domain = isDomainError(err) ? err : (fromBodyParser(err as BodyParserError) ?? unavailable(err));
     if (domain) {
       const status = httpStatusOf(domain.code);
       const { retryAfter, allow } = domain.details;
