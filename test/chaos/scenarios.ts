@@ -246,13 +246,16 @@ export async function badInput(w: World, perEndpoint = 1000): Promise<Row> {
     const bodies = badBodies(ep, perEndpoint);
     for (let i = 0; i < bodies.length; i += 20) {
       await Promise.all(bodies.slice(i, i + 20).map(async (b) => {
-        const r = await w.submit(a.key, b.body, { path: ep, raw: b.raw, contentType: b.contentType }).catch((e: unknown) => ({ status: 0, body: String(e) }));
+        const r = await w.submit(a.key, b.body, { path: ep, raw: b.raw, contentType: b.contentType }).catch((e: unknown) => {
+          const c = (e as { cause?: { code?: string; message?: string } }).cause;
+          return { status: 0, body: `${String(e)} (${c?.code ?? ''} ${c?.message ?? ''})` };
+        });
         n++;
         seenStatus.set(r.status, (seenStatus.get(r.status) ?? 0) + 1);
         const e = (r.body as { error?: { code?: unknown; message?: unknown; type?: unknown } } | undefined)?.error;
         const shaped = r.status >= 400 && r.status < 500 && e && e.code === r.status && typeof e.message === 'string' && typeof e.type === 'string';
         if (!shaped) {
-          const k = `${b.kind} → ${r.status}`;
+          const k = `${b.kind} → ${r.status}${r.status === 0 ? ` ${String(r.body)}` : ''}`;
           const cur = wrong.get(k) ?? { count: 0, sample: JSON.stringify(b.body ?? String(b.raw)).slice(0, 60) };
           cur.count++;
           wrong.set(k, cur);

@@ -42,6 +42,8 @@ export interface ApiEdgeConfig {
   bodyBudgetKeyShare: number;
   /** How long a client has to send a whole request (headers and body): node's requestTimeout; then 408. */
   requestTimeoutMs: number;
+  /** How long the edge keeps an idle keep-alive connection: node's keepAliveTimeout. */
+  keepAliveTimeoutMs: number;
   /** How long a client has to send the request headers: node's headersTimeout. */
   headersTimeoutMs: number;
   /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
@@ -165,6 +167,7 @@ const schema = Joi.object({
   // A slow sender holds a connection (and a large body its share of the budget) at most this long, not node's 300 s.
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(60_000),
   HEADERS_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(15_000),
+  KEEP_ALIVE_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(65_000),
   // At most 5 s: a revoked key must stop working within 5 seconds.
   AUTH_CACHE_TTL_MS: Joi.number().integer().min(0).max(5000).default(2000),
   PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
@@ -214,6 +217,7 @@ interface RawEnv extends CommonEnv {
   BODY_BUDGET_KEY_SHARE: number;
   REQUEST_TIMEOUT_MS: number;
   HEADERS_TIMEOUT_MS: number;
+  KEEP_ALIVE_TIMEOUT_MS: number;
   AUTH_CACHE_TTL_MS: number;
   PRICE_CACHE_TTL_MS: number;
   UPLOAD_DIR: string;
@@ -263,6 +267,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     // node refuses a headers timeout above the request timeout
     headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
     postgres: postgresOptions(e, 20, 'api-edge'),

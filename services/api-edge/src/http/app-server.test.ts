@@ -83,11 +83,11 @@ describe('appServer', () => {
 });
 
 describe('appServer timeouts', () => {
-  it('applies REQUEST_TIMEOUT_MS / HEADERS_TIMEOUT_MS to the server, else node keeps its defaults', () => {
+  it('applies REQUEST_TIMEOUT_MS / HEADERS_TIMEOUT_MS / KEEP_ALIVE_TIMEOUT_MS to the server, else node keeps its defaults', () => {
     const app = express();
-    const set = appServer(app, { requestTimeoutMs: 45_000, headersTimeoutMs: 7_000 });
+    const set = appServer(app, { requestTimeoutMs: 45_000, headersTimeoutMs: 7_000, keepAliveTimeoutMs: 65_000 });
     const unset = appServer(app);
-    expect({ request: set.requestTimeout, headers: set.headersTimeout }).toEqual({ request: 45_000, headers: 7_000 });
+    expect({ request: set.requestTimeout, headers: set.headersTimeout, keepAlive: set.keepAliveTimeout }).toEqual({ request: 45_000, headers: 7_000, keepAlive: 65_000 });
     expect(unset.requestTimeout).toBe(http.createServer().requestTimeout);
   });
 });

@@ -19,7 +19,7 @@ export interface PrototypedApp extends http.RequestListener {
  * (measured ~40 µs per request object, Node 20, 2026-11-25, machine shared with parallel test runs); a class as
  * the new target keeps one (~0.3 µs). Behaviour is the same as `app.listen`'s plain server.
  */
-export function appServer(app: PrototypedApp, timeouts: { requestTimeoutMs?: number; headersTimeoutMs?: number } = {}): http.Server {
+export function appServer(app: PrototypedApp, timeouts: { requestTimeoutMs?: number; headersTimeoutMs?: number; keepAliveTimeoutMs?: number } = {}): http.Server {
   class AppRequest extends http.IncomingMessage {}
   Object.setPrototypeOf(AppRequest.prototype, app.request);
   app.request = AppRequest.prototype;
@@ -34,6 +34,9 @@ export function appServer(app: PrototypedApp, timeouts: { requestTimeoutMs?: num
       // holding its connection, and a large body's share of the body budget, for node's default 300 s
       ...(timeouts.requestTimeoutMs !== undefined ? { requestTimeout: timeouts.requestTimeoutMs } : {}),
       ...(timeouts.headersTimeoutMs !== undefined ? { headersTimeout: timeouts.headersTimeoutMs } : {}),
+      // KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed by the client (or the load balancer) first,
+      // never under a request it is sending (node's 5 s default races clients and balancers that idle longer)
+      ...(timeouts.keepAliveTimeoutMs !== undefined ? { keepAliveTimeout: timeouts.keepAliveTimeoutMs } : {}),
     },
     app,
   );
