@@ -51,7 +51,7 @@ import { mountPlayground } from './playground';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
-  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'bodyBudgetKeyShare' | 'authCacheTtlMs' | 'priceCacheTtlMs' | 'queuePrefix' | 'queueShards'
+  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'bodyBudgetKeyShare' | 'authCacheTtlMs' | 'authStaleIfErrorMs' | 'priceCacheTtlMs' | 'queuePrefix' | 'queueShards'
   | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds' | 'uploadSweepIntervalMs' | 'uploadQuotaBytes' | 'uploadQuotaFiles'
   | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'messagesRelay' | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
@@ -120,7 +120,7 @@ interface AppParts {
 
 export function createApp(deps: AppDeps): App {
   const { config, dataSource, redis, logger } = deps;
-  const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs });
+  const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs, staleIfErrorMs: config.authStaleIfErrorMs });
   // each submit route's cap comes from the contracts it serves (MAX_BODY_BYTES stays the ceiling)
   const bodyBudget = new BodyBudget(config.maxBodyBytesInFlight, config.bodyBudgetWaitMs, config.bodyBudgetKeyShare);
   const json = jsonBody(config.maxBodyBytes, maxBodyBytesOfPath, bodyBudget);

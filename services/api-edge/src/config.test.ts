@@ -12,6 +12,7 @@ describe('parseConfig', () => {
       maxBodyBytesInFlight: 64 * 1024 * 1024,
       bodyBudgetWaitMs: 10_000,
       authCacheTtlMs: 2000,
+      authStaleIfErrorMs: 300000,
       priceCacheTtlMs: 5000,
       queuePrefix: 'gmg',
       redisRequireNoeviction: false,

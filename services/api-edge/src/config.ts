@@ -48,6 +48,8 @@ export interface ApiEdgeConfig {
   headersTimeoutMs: number;
   /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
   authCacheTtlMs: number;
+  /** How long past AUTH_CACHE_TTL_MS a known key still authenticates while Postgres is unreachable. */
+  authStaleIfErrorMs: number;
   priceCacheTtlMs: number;
   /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*; PG_POOL_MAX default 20). */
   postgres: PostgresOptions;
@@ -170,6 +172,7 @@ const schema = Joi.object({
   KEEP_ALIVE_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(65_000),
   // At most 5 s: a revoked key must stop working within 5 seconds.
   AUTH_CACHE_TTL_MS: Joi.number().integer().min(0).max(5000).default(2000),
+  AUTH_STALE_IF_ERROR_MS: Joi.number().integer().min(0).max(3_600_000).default(300_000),
   PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
   UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
@@ -219,6 +222,7 @@ interface RawEnv extends CommonEnv {
   HEADERS_TIMEOUT_MS: number;
   KEEP_ALIVE_TIMEOUT_MS: number;
   AUTH_CACHE_TTL_MS: number;
+  AUTH_STALE_IF_ERROR_MS: number;
   PRICE_CACHE_TTL_MS: number;
   UPLOAD_DIR: string;
   UPLOAD_MAX_BYTES: number;
@@ -269,6 +273,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    authStaleIfErrorMs: e.AUTH_STALE_IF_ERROR_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
     postgres: postgresOptions(e, 20, 'api-edge'),
     redisUrl: e.REDIS_URL,

@@ -57,6 +57,28 @@ describe('KeyAuthenticator', () => {
     expect(lookup.calls).toHaveLength(2);
   });
 
+  it('while Postgres is unreachable, a known key keeps working up to staleIfErrorMs past its TTL; an unknown key or a real error does not', async () => {
+    const known: Record<string, AuthPrincipal> = { 'sk-good': principal };
+    let down: Error | undefined;
+    const lookup = { authenticate: async (secret: string) => { if (down) throw down; return known[secret] ?? null; } };
+    let t = 1_000;
+    const auth = new KeyAuthenticator(lookup, { ttlMs: 500, staleIfErrorMs: 10_000, now: () => t });
+    expect(await auth.authenticate('sk-good')).not.toBeNull();
+    expect(await auth.authenticate('sk-unknown')).toBeNull();
+    down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6432'), { code: 'ECONNREFUSED' });
+    t += 5_000; // past the TTL, within the stale bound
+    expect((await auth.authenticate('sk-good'))?.keyId).toBe('k1');
+    await expect(auth.authenticate('sk-unknown')).rejects.toThrow('ECONNREFUSED');
+    down = new Error('column "x" does not exist'); // a bug, not an outage: no stale answer
+    await expect(auth.authenticate('sk-good')).rejects.toThrow('column');
+    down = Object.assign(new Error('Connection terminated unexpectedly'), {});
+    t += 6_000; // past TTL + staleIfErrorMs
+    await expect(auth.authenticate('sk-good')).rejects.toThrow('Connection terminated');
+    down = undefined; // back: the key is read again (a revocation during the outage applies now)
+    delete known['sk-good'];
+    expect(await auth.authenticate('sk-good')).toBeNull();
+  });
+
   it('rejects empty and absurdly long secrets without a lookup', async () => {
     const lookup = fakeLookup({});
     const auth = new KeyAuthenticator(lookup, { ttlMs: 2000 });

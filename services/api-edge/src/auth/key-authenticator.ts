@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AuthPrincipal } from '@gmg/db';
+import { isDependencyUnavailable } from '@gmg/errors';
 
 export interface KeyLookup {
   authenticate(secret: string): Promise<AuthPrincipal | null>;
@@ -12,6 +13,11 @@ export interface KeyAuthenticatorOptions {
   /** Unknown keys are remembered shorter: a key created a moment ago should work almost at once. */
   missTtlMs?: number;
   maxEntries?: number;
+  /**
+   * How long past its TTL a KNOWN key still authenticates while Postgres is unreachable (the lookup fails with a
+   * dependency error): polls and cached work go on through a short outage instead of every request failing. 0: never.
+   */
+  staleIfErrorMs?: number;
   /** Clock in ms (tests inject one); with it, expiry is checked against it on every read. */
   now?: () => number;
 }
@@ -38,7 +44,8 @@ export class KeyAuthenticator {
   constructor(private readonly lookup: KeyLookup, private readonly opts: KeyAuthenticatorOptions) {
     this.missTtlMs = opts.missTtlMs ?? Math.min(1000, opts.ttlMs);
     const clock = opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {};
-    this.cache = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000, ttl: Math.max(1, opts.ttlMs), ttlAutopurge: false, ...clock });
+    // an expired entry stays (until evicted) so it can answer while Postgres is down: reads skip it, `stale` finds it
+    this.cache = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000, ttl: Math.max(1, opts.ttlMs), ttlAutopurge: false, noDeleteOnStaleGet: true, ...clock });
   }
 
   async authenticate(secret: string): Promise<AuthPrincipal | null> {
@@ -54,6 +61,10 @@ export class KeyAuthenticator {
       .then((principal) => {
         this.cache.set(id, { principal }, principal ? undefined : { ttl: Math.max(1, this.missTtlMs) });
         return principal;
+      }, (err: unknown) => {
+        const stale = this.stale(id);
+        if (stale && isDependencyUnavailable(err)) return stale;
+        throw err;
       })
       .finally(() => this.inflight.delete(id));
     this.inflight.set(id, p);
@@ -66,6 +77,15 @@ export class KeyAuthenticator {
     if (this.opts.ttlMs <= 0) return false;
     const id = cacheId(secret);
     return this.cache.has(id) || this.inflight.has(id);
+  }
+
+  /** A known key's expired entry, while within `staleIfErrorMs` past its TTL. */
+  private stale(id: string): AuthPrincipal | null {
+    const max = this.opts.staleIfErrorMs ?? 0;
+    if (max <= 0) return null;
+    const e = this.cache.get(id, { allowStale: true });
+    if (!e?.principal) return null;
+    return -this.cache.getRemainingTTL(id) <= max ? e.principal : null;
   }
 
   /** Forget every cached key (tests; a management action that must apply at once). */
