@@ -7,7 +7,7 @@
  *   node --import tsx scripts/explain-sweeps.ts            (TEST_DATABASE_ADMIN_URL: the server; the db is dropped)
  * The SQL is the repositories' own: their `query` is recorded, then run under EXPLAIN (ANALYZE, BUFFERS).
  */
-import { ChatCallRepository, CreditLeaseRepository, OpsStatsRepository, TaskRecoveryRepository, seedDemo } from '@gmg/db';
+import { ChatCallRepository, CreditLeaseRepository, OpsStatsRepository, RetentionRepository, TaskRecoveryRepository, seedDemo } from '@gmg/db';
 import { createTestDatabase } from '@gmg/testing';
 import type { DataSource } from 'typeorm';
 
@@ -70,6 +70,8 @@ async function main(): Promise<void> {
       ['credit lease sweep (findExpired)', () => new CreditLeaseRepository(r.ds).findExpired(200)],
       ['money gauge: unsettled backlog', () => new OpsStatsRepository(r.ds).unsettled()],
       ['money gauge: ledger totals per kind', () => new OpsStatsRepository(r.ds).money().catch(() => undefined)],
+      // EXPLAIN ANALYZE runs them: with the history one day deep, a 30-day retention moves nothing (the plan is the point)
+      ['retention: archive a batch of ended tasks (archiveTasks)', () => new RetentionRepository(r.ds).archiveTasks(30)],
     ];
     let bad = 0;
     for (const [label, run] of queries) {

@@ -28,6 +28,7 @@ import { TaskInflightCounter1765069200000 } from './migrations/1765069200000-tas
 import { ChatCallLease1765080000000 } from './migrations/1765080000000-chat-call-lease';
 import { SweepKeysetIndexes1765100000000 } from './migrations/1765100000000-sweep-keyset-indexes';
 import { LedgerTotals1765100100000 } from './migrations/1765100100000-ledger-totals';
+import { TaskRetention1765200000000 } from './migrations/1765200000000-task-retention';
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
@@ -45,6 +46,7 @@ export const MIGRATIONS = [
   ChatCallLease1765080000000,
   SweepKeysetIndexes1765100000000,
   LedgerTotals1765100100000,
+  TaskRetention1765200000000,
 ];
 
 export interface DbConfig {

@@ -6,6 +6,7 @@ export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export { TaskLeaseBook } from './repositories/task-lease.book';
 export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
+export { RetentionRepository, type RetentionPolicy } from './repositories/retention.repository';
 export { WebhookRepository } from './repositories/webhook.repository';
 export type { WebhookDeliveryRecord } from './repositories/webhook.repository';
 export { settle, settleMany, settleTask, MAX_SETTLE_BATCH } from './repositories/ledger.repository';

@@ -1,7 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
-import { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/db';
+import { RetentionRepository, TaskRecoveryRepository, TaskRepository, WebhookRepository, type RetentionPolicy } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
 import {
@@ -34,6 +34,8 @@ export interface BillingWorkerOptions {
   unsettledAfterMs?: number;
   lockDuration?: number;
   stalledInterval?: number;
+  /** Retention run on the sweep's beat (docs/operations.md, "Retention"); none when absent. */
+  retention?: RetentionPolicy;
 }
 
 export interface BillingWorker {
@@ -52,6 +54,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   const queue = createBillingQueue(redis, prefix);
   const notifier = deps.webhooks ? new WebhookNotifier(new WebhookRepository(ds), deps.webhooks) : undefined;
   const settler = new SettleTaskHandler(ds, logger, notifier);
+  const retention = new RetentionRepository(ds);
   const sweeper = new BillingSweeper(new TaskRepository(ds), new TaskRecoveryRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
   const handlers: JobHandlers<BillingJobCatalog> = {
     settle: (job) => withSpan('billing settle', { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': String(job.data.taskId) } },
@@ -59,7 +62,13 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
     sweep: async () => {
       const r = await sweeper.sweep();
       recordSweep('billing', { resent: r.resent, settled_late: r.settledDirectly });
-      return r;
+      // on the same beat: tables that stay small (bounded batches; a failure is retried at the next beat)
+      const kept = opts.retention && await retention.sweep(opts.retention).catch((e: unknown) => {
+        logger.warn({ err: (e as Error).message }, 'retention batch failed; retried next sweep');
+        return undefined;
+      });
+      if (kept && (kept.archivedTasks || kept.prunedDeliveries)) logger.info(kept, 'retention: tasks archived, webhook deliveries pruned');
+      return { ...r, ...kept };
     },
   };
   const worker = createTypedWorker<BillingJobCatalog>(QUEUES.billing, handlers, BILLING_JOB_NAMES, {

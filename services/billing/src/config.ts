@@ -15,6 +15,8 @@ export interface BillingConfig extends CommonEnv {
   WEBHOOK_ATTEMPTS: number;
   WEBHOOK_BACKOFF_MS: number;
   WEBHOOK_MAX_AGE_HOURS: number;
+  TASK_RETENTION_DAYS: number;
+  WEBHOOK_DELIVERY_RETENTION_DAYS: number;
 }
 
 const schema = Joi.object<BillingConfig>({
@@ -31,6 +33,9 @@ const schema = Joi.object<BillingConfig>({
   WEBHOOK_ATTEMPTS: env.positiveInt(14).max(50),
   WEBHOOK_BACKOFF_MS: env.positiveInt(10_000),
   WEBHOOK_MAX_AGE_HOURS: env.positiveInt(24).max(168),
+  // retention (docs/operations.md, "Retention"); 0 keeps everything
+  TASK_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(30),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(14),
 });
 
 /** PG_POOL_MAX's default: a connection per concurrent settlement, the sweeper's and a scrape's (at most 30). */

@@ -31,7 +31,10 @@ async function main(): Promise<void> {
   if (config.WEBHOOK_ALLOW_INSECURE) logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhooks may call loopback and private addresses (local mode only)');
   const billing = await startBillingWorker(
     { ds, redis, prefix: config.QUEUE_PREFIX, logger, webhooks: webhooks.queue },
-    { concurrency: config.SETTLE_CONCURRENCY, sweepIntervalMs: config.SWEEP_INTERVAL_MS, unsettledAfterMs: config.UNSETTLED_AFTER_MS },
+    {
+      concurrency: config.SETTLE_CONCURRENCY, sweepIntervalMs: config.SWEEP_INTERVAL_MS, unsettledAfterMs: config.UNSETTLED_AFTER_MS,
+      retention: { taskDays: config.TASK_RETENTION_DAYS, webhookDeliveryDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS },
+    },
   );
   const stats = new OpsStatsRepository(ds);
   reportMoney(async () => {
