@@ -27,10 +27,18 @@ describe('listCatalog', () => {
     expect(isModelAllowed('my-custom-model', ['my-custom-model'], null)).toBe(true);
   });
 
-  it('lists for a custom name the endpoints it is callable on, and messages only when a channel names it', () => {
+  it('lists every chat model on both chat protocols (messages and chat-completions), no other model on either', () => {
+    const items = listCatalog({ keyModels: null, groupModels: null, expand: 'category' });
+    const chat = items.filter((i) => i.category === 'chat');
+    expect(ids(chat).sort()).toEqual(['lumen-chat-1', 'lumen-chat-1-mini', 'lumen-omni-1']);
+    for (const i of chat) expect(i.supported_endpoint_types).toEqual(['messages', 'chat-completions']);
+    for (const i of items.filter((x) => x.category !== 'chat')) expect(i.supported_endpoint_types).not.toContain('chat-completions');
+  });
+
+  it('lists for a custom name the endpoints it is callable on, and messages and chat-completions only when a channel names it', () => {
     const items = listCatalog({ keyModels: ['house-gen', 'house-chat'], groupModels: null, customChatModels: new Set(['house-chat']) });
     expect(items.find((i) => i.id === 'house-gen')!.supported_endpoint_types).toEqual(['image-generation', 'video-generation']);
-    expect(items.find((i) => i.id === 'house-chat')!.supported_endpoint_types).toEqual(['image-generation', 'video-generation', 'messages']);
+    expect(items.find((i) => i.id === 'house-chat')!.supported_endpoint_types).toEqual(['image-generation', 'video-generation', 'messages', 'chat-completions']);
   });
 
   it('gives a custom name its passthrough contract per endpoint with expand=parameters, as its schema document does', () => {

@@ -39,7 +39,8 @@ export interface CatalogOptions {
   expand?: string;
   category?: string;
   /**
-   * Custom names (no registry entry) a messages channel lists by name, so that `POST /v1/messages` serves them too
+   * Custom names (no registry entry) a messages channel lists by name, so that `POST /v1/messages` and
+   * `POST /v1/chat/completions` serve them too
    * (the edge asks its channels; the catalog cannot).
    */
   customChatModels?: ReadonlySet<string>;
@@ -88,12 +89,15 @@ function actionParametersOf(contracts: Readonly<Record<string, ModelContract>>):
 /**
  * A custom name (spec 2.4 `unknown`: in a key's list, no registry entry) is callable through the base (passthrough)
  * contract on the image and on the video endpoint, whichever the request comes in on (submit-task's customModelFor),
- * and on the messages endpoint when a messages channel lists it by name.
+ * and on the messages and chat-completions endpoints when a messages channel lists it by name.
  */
 const CUSTOM_OPERATIONS: readonly Operation[] = ['image_generation', 'video_generation'];
 const ENDPOINT_TYPE_OF: Readonly<Record<Operation, string>> = { image_generation: 'image-generation', video_generation: 'video-generation' };
 
-const customEndpointTypes = (chat: boolean): string[] => [...CUSTOM_OPERATIONS.map((op) => ENDPOINT_TYPE_OF[op]), ...(chat ? ['messages'] : [])];
+/** The wire protocols a chat model is served on (the two endpoints share one call: docs/chat.md). */
+const CHAT_ENDPOINT_TYPES = ['messages', 'chat-completions'];
+
+const customEndpointTypes = (chat: boolean): string[] => [...CUSTOM_OPERATIONS.map((op) => ENDPOINT_TYPE_OF[op]), ...(chat ? CHAT_ENDPOINT_TYPES : [])];
 
 /** A custom name's base contracts: the image one as the main schema, each endpoint's under `actions` (by operation). */
 function customParametersOf(name: string): ModelParameters {

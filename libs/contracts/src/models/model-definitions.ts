@@ -48,7 +48,8 @@ const chat = (id: string, capabilityTags: readonly string[]): ModelDefinition =>
   created: CREATED,
   category: 'chat',
   capabilityTags,
-  supportedEndpointTypes: ['messages'],
+  // one money path, two wire protocols (docs/chat.md)
+  supportedEndpointTypes: ['messages', 'chat-completions'],
 });
 
 export const MODEL_DEFINITIONS: ModelDefinition[] = [

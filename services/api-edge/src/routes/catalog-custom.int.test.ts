@@ -36,11 +36,11 @@ describe('a custom model name in the catalog', () => {
     }
   });
 
-  it('lists messages too when a messages channel names it', async () => {
+  it('lists messages and chat-completions too when a messages channel names it', async () => {
     const c = await h.newCustomer({ balance: 5, models: [CHAT, CUSTOM] });
-    expect((await itemOf(c.key, CHAT))!.supported_endpoint_types).toEqual(['image-generation', 'video-generation', 'messages']);
+    expect((await itemOf(c.key, CHAT))!.supported_endpoint_types).toEqual(['image-generation', 'video-generation', 'messages', 'chat-completions']);
     expect((await itemOf(c.key, CUSTOM))!.supported_endpoint_types).toEqual(['image-generation', 'video-generation']);
-    expect((await get(c.key, `/v1/models/${CHAT}/schema`)).body.supported_endpoint_types).toContain('messages');
+    expect((await get(c.key, `/v1/models/${CHAT}/schema`)).body.supported_endpoint_types).toEqual(expect.arrayContaining(['messages', 'chat-completions']));
   });
 
   it('has a schema route answering its passthrough contract on each endpoint, and its parameters with expand', async () => {
