@@ -33,7 +33,7 @@ export const errorEvent = (e: StreamError): string =>
   `event: error\ndata: ${JSON.stringify({ type: 'error', error: { code: 502, type: e.type, message: e.message } })}\n\n`;
 
 /** Resolves when the client can take more, or is gone. */
-const drained = (res: Response) =>
+export const drained = (res: Response) =>
   new Promise<void>((resolve) => {
     const done = () => {
       res.off('drain', done);

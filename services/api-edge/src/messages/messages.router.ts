@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import express, { Router, type RequestHandler } from 'express';
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import { isModelAllowed, resolveModel, tokenPricesOf, type TokenPrices } from '@gmg/contracts';
 import type { AuthPrincipal } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
+import { CHAT_UPSTREAM_VERSION, chatCallOf } from '../chat-completions/chat-front';
+import { chatSink } from '../chat-completions/chat-sink';
 import { bodyBudgetGate, type BodyBudget } from '../http/body-budget';
 import { assertJsonDepth } from '../http/json-depth';
 import { methodNotAllowed } from '../http/error-handler';
@@ -12,8 +14,8 @@ import type { ChatCallSweeper } from './chat-call.sweeper';
 import { countTokens } from './messages-count-tokens';
 import { serveMessagesCall, type MessagesCallDeps } from './messages-call';
 import type { MessagesChannelCache } from './messages-channel.cache';
-import { parseMessagesRequest } from './messages-request';
-import { httpSink } from './messages-sink';
+import { parseMessagesRequest, type MessagesRequest } from './messages-request';
+import { httpSink, type MessagesSink } from './messages-sink';
 import { parseMessagesVersion } from './messages-version';
 
 export interface MessagesRouterDeps {
@@ -53,8 +55,11 @@ function rawJsonBody(limit: number, budget: BodyBudget | undefined): RequestHand
   return budget ? [requireJson, bodyBudgetGate(budget, () => limit), raw] : [requireJson, raw];
 }
 
-/** A catalog chat model (its id), or a custom name on the key's own list (the name itself: `custom`). */
-function chatModel(name: string, principal: AuthPrincipal): { id: string; custom: boolean } {
+/**
+ * A catalog chat model serving `protocol` (its id), or a custom name on the key's own list (the name itself:
+ * `custom`; served on both protocols when a channel lists it, as the catalog says).
+ */
+function chatModel(name: string, principal: AuthPrincipal, protocol: ChatProtocol): { id: string; custom: boolean } {
   const model = resolveModel(name);
   if (!model && principal.keyModels?.includes(name)) {
     // as on the image and video endpoints: a name the key lists, served by a channel that lists it
@@ -63,8 +68,8 @@ function chatModel(name: string, principal: AuthPrincipal): { id: string; custom
     }
     return { id: name, custom: true };
   }
-  if (!model || !model.supportedEndpointTypes.includes('messages')) {
-    throw new DomainError('invalid_request', `\`model\`: '${name}' is not a chat model; GET /v1/models?expand=category&category=chat lists them`, {
+  if (!model || !model.supportedEndpointTypes.includes(protocol)) {
+    throw new DomainError('invalid_request', `\`model\`: '${name}' is not a chat model served on this endpoint; GET /v1/models?expand=category&category=chat lists them (\`supported_endpoint_types\` includes '${protocol}')`, {
       field: 'model',
       rule: 'chat_model',
     });
@@ -81,30 +86,53 @@ async function channelsOf(d: MessagesRouterDeps, m: { id: string; custom: boolea
   return m.custom ? all.filter((c) => c.models?.includes(m.id)) : all;
 }
 
+/** Which wire protocol a call came in on; both are served by one messages call (one hold, relay and charge). */
+type ChatProtocol = 'messages' | 'chat-completions';
+
+/** The protocol's half of a call: what goes upstream, and where (and in which protocol) the answer goes. */
+interface Front {
+  request: MessagesRequest;
+  body: Buffer;
+  version: string;
+  headers: Record<string, string>;
+  sink: MessagesSink;
+  endpoint: string;
+}
+
+function frontOf(protocol: ChatProtocol, req: Request, res: Response): Front {
+  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  if (protocol === 'chat-completions') {
+    // the request in as a messages body; the answer out through the translating sink (docs/chat.md)
+    const { chat, request, body } = chatCallOf(raw);
+    const sink = chatSink(res, { model: chat.model, created: Math.floor(Date.now() / 1000), includeUsage: chat.includeUsage });
+    return { request, body, version: CHAT_UPSTREAM_VERSION, headers: {}, sink, endpoint: 'POST /v1/chat/completions' };
+  }
+  // the vendor's clients read the request id from this header (the upstream's own replaces it on an answer)
+  if (req.id) res.setHeader('request-id', req.id);
+  const version = parseMessagesVersion(req.headers);
+  return { request: parseMessagesRequest(raw), body: raw, version, headers: passedHeaders(req.headers), sink: httpSink(res), endpoint: 'POST /v1/messages' };
+}
+
 /**
- * POST /v1/messages (spec 4.5): checks (version, body, model, permission, price, channel) → reserve the most the
- * call can cost from the account's credit lease (in memory) → relay → record the actual cost (batched, after the
- * answer). Everything that can reject the request happens before the reservation.
+ * POST /v1/messages (spec 4.5) and POST /v1/chat/completions (docs/chat.md): checks (version, body, model,
+ * permission, price, channel) → reserve the most the call can cost from the account's credit lease (in memory) →
+ * relay → record the actual cost (batched, after the answer). Everything that can reject the request happens
+ * before the reservation. The two protocols differ only at the edges (the request in, the answer out).
  */
 export function messagesRouter(d: MessagesRouterDeps): Router {
   const router = Router();
-  const handler: RequestHandler = async (req, res) => {
+  const serve = (protocol: ChatProtocol): RequestHandler => async (req, res) => {
     d.sweeper.poke();
-    // the vendor's clients read the request id from this header (the upstream's own replaces it on an answer)
-    if (req.id) res.setHeader('request-id', req.id);
-    const version = parseMessagesVersion(req.headers);
-    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const request = parseMessagesRequest(raw);
+    const front = frontOf(protocol, req, res);
+    const { request } = front;
     const principal = principalOf(res);
-    const m = chatModel(request.model, principal);
+    const m = chatModel(request.model, principal, protocol);
     const model = m.id;
     const prices = await pricesOf(d, model);
     const channels = await channelsOf(d, m, principal.groupName);
     if (channels.length === 0) throw new DomainError('service_unavailable', `No upstream channel serves model '${request.model}' at the moment`);
 
-    const outcome = await serveMessagesCall(d.call, {
-      principal, request, model, prices, channels, version, body: raw, headers: passedHeaders(req.headers), sink: httpSink(res), endpoint: 'POST /v1/messages',
-    });
+    const outcome = await serveMessagesCall(d.call, { principal, model, prices, channels, ...front });
     if (outcome.error) throw outcome.error;
   };
   const count: RequestHandler = async (req, res) => {
@@ -112,14 +140,15 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const request = parseMessagesRequest(raw, { countOnly: true });
     const principal = principalOf(res);
-    const channels = await channelsOf(d, chatModel(request.model, principal), principal.groupName);
+    const channels = await channelsOf(d, chatModel(request.model, principal, 'messages'), principal.groupName);
     await countTokens(d.call.client, d.call.logger, {
       res, request, channels, gate: d.call.gate, version, body: raw, headers: passedHeaders(req.headers), maxAnswerBytes: d.call.limits.maxAnswerBytes,
     });
   };
-  router.post('/v1/messages', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), handler);
+  router.post('/v1/messages', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), serve('messages'));
   router.post('/v1/messages/count_tokens', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), count);
-  router.all(['/v1/messages', '/v1/messages/count_tokens'], methodNotAllowed(['POST']));
+  router.post('/v1/chat/completions', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), serve('chat-completions'));
+  router.all(['/v1/messages', '/v1/messages/count_tokens', '/v1/chat/completions'], methodNotAllowed(['POST']));
   return router;
 }
 
