@@ -3,7 +3,7 @@
  * Swagger UI assets and /openapi.json all come from the app under test, and every other request is refused, so the
  * page provably works offline. Set DOCS_SCREENSHOT=<file.png> to keep a screenshot.
  */
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Locator } from 'playwright-core';
 import { launchTestBrowser, type TestBrowser } from '@gmg/testing';
 import { startEdgeHarness, type EdgeHarness } from '../../services/api-edge/src/test-support/edge-harness';
 
@@ -19,6 +19,25 @@ afterAll(async () => {
   await chromium?.close();
   await h?.close();
 });
+
+/** Waits for a schema title in the list, scrolling the virtualized list (when it is one) from its top, a screen at a time. */
+async function schemaShown(schemas: Locator, title: RegExp): Promise<void> {
+  const item = schemas.getByText(title);
+  const scroller = schemas.locator('.models-scroll');
+  if ((await scroller.count()) > 0) {
+    await scroller.evaluate((el) => el.scrollTo(0, 0));
+    const deadline = Date.now() + 20_000;
+    while (!(await item.isVisible()) && Date.now() < deadline) {
+      const end = await scroller.evaluate((el) => {
+        el.scrollBy(0, el.clientHeight / 2);
+        return el.scrollTop + el.clientHeight >= el.scrollHeight;
+      });
+      await item.waitFor({ timeout: 100 }).catch(() => undefined);
+      if (end && !(await item.isVisible())) break;
+    }
+  }
+  await item.waitFor({ timeout: 10_000 });
+}
 
 it('renders the API reference at /docs offline: title, the operations, and the model request bodies', async () => {
   const page = await browser.newPage();
@@ -38,9 +57,9 @@ it('renders the API reference at /docs offline: title, the operations, and the m
   await page.locator('.opblock-summary-path', { hasText: '/v1/images/generations' }).first().waitFor({ timeout: 10_000 });
   // the schema list: every model's request body from the registry, and the art actions (titles rendered capitalized)
   const schemas = page.locator('section.models');
-  await schemas.getByText(/^lumen-2-pro request body$/i).waitFor({ timeout: 10_000 });
-  await schemas.getByText(/^pixel-v6 request body$/i).waitFor({ timeout: 10_000 });
-  await schemas.getByText(/^artgen upscale request body$/i).waitFor({ timeout: 10_000 });
+  await schemas.locator('.models-control').waitFor({ timeout: 10_000 });
+  // from 100 schemas on, Swagger UI renders only the part of the list in view (its own scroll box): scroll it to each
+  for (const title of [/^lumen-2-pro request body$/i, /^pixel-v6 request body$/i, /^artgen upscale request body$/i]) await schemaShown(schemas, title);
 
   // open the image submission and see a model's example body
   await page.locator('.opblock-summary-path', { hasText: '/v1/images/generations' }).first().click();
