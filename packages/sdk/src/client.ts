@@ -1,7 +1,7 @@
 import { ARTGEN_PATHS, type ArtgenAction, type ArtgenRequests, type ImageRequest, type VideoRequest } from './generated/models.js';
 import { GatewayError } from './errors.js';
 import { Transport, type RequestOptions, type TransportOptions } from './http.js';
-import type { ArtgenTask, AvatarSubmission, MessagesRequest, ModelInfo, Submitted, Task, Upload } from './types.js';
+import type { ArtgenTask, AvatarSubmission, ChatCompletion, ChatCompletionRequest, MessagesRequest, ModelInfo, Submitted, Task, Upload } from './types.js';
 import { waitForTask, type WaitOptions } from './wait.js';
 
 export type GatewayClientOptions = TransportOptions;
@@ -15,6 +15,12 @@ export interface MessagesApi {
   /** `stream: true`: the raw Response; its `body` is the server-sent event stream. */
   create(body: MessagesRequest & { stream: true }, opts?: MessagesOptions): Promise<Response>;
   create(body: MessagesRequest & { stream?: false }, opts?: MessagesOptions): Promise<MessagesResponse>;
+}
+
+export interface ChatCompletionsApi {
+  /** `stream: true`: the raw Response; its `body` is the `chat.completion.chunk` event stream, ending with `data: [DONE]`. */
+  create(body: ChatCompletionRequest & { stream: true }, opts?: RequestOptions): Promise<Response>;
+  create(body: ChatCompletionRequest & { stream?: false }, opts?: RequestOptions): Promise<ChatCompletion>;
 }
 
 /** Reads the task id out of any acknowledgement shape: A `data[0].task_id`, B/C `data.id`, art suite `data.task_id`. */
@@ -161,5 +167,19 @@ export class GatewayClient {
       const res = await this.http.send({ method: 'POST', path: '/v1/messages', body, ...req, headers, idempotencyKey: false });
       return body.stream ? res : ((await res.json()) as unknown);
     }) as MessagesApi['create'],
+  };
+
+  /**
+   * `POST /v1/chat/completions` (docs/chat.md): the chat-completions protocol over the same chat models and money.
+   * Without `stream` it answers the parsed completion; with `stream: true` the raw Response (its `body` is the
+   * event stream). Refusals (400 naming the parameter, …) come back as the typed errors, `param` included.
+   */
+  readonly chat: { completions: ChatCompletionsApi } = {
+    completions: {
+      create: (async (body: ChatCompletionRequest, opts: RequestOptions = {}): Promise<unknown> => {
+        const res = await this.http.send({ method: 'POST', path: '/v1/chat/completions', body, ...opts, idempotencyKey: false });
+        return body.stream ? res : ((await res.json()) as unknown);
+      }) as ChatCompletionsApi['create'],
+    },
   };
 }

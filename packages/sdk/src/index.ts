@@ -6,7 +6,7 @@
 /** @public */
 export { GatewayClient, taskIdOf } from './client.js';
 /** @public */
-export type { ArtgenButtonRequest, GatewayClientOptions, MessagesApi, MessagesOptions, MessagesResponse, UploadInput } from './client.js';
+export type { ArtgenButtonRequest, ChatCompletionsApi, GatewayClientOptions, MessagesApi, MessagesOptions, MessagesResponse, UploadInput } from './client.js';
 /** @public */
 export type { RequestOptions, TransportOptions } from './http.js';
 /** @public */

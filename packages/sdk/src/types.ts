@@ -105,6 +105,40 @@ export interface AvatarSubmission {
   name?: string;
 }
 
+/**
+ * `POST /v1/chat/completions` body: the chat-completions protocol, translated by the gateway to the messages
+ * channels (docs/chat.md has the mapping and what is refused). Only the common fields are typed.
+ */
+export interface ChatCompletionRequest {
+  model: string;
+  messages: Array<{
+    role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+    content?: string | Array<Record<string, unknown>> | null;
+    tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+  }>;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  [k: string]: unknown;
+}
+
+/** `POST /v1/chat/completions` answer (not streamed). */
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> };
+    logprobs: null;
+    finish_reason: 'stop' | 'length' | 'tool_calls' | 'content_filter';
+  }>;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
+}
+
 /** `POST /v1/messages` body: the messages protocol (only what the gateway checks is typed; the rest passes through). */
 export interface MessagesRequest {
   model: string;

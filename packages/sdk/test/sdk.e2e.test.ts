@@ -242,4 +242,21 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
     expect(events).toContain('event: message_start');
     expect(events).toContain('event: message_stop');
   });
+
+  it('chat.completions.create speaks chat-completions: the parsed completion, the raw chunk stream, refusals typed with their param', async () => {
+    const messages = [{ role: 'user' as const, content: 'Say hello' }];
+    const answer = await gmg.chat.completions.create({ model: 'lumen-chat-1', messages });
+    expect(answer).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'Hello! You said: Say hello' }, finish_reason: 'stop' }] });
+    expect(answer.usage.total_tokens).toBeGreaterThan(0);
+
+    const res = await gmg.chat.completions.create({ model: 'lumen-chat-1', messages, stream: true, stream_options: { include_usage: true } });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const events = await res.text();
+    expect(events).toContain('"object":"chat.completion.chunk"');
+    expect(events.endsWith('data: [DONE]\n\n')).toBe(true);
+
+    const two = await gmg.chat.completions.create({ model: 'lumen-chat-1', messages, n: 2 }).catch((e: unknown) => e);
+    expect(two).toBeInstanceOf(InvalidRequestError);
+    expect(two).toMatchObject({ status: 400, param: 'n' });
+  });
 });
