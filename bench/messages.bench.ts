@@ -2,7 +2,9 @@
  * `npm run bench -- messages`: the messages pass-through against a minimal local mock upstream
  * (bench/messages-mock.upstream.ts), direct-to-mock and through api-edge (a real process, billing on: a real
  * Postgres database, the hold before the relay and the settlement after it) in the same run, with the same client
- * (an undici keep-alive pool). Loopback only; every loop bounded in count and time. Appends a row to
+ * (an undici keep-alive pool); and the chat-completions path (POST /v1/chat/completions: the same call, translated
+ * both ways) beside /v1/messages at one connection, the two interleaved call by call so that drift hits both alike.
+ * Loopback only; every loop bounded in count and time. Appends a row to each of its two tables in
  * docs/benchmarks.md.
  *
  *   npm run bench -- messages
@@ -26,8 +28,13 @@ const STREAMS = Math.min(Number(process.env.BENCH_MSG_STREAMS ?? 1000), 5000);
 const MAX_SECONDS = 300;
 const BODY = JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: 'Hello, benchmark' }] });
 const STREAM_BODY = BODY.replace('"max_tokens":64', '"max_tokens":64,"stream":true');
+/** The same conversation in the chat-completions protocol (docs/chat.md): the same upstream body once translated. */
+const CHAT_PATH = '/v1/chat/completions';
+const CHAT_BODY = JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: 'Hello, benchmark' }] });
+const CHAT_STREAM_BODY = CHAT_BODY.replace('"max_tokens":64', '"max_tokens":64,"stream":true');
 
 const f2 = (n: number) => n.toFixed(2);
+const signed = (n: number) => `${n < 0 ? '−' : '+'}${f2(Math.abs(n))}`;
 
 
 interface Target {
@@ -36,9 +43,9 @@ interface Target {
 }
 
 /** One call; resolves with [time to first body byte, total] in ms. */
-async function call(t: Target, body: string, extra: Record<string, string> = {}): Promise<[number, number]> {
+async function call(t: Target, body: string, extra: Record<string, string> = {}, urlPath = '/v1/messages'): Promise<[number, number]> {
   const s = performance.now();
-  const res = await t.pool.request({ method: 'POST', path: '/v1/messages', headers: { ...t.headers, ...extra }, body });
+  const res = await t.pool.request({ method: 'POST', path: urlPath, headers: { ...t.headers, ...extra }, body });
   let first = NaN;
   for await (const _chunk of res.body) if (Number.isNaN(first)) first = performance.now() - s;
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
@@ -63,6 +70,27 @@ async function load(total: number, concurrency: number, fn: () => Promise<[numbe
     }
   }));
   return { lat: lat.sort((a, b) => a - b), rps: lat.length / ((performance.now() - t0) / 1000), failures };
+}
+
+/**
+ * `total` rounds of one call each of `a` and `b` in turn (which goes first alternates), one connection each: the
+ * latencies of each (sorted) measured under the same conditions, for a difference that is the paths' own.
+ */
+async function interleaved(total: number, a: () => Promise<[number, number]>, b: () => Promise<[number, number]>, pick: 0 | 1 = 1) {
+  const la: number[] = [];
+  const lb: number[] = [];
+  let failures = 0;
+  const deadline = Date.now() + MAX_SECONDS * 1000;
+  for (let i = 0; i < total && Date.now() < deadline; i++) {
+    for (const [fn, into] of i % 2 === 0 ? [[a, la], [b, lb]] as const : [[b, lb], [a, la]] as const) {
+      try {
+        into.push((await fn())[pick]);
+      } catch {
+        failures++;
+      }
+    }
+  }
+  return { a: la.sort((x, y) => x - y), b: lb.sort((x, y) => x - y), failures };
 }
 
 /** Where the edge's resident memory is (its /metrics, prom-client's V8 heap gauges): committed vs used, in MiB. */
@@ -114,10 +142,13 @@ async function main(): Promise<void> {
     };
     const direct1 = target(mockUrl, { 'x-api-key': 'mock-key' }, 1);
     const gw1 = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, 1);
+    // the chat-completions clients' own header; a pool of its own, so neither path waits on the other's connection
+    const chat1 = target(`http://127.0.0.1:${edgePort}`, { authorization: `Bearer ${key}` }, 1);
 
     // warm-up: JIT, connection pools, caches (price table, channels, key)
     await load(300, 1, () => call(direct1, BODY));
     await load(300, 1, () => call(gw1, BODY));
+    await load(300, 1, () => call(chat1, CHAT_BODY, {}, CHAT_PATH));
 
     // the floor: the edge's HTTP stack alone (GET /healthz: Express, request id, logger; no auth, no work)
     const floor = await load(REQUESTS, 1, async () => {
@@ -130,6 +161,9 @@ async function main(): Promise<void> {
     const latG = await load(REQUESTS, 1, () => call(gw1, BODY));
     const ttfbD = await load(Math.floor(REQUESTS / 2), 1, () => call(direct1, STREAM_BODY), 0);
     const ttfbG = await load(Math.floor(REQUESTS / 2), 1, () => call(gw1, STREAM_BODY), 0);
+    // the chat-completions path beside /v1/messages: whole answers (total), and streams (first byte)
+    const vsChat = await interleaved(REQUESTS, () => call(gw1, BODY), () => call(chat1, CHAT_BODY, {}, CHAT_PATH));
+    const vsChatTtfb = await interleaved(Math.floor(REQUESTS / 2), () => call(gw1, STREAM_BODY), () => call(chat1, CHAT_STREAM_BODY, {}, CHAT_PATH), 0);
     const thr: Record<number, { d: number; g: number; failures: number }> = {};
     for (const c of [16, 50]) {
       const d = target(mockUrl, { 'x-api-key': 'mock-key' }, c);
@@ -176,10 +210,19 @@ async function main(): Promise<void> {
       healthz: `p50 ${f2(pct(floor.lat, 50))} ms`,
       failures: latD.failures + latG.failures + ttfbD.failures + ttfbG.failures + thr[16].failures + thr[50].failures,
     };
-    console.log(JSON.stringify(row, null, 2));
+    const chat = {
+      messages: `p50 ${f2(pct(vsChat.a, 50))} / p99 ${f2(pct(vsChat.a, 99))} ms`,
+      chatCompletions: `p50 ${f2(pct(vsChat.b, 50))} / p99 ${f2(pct(vsChat.b, 99))} ms`,
+      added: `${signed(pct(vsChat.b, 50) - pct(vsChat.a, 50))} / ${signed(pct(vsChat.b, 99) - pct(vsChat.a, 99))} ms`,
+      ttfbAdded: `${signed(pct(vsChatTtfb.b, 50) - pct(vsChatTtfb.a, 50))} ms p50 (${f2(pct(vsChatTtfb.b, 50))} vs ${f2(pct(vsChatTtfb.a, 50))})`,
+      failures: vsChat.failures + vsChatTtfb.failures,
+    };
+    console.log(JSON.stringify({ ...row, chatCompletionsVsMessages: chat }, null, 2));
     insertRow('| date (UTC) | machine | calls |',
       `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |`);
-    if (row.failures > 0) process.exitCode = 1;
+    insertRow('| date (UTC) | machine | calls | /v1/messages @1 |',
+      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${chat.messages} | ${chat.chatCompletions} | ${chat.added} | ${chat.ttfbAdded} | ${chat.failures} |`);
+    if (row.failures + chat.failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all(pools.map((p) => p.destroy()));
     await edge?.stop();
