@@ -182,6 +182,14 @@ describe('POST /v1/chat/completions through the openai client', () => {
     expect(await balanceOf(h, accountId)).toEqual(before);
   });
 
+  it('models.list() of the client lists the chat models, each naming chat-completions among its endpoint types', async () => {
+    const models: Array<OpenAI.Model & { supported_endpoint_types?: string[] }> = [];
+    for await (const m of client.models.list()) models.push(m);
+    const chat = models.filter((m) => m.supported_endpoint_types?.includes('chat-completions')).map((m) => m.id);
+    expect(chat.sort()).toEqual(['lumen-chat-1', 'lumen-chat-1-mini', 'lumen-omni-1']);
+    expect(models.find((m) => m.id === 'lumen-2-pro')!.supported_endpoint_types).not.toContain('chat-completions');
+  });
+
   it('the same conversation on /v1/messages and /v1/chat/completions costs the same', async () => {
     const content = 'same words both ways';
     const chat = await client.chat.completions.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content }] });
