@@ -198,7 +198,7 @@ export function createApp(deps: AppDeps): App {
   mountAvatar(app, parts);
   mountArtgen(app, parts);
   app.use('/v1', catalogRouter({
-    // a custom name is served by POST /v1/messages only on channels that list it by name (messages.router.ts)
+    // a custom name is served by POST /v1/messages and /v1/chat/completions only on channels that list it by name (messages.router.ts)
     // (unknown while Postgres is away: not listed, the rest of the catalog still answers)
     customChat: (name, group) =>
       parts.messagesChannels.get(name, group).then((cs) => cs.some((c) => c.models?.includes(name) ?? false), () => false),
@@ -312,7 +312,10 @@ function mountCancel(app: App, { deps, tasks, views }: AppParts): void {
   }));
 }
 
-/** POST /v1/messages (docs/messages.md): synchronous pass-through, its own caches and crash sweeper. */
+/**
+ * POST /v1/messages (docs/messages.md) and POST /v1/chat/completions (docs/chat.md, the same call translated):
+ * synchronous, their own caches and crash sweeper, one credit-lease book and one circuit breaker for both.
+ */
 function mountMessages(app: App, { deps, prices, bodyBudget, messagesChannels }: AppParts): void {
   const { config, dataSource, redis, logger } = deps;
   const chatCalls = new ChatCallRepository(dataSource);
