@@ -50,6 +50,8 @@ describe('failover before the first byte', () => {
     expect(msg.content).toEqual([{ type: 'text', text: 'Hello! You said: fail over please' }]);
     await waitFor(() => refused(sick).some((l) => String(l.time) >= since), { timeoutMs: 3000, what: 'the 529 in the sick sim log' });
     expect(refused(sick).filter((l) => String(l.time) >= since)).toEqual([expect.objectContaining({ status: 529 })]);
+    // the sims' logs reach this process asynchronously (buffered): wait for the healthy one's line as for the 529
+    await waitFor(() => answered(healthy).some((l) => String(l.time) >= since), { timeoutMs: 3000, what: 'the answer in the healthy sim log' });
     expect(answered(healthy).filter((l) => String(l.time) >= since)).toEqual([expect.objectContaining({ id: msg.id, model: 'lumen-chat-1-mini' })]);
     const ledger = await chargeOf(h, await lastCallId());
     expect((await chatCalls(h, accountId)).length).toBe(seen);
