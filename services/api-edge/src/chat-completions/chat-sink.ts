@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { drained, type MessagesSink, type RelayedHeaders } from '../messages/messages-sink';
+import { clientOf, drained, type MessagesSink, type RelayedHeaders } from '../messages/messages-sink';
 import { chatCompletionOf, chatError, chatErrorOfUpstream, type ChatAnswerContext } from './chat-response';
 import { ChatStreamTranslator } from './chat-stream.translator';
 import { isObject } from './chat-messages';
@@ -21,21 +21,12 @@ function keptHeaders(h: RelayedHeaders): RelayedHeaders {
  */
 export function chatSink(res: Response, o: ChatAnswerContext & { includeUsage: boolean }): MessagesSink {
   const stream = new ChatStreamTranslator(o);
-  let gone = false;
-  res.on('close', () => {
-    if (!res.writableFinished) gone = true;
-  });
+  const client = clientOf(res);
   return {
     get closed() {
-      return gone;
+      return client.closed;
     },
-    onClose(fn) {
-      const h = () => {
-        if (!res.writableFinished) fn();
-      };
-      res.on('close', h);
-      return () => res.off('close', h);
-    },
+    onClose: client.onClose,
     whole(status, headers, body) {
       res.status(status).set(keptHeaders(headers));
       if (status >= 300) {

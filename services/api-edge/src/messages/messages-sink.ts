@@ -44,8 +44,8 @@ export const drained = (res: Response) =>
     res.on('close', done);
   });
 
-/** The pass-through sink of POST /v1/messages: the upstream's bytes, as they are, to the HTTP client. */
-export function httpSink(res: Response): MessagesSink {
+/** The client side of an HTTP sink: whether the client went away before its answer was finished, and a hook for it. */
+export function clientOf(res: Response): Pick<MessagesSink, 'closed' | 'onClose'> {
   let gone = false;
   res.on('close', () => {
     if (!res.writableFinished) gone = true;
@@ -61,6 +61,17 @@ export function httpSink(res: Response): MessagesSink {
       res.on('close', h);
       return () => res.off('close', h);
     },
+  };
+}
+
+/** The pass-through sink of POST /v1/messages: the upstream's bytes, as they are, to the HTTP client. */
+export function httpSink(res: Response): MessagesSink {
+  const client = clientOf(res);
+  return {
+    get closed() {
+      return client.closed;
+    },
+    onClose: client.onClose,
     whole(status, headers, body) {
       res.status(status).set(headers).end(body);
     },
