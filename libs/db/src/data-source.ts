@@ -6,7 +6,7 @@ import { ChannelEntity } from './entities/channel.entity';
 import { GroupEntity } from './entities/group.entity';
 import { LedgerEntryEntity, LedgerTotalEntity } from './entities/ledger-entry.entity';
 import { PriceEntity } from './entities/price.entity';
-import { TaskEntity } from './entities/task.entity';
+import { TaskArchiveEntity, TaskEntity } from './entities/task.entity';
 import { TaskInflightEntity } from './entities/task-inflight.entity';
 import { AssetGroupEntity } from './entities/asset-group.entity';
 import { AvatarAssetEntity } from './entities/avatar-asset.entity';
@@ -32,7 +32,7 @@ import { TaskRetention1765200000000 } from './migrations/1765200000000-task-rete
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
-  LedgerEntryEntity, LedgerTotalEntity, PriceEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
+  LedgerEntryEntity, LedgerTotalEntity, PriceEntity, TaskArchiveEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
 ];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [

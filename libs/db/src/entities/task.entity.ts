@@ -57,3 +57,17 @@ export class TaskEntity {
   /** A chat call paid from a credit lease: the lease that settles it if its edge dies (docs/messages.md). */
   @Column({ type: 'text', name: 'lease_id', nullable: true }) leaseId!: string | null;
 }
+
+/**
+ * An ended, settled task past TASK_RETENTION_DAYS, moved here by the retention (migration TaskRetention;
+ * docs/operations.md, "Retention"): the whole `tasks` row as jsonb. Never read by the gateway.
+ */
+@Entity({ name: 'tasks_archive' })
+export class TaskArchiveEntity {
+  @PrimaryColumn({ type: 'text' }) id!: string;
+  @Column({ type: 'uuid', name: 'account_id' }) accountId!: string;
+  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  @Column({ type: 'timestamptz', name: 'completed_at', nullable: true }) completedAt!: Date | null;
+  @Column({ type: 'timestamptz', name: 'archived_at' }) archivedAt!: Date;
+  @Column({ type: 'jsonb' }) task!: Record<string, unknown>;
+}
