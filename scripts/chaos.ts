@@ -3,7 +3,8 @@
  * 127.0.0.1:6379/:5432), the services as real processes, runs every scenario in turn, prints the table, and exits 1
  * when any scenario is not green. CHAOS_ONLY=flush,pg,... runs a subset; CHAOS_TABLE=<file> also writes the table.
  * CHAOS_PGBOUNCER=1 puts PgBouncer (transaction mode, k8s/pgbouncer/pgbouncer.ini) between the services and Postgres,
- * as production runs them, and adds the "PgBouncer restarted mid-flight" scenario.
+ * as production runs them, and adds the "PgBouncer restarted mid-flight" scenario. CHAOS_REDIS_CLUSTER=1 puts the
+ * services on a Redis Cluster of its own (3 masters, a replica each) and adds "kill -9 the image queue's master".
  */
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
@@ -24,7 +25,11 @@ const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
   ['failover', (w) => s.upstreamOutage(w, true)],
   // only through the pooler (CHAOS_PGBOUNCER=1); without it the scenario is listed as not run
   ['pgbouncer', s.pgbouncerRestart],
+  // only on the Redis Cluster (CHAOS_REDIS_CLUSTER=1)
+  ['cluster-master', s.clusterMasterKill],
 ];
+/** Scenarios that fault the standalone Redis itself: not run when the services use the cluster. */
+const STANDALONE_REDIS_ONLY = new Set(['flush', 'redis-kill']);
 const SUITE_LIMIT_MS = 9 * 60_000;
 
 const cell = (v: unknown): string => (v === undefined ? '–' : String(v));
@@ -43,11 +48,19 @@ async function main(): Promise<void> {
   const rows: s.Row[] = [];
   try {
     await w.start();
-    console.log(`chaos: own Redis on :${w.redis.port}, own Postgres on :${w.pg.port}${w.pooler ? `, PgBouncer on :${w.pooler.port} (services through it)` : ''}; sweep interval ${SWEEP_INTERVAL_MS} ms`);
+    console.log(`chaos: own Redis on :${w.redis.port}, own Postgres on :${w.pg.port}${w.pooler ? `, PgBouncer on :${w.pooler.port} (services through it)` : ''}${w.cluster ? `, Redis Cluster ${w.cluster.nodesEnv} (services on it)` : ''}; sweep interval ${SWEEP_INTERVAL_MS} ms`);
     for (const [name, run] of SCENARIOS) {
       if (only && !only.includes(name)) continue;
       if (name === 'pgbouncer' && !w.pooler) {
         console.log('chaos: not run  pgbouncer (needs CHAOS_PGBOUNCER=1)');
+        continue;
+      }
+      if (name === 'cluster-master' && !w.cluster) {
+        console.log('chaos: not run  cluster-master (needs CHAOS_REDIS_CLUSTER=1)');
+        continue;
+      }
+      if (w.cluster && STANDALONE_REDIS_ONLY.has(name)) {
+        console.log(`chaos: not run  ${name} (faults the standalone Redis; the services use the cluster)`);
         continue;
       }
       const t = Date.now();

@@ -395,3 +395,47 @@ export async function pgbouncerRestart(w: World): Promise<Row> {
     ok: ok(v, dead.length === 0 && healedAt !== undefined && traces.length === 0 && lost.length === 0 && wrong.length === 0),
     note: `submits ${st}; refused with a trace: ${traces.length}; answered without a row: ${lost.length}${dead.length ? `; crashed: ${dead.join(', ')}` : ''}${why ? `; edge log: ${why}` : ''}` };
 }
+
+/**
+ * On the Redis Cluster (CHAOS_REDIS_CLUSTER=1): kill -9 the master that holds the image queue (all its keys share one
+ * hash tag, so one slot) with 50 tasks in flight; its replica is promoted after cluster-node-timeout (2 s here).
+ * Replication is asynchronous, so the last writes before the kill may be gone with the master: the sweeps rebuild
+ * what is missing from Postgres. Every task must end terminal and settled once, the invariant hold, no service exit.
+ */
+export async function clusterMasterKill(w: World): Promise<Row> {
+  const c = w.cluster;
+  if (!c) throw new Error('needs CHAOS_REDIS_CLUSTER=1');
+  const { accountId, ids } = await inFlight(w, 'cluster-master-kill', 50);
+  const probe = c.nodes[0]!.port;
+  const key = `${queueKeyPrefix('chaos', QUEUES.image, 0)}:${QUEUES.image}:meta`;
+  const slot = Number((await c.cli(probe, 'cluster', 'keyslot', key)).trim());
+  // CLUSTER NODES: <id> <ip:port@cport> <flags> <master-id> <ping> <pong> <epoch> <link> <slot ranges…>
+  const owner = (await c.cli(probe, 'cluster', 'nodes')).split('\n').map((l) => l.trim().split(' ')).find((f) =>
+    f[2]?.includes('master') && f.slice(8).some((r) => {
+      const [a, b] = r.split('-').map(Number);
+      return slot >= a! && slot <= (b ?? a)!;
+    }));
+  if (!owner) throw new Error(`no master owns slot ${slot}`);
+  const port = Number(owner[1]!.split('@')[0]!.split(':')[1]);
+  const survivor = c.nodes.find((n) => n.port !== port)!.port;
+  const t0 = Date.now();
+  await c.kill9(port);
+  // promoted once the cluster is whole again without it (a surviving node says cluster_state:ok and the slot has a master)
+  const promotedAt = await waitFor(async () => {
+    const info = await c.cli(survivor, 'cluster', 'info').catch(() => '');
+    if (!info.includes('cluster_state:ok')) return undefined;
+    const nodes = await c.cli(survivor, 'cluster', 'nodes').catch(() => '');
+    const serving = nodes.split('\n').map((l) => l.trim().split(' ')).some((f) => f[2]?.includes('master') && !f[2].includes('fail') && !f[1]?.startsWith(`127.0.0.1:${port}@`)
+      && f.slice(8).some((r) => { const [a, b] = r.split('-').map(Number); return slot >= a! && slot <= (b ?? a)!; }));
+    return serving ? Date.now() : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 200, what: 'the replica promoted' }).catch(() => undefined);
+  if (!promotedAt) {
+    const seen = (await c.cli(survivor, 'cluster', 'nodes').catch((e: unknown) => String(e))).trim().split('\n').map((l) => l.split(' ').slice(1, 4).join(' ')).join('; ');
+    return { scenario: 'Redis Cluster: kill -9 the image queue\'s master, 50 in flight', ok: false, note: `master :${port} (slot ${slot}) killed; no replica promoted in 30 s; cluster nodes: ${seen}` };
+  }
+  const v = await verify(w, accountId, ids, 180_000);
+  const dead = w.deadServices();
+  return { scenario: 'Redis Cluster: kill -9 the image queue\'s master, 50 in flight', ...v, healMs: promotedAt ? promotedAt - t0 : undefined,
+    ok: ok(v, dead.length === 0 && promotedAt !== undefined),
+    note: `master :${port} (slot ${slot}) killed; replica promoted: ${promotedAt ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed${dead.length ? `; crashed: ${dead.join(', ')}` : ''}` };
+}

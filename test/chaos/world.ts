@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
-import { freePort, REPO_ROOT, startService, waitFor, type ServiceProcess } from '@gmg/testing';
+import { freePort, REPO_ROOT, startLocalRedisCluster, startService, waitFor, type LocalRedisCluster, type ServiceProcess } from '@gmg/testing';
 import type { DataSource } from 'typeorm';
 import { ChaosPgBouncer, ChaosPostgres, ChaosRedis, removeDir } from './infra';
 
@@ -61,6 +61,8 @@ export class World {
   pg!: ChaosPostgres;
   /** CHAOS_PGBOUNCER=1: the services reach Postgres through PgBouncer (transaction mode), migrations and checks go direct. */
   pooler: ChaosPgBouncer | undefined;
+  /** CHAOS_REDIS_CLUSTER=1: the services use a Redis Cluster of the suite's own (3 masters, a replica each), not `redis`. */
+  cluster: LocalRedisCluster | undefined;
   ds!: DataSource;
   upstream!: FaultyUpstream;
   base = '';
@@ -76,6 +78,7 @@ export class World {
     [this.redis, this.pg] = await Promise.all([ChaosRedis.start(this.root), ChaosPostgres.start(this.root)]);
     this.dbUrl = await this.pg.createDatabase('gmg_chaos');
     if (process.env.CHAOS_PGBOUNCER === '1') this.pooler = await ChaosPgBouncer.start(this.root, this.pg);
+    if (process.env.CHAOS_REDIS_CLUSTER === '1') this.cluster = await startLocalRedisCluster({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 2000 });
     const serviceDbUrl = this.pooler ? this.pooler.url('gmg_chaos') : this.dbUrl;
     this.ds = createDataSource({ url: this.dbUrl, poolSize: 5, applicationName: 'gmg-chaos' });
     await this.ds.initialize();
@@ -86,7 +89,10 @@ export class World {
     this.simUrl = `http://127.0.0.1:${simPort}`;
     this.upstream = await startFaultyUpstream(this.simUrl);
     await new ChannelRepository(this.ds).create({ name: 'sim', baseUrl: this.upstream.url });
-    const common = { DATABASE_URL: serviceDbUrl, MIGRATION_DATABASE_URL: this.dbUrl, REDIS_URL: this.redis.url, QUEUE_PREFIX: 'chaos', REDIS_REQUIRE_NOEVICTION: 'false' };
+    const common = {
+      DATABASE_URL: serviceDbUrl, MIGRATION_DATABASE_URL: this.dbUrl, REDIS_URL: this.redis.url, QUEUE_PREFIX: 'chaos', REDIS_REQUIRE_NOEVICTION: 'false',
+      ...(this.cluster ? { REDIS_CLUSTER_NODES: this.cluster.nodesEnv } : {}),
+    };
     // a short lease life: a killed edge's chat leases are swept within seconds (edge-streams scenario)
     this.envs.edge = { env: { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: path.join(this.root, 'uploads'), MESSAGES_LEASE_TTL_SECONDS: '3' }, health: `http://127.0.0.1:${edgePort}/healthz` };
     this.envs.worker = {
@@ -127,6 +133,7 @@ export class World {
     await this.upstream?.close();
     if (this.ds?.isInitialized) await this.ds.destroy().catch(() => undefined);
     await this.pooler?.stop();
+    await this.cluster?.stop();
     await Promise.all([this.redis?.stop(), this.pg?.stop()]);
     if (this.root) removeDir(this.root);
   }

@@ -67,6 +67,14 @@ export async function startLocalRedisCluster(opts: { masters?: number; replicasP
     for (const n of nodes) {
       await waitFor(async () => (await cli(n.port, 'cluster', 'info')).includes('cluster_state:ok'), { timeoutMs: 30_000, what: `cluster_state:ok on ${n.port}` });
     }
+    // a replica that has not finished its first sync would refuse to fail over (its data counts as too old): a
+    // failover test must start with every replica linked to its master
+    for (const n of nodes) {
+      await waitFor(async () => {
+        const repl = await cli(n.port, 'info', 'replication');
+        return !repl.includes('role:slave') || (repl.includes('master_link_status:up') && repl.includes('master_sync_in_progress:0'));
+      }, { timeoutMs: 60_000, intervalMs: 200, what: `replica ${n.port} in sync with its master` });
+    }
   } catch (e) {
     await stop();
     throw e;
