@@ -161,6 +161,12 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       try {
         return await this.aloneOnce(task);
       } catch (e) {
+        if (attempt > 0) {
+          // a retry's refusal (402, 429) can be the first statement's own doing: it committed, took the balance or
+          // the in-flight room, and its answer was lost. The task is there: that is the answer (held once).
+          const written = await this.get(task.id).catch(() => null);
+          if (written && written.accountId === task.accountId) return written;
+        }
         if (!isDependencyUnavailable(e) || attempt >= ALONE_RETRIES_MS.length) throw e;
         await new Promise((r) => setTimeout(r, ALONE_RETRIES_MS[attempt]));
       }
