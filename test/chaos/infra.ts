@@ -12,6 +12,12 @@ import { freePort, REPO_ROOT, waitFor } from '@gmg/testing';
 
 const SHARED_PORTS = new Set([6379, 5432]);
 
+/** Postgres and PgBouncer refuse to run as root: then they run as the `postgres` system user (the packages create it). */
+function postgresUserWhenRoot(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
+  return { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) };
+}
+
 /** A server process this suite started, with its exit as a promise. */
 class Proc {
   readonly exited: Promise<void>;
@@ -103,10 +109,7 @@ export class ChaosPostgres {
     const versions = existsSync(base) ? readdirSync(base).filter((v) => existsSync(path.join(base, v, 'bin/initdb'))) : [];
     if (!versions.length) throw new Error('no initdb under /usr/lib/postgresql/*/bin');
     const bin = path.join(base, versions.sort((a, b) => Number(b) - Number(a))[0]!, 'bin');
-    // Postgres refuses to run as root: then it runs as the `postgres` system user (the server packages create it)
-    const ids = userInfo().uid === 0
-      ? { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) }
-      : undefined;
+    const ids = postgresUserWhenRoot();
     const port = await freePort();
     if (SHARED_PORTS.has(port)) throw new Error('refusing a shared port');
     const pg = new ChaosPostgres(port, path.join(root, 'pg'), bin, ids);
@@ -202,10 +205,7 @@ export class ChaosPgBouncer {
     const dbs = readFileSync(path.join(REPO_ROOT, 'k8s/pgbouncer/databases.ini.example'), 'utf8').replace('host=postgres port=5432', `host=127.0.0.1 port=${pg.port}`);
     writeFileSync(path.join(dir, 'databases.ini'), dbs);
     writeFileSync(path.join(dir, 'userlist.txt'), '"postgres" ""\n');
-    // PgBouncer refuses to run as root: then it runs as the postgres system user
-    const ids = userInfo().uid === 0
-      ? { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) }
-      : undefined;
+    const ids = postgresUserWhenRoot();
     if (ids) for (const f of ['', 'pgbouncer.ini', 'databases.ini', 'userlist.txt']) chownSync(path.join(dir, f), ids.uid, ids.gid);
     const b = new ChaosPgBouncer(port, dir, ids);
     await b.launch();

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { clientOf, drained, type MessagesSink, type RelayedHeaders } from '../messages/messages-sink';
+import { drained, sinkOn, type MessagesSink, type RelayedHeaders } from '../messages/messages-sink';
 import { chatCompletionOf, chatError, chatErrorOfUpstream, type ChatAnswerContext } from './chat-response';
 import { ChatStreamTranslator } from './chat-stream.translator';
 import { isObject } from './chat-messages';
@@ -21,12 +21,7 @@ function keptHeaders(h: RelayedHeaders): RelayedHeaders {
  */
 export function chatSink(res: Response, o: ChatAnswerContext & { includeUsage: boolean }): MessagesSink {
   const stream = new ChatStreamTranslator(o);
-  const client = clientOf(res);
-  return {
-    get closed() {
-      return client.closed;
-    },
-    onClose: client.onClose,
+  return sinkOn(res, {
     whole(status, headers, body) {
       res.status(status).set(keptHeaders(headers));
       if (status >= 300) {
@@ -55,5 +50,5 @@ export function chatSink(res: Response, o: ChatAnswerContext & { includeUsage: b
       if (error) res.end(stream.fail(error.type, error.message));
       else res.end();
     },
-  };
+  });
 }

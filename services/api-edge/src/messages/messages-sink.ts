@@ -44,13 +44,17 @@ export const drained = (res: Response) =>
     res.on('close', done);
   });
 
-/** The client side of an HTTP sink: whether the client went away before its answer was finished, and a hook for it. */
-export function clientOf(res: Response): Pick<MessagesSink, 'closed' | 'onClose'> {
+/**
+ * A sink on an HTTP response: `how` writes the answer; the client side (whether it went away before its answer was
+ * finished, and a hook for it) is the same for every protocol.
+ */
+export function sinkOn(res: Response, how: Omit<MessagesSink, 'closed' | 'onClose'>): MessagesSink {
   let gone = false;
   res.on('close', () => {
     if (!res.writableFinished) gone = true;
   });
   return {
+    ...how,
     get closed() {
       return gone;
     },
@@ -66,12 +70,7 @@ export function clientOf(res: Response): Pick<MessagesSink, 'closed' | 'onClose'
 
 /** The pass-through sink of POST /v1/messages: the upstream's bytes, as they are, to the HTTP client. */
 export function httpSink(res: Response): MessagesSink {
-  const client = clientOf(res);
-  return {
-    get closed() {
-      return client.closed;
-    },
-    onClose: client.onClose,
+  return sinkOn(res, {
     whole(status, headers, body) {
       res.status(status).set(headers).end(body);
     },
@@ -85,5 +84,5 @@ export function httpSink(res: Response): MessagesSink {
       if (error) res.end(errorEvent(error));
       else res.end();
     },
-  };
+  });
 }
