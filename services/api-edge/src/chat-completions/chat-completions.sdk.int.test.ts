@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { waitFor } from '@gmg/testing';
 import {
-  addMessagesChannel, balanceOf, chargeOf, chatCalls, expectedCost, nextCall, startEdgeHarness, startSim,
+  balanceOf, chargeOf, chatCalls, expectedCost, nextCall, startChatWorld,
   type EdgeHarness, type SimHandle,
 } from '../messages/test-support/messages-harness';
 
@@ -19,16 +19,13 @@ let key: string;
 const MODEL = 'lumen-chat-1';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  [h, sim] = await Promise.all([startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0' } }), startSim()]);
-  await addMessagesChannel(h, 'sim-messages', sim, [MODEL, 'lumen-omni-1']);
-  ({ accountId, key } = await h.newCustomer({ balance: 50 }));
+  ({ h, sim, accountId, key, close } = await startChatWorld([MODEL, 'lumen-omni-1']));
   client = new OpenAI({ apiKey: key, baseURL: `${h.baseUrl}/v1`, maxRetries: 0 });
 }, 60_000);
 afterAll(async () => {
-  await h?.app.creditLeases.close();
-  await sim?.proc.stop();
-  await h?.close();
+  await close?.();
 });
 
 let seen = 0;

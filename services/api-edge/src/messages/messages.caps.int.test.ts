@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import {
-  addMessagesChannel, chargeOf, nextCall, sdkFor, startEdgeHarness, startSim, type EdgeHarness, type SimHandle,
+  chargeOf, nextCall, sdkFor, startChatWorld, type EdgeHarness,
 } from './test-support/messages-harness';
 
 /**
@@ -11,25 +11,18 @@ import {
  */
 const CAP = 4096;
 let h: EdgeHarness;
-let sim: SimHandle;
 let key: string;
 let accountId: string;
 let client: Anthropic;
 let seen = 0;
 
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  [h, sim] = await Promise.all([
-    startEdgeHarness({ env: { MESSAGES_MAX_ANSWER_BYTES: String(CAP), MESSAGES_MAX_EVENT_BYTES: String(CAP), MESSAGES_CHANNEL_CACHE_TTL_MS: '0' } }),
-    startSim(),
-  ]);
-  await addMessagesChannel(h, 'sim', sim, ['lumen-chat-1']);
-  ({ key, accountId } = await h.newCustomer({ balance: 50 }));
+  ({ h, key, accountId, close } = await startChatWorld(['lumen-chat-1'], { MESSAGES_MAX_ANSWER_BYTES: String(CAP), MESSAGES_MAX_EVENT_BYTES: String(CAP) }));
   client = sdkFor(h, key);
 }, 60_000);
 afterAll(async () => {
-  await h?.app.creditLeases.close();
-  await sim?.proc.stop();
-  await h?.close();
+  await close?.();
 });
 
 const ask = (text: string) => ({ model: 'lumen-chat-1', max_tokens: 4096, messages: [{ role: 'user' as const, content: text }] });

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import {
-  addMessagesChannel, balanceOf, chargeOf, expectedCost, leasesOf, nextCall, sdkFor, startEdgeHarness, startSim,
-  type EdgeHarness, type SimHandle,
+  balanceOf, chargeOf, expectedCost, leasesOf, nextCall, sdkFor, startChatWorld,
+  type EdgeHarness,
 } from './test-support/messages-harness';
 
 /**
@@ -10,23 +10,18 @@ import {
  * call (hold → capture of the reported usage → release of the rest).
  */
 let h: EdgeHarness;
-let sim: SimHandle;
 let client: Anthropic;
 let accountId: string;
 let key: string;
 const MODEL = 'lumen-chat-1';
 
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  [h, sim] = await Promise.all([startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0' } }), startSim()]);
-  await addMessagesChannel(h, 'sim-messages', sim, [MODEL, 'lumen-omni-1']);
-  const c = await h.newCustomer({ balance: 50 });
-  ({ accountId, key } = c);
-  client = sdkFor(h, c.key);
+  ({ h, accountId, key, close } = await startChatWorld([MODEL, 'lumen-omni-1']));
+  client = sdkFor(h, key);
 }, 60_000);
 afterAll(async () => {
-  await h?.app.creditLeases.close();
-  await sim?.proc.stop();
-  await h?.close();
+  await close?.();
 });
 
 let seen = 0;

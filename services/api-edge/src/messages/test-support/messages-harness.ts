@@ -100,3 +100,16 @@ export async function balanceOf(h: EdgeHarness, accountId: string): Promise<{ av
   const [r]: Row[] = await h.db.dataSource.query(`SELECT available::text, held::text, spent::text FROM accounts WHERE id = $1`, [accountId]);
   return { available: BigInt(r.available as string), held: BigInt(r.held as string), spent: BigInt(r.spent as string) };
 }
+
+/** One edge with one sim messages channel for `models`, and one funded customer; `close` stops all of it. */
+export async function startChatWorld(models: string[], env: Record<string, string> = {}) {
+  const [h, sim] = await Promise.all([startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', ...env } }), startSim()]);
+  await addMessagesChannel(h, 'sim-messages', sim, models);
+  const { accountId, key } = await h.newCustomer({ balance: 50 });
+  const close = async (): Promise<void> => {
+    await h.app.creditLeases.close();
+    await sim.proc.stop();
+    await h.close();
+  };
+  return { h, sim, accountId, key, close };
+}
