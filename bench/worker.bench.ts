@@ -1,52 +1,108 @@
 /**
  * `npm run bench -- worker`: one worker-image process (WORKER_CONCURRENCY 50) tracking N in-flight tasks that never
- * finish upstream (`[sim:never]` prompts, the upstream simulator as a real process) — issue 13 item 3.
+ * finish upstream (`[sim:never]` prompts, the upstream simulator as a real process) — issues 13 and 22.
  *
  * The tasks are submitted through api-edge (the real path: hold, task row, view, enqueue) with the worker not yet
  * running; the edge is then stopped, so during the measurement only the worker, the simulator, Postgres, Redis and
  * this process use the machine. The worker then submits every task upstream and polls each one at the image
  * contract's interval (uniform 2–5 s) times POLL_INTERVAL_SCALE: the default scale 5000 / 3500 makes the mean 5 s,
- * the issue's cadence (BENCH_WORKER_POLL_SCALE overrides it). Once at least 95 % of the task jobs wait in the
- * delayed set (or after 120 s, when the worker cannot keep up: it then measures that saturated state), a warm-up of
- * BENCH_WORKER_WARMUP_S (10 s) runs, then a window of BENCH_WORKER_SECONDS (60 s).
+ * the issue's cadence (BENCH_WORKER_POLL_SCALE overrides it). Once at least 95 % of the tasks are on the steady poll
+ * path (each shard's due set, libs/queue/src/due-polls.ts; or after 120 s, when the worker cannot keep up: it then
+ * measures that saturated state), a warm-up of BENCH_WORKER_WARMUP_S (10 s) runs, then a window of
+ * BENCH_WORKER_SECONDS (60 s).
  *
- * Lateness of a poll = when the worker took the job (BullMQ `processedOn`, set by moveToActive) − when the job was
- * due (its score in the delayed set, ms × 0x1000 + a counter). A sample of BENCH_WORKER_SAMPLE (200) task jobs is
- * read every 100 ms in one pipeline (ZSCORE delayed + HGET processedOn each): a job seen in the delayed set gives
- * its due time; the next processedOn at or after it gives one lateness sample. Every poll interval is ≥ 2.8 s, so a
- * 100 ms read sees every delayed period. Polls per second are estimated from the sample (polls seen per sampled job
- * × N / window). Worker CPU (utime + stime, /proc) over the window, and its RSS at the end and peak (VmHWM). Redis
- * commands per poll: INFO `total_commands_processed` delta over the window, minus the sampler's own commands
- * (the Redis server is shared with whatever else runs on the machine: an upper bound). Postgres transactions per
- * poll: pg_stat_database xact_commit + xact_rollback of the bench database over the window (read with psql).
+ * Lateness of a poll = when the worker claimed it − when it was due: the worker's own histogram
+ * gmg_poll_lateness_seconds, read from its /metrics before and after the window (quantiles interpolated within a
+ * bucket, as Prometheus does; the share within 1 s is exact, 1 s being a bucket bound). Polls = the worker's
+ * upstream poll calls (gmg_upstream_requests_total) over the window. Worker CPU (utime + stime, /proc) over the
+ * window, and its RSS at the end and peak (VmHWM). Redis commands per poll: INFO commandstats deltas over the window,
+ * by command (a script's own calls counted under their names; the Redis server is shared with whatever else runs on
+ * the machine: an upper bound). Postgres transactions per poll: pg_stat_database xact_commit + xact_rollback of the
+ * bench database over the window (read with psql).
  *
  *   npm run bench -- worker                                   # 2,000 tasks, 60 s window
- *   BENCH_WORKER_TASKS=5000 npm run bench -- worker
+ *   BENCH_WORKER_TASKS=10000 npm run bench -- worker          # the issue's 10,000
+ *   BENCH_WORKER_TASKS=10000 BENCH_WORKER_SHARDS=2 npm run bench -- worker   # K = 2 shards, one worker process
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { taskJobId } from '@gmg/contracts';
+import { QUEUES } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
-import { createTaskQueue } from '@gmg/queue';
+import { DuePolls, createTaskQueue, queueKeyPrefix } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
 import { insertRow } from './doc-table';
-import { cpuSeconds, memMiB, pct } from './proc-stats';
+import { cpuSeconds, memMiB } from './proc-stats';
 
 const TASKS = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_TASKS ?? 2000), 20_000));
 const SECONDS = Math.max(5, Math.min(Number(process.env.BENCH_WORKER_SECONDS ?? 60), 300));
 const WARMUP_S = Math.max(0, Math.min(Number(process.env.BENCH_WORKER_WARMUP_S ?? 10), 120));
-const SAMPLE = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_SAMPLE ?? 200), 2000));
 const POLL_SCALE = process.env.BENCH_WORKER_POLL_SCALE ?? String(5000 / 3500);
 /** WORKER_CONCURRENCY of the worker under test (the service's default is 50). */
 const WORKER_CONCURRENCY = process.env.BENCH_WORKER_CONCURRENCY ?? '50';
 const SUBMIT_CONCURRENCY = 50;
+/** QUEUE_SHARDS of the image pool (BENCH_WORKER_SHARDS; the issue's K = 2 run). */
+const SHARDS = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_SHARDS ?? 1), 16));
 const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'bench worker capacity [sim:never]', resolution: '1MP' });
 
-async function redisCommands(redis: Redis): Promise<number> {
-  return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? NaN);
+/** Calls per command name (INFO commandstats; commands run by a script are counted under their own names). */
+async function commandStats(redis: Redis): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]!] = Number(m[2]);
+  return out;
 }
+
+async function metricsText(url: string): Promise<string> {
+  return (await fetch(url)).text();
+}
+
+/** Upstream polls the worker made (gmg_upstream_requests_total, operation poll). */
+async function upstreamPolls(url: string): Promise<number> {
+  let n = 0;
+  for (const m of (await metricsText(url)).matchAll(/^gmg_upstream_requests_total\{[^}]*operation="poll"[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  return n;
+}
+
+interface Buckets { le: number[]; cum: number[]; count: number }
+
+/** The cumulative buckets of gmg_poll_lateness_seconds (one pool). */
+async function latenessBuckets(url: string): Promise<Buckets> {
+  const le: number[] = [];
+  const cum: number[] = [];
+  for (const m of (await metricsText(url)).matchAll(/^gmg_poll_lateness_seconds_bucket\{[^}]*le="([^"]+)"[^}]*\} (\d+)/gm)) {
+    le.push(m[1] === '+Inf' ? Infinity : Number(m[1]));
+    cum.push(Number(m[2]));
+  }
+  return { le, cum, count: cum[cum.length - 1] ?? 0 };
+}
+
+function diffBuckets(b: Buckets, a: Buckets): Buckets {
+  const cum = b.cum.map((v, i) => v - (a.cum[i] ?? 0));
+  return { le: b.le, cum, count: cum[cum.length - 1] ?? 0 };
+}
+
+/** The q-quantile, linear within its bucket (prometheus histogram_quantile's rule), in seconds. */
+function quantile(b: Buckets, q: number): number {
+  if (b.count === 0) return NaN;
+  const rank = q * b.count;
+  for (let i = 0; i < b.le.length; i++) {
+    if (b.cum[i]! >= rank) {
+      const lo = i === 0 ? 0 : b.le[i - 1]!;
+      const below = i === 0 ? 0 : b.cum[i - 1]!;
+      if (!Number.isFinite(b.le[i]!)) return lo;
+      return lo + (b.le[i]! - lo) * ((rank - below) / Math.max(1, b.cum[i]! - below));
+    }
+  }
+  return NaN;
+}
+
+function shareAtMost(b: Buckets, seconds: number): number {
+  const i = b.le.indexOf(seconds);
+  return b.count === 0 || i < 0 ? NaN : b.cum[i]! / b.count;
+}
+
+const fmtMs = (s: number): string => `${(s * 1000).toFixed(0)} ms`;
 
 function pgTransactions(dbName: string): number {
   const out = execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', dbName, '-Atc',
@@ -63,7 +119,7 @@ async function main(): Promise<void> {
   try {
     await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
     const [simPort, edgePort, workerPort] = await Promise.all([freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'error' };
+    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'error', QUEUE_SHARDS: `image=${SHARDS}` };
     const sim = await startService('upstream-sim', { PORT: String(simPort), LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`);
     procs.push(sim);
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
@@ -103,80 +159,63 @@ async function main(): Promise<void> {
     process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
     procs.push(worker);
     const pid = worker.proc.pid ?? NaN;
-    const queue = createTaskQueue('image', redis, prefix);
+    const shardList = Array.from({ length: SHARDS }, (_, i) => i);
+    const queues = shardList.map((i) => createTaskQueue('image', redis, prefix, i));
+    const polls = shardList.map((i) => new DuePolls(redis, queueKeyPrefix(prefix, QUEUES.image, i), 30_000));
+    const onPollPath = async (): Promise<number> => (await Promise.all(polls.map(async (p) => { const c = await p.counts(); return c.waiting + c.claimed; }))).reduce((a, b) => a + b, 0);
+    const jobCounts = async (): Promise<Record<string, number>> => {
+      const all = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'completed', 'failed')));
+      const out: Record<string, number> = {};
+      for (const c of all) for (const [k, v] of Object.entries(c)) out[k] = (out[k] ?? 0) + v;
+      return out;
+    };
     const t1 = Date.now();
-    // a worker that cannot keep up never gets there (promoted jobs pile up in the wait list): after 120 s the
-    // bench measures that saturated state instead of giving up
-    const settled = await waitFor(async () => (await queue.getDelayedCount()) >= 0.95 * TASKS, { timeoutMs: 120_000, intervalMs: 250, what: '95 % delayed' })
+    // a worker that cannot keep up never gets there: after 120 s the bench measures that saturated state instead
+    const settled = await waitFor(async () => (await onPollPath()) >= 0.95 * TASKS, { timeoutMs: 120_000, intervalMs: 250, what: '95 % on the poll path' })
       .then(() => true, () => false);
-    const c = await queue.getJobCounts('waiting', 'delayed', 'active');
-    console.log(`${settled ? 'worker submitted them upstream' : 'NOT 95 % delayed (saturated)'} after ${((Date.now() - t1) / 1000).toFixed(1)} s (${JSON.stringify(c)}); warm-up ${WARMUP_S} s, window ${SECONDS} s`);
+    console.log(`${settled ? 'worker submitted them upstream' : 'NOT 95 % on the poll path (saturated)'} after ${((Date.now() - t1) / 1000).toFixed(1)} s (${await onPollPath()} polling, jobs ${JSON.stringify(await jobCounts())}); warm-up ${WARMUP_S} s, window ${SECONDS} s`);
     await new Promise<void>((resolve) => { const t = setTimeout(resolve, WARMUP_S * 1000); t.unref?.(); });
 
-    // 3. the window: sample lateness, count CPU, Redis commands, Postgres transactions
-    const sample = ids.slice().sort(() => Math.random() - 0.5).slice(0, SAMPLE);
-    const delayedKey = queue.keys.delayed;
-    const jobKeys = sample.map((id) => queue.toKey(taskJobId(id)));
-    const due = new Map<number, number>();
-    const lastProcessed = new Map<number, number>();
-    const lateness: number[] = [];
-    let sampledPolls = 0;
-    let samplerCommands = 0;
+    // 3. the window: lateness from the worker's own histogram, CPU, Redis commands by name, Postgres transactions
+    const metricsUrl = `http://127.0.0.1:${workerPort}/metrics`;
+    const lateness0 = await latenessBuckets(metricsUrl);
     const cpu0 = cpuSeconds(pid);
     const simPid = sim.proc.pid ?? NaN;
     const simCpu0 = cpuSeconds(simPid);
-    const redis0 = await redisCommands(redis);
+    const upstream0 = await upstreamPolls(metricsUrl);
+    const redis0 = await commandStats(redis);
     const pg0 = pgTransactions(dbName);
     const w0 = Date.now();
-    const deadline = w0 + SECONDS * 1000;
-    for (let tick = 0; Date.now() < deadline && tick < SECONDS * 20; tick++) {
-      const started = Date.now();
-      const p = redis.pipeline();
-      sample.forEach((id, i) => { p.zscore(delayedKey, taskJobId(id)); p.hget(jobKeys[i], 'processedOn'); });
-      const res = (await p.exec()) ?? [];
-      samplerCommands += sample.length * 2;
-      sample.forEach((_, i) => {
-        const score = res[2 * i]?.[1] as string | null;
-        const processedOn = Number(res[2 * i + 1]?.[1] ?? NaN);
-        const prev = lastProcessed.get(i);
-        if (prev !== undefined && processedOn > prev) {
-          sampledPolls++;
-          const d = due.get(i);
-          if (d !== undefined && processedOn >= d - 1) lateness.push(processedOn - d);
-          due.delete(i);
-        }
-        lastProcessed.set(i, processedOn);
-        if (score !== null) due.set(i, Math.floor(Number(score) / 0x1000));
-      });
-      const wait = 100 - (Date.now() - started);
-      if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait));
-    }
+    await new Promise<void>((resolve) => { const t = setTimeout(resolve, SECONDS * 1000); t.unref?.(); });
     const window = (Date.now() - w0) / 1000;
+    const redis1 = await commandStats(redis);
     const cpu = cpuSeconds(pid) - cpu0;
     const simCpu = cpuSeconds(simPid) - simCpu0;
-    const redisCmds = (await redisCommands(redis)) - redis0 - samplerCommands - 2;
+    const polled = (await upstreamPolls(metricsUrl)) - upstream0;
     const pgTx = pgTransactions(dbName) - pg0 - 1;
+    const late = diffBuckets(await latenessBuckets(metricsUrl), lateness0);
     const rss = memMiB(pid, 'VmRSS');
     const hwm = memMiB(pid, 'VmHWM');
-    const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'completed', 'failed');
-    await queue.close();
+    const counts = await jobCounts();
+    await Promise.all(queues.map((q) => q.close()));
 
-    lateness.sort((a, b) => a - b);
-    const pollsPerS = (sampledPolls / sample.length) * TASKS / window;
-    const cadence = (sample.length * window) / Math.max(sampledPolls, 1);
+    const byCommand = Object.entries(redis1).map(([k, v]) => [k, v - (redis0[k] ?? 0)] as const).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+    // the two INFO calls of this bench are not the worker's
+    const redisCmds = byCommand.reduce((a, [k, v]) => a + (k === 'info' ? 0 : v), 0);
+    const pollsPerS = polled / window;
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    const late = `p50 ${pct(lateness, 50).toFixed(0)} ms, p99 ${pct(lateness, 99).toFixed(0)} ms, max ${(lateness[lateness.length - 1] ?? NaN).toFixed(0)} ms (${lateness.length} polls sampled)`;
-    const perPoll = `Redis ≤ ${(redisCmds / (pollsPerS * window)).toFixed(1)} commands, Postgres ${(pgTx / (pollsPerS * window)).toFixed(2)} transactions`;
+    const lateText = `p50 ${fmtMs(quantile(late, 0.5))}, p99 ${fmtMs(quantile(late, 0.99))}, ${(100 * shareAtMost(late, 1)).toFixed(2)} % within 1 s (${late.count} polls)`;
+    const perPoll = `Redis ${(redisCmds / polled).toFixed(2)} commands (${byCommand.slice(0, 6).map(([k, v]) => `${k} ${(v / polled).toFixed(2)}`).join(', ')}), Postgres ${(pgTx / polled).toFixed(2)} transactions`;
     console.log(`\n${date} · ${machine}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
-    console.log(`worker-image (concurrency ${WORKER_CONCURRENCY}, POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`);
-    console.log(`polls: ~${pollsPerS.toFixed(0)}/s (one per task every ${cadence.toFixed(2)} s on average; due every 5 s at scale 1.429)`);
-    console.log(`lateness (processedOn − due): ${late}`);
-    console.log(`worker CPU ${cpu.toFixed(1)} s = ${(100 * cpu / window).toFixed(0)} % of a core, ${((cpu * 1e3) / (pollsPerS * window)).toFixed(2)} ms per poll; RSS ${rss.toFixed(0)} MiB at the end, peak ${hwm.toFixed(0)} MiB`);
-    console.log(`upstream simulator CPU ${simCpu.toFixed(1)} s = ${(100 * simCpu / window).toFixed(0)} % of a core, ${((simCpu * 1e3) / (pollsPerS * window)).toFixed(2)} ms per poll`);
+    console.log(`worker-image (concurrency ${WORKER_CONCURRENCY}, ${SHARDS} shard(s), POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`);
+    console.log(`polls: ${pollsPerS.toFixed(0)}/s upstream (due ${(TASKS / 5).toFixed(0)}/s: one per task every 5 s on average at scale 1.429)`);
+    console.log(`lateness (claim − due, the worker's gmg_poll_lateness_seconds): ${lateText}`);
+    console.log(`worker CPU ${cpu.toFixed(1)} s = ${(100 * cpu / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms per poll; RSS ${rss.toFixed(0)} MiB at the end, peak ${hwm.toFixed(0)} MiB`);
+    console.log(`upstream simulator CPU ${simCpu.toFixed(1)} s = ${(100 * simCpu / window).toFixed(0)} % of a core, ${((simCpu * 1e3) / polled).toFixed(2)} ms per poll`);
     console.log(`per poll: ${perPoll}; jobs at the end: ${JSON.stringify(counts)}`);
     insertRow('| date (UTC) | change | machine | tasks |',
-      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${window.toFixed(0)} s | ~${pollsPerS.toFixed(0)}/s (every ${cadence.toFixed(2)} s) | ${late} | ${(100 * cpu / window).toFixed(0)} % of a core, ${((cpu * 1e3) / (pollsPerS * window)).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`);
+      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${SHARDS} shard(s), ${window.toFixed(0)} s | ${pollsPerS.toFixed(0)}/s (due ${(TASKS / 5).toFixed(0)}/s) | ${lateText} | ${(100 * cpu / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`);
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     await deleteRedisPrefix(redis, prefix);

@@ -1,6 +1,6 @@
 export {
   collectProcessMetrics, recordSweep, recordTaskFinished, submits, upstreamRequests, upstreamDuration, settlements,
-  largeBodies, largeBodiesWaiting, largeBodyBytesInFlight,
+  largeBodies, largeBodiesWaiting, largeBodyBytesInFlight, pollLateness,
 } from './metrics';
 export { httpMetricsMiddleware, metricsHandler, renderMetrics, routeOf } from './http-metrics';
 export { reportMoney, reportQueueDepth, trackBreaker } from './scrape-gauges';

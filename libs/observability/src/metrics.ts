@@ -72,6 +72,14 @@ export const upstreamDuration = new Histogram({
   registers: [registry],
 });
 
+export const pollLateness = new Histogram({
+  name: 'gmg_poll_lateness_seconds',
+  help: 'How late a steady upstream poll started after it was due (claim time minus due time), by pool',
+  labelNames: ['pool'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2, 5, 10, 30],
+  registers: [registry],
+});
+
 export const sweeperActions = new Counter({
   name: 'gmg_sweeper_actions_total',
   help: 'Sweeper repairs by sweeper (a pool, or billing) and action (requeued, timed_out, resent, settled_late)',

@@ -1,7 +1,7 @@
 import { TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
 import type { TaskRecoveryRepository, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { jobPresence, shardOf, type Redis, type TaskQueue } from '@gmg/queue';
+import { jobPresence, shardOf, type DuePolls, type Redis, type TaskQueue } from '@gmg/queue';
 import type { TaskLifecycle } from './task-lifecycle';
 import type { TaskViewStore } from './task-view.store';
 import { forEachIdPage } from './sweep-pages';
@@ -29,6 +29,8 @@ export interface PoolSweeperDeps {
   views: TaskViewStore;
   /** The pool's queue shards, index = shard (QUEUE_SHARDS): a task belongs to shards[shardOf(id, length)]. */
   queues: TaskQueue[];
+  /** Each shard's due polls (the steady poll path): a task there is not orphaned. Absent: BullMQ jobs only. */
+  polls?: DuePolls[];
   /** Where the orphan walk's cursor is kept (views are checked on it too). */
   redis: Redis;
   /** The cursor's key (keys.ts sweepCursorKey), shared by every replica of the pool. */
@@ -76,7 +78,7 @@ export class PoolSweeper {
     const from = await this.d.redis.get(this.d.cursorKey).catch(() => null);
     const walk = await forEachIdPage((limit, after) => this.d.recovery.openIds(this.d.pool, this.d.orphanAfterMs, limit, after), this.maxRows, async (ids) => {
       const { jobless } = await this.inspect(ids, false);
-      for (const id of jobless) await this.isolated(id, r, async () => { if (await this.readd(id)) r.readded++; });
+      for (const id of jobless) await this.isolated(id, r, async () => { if (await this.requeue(id)) r.readded++; });
     }, from ?? undefined);
     // the end reached: the next sweep starts from the first id again
     if (walk.done || walk.lastId === undefined) await this.d.redis.del(this.d.cursorKey);
@@ -91,7 +93,7 @@ export class PoolSweeper {
     await this.timeouts(r);
     await forEachIdPage((limit, after) => this.d.recovery.openIds(this.d.pool, 0, limit, after), this.maxRebuildRows, async (ids) => {
       const { jobless, viewless } = await this.inspect(ids, true);
-      for (const id of jobless) await this.isolated(id, r, async () => { if (await this.readd(id)) r.readded++; });
+      for (const id of jobless) await this.isolated(id, r, async () => { if (await this.requeue(id)) r.readded++; });
       for (const id of viewless) {
         await this.isolated(id, r, async () => {
           const row = await this.d.tasks.get(id);
@@ -127,9 +129,9 @@ export class PoolSweeper {
   }
 
   /**
-   * Which tasks of a page have no live job on any shard (and, with `views`, no task view): per shard one pipelined
-   * round trip in that shard's slot (jobPresence); the views, each in its task's own slot, as concurrent single
-   * commands. A task whose live job sits on another current shard than its own (after a reshard) keeps it: only a
+   * Which tasks of a page have no live job and no due poll on any shard (and, with `views`, no task view): per shard
+   * one pipelined round trip in that shard's slot for its jobs (jobPresence) and one for its due polls; the views,
+   * each in its task's own slot, as concurrent single commands. A task whose live job sits on another current shard than its own (after a reshard) keeps it: only a
    * task with no live job on any shard is re-added, onto its own shard.
    */
   private async inspect(ids: string[], views: boolean): Promise<{ jobless: string[]; viewless: string[] }> {
@@ -138,14 +140,20 @@ export class PoolSweeper {
     await Promise.all(this.d.queues.map(async (queue) => {
       (await jobPresence(queue, jobIds)).forEach((p, i) => { if (p === 'live') live.add(ids[i]!); });
     }));
+    await Promise.all((this.d.polls ?? []).map(async (polls) => {
+      (await polls.present(ids)).forEach((p, i) => { if (p) live.add(ids[i]!); });
+    }));
     const jobless = ids.filter((id) => !live.has(id));
     if (!views) return { jobless, viewless: [] };
     const present = await Promise.all(ids.map((id) => this.d.redis.exists(this.d.views.key(id))));
     return { jobless, viewless: ids.filter((_, i) => present[i] !== 1) };
   }
 
-  /** Re-adds the job of an open task that has none (or only a finished one); true when it did. */
-  private async readd(taskId: string): Promise<boolean> {
+  /**
+   * Re-adds the job of an open task that has none (or only a finished one: a task on the poll path ended its job);
+   * true when it did. Its first step polls when the row has an upstream id, and hands the task to the poll path again.
+   */
+  async requeue(taskId: string): Promise<boolean> {
     const { queues, logger } = this.d;
     const queue = queues[shardOf(taskId, queues.length)]!;
     const jobId = taskJobId(taskId);

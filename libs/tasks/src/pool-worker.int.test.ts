@@ -86,13 +86,16 @@ async function upstream(opts: Parameters<typeof startFakeUpstream>[0] = {}): Pro
 
 const available = async (w: World): Promise<bigint> => (await new AccountRepository(w.db.dataSource).get(w.account.accountId))!.available;
 
+/** On the steady poll path: due (or claimed) in its shard's due polls, no BullMQ job driving it. */
+const polling = async (pw: PoolWorker, id: string): Promise<boolean> => (await pw.polls[0]!.present([id]))[0] === true;
+
 afterEach(async () => {
   while (worlds.length) await worlds.pop()!.close();
   while (upstreams.length) await upstreams.pop()!.close();
 });
 
 describe('pool worker step machine', () => {
-  it('completes tasks through submit and polls, waiting delayed between polls instead of holding its single slot', async () => {
+  it('completes tasks through submit and polls, waiting on the poll path between polls instead of holding its single slot', async () => {
     const w = await world();
     const up = await upstream({ pollsToComplete: 4 });
     await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
@@ -100,9 +103,10 @@ describe('pool worker step machine', () => {
     const list = await Promise.all([1, 2, 3].map((i) => seedTask(w.db.dataSource, w.account, `a cat ${i}`)));
     for (const t of list) await w.enqueue(pw, t);
 
-    await waitFor(async () => (await (await pw.queue.getJob(list[0].id))?.getState()) === 'delayed', { what: 'a delayed job' });
-    const job = await pw.queue.getJob(list[0].id);
-    expect(JSON.stringify(job?.data)).not.toContain(up.apiKey);
+    await waitFor(() => polling(pw, list[0].id), { what: 'a task on the poll path' });
+    // its submit job handed it over and ended
+    expect(await (await pw.queue.getJob(list[0].id))?.getState()).toBe('completed');
+    expect(JSON.stringify((await pw.queue.getJob(list[0].id))?.data)).not.toContain(up.apiKey);
 
     const done = await Promise.all(list.map((t) => w.waitTerminal(t.id)));
     expect(done.map((t) => t.status)).toEqual(['completed', 'completed', 'completed']);
@@ -121,7 +125,7 @@ describe('pool worker step machine', () => {
     expect(await available(w)).toBe(1_000_000n - 3000n);
   });
 
-  it('stops polling a task cancelled while its job waits delayed: the next step sees the terminal row and ends', async () => {
+  it('stops polling a task cancelled while it waits on the poll path: the next step sees the terminal row and ends', async () => {
     const w = await world();
     const up = await upstream({ pollsToComplete: 100_000 });
     await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
@@ -134,8 +138,8 @@ describe('pool worker step machine', () => {
     }, { what: 'the task polled once' });
     const out = await w.tasks.cancel(t.id, w.account.accountId, { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' });
     expect(out.outcome).toBe('cancelled');
-    // The job is left in place on purpose (the edge removes it; here the step must end it by itself).
-    await waitFor(async () => ((await (await pw.queue.getJob(t.id))?.getState()) === 'completed' ? true : undefined), { what: 'the job to end' });
+    // Its due poll is left in place: the next poll step must end it by itself.
+    await waitFor(async () => ((await polling(pw, t.id)) ? undefined : true), { what: 'the task to leave the poll path' });
     const polls = up.polls.get(upstreamId)!.length;
     const row = (await w.tasks.get(t.id))!;
     expect(row).toMatchObject({ status: 'failed', error: { type: 'cancelled' } });
@@ -362,8 +366,10 @@ describe('pool sweeper and crash recovery', () => {
     const running = await seedTask(w.db.dataSource, w.account, 'job removed mid-flight');
     await w.enqueue(pw, running);
     await waitFor(async () => (await w.tasks.get(running.id))?.upstreamTaskId, { what: 'submitted' });
-    await waitFor(async () => (await (await pw.queue.getJob(running.id))?.getState()) === 'delayed', { what: 'delayed' });
-    await (await pw.queue.getJob(running.id))!.remove();
+    await waitFor(() => polling(pw, running.id), { what: 'polling' });
+    // its due poll is lost (as in a failover to a replica that had not seen it)
+    await w.redis.zrem(pw.polls[0]!.keys.due, running.id);
+    await w.redis.zrem(pw.polls[0]!.keys.claimed, running.id);
 
     const swept = await pw.sweeper.sweep();
     expect(swept.readded).toBe(2);
@@ -394,14 +400,14 @@ describe('pool sweeper and crash recovery', () => {
     const pw = await w.start({ orphanAfterMs: 0 });
     const live = await seedTask(w.db.dataSource, w.account, 'still rendering');
     await w.enqueue(pw, live);
-    await waitFor(async () => (await (await pw.queue.getJob(live.id))?.getState()) === 'delayed', { what: 'delayed' });
+    await waitFor(() => polling(pw, live.id), { what: 'polling' });
     const dead = await seedTask(w.db.dataSource, w.account, 'job failed for good');
     // a job in the failed set: what BullMQ leaves after the attempts ran out
     const job = await pw.queue.add('task', { taskId: dead.id }, { jobId: dead.id, delay: 60_000 });
     await ((await pw.queue.client) as unknown as Redis).zadd(pw.queue.toKey('failed'), Date.now(), job.id!);
 
     expect((await pw.sweeper.sweep()).readded).toBe(1);
-    expect(await (await pw.queue.getJob(live.id))?.getState()).toBe('delayed');
+    expect(await polling(pw, live.id)).toBe(true);
     expect(up.submits.get(live.id)).toBe(1);
   });
 

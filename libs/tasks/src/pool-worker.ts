@@ -5,11 +5,12 @@ import { ChannelGroupResolver, ChannelRepository, TaskRecoveryRepository, TaskRe
 import type { Logger } from '@gmg/logger';
 import { recordSweep } from '@gmg/observability';
 import {
-  TASK_JOB_NAMES, createBillingQueue, createTaskQueueShards, createTypedWorker, enqueueSettlement, healSentinelKey,
-  queueKeyPrefix, sweepCursorKey, type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
+  DuePolls, TASK_JOB_NAMES, WORKER_LOCK_DEFAULTS, createBillingQueue, createTaskQueueShards, createTypedWorker, enqueueSettlement,
+  healSentinelKey, queueKeyPrefix, shardOf, sweepCursorKey, type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
 } from '@gmg/queue';
 import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
 import { ChannelSecretCache } from './channel-secret-cache';
+import { PollLoop } from './poll-loop';
 import { PoolSweeper } from './pool-sweeper';
 import { SweepKeeper } from './sweep-keeper';
 import { TaskLifecycle, type CompletionHandler, type SettlementSink } from './task-lifecycle';
@@ -50,6 +51,8 @@ export interface PoolWorkerOptions extends Omit<TaskProcessorOptions, 'timeScale
   lockDuration?: number;
   stalledInterval?: number;
   maxStalledCount?: number;
+  /** Polls one claim takes at most (PollLoopOptions.batch). */
+  pollBatch?: number;
 }
 
 export interface PoolWorker {
@@ -59,6 +62,10 @@ export interface PoolWorker {
   workers: Worker[];
   queues: TaskQueue[];
   processor: TaskStepProcessor;
+  /** Each shard's due polls, index = shard (the steady poll path). */
+  polls: DuePolls[];
+  /** The steady poll path's claim loop over every shard. */
+  pollLoop: PollLoop;
   sweeper: PoolSweeper;
   /** Undefined when sweepIntervalMs <= 0. */
   keeper?: SweepKeeper;
@@ -90,17 +97,22 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   }
   const views = new TaskViewStore(redis, prefix);
   const lifecycle = new TaskLifecycle(tasks, views, settlements, logger, deps.completion);
+  const leaseMs = opts.lockDuration ?? WORKER_LOCK_DEFAULTS.lockDuration;
+  const polls = queues.map((_, shard) => new DuePolls(redis, queueKeyPrefix(prefix, QUEUES[pool], shard), leaseMs));
   const processor = new TaskStepProcessor(
     {
       tasks, channels: channelsForSteps(new ChannelRepository(ds)), groups: new ChannelGroupResolver(ds), adapters: deps.adapters,
       breaker: deps.breaker ?? new CircuitBreaker(), lifecycle, logger,
     },
     { ...opts, timeScale: opts.pollIntervalScale },
+    // Once polling, a task's polls wait in its shard's due set (PollLoop), not in BullMQ's delayed set.
+    (taskId, dueAt, failures) => polls[shardOf(taskId, polls.length)]!.add(taskId, dueAt, failures),
   );
   const orphanAfterMs = opts.orphanAfterMs ?? Math.max(10_000, 2 * opts.sweepIntervalMs);
-  const sweeper = new PoolSweeper({ pool, tasks, recovery: new TaskRecoveryRepository(ds), lifecycle, views, queues, redis, cursorKey: sweepCursorKey(queueKeyPrefix(prefix, QUEUES[pool], 0)), logger, orphanAfterMs,
+  const sweeper = new PoolSweeper({ pool, tasks, recovery: new TaskRecoveryRepository(ds), lifecycle, views, queues, polls, redis, cursorKey: sweepCursorKey(queueKeyPrefix(prefix, QUEUES[pool], 0)), logger, orphanAfterMs,
     maxRowsPerSweep: opts.maxRowsPerSweep,
   });
+  const pollLoop = new PollLoop({ pool, shards: polls, processor, tasks, requeue: (taskId) => sweeper.requeue(taskId), logger }, { concurrency: opts.concurrency, batch: opts.pollBatch });
 
   const handlers: JobHandlers<TaskJobCatalog> = {
     task: (job, token) => processor.process(job, token),
@@ -121,6 +133,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     return w;
   });
   const worker = workers[0]!;
+  pollLoop.start();
 
   let keeper: SweepKeeper | undefined;
   if (opts.sweepIntervalMs > 0) {
@@ -138,10 +151,10 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   logger.info({ pool, queue: QUEUES[pool], shards: queues.length, concurrency: opts.concurrency, scale: opts.pollIntervalScale }, 'pool worker started');
 
   return {
-    worker, queue, workers, queues, processor, sweeper, keeper,
+    worker, queue, workers, queues, processor, polls, pollLoop, sweeper, keeper,
     async close(force = false) {
       await keeper?.stop();
-      await Promise.all(workers.map((w) => w.close(force)));
+      await Promise.all([...workers.map((w) => w.close(force)), pollLoop.stop()]);
       await Promise.all(queues.map((q) => q.close()));
       await billing?.close();
     },

@@ -81,7 +81,7 @@ describe('sweep keeper: the gateway heals itself after a Redis loss', () => {
     const submitted = await Promise.all([0, 1, 2].map((i) => seedTask(db.dataSource, account, `in flight ${i}`)));
     for (const t of submitted) await pw.queue.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
     for (const t of submitted) {
-      await waitFor(async () => (await (await pw!.queue.getJob(t.id))?.getState()) === 'delayed', { timeoutMs: 10_000, what: `${t.id} polling` });
+      await waitFor(async () => (await pw!.polls[0]!.present([t.id]))[0], { timeoutMs: 10_000, what: `${t.id} polling` });
     }
     // accepted by the edge (row committed) but its job never made it to Redis before the loss
     const unqueued = await seedTask(db.dataSource, account, 'committed, never enqueued');

@@ -41,8 +41,13 @@ export interface TaskProcessorOptions {
   random?: () => number;
 }
 
-type Outcome = { kind: 'done' } | { kind: 'delay'; ms: number; data: TaskJobState };
+/** What a step leaves: nothing (the task ended), or a next step in `ms`, a submit (retry) or a poll. */
+export type StepOutcome = { kind: 'done' } | { kind: 'delay'; ms: number; data: TaskJobState; next: 'submit' | 'poll' };
+type Outcome = StepOutcome;
 const DONE: Outcome = { kind: 'done' };
+
+/** Where a task's polls wait once it is polling (the pool's DuePolls of its shard): off BullMQ's delayed set. */
+export type PollHandOff = (taskId: string, dueAt: number, pollFailures: number) => Promise<void>;
 
 const targetOf = (c: ChannelWithSecret): ChannelTarget => ({ id: c.id, name: c.name, protocol: c.protocol, baseUrl: c.baseUrl, apiKey: c.apiKey });
 
@@ -55,7 +60,11 @@ const targetOf = (c: ChannelWithSecret): ChannelTarget => ({ id: c.id, name: c.n
 export class TaskStepProcessor {
   private readonly o: Required<Omit<TaskProcessorOptions, 'random'>> & Pick<TaskProcessorOptions, 'random'>;
 
-  constructor(private readonly d: TaskProcessorDeps, opts: TaskProcessorOptions) {
+  /**
+   * `handOff`: a step whose next step is a poll puts the task on the steady poll path (PollLoop) and its BullMQ job
+   * ends; without it (tests of the BullMQ path alone) the job waits in the delayed set between polls as before.
+   */
+  constructor(private readonly d: TaskProcessorDeps, opts: TaskProcessorOptions, private readonly handOff?: PollHandOff) {
     this.o = {
       retryBaseMs: 1000, retryMaxMs: 60_000, failuresPerChannel: 3, maxSubmitAttempts: 10, maxPollFailures: 20, ...opts,
     };
@@ -68,6 +77,12 @@ export class TaskStepProcessor {
     const out = await withSpan(`task step ${job.queueName}`, { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': taskId } },
       () => this.step(taskId, { ...job.data }));
     if (out.kind === 'done') return;
+    if (out.next === 'poll' && this.handOff) {
+      // Polling from now on: its polls wait in the shard's due set; this job completes (the add comes first, so a
+      // crash between the two leaves a duplicate, never nothing).
+      await this.handOff(taskId, Date.now() + out.ms, out.data.pollFailures ?? 0);
+      return;
+    }
     if (!token) throw new Error('task job without a lock token cannot be delayed');
     // A steady poll leaves the step state as it was: skip the write (one Redis round trip per poll saved).
     if (JSON.stringify(out.data) !== JSON.stringify(job.data)) await job.updateData(out.data);
@@ -75,9 +90,15 @@ export class TaskStepProcessor {
     throw new DelayedError();
   }
 
-  /** One step from the row's state. Exposed for tests. */
-  async step(taskId: string, s: TaskJobState): Promise<Outcome> {
-    const task = await this.d.tasks.get(taskId);
+  /** A steady poll (PollLoop): the same step, from a row read with its batch (null: no such task). */
+  async pollStep(taskId: string, row: TaskRecord | null, pollFailures: number): Promise<Outcome> {
+    return withSpan('task poll', { kind: SpanKind.CONSUMER, attributes: { 'gmg.task_id': taskId } },
+      () => this.step(taskId, { taskId, pollFailures }, row));
+  }
+
+  /** One step from the row's state (`row`: already read; undefined: read it now). Exposed for tests. */
+  async step(taskId: string, s: TaskJobState, row?: TaskRecord | null): Promise<Outcome> {
+    const task = row === undefined ? await this.d.tasks.get(taskId) : row;
     if (!task) {
       this.d.logger.warn({ taskId }, 'task job for a task that does not exist; dropping it');
       return DONE;
@@ -113,12 +134,12 @@ export class TaskStepProcessor {
     if (!ch) {
       // Every usable channel has an open circuit: wait for one to cool down, a bounded number of times.
       if (attempts >= this.o.maxSubmitAttempts) return this.failNoUpstream(task, 'all channel circuits open');
-      return { kind: 'delay', ms: this.retryDelay(attempts), data: { ...s, submitAttempts: attempts } };
+      return { kind: 'delay', ms: this.retryDelay(attempts), data: { ...s, submitAttempts: attempts }, next: 'submit' };
     }
     const adapter = this.d.adapters.getAdapter(ch.protocol);
     if (!adapter) {
       this.d.logger.error({ taskId: task.id, channel: ch.name, protocol: ch.protocol }, 'channel protocol has no adapter; skipping channel');
-      return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, excludedChannels: [...excluded, ch.id] } };
+      return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, excludedChannels: [...excluded, ch.id] }, next: 'submit' };
     }
     // The whole request (up to the contract's body cap) is read here only, once per submit attempt.
     const request = await this.d.tasks.getRequest(task.id);
@@ -135,7 +156,7 @@ export class TaskStepProcessor {
       }
       this.d.logger.info({ taskId: task.id, channel: ch.name, upstreamTaskId }, 'task submitted upstream');
       await this.d.lifecycle.writeView(rec);
-      return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 } };
+      return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 }, next: 'poll' };
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
       if (!e.retryable) return this.failFinal(task, e);
@@ -150,9 +171,9 @@ export class TaskStepProcessor {
       // Fail over only when another channel is left; a single channel keeps being retried with backoff.
       if (onChannel >= this.o.failuresPerChannel && usable.length > 1) {
         next.excludedChannels = [...excluded, ch.id];
-        return { kind: 'delay', ms: this.retryDelay(1), data: next };
+        return { kind: 'delay', ms: this.retryDelay(1), data: next, next: 'submit' };
       }
-      return { kind: 'delay', ms: this.retryDelay(onChannel), data: next };
+      return { kind: 'delay', ms: this.retryDelay(onChannel), data: next, next: 'submit' };
     }
   }
 
@@ -175,7 +196,7 @@ export class TaskStepProcessor {
         return DONE;
       }
       const ms = Math.max(this.pollDelay(task), this.retryDelay(failures));
-      return { kind: 'delay', ms, data: { ...s, pollFailures: failures } };
+      return { kind: 'delay', ms, data: { ...s, pollFailures: failures }, next: 'poll' };
     }
     if (p.status === 'completed') {
       if (!hasExpectedResult(task.request.expected, p.result)) {
@@ -207,7 +228,7 @@ export class TaskStepProcessor {
       rec = (await this.d.tasks.updateNative(task.id, p.native)) ?? rec;
     }
     if (rec) await this.d.lifecycle.writeView(rec);
-    return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 } };
+    return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 }, next: 'poll' };
   }
 
   /** A final upstream refusal (4xx, moderation): another channel would refuse too, so no retry. */

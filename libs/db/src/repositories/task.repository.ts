@@ -294,6 +294,13 @@ export class TaskRepository {
     return rows[0] ? toTaskRecord(rows[0]) : null;
   }
 
+  /** Several tasks in one statement (a batch of due polls), by id; ids without a row are absent from the map. */
+  async getMany(ids: readonly string[]): Promise<Map<string, TaskRecord>> {
+    if (ids.length === 0) return new Map();
+    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ANY($1::text[])`, [ids]);
+    return new Map(rows.map((r) => { const t = toTaskRecord(r); return [t.id, t]; }));
+  }
+
   /** The whole stored request: only the step that submits upstream reads it. */
   async getRequest(id: string): Promise<NormalizedRequest | null> {
     const rows: Row[] = await this.ds.query(`SELECT request FROM tasks WHERE id = $1`, [id]);

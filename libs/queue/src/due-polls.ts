@@ -1,0 +1,181 @@
+import type { Redis } from './connection';
+
+/**
+ * The steady poll path of a pool shard, outside BullMQ (issue 22 item 3). A task that is polling its upstream waits
+ * here between polls instead of in BullMQ's delayed set: BullMQ's move-to-delayed and move-to-active scripts cost
+ * ~28 Redis commands per poll; a claim of a whole batch here costs ~6 and a settle of a batch ~3.
+ *
+ * Three keys, in the slot of the shard's queue (its hash tag), so every script touches one slot:
+ * - `<queue prefix>:polls`          sorted set, member task id, score = when its next poll is due (ms);
+ * - `<queue prefix>:polls:claimed`  sorted set, member task id, score = when a worker claimed it (ms): a claim older
+ *                                   than the lease is taken again by any worker (a killed worker's polls come back);
+ * - `<queue prefix>:polls:failures` hash, task id → consecutive failed polls, only for tasks with some.
+ * A task is in one of the two sets while it polls (at-least-once: a claim is removed only by its settle, which
+ * re-adds the task as due unless it ended). Every set is bounded by the pool's open tasks; the orphan sweep finds a
+ * polling task in neither set and re-adds its BullMQ job (pool-sweeper), as after any Redis loss.
+ */
+export const duePollKeys = (queuePrefix: string) => ({
+  due: `${queuePrefix}:polls`,
+  claimed: `${queuePrefix}:polls:claimed`,
+  failures: `${queuePrefix}:polls:failures`,
+});
+
+/** Largest batch one claim takes (Lua's unpack is bounded, and a batch is one Postgres read). */
+export const MAX_CLAIM_BATCH = 500;
+
+// KEYS: due, claimed, failures. ARGV: now, limit, leaseMs.
+// Returns { flat [id, dueAt or claimedAt, ...], nextDueAt or false, failures per id, how many were due (the rest: lapsed claims) }.
+const CLAIM_LUA = `
+local now = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+local ids, due = {}, {}
+for i = 1, #flat, 2 do ids[#ids + 1] = flat[i]; due[#due + 1] = flat[i + 1] end
+local fresh = #ids
+if fresh < limit then
+  local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]), 'WITHSCORES', 'LIMIT', 0, limit - fresh)
+  for i = 1, #stale, 2 do ids[#ids + 1] = stale[i]; due[#due + 1] = stale[i + 1] end
+end
+local nextDue = false
+if #ids < limit then
+  local first = redis.call('ZRANGE', KEYS[1], fresh, fresh, 'WITHSCORES')
+  if first[2] then nextDue = first[2] end
+end
+if #ids == 0 then return {{}, nextDue, {}, 0} end
+if fresh > 0 then redis.call('ZREM', KEYS[1], unpack(ids, 1, fresh)) end
+local za = {}
+for i = 1, #ids do za[#za + 1] = now; za[#za + 1] = ids[i] end
+redis.call('ZADD', KEYS[2], unpack(za))
+local out = {}
+for i = 1, #ids do out[#out + 1] = ids[i]; out[#out + 1] = due[i] end
+return {out, nextDue, redis.call('HMGET', KEYS[3], unpack(ids)), fresh}`;
+
+// KEYS: due, claimed, failures. ARGV: triples id, dueAt ('' = ended), failures ('' = leave, '0' = clear, n = set).
+const SETTLE_LUA = `
+local za, zr, hs, hd = {}, {}, {}, {}
+for i = 1, #ARGV, 3 do
+  local id, dueAt, f = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  zr[#zr + 1] = id
+  if dueAt ~= '' then za[#za + 1] = dueAt; za[#za + 1] = id end
+  if f == '0' then hd[#hd + 1] = id elseif f ~= '' then hs[#hs + 1] = id; hs[#hs + 1] = f end
+end
+redis.call('ZREM', KEYS[2], unpack(zr))
+if #za > 0 then redis.call('ZADD', KEYS[1], unpack(za)) end
+if #hs > 0 then redis.call('HSET', KEYS[3], unpack(hs)) end
+if #hd > 0 then redis.call('HDEL', KEYS[3], unpack(hd)) end
+return #za`;
+
+export interface ClaimedPoll {
+  taskId: string;
+  /** When it was due (ms); for a claim taken over from a lapsed lease, when that claim was made. */
+  dueAt: number;
+  /** Consecutive failed polls so far. */
+  failures: number;
+  /** Taken over from a claim whose lease lapsed (a killed or stuck worker). */
+  reclaimed: boolean;
+}
+
+export interface PollSettlement {
+  taskId: string;
+  /** When the next poll is due (ms); undefined: the task ended (or left the poll path), drop it. */
+  dueAt?: number;
+  /** Consecutive failed polls after this one. */
+  failures: number;
+  /** What the claim said (so a zero is not written, nor an absent field deleted). */
+  previousFailures: number;
+}
+
+type ClaimReply = [string[], string | null, Array<string | null>, number];
+
+/** The scripts, sent once per connection and then called by SHA (ioredis defineCommand). */
+interface PollScripts {
+  gmgClaimPolls(due: string, claimed: string, failures: string, now: string, limit: string, leaseMs: string): Promise<ClaimReply>;
+  gmgSettlePolls(due: string, claimed: string, failures: string, ...argv: string[]): Promise<number>;
+}
+
+function scriptsOn(redis: Redis): PollScripts {
+  const r = redis as Redis & Partial<PollScripts>;
+  if (typeof r.gmgClaimPolls !== 'function') {
+    redis.defineCommand('gmgClaimPolls', { numberOfKeys: 3, lua: CLAIM_LUA });
+    redis.defineCommand('gmgSettlePolls', { numberOfKeys: 3, lua: SETTLE_LUA });
+  }
+  return r as unknown as PollScripts;
+}
+
+/** One shard's due polls; `redis` is any client (standalone, Sentinel or Cluster: every call is one slot). */
+export class DuePolls {
+  readonly keys: ReturnType<typeof duePollKeys>;
+
+  private readonly scripts: PollScripts;
+
+  /** `leaseMs`: a claim not settled this long is taken again by any worker (WORKER_LOCK_MS). */
+  constructor(private readonly redis: Redis, queuePrefix: string, private readonly leaseMs: number) {
+    this.keys = duePollKeys(queuePrefix);
+    this.scripts = scriptsOn(redis);
+  }
+
+  /**
+   * Takes up to `limit` polls due by `now` (oldest first), then lapsed claims, in one script. `nextDueAt` is the
+   * earliest remaining due time when fewer than `limit` were taken (null when none is waiting), so the caller
+   * sleeps until then.
+   */
+  async claim(now: number, limit: number): Promise<{ polls: ClaimedPoll[]; nextDueAt: number | null }> {
+    const n = Math.max(1, Math.min(MAX_CLAIM_BATCH, Math.floor(limit)));
+    const [flat, nextDue, failures, fresh] = await this.scripts.gmgClaimPolls(this.keys.due, this.keys.claimed, this.keys.failures,
+      String(now), String(n), String(this.leaseMs));
+    const polls: ClaimedPoll[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      polls.push({ taskId: flat[i]!, dueAt: Number(flat[i + 1]), failures: Number(failures[i / 2] ?? 0) || 0, reclaimed: i / 2 >= Number(fresh) });
+    }
+    return { polls, nextDueAt: nextDue === null ? null : Number(nextDue) };
+  }
+
+  /** Ends the claims of a batch: each task due again at `dueAt`, or dropped. One script for the batch. */
+  async settle(batch: readonly PollSettlement[]): Promise<void> {
+    if (batch.length === 0) return;
+    const argv: string[] = [];
+    for (const s of batch) {
+      const f = s.failures === s.previousFailures ? '' : String(s.failures);
+      argv.push(s.taskId, s.dueAt === undefined ? '' : String(Math.round(s.dueAt)), s.dueAt === undefined && s.previousFailures > 0 ? '0' : f);
+    }
+    await this.scripts.gmgSettlePolls(this.keys.due, this.keys.claimed, this.keys.failures, ...argv);
+  }
+
+  /** Puts a task on the poll path (from its BullMQ job, after its submit or a resumed step). */
+  async add(taskId: string, dueAt: number, failures: number): Promise<void> {
+    await this.settle([{ taskId, dueAt, failures, previousFailures: 0 }]);
+  }
+
+  /** Which of these tasks are on this shard's poll path (due or claimed): one pipelined round trip. */
+  async present(taskIds: readonly string[]): Promise<boolean[]> {
+    if (taskIds.length === 0) return [];
+    const pipe = this.redis.pipeline();
+    for (const id of taskIds) {
+      pipe.zscore(this.keys.due, id);
+      pipe.zscore(this.keys.claimed, id);
+    }
+    const res = (await pipe.exec()) ?? [];
+    const reply = (k: number): unknown => {
+      const [err, value] = res[k] ?? [new Error('no pipeline reply'), null];
+      if (err) throw err;
+      return value;
+    };
+    return taskIds.map((_, i) => reply(2 * i) !== null || reply(2 * i + 1) !== null);
+  }
+
+  /** Polls waiting, polls due by `now` and not yet claimed, polls claimed, and the oldest due time (for metrics). */
+  async counts(now = Date.now()): Promise<{ waiting: number; overdue: number; claimed: number; oldestDueAt: number | null }> {
+    const pipe = this.redis.pipeline();
+    pipe.zcard(this.keys.due);
+    pipe.zcount(this.keys.due, '-inf', now);
+    pipe.zcard(this.keys.claimed);
+    pipe.zrange(this.keys.due, 0, 0, 'WITHSCORES');
+    const res = (await pipe.exec()) ?? [];
+    for (const [err] of res) if (err) throw err;
+    const first = res[3]?.[1] as string[] | undefined;
+    return {
+      waiting: Number(res[0]?.[1] ?? 0), overdue: Number(res[1]?.[1] ?? 0), claimed: Number(res[2]?.[1] ?? 0),
+      oldestDueAt: first && first[1] !== undefined ? Number(first[1]) : null,
+    };
+  }
+}
