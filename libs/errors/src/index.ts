@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   rate_limited: 'rate_limit_error',
   idempotency_in_progress: 'invalid_request_error',
   idempotency_mismatch: 'invalid_request_error',
+  idempotency_task_gone: 'invalid_request_error',
   conflict: 'invalid_request_error',
   server_error: 'server_error',
   bad_gateway: 'bad_gateway',

@@ -25,6 +25,7 @@ import { authMiddleware } from './middleware/auth.middleware';
 import { requireAdminToken } from './middleware/admin-token';
 import { submitMetricsMiddleware } from './observability/submit-metrics';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
+import { TASK_ANSWER_SHAPES } from './use-cases/task-answer.shapes';
 import { createRateLimitMiddleware } from './middleware/rate-limit';
 import { createMediaHostCheck, type MediaHostCheck } from './use-cases/media-host.check';
 import { PriceTableCache } from './pricing/price-table.cache';
@@ -145,10 +146,11 @@ export function createApp(deps: AppDeps): App {
       targetMinor: config.taskLeaseMinor, ttlMs: config.taskLeaseTtlMs ?? 30_000, idleCloseMs: config.taskLeaseIdleMs ?? 5000,
     })
     : undefined;
+  // submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts)
+  const tasks = new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs });
   const parts: AppParts = {
     deps,
-    // submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts)
-    tasks: new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs }),
+    tasks,
     views: new TaskViewStore(redis, config.queuePrefix),
     keys,
     authThrottle,
@@ -168,13 +170,16 @@ export function createApp(deps: AppDeps): App {
     },
     submitBody,
     // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
-    // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money). The
+    // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money; an
+    // acknowledgement naming its task is kept as a reference to it, rebuilt from Postgres on replay). The
     // in-flight limit per key is checked by the hold statement itself (TaskRepository.createWithHold): no query of
     // its own.
     submitGuards: [
       submitMetricsMiddleware,
       createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
-      createIdempotencyMiddleware({ redis, prefix: config.queuePrefix, bodyParsers: json, logger }),
+      createIdempotencyMiddleware({
+        redis, prefix: config.queuePrefix, bodyParsers: json, logger, taskAnswers: { get: (id) => tasks.get(id), shapes: TASK_ANSWER_SHAPES },
+      }),
     ],
   };
 

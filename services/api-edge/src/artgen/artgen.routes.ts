@@ -14,6 +14,7 @@ import { callbackUrlOf } from '../webhooks/callback-url';
 import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
 import { waitForTerminalView } from './describe-wait';
 import { originOf } from '../observability/submit-metrics';
+import { answerNamesTask } from '../use-cases/task-answer.shapes';
 import { artgenAck, submitArtgen, type ArtgenAccepted } from './submit-artgen.use-case';
 
 export interface ArtgenRouterDeps extends SubmitTaskDeps {
@@ -54,7 +55,13 @@ export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler
       principal, action, body: req.body, idempotency: idempotencyOf(res), origin: originOf(req, res), callbackUrl: callbackUrlOf(res),
       bodyBytes: bodyBytesOf(req),
     });
-    res.json(accepted.action === 'describe' ? await describeAnswer(deps, accepted) : artgenAck(accepted));
+    if (accepted.action === 'describe') {
+      // its answer depends on when the task ended: an idempotent replay repeats it whole (task-answer.shapes.ts)
+      res.json(await describeAnswer(deps, accepted));
+      return;
+    }
+    answerNamesTask(res, 'G', accepted.task);
+    res.json(artgenAck(accepted));
   };
 
   const base = underMount('/v1/artgen', ARTGEN_BASE_PATH);

@@ -28,6 +28,8 @@ export interface ArtgenSubmitInput {
 export interface ArtgenAccepted {
   taskId: string;
   action: ArtgenPathAction;
+  /** The task row (written, or the earlier one under the Idempotency-Key). */
+  task: TaskRecord;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -63,10 +65,10 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
   const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
-  const taskId = await acceptTask(deps, principal, media.request, input.idempotency, {
+  const task = await acceptTask(deps, principal, media.request, input.idempotency, {
     origin: input.origin, callbackUrl: input.callbackUrl, storedMedia: media.stored,
   });
-  return { taskId, action };
+  return { taskId: task.id, action, task };
 }
 
 /** Requests omit `model` (it is artgen); sending `artgen` anyway is tolerated, another name is a mistake. */
@@ -115,6 +117,6 @@ async function fromCustomId(
 }
 
 /** The submission answer of the art suite (our choice where spec 4.9 says "not shown"; the protocol of the suite). */
-export function artgenAck(accepted: ArtgenAccepted, status = 'SUBMITTED', extra: Record<string, unknown> = {}) {
+export function artgenAck(accepted: Pick<ArtgenAccepted, 'taskId' | 'action'>, status = 'SUBMITTED', extra: Record<string, unknown> = {}) {
   return { code: 200, data: { task_id: accepted.taskId, action: artgenNativeAction(accepted.action), status, ...extra } };
 }

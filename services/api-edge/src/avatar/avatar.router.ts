@@ -9,6 +9,7 @@ import { idempotencyOf } from '../middleware/idempotency';
 import { callbackUrlOf } from '../webhooks/callback-url';
 import { assetView, groupView, page, parseAssetQuery, parsePaging } from './avatar-browse';
 import { originOf } from '../observability/submit-metrics';
+import { answerNamesTask } from '../use-cases/task-answer.shapes';
 import { submitAvatar, type SubmitAvatarDeps } from './submit-avatar.use-case';
 
 export const PRIVATE_AVATAR_PATH = AVATAR_ENDPOINT;
@@ -30,13 +31,14 @@ export function avatarRouter(deps: AvatarRouterDeps, bodyParsers: RequestHandler
   const router = Router();
   const [submitPath, groupsPath, assetsPath] = [PRIVATE_AVATAR_PATH, AVATAR_GROUPS_PATH, AVATAR_ASSETS_PATH].map((p) => underMount('/v1/motion2', p));
   router.post(submitPath, ...guards, ...bodyParsers, async (req, res) => {
-    const ack = await submitAvatar(deps, {
+    const { ack, task } = await submitAvatar(deps, {
       principal: principalOf(res),
       body: req.body,
       idempotency: idempotencyOf(res),
       origin: originOf(req, res),
       callbackUrl: callbackUrlOf(res),
     });
+    answerNamesTask(res, 'C', task);
     res.status(200).json(ack);
   });
   router.all(submitPath, methodNotAllowed(['POST']));

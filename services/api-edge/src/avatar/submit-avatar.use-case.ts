@@ -69,10 +69,10 @@ function checkAllowed(p: AuthPrincipal): void {
 /**
  * `POST /v1/motion2/private-avatar`: validate → group (an existing one of this account, or a new one) → quote n ×
  * the per-asset price → ONE transaction: hold + task row + ledger hold (TaskRepository.createWithHold), the new
- * group, the `Pending` asset rows → commit → task view → queue → shape C. Nothing is written before the request is
- * known to be valid, and a refused hold (402) leaves no group and no asset behind.
+ * group, the `Pending` asset rows → commit → task view → queue → shape C, with the task it names. Nothing is
+ * written before the request is known to be valid, and a refused hold (402) leaves no group and no asset behind.
  */
-export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarInput): Promise<ShapeC> {
+export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarInput): Promise<{ ack: ShapeC; task: TaskRecord }> {
   const { principal } = input;
   checkAllowed(principal);
   const req = parseAvatarRequest(input.body, { trustedUrlPrefixes: [`${deps.publicBaseUrl}/v1/uploads/`] });
@@ -125,9 +125,9 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
     if (!duplicate) throw err;
     if (!duplicate.sameRequest) throw idempotencyMismatch();
     deps.logger.warn({ taskId: duplicate.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing avatar task');
-    return shapeC(duplicate.existing.id);
+    return { ack: shapeC(duplicate.existing.id), task: duplicate.existing };
   }
 
   await publishAccepted(deps, task);
-  return shapeC(taskId);
+  return { ack: shapeC(taskId), task };
 }

@@ -25,6 +25,7 @@ export const HTTP_STATUS_OF = {
   rate_limited: 429,
   idempotency_in_progress: 409,
   idempotency_mismatch: 422,
+  idempotency_task_gone: 422,
   conflict: 409,
   server_error: 500,
   bad_gateway: 502,

@@ -6,6 +6,7 @@ import { idempotencyKey, type Redis } from '@gmg/queue';
 import { principalOf } from '../http/principal';
 import { fullPath } from '../http/request-path';
 import { requestFingerprint } from './idempotency-fingerprint';
+import { parseReference, rebuildReferenced, referenceFor, type Answer, type TaskAnswers } from './idempotency-reference';
 import { captureResponse } from './response-capture';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -29,6 +30,11 @@ export interface IdempotencyOptions {
    */
   bodyParsers?: RequestHandler[];
   logger?: Pick<Logger, 'warn' | 'error'>;
+  /**
+   * Answers that name a created task (the route says so with answeredWithTask) are stored as a reference to the
+   * task and rebuilt from it on replay (idempotency-reference.ts). Absent: every answer is stored whole.
+   */
+  taskAnswers?: TaskAnswers;
 }
 
 /** Headers of the first answer that are not replayed (per-request or transport headers). */
@@ -45,7 +51,8 @@ interface StoredAnswer {
   body: string;
 }
 
-// Value layout: `R:<token>:<fingerprint>` while running, `D:<json StoredAnswer>` when done.
+// Value layout: `R:<token>:<fingerprint>` while running; when done, `T:<fingerprint>:<status>:<shape>[@<arg>]:<task id>`
+// for an answer rebuilt from its task, else `D:<json StoredAnswer>`.
 /** Replace our own claim (and only ours) by the answer, or delete it when ARGV[2] is empty. */
 const FINISH_LUA = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -75,7 +82,8 @@ function runChain(handlers: RequestHandler[], req: Request, res: Response, done:
  * `res.locals.principal` (mount after auth). Same key and same request → the first answer replayed byte for byte
  * with `Idempotent-Replayed: true`, nothing runs again; same key and another request → 422; first still running
  * → 409. Only 2xx answers are kept; any other releases the key so a retry runs again. The handler finds the key
- * and the request's fingerprint with `idempotencyOf(res)` (the database backstop binds both to the task).
+ * and the request's fingerprint with `idempotencyOf(res)` (the database backstop binds both to the task). An answer
+ * the route declared with answeredWithTask is kept as a reference to its task when that rebuilds it exactly.
  */
 export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHandler {
   const ttl = opts.ttlSeconds ?? 86_400;
@@ -104,9 +112,15 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
         if (current.slice(current.lastIndexOf(':') + 1) !== fp) throw mismatch();
         throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry later`, { retryAfter: 1 });
       }
+      if (current.startsWith('T:')) {
+        const ref = parseReference(current);
+        if (ref.fp !== fp) throw mismatch();
+        replay(res, await rebuildReferenced(opts.taskAnswers, ref, principal.keyId));
+        return;
+      }
       const stored = JSON.parse(current.slice(2)) as StoredAnswer;
       if (stored.fp !== fp) throw mismatch();
-      replay(res, stored);
+      replay(res, { status: stored.status, headers: stored.headers, body: Buffer.from(stored.body, 'base64') });
       return;
     }
     throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is being retried concurrently; retry later`, { retryAfter: 1 });
@@ -117,12 +131,17 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
       // Only answers that started work are kept: a refusal (400, 401, 402, 403, 404, 409, 422, 429) or a 5xx
       // releases the key, so the same request can succeed once its cause is fixed (a top-up after a 402).
       const keepIt = status >= 200 && status < 300 && complete;
-      const value = keepIt ? `D:${JSON.stringify({ fp, status, headers: replayableHeaders(res), body: body.toString('base64') } satisfies StoredAnswer)}` : '';
+      const value = keepIt ? storedValue(res, fp, { status, headers: replayableHeaders(res), body }) : '';
       // Stored before the answer leaves: once the client has it, a retry replays instead of seeing 409.
       await redis
         .eval(FINISH_LUA, 1, redisKey, claim, value, String(ttl))
         .catch((err: unknown) => opts.logger?.error({ err }, 'idempotency: could not store the answer; the claim expires by itself'));
     });
+
+  /** A reference to the answer's task when it rebuilds these exact bytes (~100 bytes), else the whole answer. */
+  const storedValue = (res: Response, fp: string, sent: Answer): string =>
+    referenceFor(res, opts.taskAnswers, fp, sent)
+    ?? `D:${JSON.stringify({ fp, status: sent.status, headers: sent.headers, body: sent.body.toString('base64') } satisfies StoredAnswer)}`;
 
   /** Parses the body when a parser is given; false when the body cannot be fingerprinted (no idempotency then). */
   const bodyReady = async (req: Request, res: Response, path: string): Promise<boolean> => {
@@ -177,8 +196,8 @@ function replayableHeaders(res: Response): Record<string, string | string[]> {
   return out;
 }
 
-function replay(res: Response, a: StoredAnswer): void {
+function replay(res: Response, a: Answer): void {
   for (const [name, value] of Object.entries(a.headers)) res.setHeader(name, value);
   res.setHeader(REPLAYED_HEADER, 'true');
-  res.status(a.status).end(Buffer.from(a.body, 'base64'));
+  res.status(a.status).end(a.body);
 }

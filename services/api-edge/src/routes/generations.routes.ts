@@ -9,6 +9,7 @@ import { principalOf } from '../http/principal';
 import { originOf } from '../observability/submit-metrics';
 import { RESPONSE_VERSION_HEADER } from '../use-cases/response-version';
 import { submitTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
+import { answerNamesTask } from '../use-cases/task-answer.shapes';
 
 export const IMAGE_GENERATIONS_PATH = '/v1/images/generations';
 export const VIDEO_GENERATIONS_PATH = '/v1/videos/generations';
@@ -33,7 +34,12 @@ export function generationsRouter(deps: SubmitTaskDeps, bodyParsers: RequestHand
         callbackUrl: callbackUrlOf(res),
         bodyBytes: bodyBytesOf(req),
       });
-      if (result.ack === 'B') res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
+      if (result.ack === 'B') {
+        res.setHeader(RESPONSE_VERSION_HEADER, result.responseVersion);
+        answerNamesTask(res, 'B', result.task, result.responseVersion);
+      } else {
+        answerNamesTask(res, 'A', result.task);
+      }
       sendJson(res, result.httpStatus, result.body);
     });
     router.all(path, methodNotAllowed(['POST']));

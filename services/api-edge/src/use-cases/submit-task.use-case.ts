@@ -84,9 +84,12 @@ export type ShapeB = {
   data: { id: string; object: 'generation.task'; type: 'image'; status: 'pending'; progress: 0; poll_url: string };
 };
 
-export type SubmitTaskResult =
+type Acknowledgement =
   | { ack: 'A'; httpStatus: 200; body: ShapeA; taskId: string }
   | { ack: 'B'; httpStatus: 202; body: ShapeB; taskId: string; responseVersion: string };
+
+/** The acknowledgement and the task it names (the row written, or the earlier one under the Idempotency-Key). */
+export type SubmitTaskResult = Acknowledgement & { task: TaskRecord };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -168,10 +171,10 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // last before the money step: every refusal above leaves nothing stored, and acceptTask deletes it on a refusal
   const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
 
-  const taskId = await acceptTask(deps, principal, media.request, input.idempotency, {
+  const task = await acceptTask(deps, principal, media.request, input.idempotency, {
     origin: input.origin, callbackUrl: input.callbackUrl, storedMedia: media.stored,
   });
-  return acknowledge(contract.ack, taskId, input.requestId, responseVersion);
+  return { ...acknowledge(contract.ack, task.id, input.requestId, responseVersion), task };
 }
 
 /**
@@ -188,17 +191,17 @@ async function firstReferenceSize(deps: SubmitTaskDeps, body: unknown): Promise<
 
 /**
  * The money step every submission shares (generations, the art suite): quote → hold + task row (one transaction)
- * → task view → queue. Returns the task id; under a reused Idempotency-Key whose Redis record was lost, the id of
- * the first task (nothing held). Media stored for this request (`extras.storedMedia`) is deleted when no task of
+ * → task view → queue. Returns the task; under a reused Idempotency-Key whose Redis record was lost, the first
+ * task (nothing held). Media stored for this request (`extras.storedMedia`) is deleted when no task of
  * this request refers to it: a refusal here (402, the in-flight limit, an unpriced model, a reused key) or the
  * first task's answer. An unexpected error keeps it (the row may have been committed); it expires with the link.
  */
 export async function acceptTask(
   deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
   extras: AcceptExtras = {},
-): Promise<string> {
+): Promise<TaskRecord> {
   const stored = extras.storedMedia ?? [];
-  let accepted: { taskId: string; created: boolean };
+  let accepted: { task: TaskRecord; created: boolean };
   try {
     accepted = await holdAndRecord(deps, principal, request, idempotency, extras);
   } catch (err) {
@@ -206,14 +209,14 @@ export async function acceptTask(
     throw err;
   }
   if (!accepted.created && stored.length > 0) await discardStoredMedia(deps.media.storage, stored, deps.logger);
-  return accepted.taskId;
+  return accepted.task;
 }
 
 /** Quote, then the hold and the task row; `created: false` when an earlier task under the Idempotency-Key answers. */
 async function holdAndRecord(
   deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
   extras: AcceptExtras,
-): Promise<{ taskId: string; created: boolean }> {
+): Promise<{ task: TaskRecord; created: boolean }> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
   let task: TaskRecord;
@@ -241,11 +244,11 @@ async function holdAndRecord(
     if (!(err instanceof DuplicateSubmissionError)) throw err;
     if (!err.sameRequest) throw idempotencyMismatch();
     deps.logger.warn({ taskId: err.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing task');
-    return { taskId: err.existing.id, created: false };
+    return { task: err.existing, created: false };
   }
 
   await publishAccepted(deps, task);
-  return { taskId: task.id, created: true };
+  return { task, created: true };
 }
 
 /**
@@ -264,8 +267,8 @@ export async function publishAccepted(deps: Pick<SubmitTaskDeps, 'views' | 'queu
   ]);
 }
 
-/** Acknowledgement shape A, or B with HTTP 202 (spec 2.1). */
-function acknowledge(ack: string, taskId: string, requestId: string, responseVersion: string | undefined): SubmitTaskResult {
+/** Acknowledgement shape A, or B with HTTP 202 (spec 2.1); also rebuilds a stored answer (task-answer.shapes.ts). */
+export function acknowledge(ack: string, taskId: string, requestId: string, responseVersion: string | undefined): Acknowledgement {
   if (ack === 'B') {
     return {
       ack: 'B',
