@@ -148,11 +148,15 @@ describe('deployment descriptions agree with each other and with the code', () =
     for (const l of lists) expect(own.some((q) => l.startsWith(`${keysOf(q)}:${q}:`))).toBe(true);
     // Delayed jobs are promoted only by a running worker: zero replicas would strand them.
     expect(so.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
-    for (const t of so.spec.triggers) expect(t.authenticationRef?.name).toBeDefined();
+    for (const t of so.spec.triggers.filter((t: Obj) => t.type === 'redis')) expect(t.authenticationRef?.name).toBeDefined();
+    // A pool also scales on the tasks on its poll path (a sorted set the redis trigger cannot read), as the edge
+    // exports them: gmg_queue_jobs{queue, state="polling"} (libs/queue producers.ts jobCounts).
+    const queries = so.spec.triggers.filter((t: Obj) => t.type === 'prometheus').map((t: Obj) => t.metadata.query);
+    expect(queries).toEqual(svc === 'billing' ? [] : [`sum(gmg_queue_jobs{queue="${queueOf(svc)}",state="polling"})`]);
   });
 
   it('no two scalers read the same queue', () => {
-    const lists = ofKind('ScaledObject').flatMap((so) => so.spec.triggers.map((t: Obj) => t.metadata.listName));
+    const lists = ofKind('ScaledObject').flatMap((so) => so.spec.triggers.map((t: Obj) => t.metadata.listName ?? t.metadata.query));
     expect(new Set(lists).size).toBe(lists.length);
   });
 

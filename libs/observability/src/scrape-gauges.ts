@@ -16,12 +16,12 @@ export function cached<T>(load: () => Promise<T>, ttlMs: number, now: () => numb
 /** Per queue: job counts as BullMQ's getJobCounts answers them, and how long its oldest waiting job has waited. */
 export type QueueCounts = Record<string, { counts: Record<string, number>; oldestWaitingSeconds: number }>;
 
-const QUEUE_STATES = ['waiting', 'delayed', 'active', 'failed', 'prioritized'] as const;
+const QUEUE_STATES = ['waiting', 'delayed', 'active', 'failed', 'prioritized', 'polling', 'polls_overdue'] as const;
 let queueSource: (() => Promise<QueueCounts>) | undefined;
 
 new Gauge({
   name: 'gmg_queue_jobs',
-  help: 'Jobs per queue and state (waiting, delayed, active, failed, prioritized), read from BullMQ on scrape (cached briefly)',
+  help: 'Jobs per queue and state (waiting, delayed, active, failed, prioritized; a task queue also: polling = tasks on its poll path, polls_overdue = polls due and not claimed yet), read from Redis on scrape (cached briefly)',
   labelNames: ['queue', 'state'] as const,
   registers: [registry],
   async collect() {
@@ -35,7 +35,7 @@ new Gauge({
 
 new Gauge({
   name: 'gmg_queue_oldest_waiting_seconds',
-  help: 'How long the oldest job in the wait list has waited for a worker (0 when none); an upper bound for a resumed task job, which counts from its last step',
+  help: 'How long the oldest job in the wait list (or, for a task queue, the oldest overdue poll) has waited for a worker (0 when none); an upper bound for a resumed task job, which counts from its last step',
   labelNames: ['queue'] as const,
   registers: [registry],
   async collect() {

@@ -13,4 +13,4 @@ export type { HealthCheck } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';
 export { jobPresence } from './job-presence';
 export type { JobPresence } from './job-presence';
-export { REDIS_BYTES_PER_TASK, checkRedisReady, redisMaxmemoryFor, redisMemory } from './redis-memory';
+export { REDIS_BYTES_PER_TASK, checkRedisReady, redisMaxmemoryFor, redisMemory, type RedisLoad } from './redis-memory';

@@ -6,17 +6,23 @@ import {
 } from '@gmg/contracts';
 import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
 import type { Redis } from './connection';
+import { DuePolls } from './due-polls';
 import { queueKeyPrefix, shardOf } from './keys';
+import { WORKER_LOCK_DEFAULTS } from './typed-worker';
 
 export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog & string>;
 export type BillingQueue = Queue<BillingJobCatalog[keyof BillingJobCatalog], unknown, keyof BillingJobCatalog & string>;
 export type WebhookQueue = Queue<WebhookJobCatalog[keyof WebhookJobCatalog], unknown, keyof WebhookJobCatalog & string>;
 
-/** Default options per job kind. Completed jobs are dropped quickly: the task row is the record. */
+/**
+ * Default options per job kind. A task job ends when its task ends or starts polling (the poll path takes it from
+ * there, due-polls.ts): it is removed at once, the task row being the record (and a kept one would cost ~2 KB per
+ * task for an hour, for nothing: the orphan sweep re-adds a task's job when the task has neither a job nor a poll).
+ */
 export const TASK_JOB_OPTIONS: JobsOptions = {
   attempts: 8,
   backoff: { type: 'exponential', delay: 2000 },
-  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnComplete: true,
   removeOnFail: { age: 7 * 24 * 3600 },
 };
 export const SETTLE_JOB_OPTIONS: JobsOptions = {
@@ -74,9 +80,13 @@ export async function enqueueSettlement(billing: BillingQueue, taskId: string): 
 export class Producers {
   /** Per pool, its shards (index = shard; QUEUE_SHARDS). */
   readonly tasks: Record<Pool, TaskQueue[]>;
+  /** Per pool, its shards' due polls (index = shard): read for the queue metrics only. */
+  private readonly polls: Record<Pool, DuePolls[]>;
   readonly billing: BillingQueue;
   constructor(connection: Redis, prefix: string, shards: Readonly<Partial<Record<Pool, number>>> = {}) {
     this.tasks = Object.fromEntries(POOLS.map((p) => [p, createTaskQueueShards(p, connection, prefix, shards[p] ?? 1)])) as Record<Pool, TaskQueue[]>;
+    this.polls = Object.fromEntries(POOLS.map((p) => [p, this.tasks[p].map((_, i) =>
+      new DuePolls(connection, queueKeyPrefix(prefix, QUEUES[p], i), WORKER_LOCK_DEFAULTS.lockDuration))])) as Record<Pool, DuePolls[]>;
     this.billing = createBillingQueue(connection, prefix);
   }
 
@@ -97,18 +107,27 @@ export class Producers {
 
   /**
    * Per queue: job counts (BullMQ getJobCounts) and the wait of its oldest waiting job, for the queue metrics. A
-   * sharded pool reports the sum of its shards' counts and the oldest wait among them.
+   * pool's queue adds its poll path: `polling` (tasks on it, due or claimed) and `polls_overdue` (due, not claimed
+   * yet), and its oldest wait counts an overdue poll too. A sharded pool reports the sum of its shards' counts and
+   * the oldest wait among them.
    */
   async jobCounts(now = Date.now()): Promise<QueueCounts> {
     const queues: Array<TaskQueue | BillingQueue> = [...Object.values(this.tasks).flat(), this.billing];
-    const stats = await Promise.all(queues.map(async (q) => {
-      const [counts, oldest] = await Promise.all([
+    const polls: Array<DuePolls | undefined> = [...Object.values(this.polls).flat(), undefined];
+    const stats = await Promise.all(queues.map(async (q, i) => {
+      const [counts, oldest, p] = await Promise.all([
         q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
         // getWaiting lists oldest first: element 0 is the job waiting longest
         q.getWaiting(0, 0),
+        polls[i]?.counts(now),
       ]);
       // ready since it was added, or since its last step ended (a resumed step machine job)
-      const since = oldest[0] ? Math.max(oldest[0].timestamp, oldest[0].processedOn ?? 0) : now;
+      let since = oldest[0] ? Math.max(oldest[0].timestamp, oldest[0].processedOn ?? 0) : now;
+      if (p) {
+        counts.polling = p.waiting + p.claimed;
+        counts.polls_overdue = p.overdue;
+        if (p.overdue > 0 && p.oldestDueAt !== null) since = Math.min(since, p.oldestDueAt);
+      }
       return { counts, oldestWaitingSeconds: Math.max(0, (now - since) / 1000) };
     }));
     const out: QueueCounts = {};

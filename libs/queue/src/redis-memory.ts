@@ -48,25 +48,46 @@ export async function checkRedisReady(redis: Redis): Promise<void> {
 }
 
 /**
- * What one task leaves in Redis, in bytes (measured: libs/tasks/src/redis-memory.int.test.ts, which fails when a
- * change makes a task cost more; docs/operations.md, "Redis memory"; 3,700 bytes in all measured 2026-11-25 on
- * the shared 2-core machine). `view`: its terminal task view (1 h; ~540 bytes); `job`: its completed task job with
- * its completed-set entry and its share of the queue's event stream (≤ 1 h, ≤ 10,000 per shard; the stream itself
- * is capped at 10,000 events per queue); `settle`: its settlement job (≤ 24 h, ≤ 100,000), likewise.
+ * What one task costs in Redis, in bytes (measured: libs/tasks/src/redis-memory.int.test.ts, which fails when a
+ * change makes a task cost more; docs/operations.md, "Redis memory"; 2026-11-26 on the shared 2-core machine: 1,941
+ * bytes per finished task, 941 per task in flight). `view`: its task view (open: 2 h, renewed while it changes;
+ * terminal: 1 h; ~540 bytes); `open`: while it polls, its due-poll entry (due-polls.ts); `events`: its share of its
+ * queues' event streams (capped at 10,000 events per queue: bounded by the number of queues, see EVENTS_PER_TASK);
+ * `settle`: its settlement job (≤ 24 h, ≤ 100,000); `idempotency`: a keyed submit's stored answer (a reference to its
+ * task, 24 h; ~280 bytes with a production-length key). Task jobs are removed when they end (TASK_JOB_OPTIONS).
  */
-export const REDIS_BYTES_PER_TASK = Object.freeze({ view: 700, job: 2_100, settle: 1_200 });
+export const REDIS_BYTES_PER_TASK = Object.freeze({ view: 700, open: 250, events: 700, settle: 1_200, idempotency: 320 });
+
+/** Events one task adds to its queues' streams (added, active, completed … on the task and billing queues). */
+const EVENTS_PER_TASK = 8;
+/** BullMQ caps each queue's event stream at this many entries. */
+const EVENTS_PER_QUEUE = 10_000;
 
 /** Redis's own memory and BullMQ's scripts and queue metadata, before any task. */
 const REDIS_BASE_BYTES = 16 * 1024 * 1024;
 
+/** A load to size Redis for. */
+export interface RedisLoad {
+  /** Tasks ending per hour (terminal views live 1 h). */
+  tasksPerHour: number;
+  /** Tasks ending per day (settlement jobs are kept 24 h, at most 100,000). */
+  tasksPerDay: number;
+  /** Tasks in flight at once (open views and due polls). */
+  openTasks: number;
+  /** Submits with an Idempotency-Key per day (their answers are kept 24 h). */
+  keyedSubmitsPerDay: number;
+  /** Queues in all (task queue shards + billing + webhook): each event stream is capped on its own. */
+  shards: number;
+}
+
 /**
  * The maxmemory to set for a load (every term bounded by a TTL or a count cap), with 30 % headroom for
- * fragmentation and bursts: tasks finished per hour (views and task jobs), per day (settlement jobs), and the
- * task queue shards in all (the completed-job cap is per shard).
+ * fragmentation and bursts.
  */
-export function redisMaxmemoryFor(load: { tasksPerHour: number; tasksPerDay: number; shards: number }): number {
+export function redisMaxmemoryFor(load: RedisLoad): number {
   const b = REDIS_BYTES_PER_TASK;
-  const bytes = REDIS_BASE_BYTES + b.view * load.tasksPerHour + b.job * Math.min(load.tasksPerHour, 10_000 * load.shards)
-    + b.settle * Math.min(load.tasksPerDay, 100_000);
+  const eventTasks = Math.min(load.tasksPerHour + load.openTasks, (EVENTS_PER_QUEUE / EVENTS_PER_TASK) * (load.shards + 2));
+  const bytes = REDIS_BASE_BYTES + b.view * (load.tasksPerHour + load.openTasks) + b.open * load.openTasks + b.events * eventTasks
+    + b.settle * Math.min(load.tasksPerDay, 100_000) + b.idempotency * load.keyedSubmitsPerDay;
   return Math.ceil(bytes * 1.3);
 }

@@ -90,14 +90,14 @@ describe('Redis memory per task', () => {
     process.stdout.write(`job ${await usage(`${taskKeys}:${QUEUES.image}:${someId}`)} settle ${await usage(`${billingKeys}:${QUEUES.billing}:settle-${someId}`)} `
       + `events ${await usage(`${taskKeys}:${QUEUES.image}:events`)}/${await redis.xlen(`${taskKeys}:${QUEUES.image}:events`)} `
       + `bevents ${await usage(`${billingKeys}:${QUEUES.billing}:events`)} completed ${await usage(`${taskKeys}:${QUEUES.image}:completed`)}\n`);
-    const budget = REDIS_BYTES_PER_TASK.view + REDIS_BYTES_PER_TASK.job + REDIS_BYTES_PER_TASK.settle;
+    const budget = REDIS_BYTES_PER_TASK.view + REDIS_BYTES_PER_TASK.events + REDIS_BYTES_PER_TASK.settle;
     // the sample view is one task's; the per-task figure is the whole delta (keys, set entries, capped event streams)
     process.stdout.write(`redis bytes per finished task: ${perTask.toFixed(0)} (view ${sampleView}); budget ${budget}\n`);
     expect(sampleView).toBeLessThanOrEqual(REDIS_BYTES_PER_TASK.view);
     expect(perTask).toBeLessThanOrEqual(budget);
 
     // 2. the same load on a Redis whose maxmemory is the formula's for it: every write accepted, room left
-    const maxmemory = redisMaxmemoryFor({ tasksPerHour: N, tasksPerDay: N, shards: 1 });
+    const maxmemory = redisMaxmemoryFor({ tasksPerHour: N, tasksPerDay: N, openTasks: 0, keyedSubmitsPerDay: 0, shards: 1 });
     const sized = await startLocalRedis({ maxmemory });
     cleanup.push(() => sized.stop());
     const r2 = await runLoad(sized, N);
@@ -114,5 +114,42 @@ describe('Redis memory per task', () => {
     }
     expect(refusal?.message).toMatch(/OOM/);
     await expect(checkRedisReady(r2.redis)).rejects.toMatchObject({ readiness: 'full' });
+  });
+
+  it('a task in flight (polling upstream) holds at most REDIS_BYTES_PER_TASK.open + view: its due poll, no job', async () => {
+    const N = 300;
+    const openDb = await createTestDatabase();
+    cleanup.push(() => openDb.drop());
+    const never = await startFakeUpstream({ pollsToComplete: 1_000_000_000 });
+    cleanup.push(() => never.close());
+    await seedChannel(openDb.dataSource, never.baseUrl, never.apiKey);
+    const server = await startLocalRedis();
+    cleanup.push(() => server.stop());
+    const redis = createRedis(server.url, 'worker');
+    cleanup.push(() => redis.quit());
+    const account = await seedAccount(openDb.dataSource, 10_000_000_000n);
+    const pw = await startPoolWorker(
+      { pool: 'image', ds: openDb.dataSource, redis, prefix: PREFIX, adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]), logger },
+      { concurrency: 20, pollIntervalScale: 0.2, sweepIntervalMs: 0, retryBaseMs: 100 },
+    );
+    cleanup.push(() => pw.close(true));
+    const views = new TaskViewStore(redis, PREFIX);
+    const start = async (count: number, from: number): Promise<void> => {
+      for (let i = 0; i < count; i++) {
+        const t = await seedTask(openDb.dataSource, account, `open ${from + i}`);
+        await views.write(t);
+        await pw.queue.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
+      }
+      await waitFor(async () => ((await pw.polls[0]!.counts()).waiting + (await pw.polls[0]!.counts()).claimed >= from + count ? true : undefined),
+        { timeoutMs: 120_000, intervalMs: 100, what: `${from + count} tasks polling` });
+    };
+    await start(20, 0);
+    const before = (await redisMemory(redis))[0]!.usedBytes;
+    await start(N, 20);
+    const perOpen = ((await redisMemory(redis))[0]!.usedBytes - before) / N;
+    // every submit job is gone (removeOnComplete): only the due poll and the view stay per task
+    expect(await pw.queue.getJobCounts('completed', 'waiting', 'active')).toMatchObject({ completed: 0, waiting: 0, active: 0 });
+    process.stdout.write(`redis bytes per task in flight: ${perOpen.toFixed(0)}; budget ${REDIS_BYTES_PER_TASK.open + REDIS_BYTES_PER_TASK.view + REDIS_BYTES_PER_TASK.events}\n`);
+    expect(perOpen).toBeLessThanOrEqual(REDIS_BYTES_PER_TASK.open + REDIS_BYTES_PER_TASK.view + REDIS_BYTES_PER_TASK.events);
   });
 });

@@ -89,12 +89,14 @@ describe('sweep keeper: the gateway heals itself after a Redis loss', () => {
 
     await loseRedis();
     const views = new TaskViewStore(redis, prefix);
+    // driven again: a job (submitting, or about to hand the task to the poll path) or a due poll
+    const driven = async (id: string): Promise<boolean> => Boolean(await pw!.queue.getJob(id)) || (await pw!.polls[0]!.present([id]))[0] === true;
     await waitFor(async () => {
       for (const t of all) {
-        if (!(await pw!.queue.getJob(t.id)) || !(await views.read(t.id))) return undefined;
+        if (!(await driven(t.id)) || !(await views.read(t.id))) return undefined;
       }
       return true;
-    }, { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'every open task rebuilt (job + view)' });
+    }, { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'every open task rebuilt (job or due poll + view)' });
 
     for (const t of all) expect((await views.read(t.id))?.task.id).toBe(t.id);
     // the rebuilt jobs drive their tasks: the never-enqueued one is submitted, the others are polled, not resubmitted
@@ -103,9 +105,10 @@ describe('sweep keeper: the gateway heals itself after a Redis loss', () => {
     await waitFor(async () => submitted.every((t, i) => (up.polls.get(up.idOf(t.id))?.length ?? 0) > pollsBefore[i]!),
       { timeoutMs: 10_000, what: 'the submitted tasks polled again' });
     for (const t of submitted) expect(up.submits.get(t.id)).toBe(1);
-    // a second rebuild finds every job live and adds nothing
+    // a second rebuild finds every task driven (all four polling by now) and adds nothing
+    await waitFor(async () => ((await pw!.polls[0]!.present(all.map((t) => t.id))).every(Boolean) ? true : undefined), { timeoutMs: 10_000, what: 'all four polling' });
     expect((await pw.sweeper.rebuild()).readded).toBe(0);
-    const counts = await Promise.all(all.map(async (t) => (await pw!.queue.getJob(t.id)) ? 1 : 0));
+    const counts = await Promise.all(all.map(async (t) => ((await driven(t.id)) ? 1 : 0)));
     expect(counts).toEqual([1, 1, 1, 1]);
   });
 

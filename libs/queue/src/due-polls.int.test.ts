@@ -1,0 +1,76 @@
+import { Redis } from 'ioredis';
+import { TEST_REDIS_URL, deleteRedisPrefix, uniqueRedisPrefix } from '@gmg/testing';
+import { DuePolls } from './due-polls';
+import { queueKeyPrefix } from './keys';
+
+const LEASE_MS = 10_000;
+let redis: Redis;
+let prefix: string;
+let polls: DuePolls;
+
+beforeEach(() => {
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  prefix = uniqueRedisPrefix();
+  polls = new DuePolls(redis, queueKeyPrefix(prefix, 'gmg-image', 0), LEASE_MS);
+});
+
+afterEach(async () => {
+  await deleteRedisPrefix(redis, prefix);
+  redis.disconnect();
+});
+
+describe('due polls of a shard', () => {
+  it('hands out due polls oldest first in batches, names the next due time, and keeps every poll in one of its two sets', async () => {
+    const t0 = 1_000_000;
+    for (let i = 0; i < 5; i++) await polls.add(`task_${i}`, t0 + i * 100, 0);
+    await polls.add('task_later', t0 + 60_000, 0);
+
+    const first = await polls.claim(t0 + 250, 2);
+    expect(first.polls.map((p) => [p.taskId, p.dueAt, p.reclaimed])).toEqual([['task_0', t0, false], ['task_1', t0 + 100, false]]);
+    // a full batch: the caller claims again at once, no sleep hint needed
+    expect(first.nextDueAt).toBeNull();
+    const second = await polls.claim(t0 + 250, 10);
+    expect(second.polls.map((p) => p.taskId)).toEqual(['task_2']);
+    expect(second.nextDueAt).toBe(t0 + 300);
+    // claimed polls stay visible to the orphan sweep; one never added is not
+    expect(await polls.present(['task_0', 'task_2', 'task_4', 'task_later', 'nope'])).toEqual([true, true, true, true, false]);
+    expect(await polls.counts(t0 + 250)).toMatchObject({ waiting: 3, overdue: 0, claimed: 3, oldestDueAt: t0 + 300 });
+  });
+
+  it('settles a batch in one call: due again at its next time, dropped when ended, failures kept only while there are some', async () => {
+    const now = 5_000_000;
+    for (const id of ['a', 'b', 'c']) await polls.add(id, now - 10, 0);
+    const { polls: got } = await polls.claim(now, 10);
+    expect(got).toHaveLength(3);
+    await polls.settle([
+      { taskId: 'a', dueAt: now + 5000, failures: 0, previousFailures: 0 },
+      { taskId: 'b', dueAt: now + 7000, failures: 2, previousFailures: 0 },
+      { taskId: 'c', failures: 0, previousFailures: 0 },
+    ]);
+    expect(await redis.zcard(polls.keys.claimed)).toBe(0);
+    expect(await redis.zrange(polls.keys.due, 0, -1, 'WITHSCORES')).toEqual(['a', String(now + 5000), 'b', String(now + 7000)]);
+    expect(await redis.hgetall(polls.keys.failures)).toEqual({ b: '2' });
+
+    const again = await polls.claim(now + 10_000, 10);
+    expect(again.polls.find((p) => p.taskId === 'b')?.failures).toBe(2);
+    // b polled fine this time: its count goes; a task that ends takes its count with it
+    await polls.settle([
+      { taskId: 'a', failures: 0, previousFailures: 0 },
+      { taskId: 'b', dueAt: now + 15_000, failures: 0, previousFailures: 2 },
+    ]);
+    expect(await redis.exists(polls.keys.failures)).toBe(0);
+    expect(await redis.zrange(polls.keys.due, 0, -1)).toEqual(['b']);
+  });
+
+  it('gives a claim that was never settled (its worker died) to the next claimer after the lease, not before', async () => {
+    const now = 9_000_000;
+    await polls.add('orphaned', now - 1, 3);
+    expect((await polls.claim(now, 10)).polls.map((p) => p.taskId)).toEqual(['orphaned']);
+    // the claiming worker is gone: nothing settles it
+    expect((await polls.claim(now + LEASE_MS - 1, 10)).polls).toEqual([]);
+    const back = await polls.claim(now + LEASE_MS, 10);
+    expect(back.polls).toEqual([{ taskId: 'orphaned', dueAt: now, failures: 3, reclaimed: true }]);
+    // taken again, with a new claim time: a second claimer does not get it too
+    expect((await polls.claim(now + LEASE_MS + 1, 10)).polls).toEqual([]);
+  });
+});
