@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { QUEUES, listModels } from '@gmg/contracts';
 import { ChannelRepository } from '@gmg/db';
-import { queueKeyPrefix } from '@gmg/queue';
+import { duePollKeys, queueKeyPrefix } from '@gmg/queue';
 import { waitFor } from '@gmg/testing';
 import { SWEEP_INTERVAL_MS, verify, type Verdict, type World } from './world';
 
@@ -21,12 +21,21 @@ async function redisRebuilt(w: World, ids: string[]): Promise<boolean> {
   const open: Array<{ id: string }> = await w.ds.query(`SELECT id FROM tasks WHERE id = ANY($1) AND status IN ('pending','processing')`, [ids]);
   const c = w.redis.client();
   try {
+    // an open task is driven again when it has a job (submitting) or a due poll (polling): all in its shard's slot
+    const shard = queueKeyPrefix('chaos', QUEUES.image, 0);
+    const polls = duePollKeys(shard);
     const pipe = c.pipeline();
-    for (const t of open) pipe.exists(`${queueKeyPrefix('chaos', QUEUES.image, 0)}:${QUEUES.image}:${t.id}`);
-    pipe.exists(`${queueKeyPrefix('chaos', QUEUES.image, 0)}:${QUEUES.image}:repeat:sweep`);
+    for (const t of open) {
+      pipe.exists(`${shard}:${QUEUES.image}:${t.id}`);
+      pipe.zscore(polls.due, t.id);
+      pipe.zscore(polls.claimed, t.id);
+    }
+    pipe.exists(`${shard}:${QUEUES.image}:repeat:sweep`);
     pipe.exists(`${queueKeyPrefix('chaos', QUEUES.billing)}:${QUEUES.billing}:repeat:sweep`);
     const res = (await pipe.exec()) ?? [];
-    return res.every(([err, v]) => !err && v === 1);
+    if (res.some(([err]) => err)) return false;
+    const driven = open.every((_, i) => res[3 * i]![1] === 1 || res[3 * i + 1]![1] !== null || res[3 * i + 2]![1] !== null);
+    return driven && res.slice(3 * open.length).every(([, v]) => v === 1);
   } finally {
     c.disconnect();
   }
