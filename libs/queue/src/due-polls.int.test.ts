@@ -73,4 +73,16 @@ describe('due polls of a shard', () => {
     // taken again, with a new claim time: a second claimer does not get it too
     expect((await polls.claim(now + LEASE_MS + 1, 10)).polls).toEqual([]);
   });
+
+  it('drops a waiting poll of a cancelled task (and its failure count), and leaves a claimed one to its step', async () => {
+    const now = 12_000_000;
+    await polls.add('waiting', now + 5000, 2);
+    await polls.add('claimed', now - 1, 0);
+    await polls.claim(now, 10);
+    expect(await polls.remove('waiting')).toBe(true);
+    expect(await polls.remove('claimed')).toBe(false);
+    expect(await polls.remove('unknown')).toBe(false);
+    expect(await polls.present(['waiting', 'claimed'])).toEqual([false, true]);
+    expect(await redis.hget(polls.keys.failures, 'waiting')).toBeNull();
+  });
 });

@@ -146,6 +146,17 @@ export class DuePolls {
     await this.settle([{ taskId, dueAt, failures, previousFailures: 0 }]);
   }
 
+  /**
+   * Drops a task's due poll (its task ended outside a worker: cancelled); true when it was waiting. A claimed one is
+   * left to its step, which re-reads the row, sees the terminal status and drops it.
+   */
+  async remove(taskId: string): Promise<boolean> {
+    const res = await this.redis.multi().zrem(this.keys.due, taskId).hdel(this.keys.failures, taskId).exec();
+    const [err, removed] = res?.[0] ?? [new Error('no reply'), 0];
+    if (err) throw err;
+    return removed === 1;
+  }
+
   /** Which of these tasks are on this shard's poll path (due or claimed): one pipelined round trip. */
   async present(taskIds: readonly string[]): Promise<boolean[]> {
     if (taskIds.length === 0) return [];

@@ -147,10 +147,13 @@ export class Producers {
   }
 
   /**
-   * Drops the job of a task that ended outside its worker (cancel) when it is waiting or delayed; an active job
-   * is left to its step, which re-reads the row, sees the terminal status and ends. True when a job was removed.
+   * Drops what drives a task that ended outside its worker (cancel): its job when it is waiting or delayed, its due
+   * poll when it polls; an active job or a claimed poll is left to its step, which re-reads the row, sees the
+   * terminal status and ends. True when something was removed.
    */
   async removeTaskJob(pool: Pool, taskId: string): Promise<boolean> {
+    const shards = this.polls[pool];
+    if (await shards[shardOf(taskId, shards.length)]!.remove(taskId)) return true;
     const job = await this.taskQueue(pool, taskId).getJob(taskJobId(taskId));
     if (!job) return false;
     const state = await job.getState();
