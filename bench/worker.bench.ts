@@ -30,6 +30,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { QUEUES } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
+import { diffHistograms, histogramQuantile, parseHistogram, shareAtMost, type HistogramBuckets } from '@gmg/observability';
 import { DuePolls, createTaskQueue, queueKeyPrefix } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
 import { insertRow } from './doc-table';
@@ -64,42 +65,9 @@ async function upstreamPolls(url: string): Promise<number> {
   return n;
 }
 
-interface Buckets { le: number[]; cum: number[]; count: number }
-
-/** The cumulative buckets of gmg_poll_lateness_seconds (one pool). */
-async function latenessBuckets(url: string): Promise<Buckets> {
-  const le: number[] = [];
-  const cum: number[] = [];
-  for (const m of (await metricsText(url)).matchAll(/^gmg_poll_lateness_seconds_bucket\{[^}]*le="([^"]+)"[^}]*\} (\d+)/gm)) {
-    le.push(m[1] === '+Inf' ? Infinity : Number(m[1]));
-    cum.push(Number(m[2]));
-  }
-  return { le, cum, count: cum[cum.length - 1] ?? 0 };
-}
-
-function diffBuckets(b: Buckets, a: Buckets): Buckets {
-  const cum = b.cum.map((v, i) => v - (a.cum[i] ?? 0));
-  return { le: b.le, cum, count: cum[cum.length - 1] ?? 0 };
-}
-
-/** The q-quantile, linear within its bucket (prometheus histogram_quantile's rule), in seconds. */
-function quantile(b: Buckets, q: number): number {
-  if (b.count === 0) return NaN;
-  const rank = q * b.count;
-  for (let i = 0; i < b.le.length; i++) {
-    if (b.cum[i]! >= rank) {
-      const lo = i === 0 ? 0 : b.le[i - 1]!;
-      const below = i === 0 ? 0 : b.cum[i - 1]!;
-      if (!Number.isFinite(b.le[i]!)) return lo;
-      return lo + (b.le[i]! - lo) * ((rank - below) / Math.max(1, b.cum[i]! - below));
-    }
-  }
-  return NaN;
-}
-
-function shareAtMost(b: Buckets, seconds: number): number {
-  const i = b.le.indexOf(seconds);
-  return b.count === 0 || i < 0 ? NaN : b.cum[i]! / b.count;
+/** The worker's gmg_poll_lateness_seconds (cumulative, every pool it serves). */
+async function latenessBuckets(url: string): Promise<HistogramBuckets> {
+  return parseHistogram(await metricsText(url), 'gmg_poll_lateness_seconds');
 }
 
 const fmtMs = (s: number): string => `${(s * 1000).toFixed(0)} ms`;
@@ -193,7 +161,7 @@ async function main(): Promise<void> {
     const simCpu = cpuSeconds(simPid) - simCpu0;
     const polled = (await upstreamPolls(metricsUrl)) - upstream0;
     const pgTx = pgTransactions(dbName) - pg0 - 1;
-    const late = diffBuckets(await latenessBuckets(metricsUrl), lateness0);
+    const late = diffHistograms(await latenessBuckets(metricsUrl), lateness0);
     const rss = memMiB(pid, 'VmRSS');
     const hwm = memMiB(pid, 'VmHWM');
     const counts = await jobCounts();
@@ -205,7 +173,7 @@ async function main(): Promise<void> {
     const pollsPerS = polled / window;
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    const lateText = `p50 ${fmtMs(quantile(late, 0.5))}, p99 ${fmtMs(quantile(late, 0.99))}, ${(100 * shareAtMost(late, 1)).toFixed(2)} % within 1 s (${late.count} polls)`;
+    const lateText = `p50 ${fmtMs(histogramQuantile(late, 0.5))}, p99 ${fmtMs(histogramQuantile(late, 0.99))}, ${(100 * shareAtMost(late, 1)).toFixed(2)} % within 1 s (${late.count} polls)`;
     const perPoll = `Redis ${(redisCmds / polled).toFixed(2)} commands (${byCommand.slice(0, 6).map(([k, v]) => `${k} ${(v / polled).toFixed(2)}`).join(', ')}), Postgres ${(pgTx / polled).toFixed(2)} transactions`;
     console.log(`\n${date} · ${machine}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
     console.log(`worker-image (concurrency ${WORKER_CONCURRENCY}, ${SHARDS} shard(s), POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`);
