@@ -65,7 +65,6 @@ export class Driver {
   /** Chat calls among them: the gateway may have recorded (and charged) a call whose answer the client never got. */
   ambiguousMessages = 0;
   private win = new Window();
-  private readonly ring: SubmittedTask[] = [];
   private inFlight = 0;
   private seq = 0;
   private rr = 0;
@@ -82,11 +81,6 @@ export class Driver {
   /** Requests on the wire now. */
   inFlightNow(): number {
     return this.inFlight;
-  }
-
-  /** The latest submitted tasks not yet seen ending by a polling client (newest last), at most 200. */
-  recent(): SubmittedTask[] {
-    return this.ring.slice(-200).filter((t) => !t.seen);
   }
 
   /** Swaps the current window for a fresh one. */
@@ -186,8 +180,6 @@ export class Driver {
       this.win.submitMs.push(ms);
       const t: SubmittedTask = { id, kind, accountId: acc.id, webhook, submittedAt: Date.now() };
       this.tasks.set(id, t);
-      this.ring.push(t);
-      if (this.ring.length > 400) this.ring.splice(0, this.ring.length - 200);
       if (!webhook) this.schedulePoll(t, acc.key, 0);
     } catch {
       if (req.idempotent) this.win.refused.connection = (this.win.refused.connection ?? 0) + 1;

@@ -1,68 +1,51 @@
 /**
- * Lateness of worker polls, as bench/worker.bench.ts measures it: for a sample of in-flight tasks, the job's due time
- * while it waits in its queue's delayed set (score = ms × 0x1000 + a counter) and the next `processedOn` (set when a
- * worker takes it); lateness = processedOn − due. Read every 200 ms with single-key commands (each routed to its own
- * slot on a cluster, so no pipeline crosses slots).
+ * Worker poll lateness across the fleet, as bench/worker.bench.ts measures it: each worker's own histogram
+ * `gmg_poll_lateness_seconds` (claim time − due time of every steady poll its PollLoop claims from a shard's due set,
+ * libs/tasks/src/poll-loop.ts), read from every worker process's /metrics (its HEALTH_PORT) at each snapshot and
+ * summed over processes and pools. A row's lateness is the difference of two snapshots: every poll claimed in the
+ * window counted, quantiles interpolated within a bucket as Prometheus does (the share within 1 s is exact, 1 s being
+ * a bucket bound).
+ *
+ * A replaced worker (FLEET_FAULTS) starts its histogram again from 0: its predecessor's last reading is kept as an
+ * offset, so the sum stays cumulative. Polls a killed process claimed after its last reading are lost with it; a
+ * process that does not answer keeps its last reading (its polls since then count in the next window it answers).
  */
-import type { Cluster, Redis } from 'ioredis';
-import { taskJobId } from '@gmg/contracts';
-import type { SubmittedTask } from './driver';
+import { addHistograms, emptyHistogram, parseHistogram, type HistogramBuckets } from '@gmg/observability';
+import { sumSamples } from './metrics-scrape';
 
-type Pool = 'image' | 'video' | 'artgen' | 'avatar';
+const METRIC = 'gmg_poll_lateness_seconds';
 
-/** Where a task's job lives: its queue's delayed set and the job's hash (BullMQ's own key names). */
-export type JobKeys = (pool: Pool, jobId: string) => { delayed: string; job: string };
+interface Proc {
+  /** The process's start (process_start_time_seconds): a new value is a new process. */
+  started: number | undefined;
+  last: HistogramBuckets;
+  /** What the label's earlier processes had counted. */
+  offset: HistogramBuckets;
+}
 
-export class LatenessSampler {
-  private readonly due = new Map<string, number>();
-  private readonly processed = new Map<string, number>();
-  private samples: number[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private busy = false;
+export class WorkerLateness {
+  private readonly procs = new Map<string, Proc>();
 
-  constructor(private readonly redis: Redis | Cluster, private readonly keys: JobKeys, private readonly inFlight: () => SubmittedTask[], private readonly sampleSize = 40) {}
-
-  start(): void {
-    this.timer = setInterval(() => { void this.tick(); }, 200);
-  }
-
-  /** The samples since the last call. */
-  take(): number[] {
-    const s = this.samples;
-    this.samples = [];
-    return s;
-  }
-
-  private async tick(): Promise<void> {
-    if (this.busy) return;
-    this.busy = true;
-    try {
-      const tasks = this.inFlight().slice(0, this.sampleSize);
-      await Promise.all(tasks.map((t) => this.read(t)));
-    } catch {
-      // a Redis node failing over: this tick has no samples
-    } finally {
-      this.busy = false;
+  /** One worker's /metrics text (`undefined`: it did not answer this time). */
+  add(label: string, text: string | undefined): void {
+    if (text === undefined) return;
+    const reading = parseHistogram(text, METRIC);
+    const started = sumSamples(text, 'process_start_time_seconds');
+    const p = this.procs.get(label);
+    if (!p) {
+      this.procs.set(label, { started, last: reading, offset: emptyHistogram() });
+      return;
     }
+    const restarted = (started !== undefined && p.started !== undefined && started !== p.started) || reading.count < p.last.count;
+    if (restarted) p.offset = addHistograms(p.offset, p.last);
+    p.started = started;
+    p.last = reading;
   }
 
-  private async read(t: SubmittedTask): Promise<void> {
-    if (t.kind === 'messages') return;
-    const jobId = taskJobId(t.id);
-    const k = this.keys(t.kind, jobId);
-    const [score, processed] = await Promise.all([this.redis.zscore(k.delayed, jobId), this.redis.hget(k.job, 'processedOn')]);
-    const processedOn = Number(processed ?? 0);
-    const prev = this.processed.get(t.id);
-    if (prev !== undefined && processedOn > prev) {
-      const d = this.due.get(t.id);
-      if (d !== undefined && processedOn >= d - 1) this.samples.push(processedOn - d);
-      this.due.delete(t.id);
-    }
-    this.processed.set(t.id, processedOn);
-    if (score !== null) this.due.set(t.id, Math.floor(Number(score) / 0x1000));
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
+  /** Every poll claimed so far, all worker processes (past and present) and pools together. */
+  total(): HistogramBuckets {
+    let sum = emptyHistogram();
+    for (const p of this.procs.values()) sum = addHistograms(sum, addHistograms(p.offset, p.last));
+    return sum;
   }
 }

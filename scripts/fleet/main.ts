@@ -14,8 +14,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
-import { POOLS, type Pool } from '@gmg/contracts';
-import { createTaskQueue, type Redis, type TaskQueue } from '@gmg/queue';
 import { REPO_ROOT } from '@gmg/testing';
 import { ChaosPostgres } from '../../test/chaos/infra';
 import { calibrateAndCost, measureCosts, modelCheck } from './costs';
@@ -24,7 +22,6 @@ import { problems, verify } from './checks';
 import { Driver, type Account } from './driver';
 import { plannedFaults, type FaultResult } from './faults';
 import { startPgBouncer, startRedisCluster, startStandaloneRedis, type Bouncer, type RedisTopology } from './infra';
-import { LatenessSampler } from './lateness';
 import { cpuTable, dataTable, makeRow, mergeWindows, processTable, throughputTable, type Row } from './report';
 import { Sampler, type MetricsTarget, type Proc, type Snapshot } from './sampler';
 import { FleetServices } from './services';
@@ -68,11 +65,9 @@ interface World {
   services?: FleetServices;
   hooks?: WebhookReceiver;
   driver?: Driver;
-  lateness?: LatenessSampler;
 }
 
 async function teardown(w: World): Promise<void> {
-  w.lateness?.stop();
   await w.driver?.stop().catch(() => undefined);
   await w.services?.stop().catch(() => undefined);
   await w.hooks?.close().catch(() => undefined);
@@ -172,7 +167,6 @@ async function main(): Promise<number> {
 
     w.hooks = await startWebhookReceiver();
     const edges = w.services.edges().map((r) => `http://127.0.0.1:${r.port}`);
-    const client = redis.client();
     const procs = (): Proc[] => [
       ...w.services!.all().map((r) => ({ label: r.id, pid: () => r.sp.proc.pid })),
       ...redis.nodes.map((n) => ({ label: `redis:${n.port}`, pid: () => n.proc.pid })),
@@ -192,10 +186,6 @@ async function main(): Promise<number> {
       pollEveryMs: cfg.pollEveryMs, webhookShare: cfg.webhookShare, webhookUrl: w.hooks.url, maxInFlight: cfg.maxInFlight,
     });
     w.driver = driver;
-    // BullMQ's own key names for each pool's queue (whatever prefix layout the queue library gives it)
-    const queues = Object.fromEntries(POOLS.map((p) => [p, createTaskQueue(p, client as Redis, PREFIX)])) as Record<Pool, TaskQueue>;
-    w.lateness = new LatenessSampler(client, (pool, jobId) => ({ delayed: queues[pool].keys.delayed!, job: queues[pool].toKey(jobId) }), () => driver.recent());
-    w.lateness.start();
 
     const faults = cfg.faults ? plannedFaults(w.services, redis, loadMs) : [];
     const faultResults: FaultResult[] = [];
@@ -228,17 +218,17 @@ async function main(): Promise<number> {
       windows.push(win);
       const prev = snaps[snaps.length - 1]!;
       const midT = ((prev.at + snap.at) / 2) - t0;
-      const row = makeRow(`${((snap.at - t0) / 60_000).toFixed(1)} min`, prev, snap, win, w.lateness.take(), rate(midT), events.splice(0));
+      const row = makeRow(`${((snap.at - t0) / 60_000).toFixed(1)} min`, prev, snap, win, rate(midT), events.splice(0));
       rows.push(row);
       snaps.push(snap);
-      log(`${row.label}: ${row.submitsPerS.toFixed(1)} submits/s, ${row.completedPerS.toFixed(1)} completed/s, submit p99 ${row.submitP99.toFixed(0)} ms, poll p99 ${row.pollP99.toFixed(0)} ms, CPU ${Object.values(row.cpu).reduce((a, b) => a + b, 0).toFixed(0)} %`);
+      log(`${row.label}: ${row.submitsPerS.toFixed(1)} submits/s, ${row.completedPerS.toFixed(1)} completed/s, submit p99 ${row.submitP99.toFixed(0)} ms, poll p99 ${row.pollP99.toFixed(0)} ms, worker poll lateness p99 ${row.latePolls > 0 ? `${row.lateP99.toFixed(0)} ms over ${row.latePolls} polls` : '– (no poll claimed)'}, CPU ${Object.values(row.cpu).reduce((a, b) => a + b, 0).toFixed(0)} %`);
     }
     await run;
     await Promise.all(faultRuns);
     log(`load phase over; draining (≤ ${cfg.drainS} s) and checking`);
     const verdict = await verify(directUrl, driver, w.hooks, cfg.drainS * 1000);
     const end = await sampler.snapshot();
-    const total = makeRow('total (load phase)', snaps[0]!, snaps[snaps.length - 1]!, mergeWindows(windows), [], cfg.rate, []);
+    const total = makeRow('total (load phase)', snaps[0]!, snaps[snaps.length - 1]!, mergeWindows(windows), cfg.rate, []);
     total.failed = end.failed - snaps[0]!.failed;
     // a Redis node restarted mid-run resets its counter: the total is the sum of the windows
     total.redisCmdsPerS = rows.reduce((a, r) => a + r.redisCmdsPerS * r.seconds, 0) / total.seconds;
@@ -282,9 +272,6 @@ async function main(): Promise<number> {
     if (cfg.reportFile) writeFileSync(cfg.reportFile, `${out}\n`);
     if (cfg.costsOut) writeFileSync(cfg.costsOut, `${JSON.stringify({ ...measured, check: model.text }, null, 2)}\n`);
     if (bad.length) for (const r of w.services.all()) if (!w.services.alive(r)) log(`--- ${r.id} exited ---\n${w.services.tail(r)}`);
-    w.lateness.stop();
-    await Promise.all(Object.values(queues).map((q) => q.close().catch(() => undefined)));
-    client.disconnect();
     return bad.length ? 1 : 0;
   } finally {
     log('tearing down');

@@ -1,15 +1,18 @@
 /**
  * Reads the fleet's counters at the edges of each reporting window: every process's CPU (utime + stime) and RSS from
  * /proc, Redis INFO of every node, PgBouncer's SHOW POOLS / SHOW STATS, Postgres's pg_stat_database and pg_stat_wal,
- * and the tasks that reached a terminal state (by completed_at, the database's own clock). One sample is a snapshot;
- * a row is the difference of two.
+ * the tasks that reached a terminal state (by completed_at, the database's own clock), and from each worker's and
+ * billing replica's /metrics their upstream steps, settlements and the workers' poll lateness histogram. One sample is
+ * a snapshot; a row is the difference of two.
  */
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
+import type { HistogramBuckets } from '@gmg/observability';
 import { cpuSeconds, memMiB } from '../../bench/proc-stats';
 import type { Bouncer, RedisTopology } from './infra';
-import { Monotonic, scrape } from './metrics-scrape';
+import { WorkerLateness } from './lateness';
+import { Monotonic, metricsText, sumSamples } from './metrics-scrape';
 
 export interface Snapshot {
   at: number;
@@ -36,6 +39,8 @@ export interface Snapshot {
   /** Worker steps (upstream submits + polls) per pool, and settlements, summed over replicas (monotonic). */
   steps: Record<string, number>;
   settlements: number;
+  /** Worker poll lateness (gmg_poll_lateness_seconds), cumulative, summed over every worker process and pool. */
+  lateness: HistogramBuckets;
 }
 
 export interface Proc {
@@ -103,6 +108,7 @@ async function redisInfo(topo: RedisTopology): Promise<{ commands: Record<string
 export class Sampler {
   private readonly cpuBase = new Map<string, { pid: number; offset: number; last: number }>();
   private readonly counters = new Monotonic();
+  private readonly lateness = new WorkerLateness();
 
   constructor(
     private readonly procs: () => Proc[],
@@ -169,15 +175,19 @@ export class Sampler {
     const steps: Record<string, number> = {};
     let settlements = 0;
     await Promise.all(this.metrics().map(async (m) => {
+      const text = await metricsText(m.url);
+      const reading = (metric: string): number | undefined => (text === undefined ? undefined : sumSamples(text, metric) ?? 0);
       if (m.service === 'billing') {
-        settlements += this.counters.add(m.label, await scrape(m.url, 'gmg_settlements_total'));
+        settlements += this.counters.add(m.label, reading('gmg_settlements_total'));
       } else {
         const pool = m.service.replace(/^worker-/, '');
-        steps[pool] = (steps[pool] ?? 0) + this.counters.add(m.label, await scrape(m.url, 'gmg_upstream_requests_total'));
+        steps[pool] = (steps[pool] ?? 0) + this.counters.add(m.label, reading('gmg_upstream_requests_total'));
+        this.lateness.add(m.label, text);
       }
     }));
     return {
       at, cpu, rss, steps, settlements,
+      lateness: this.lateness.total(),
       bouncerActive: pools.reduce((s, p) => s + num(p.sv_active), 0),
       dbBytes: num(db!?.size),
       redisCommands: r.commands,
