@@ -21,7 +21,7 @@ export const duePollKeys = (queuePrefix: string) => ({
 });
 
 /** Largest batch one claim takes (Lua's unpack is bounded, and a batch is one Postgres read). */
-export const MAX_CLAIM_BATCH = 500;
+const MAX_CLAIM_BATCH = 500;
 
 // KEYS: due, claimed, failures. ARGV: now, limit, leaseMs.
 // Returns { flat [id, dueAt or claimedAt, ...], nextDueAt or false, failures per id, how many were due (the rest: lapsed claims) }.

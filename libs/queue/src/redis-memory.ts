@@ -67,7 +67,7 @@ const EVENTS_PER_QUEUE = 10_000;
 const REDIS_BASE_BYTES = 16 * 1024 * 1024;
 
 /** A load to size Redis for. */
-export interface RedisLoad {
+interface RedisLoad {
   /** Tasks ending per hour (terminal views live 1 h). */
   tasksPerHour: number;
   /** Tasks ending per day (settlement jobs are kept 24 h, at most 100,000). */
