@@ -85,4 +85,18 @@ describe('due polls of a shard', () => {
     expect(await polls.present(['waiting', 'claimed'])).toEqual([false, true]);
     expect(await redis.hget(polls.keys.failures, 'waiting')).toBeNull();
   });
+
+  it('keeps the trace context a task was handed over with for each claim, and drops it when the task ends', async () => {
+    const now = 15_000_000;
+    const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    await polls.add('traced', now - 2, 0, trace);
+    await polls.add('plain', now - 1, 0);
+    const first = await polls.claim(now, 10);
+    expect(first.polls.map((p) => [p.taskId, p.trace])).toEqual([['traced', trace], ['plain', undefined]]);
+    // a steady settle leaves it; the next claim still has it
+    await polls.settle([{ taskId: 'traced', dueAt: now + 10, failures: 0, previousFailures: 0 }, { taskId: 'plain', failures: 0, previousFailures: 0 }]);
+    expect((await polls.claim(now + 10, 10)).polls[0]?.trace).toEqual(trace);
+    await polls.settle([{ taskId: 'traced', failures: 0, previousFailures: 0 }]);
+    expect(await redis.exists(polls.keys.trace)).toBe(0);
+  });
 });

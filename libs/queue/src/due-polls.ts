@@ -9,7 +9,9 @@ import type { Redis } from './connection';
  * - `<queue prefix>:polls`          sorted set, member task id, score = when its next poll is due (ms);
  * - `<queue prefix>:polls:claimed`  sorted set, member task id, score = when a worker claimed it (ms): a claim older
  *                                   than the lease is taken again by any worker (a killed worker's polls come back);
- * - `<queue prefix>:polls:failures` hash, task id → consecutive failed polls, only for tasks with some.
+ * - `<queue prefix>:polls:failures` hash, task id → consecutive failed polls, only for tasks with some;
+ * - `<queue prefix>:polls:trace`    hash, task id → the W3C trace context its steps continue (JSON), only when
+ *                                   tracing is on (one trace from the edge to billing, as the BullMQ job carried it).
  * A task is in one of the two sets while it polls (at-least-once: a claim is removed only by its settle, which
  * re-adds the task as due unless it ended). Every set is bounded by the pool's open tasks; the orphan sweep finds a
  * polling task in neither set and re-adds its BullMQ job (pool-sweeper), as after any Redis loss.
@@ -18,13 +20,15 @@ export const duePollKeys = (queuePrefix: string) => ({
   due: `${queuePrefix}:polls`,
   claimed: `${queuePrefix}:polls:claimed`,
   failures: `${queuePrefix}:polls:failures`,
+  trace: `${queuePrefix}:polls:trace`,
 });
 
 /** Largest batch one claim takes (Lua's unpack is bounded, and a batch is one Postgres read). */
 const MAX_CLAIM_BATCH = 500;
 
-// KEYS: due, claimed, failures. ARGV: now, limit, leaseMs.
-// Returns { flat [id, dueAt or claimedAt, ...], nextDueAt or false, failures per id, how many were due (the rest: lapsed claims) }.
+// KEYS: due, claimed, failures, trace. ARGV: now, limit, leaseMs.
+// Returns { flat [id, dueAt or claimedAt, ...], nextDueAt or false, failures per id, how many were due (the rest:
+// lapsed claims), trace context per id }.
 const CLAIM_LUA = `
 local now = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -41,28 +45,32 @@ if #ids < limit then
   local first = redis.call('ZRANGE', KEYS[1], fresh, fresh, 'WITHSCORES')
   if first[2] then nextDue = first[2] end
 end
-if #ids == 0 then return {{}, nextDue, {}, 0} end
+if #ids == 0 then return {{}, nextDue, {}, 0, {}} end
 if fresh > 0 then redis.call('ZREM', KEYS[1], unpack(ids, 1, fresh)) end
 local za = {}
 for i = 1, #ids do za[#za + 1] = now; za[#za + 1] = ids[i] end
 redis.call('ZADD', KEYS[2], unpack(za))
 local out = {}
 for i = 1, #ids do out[#out + 1] = ids[i]; out[#out + 1] = due[i] end
-return {out, nextDue, redis.call('HMGET', KEYS[3], unpack(ids)), fresh}`;
+return {out, nextDue, redis.call('HMGET', KEYS[3], unpack(ids)), fresh, redis.call('HMGET', KEYS[4], unpack(ids))}`;
 
-// KEYS: due, claimed, failures. ARGV: triples id, dueAt ('' = ended), failures ('' = leave, '0' = clear, n = set).
+// KEYS: due, claimed, failures, trace. ARGV: quadruples id, dueAt ('' = ended: its fields go), failures ('' =
+// leave, '0' = clear, n = set), trace ('' = leave, else set).
 const SETTLE_LUA = `
-local za, zr, hs, hd = {}, {}, {}, {}
-for i = 1, #ARGV, 3 do
-  local id, dueAt, f = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+local za, zr, hs, hd, ts, td = {}, {}, {}, {}, {}, {}
+for i = 1, #ARGV, 4 do
+  local id, dueAt, f, t = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   zr[#zr + 1] = id
-  if dueAt ~= '' then za[#za + 1] = dueAt; za[#za + 1] = id end
+  if dueAt ~= '' then za[#za + 1] = dueAt; za[#za + 1] = id else td[#td + 1] = id end
   if f == '0' then hd[#hd + 1] = id elseif f ~= '' then hs[#hs + 1] = id; hs[#hs + 1] = f end
+  if t ~= '' then ts[#ts + 1] = id; ts[#ts + 1] = t end
 end
 redis.call('ZREM', KEYS[2], unpack(zr))
 if #za > 0 then redis.call('ZADD', KEYS[1], unpack(za)) end
 if #hs > 0 then redis.call('HSET', KEYS[3], unpack(hs)) end
 if #hd > 0 then redis.call('HDEL', KEYS[3], unpack(hd)) end
+if #ts > 0 then redis.call('HSET', KEYS[4], unpack(ts)) end
+if #td > 0 then redis.call('HDEL', KEYS[4], unpack(td)) end
 return #za`;
 
 export interface ClaimedPoll {
@@ -73,6 +81,8 @@ export interface ClaimedPoll {
   failures: number;
   /** Taken over from a claim whose lease lapsed (a killed or stuck worker). */
   reclaimed: boolean;
+  /** The W3C trace context its steps continue; absent when tracing was off at its hand-off. */
+  trace?: Record<string, string>;
 }
 
 export interface PollSettlement {
@@ -83,23 +93,35 @@ export interface PollSettlement {
   failures: number;
   /** What the claim said (so a zero is not written, nor an absent field deleted). */
   previousFailures: number;
+  /** Stored with it (at the hand-off); undefined leaves what is stored (dropped when the task ends). */
+  trace?: Record<string, string>;
 }
 
-type ClaimReply = [string[], string | null, Array<string | null>, number];
+type ClaimReply = [string[], string | null, Array<string | null>, number, Array<string | null>];
 
 /** The scripts, sent once per connection and then called by SHA (ioredis defineCommand). */
 interface PollScripts {
-  gmgClaimPolls(due: string, claimed: string, failures: string, now: string, limit: string, leaseMs: string): Promise<ClaimReply>;
-  gmgSettlePolls(due: string, claimed: string, failures: string, ...argv: string[]): Promise<number>;
+  gmgClaimPolls(due: string, claimed: string, failures: string, trace: string, now: string, limit: string, leaseMs: string): Promise<ClaimReply>;
+  gmgSettlePolls(due: string, claimed: string, failures: string, trace: string, ...argv: string[]): Promise<number>;
 }
 
 function scriptsOn(redis: Redis): PollScripts {
   const r = redis as Redis & Partial<PollScripts>;
   if (typeof r.gmgClaimPolls !== 'function') {
-    redis.defineCommand('gmgClaimPolls', { numberOfKeys: 3, lua: CLAIM_LUA });
-    redis.defineCommand('gmgSettlePolls', { numberOfKeys: 3, lua: SETTLE_LUA });
+    redis.defineCommand('gmgClaimPolls', { numberOfKeys: 4, lua: CLAIM_LUA });
+    redis.defineCommand('gmgSettlePolls', { numberOfKeys: 4, lua: SETTLE_LUA });
   }
   return r as unknown as PollScripts;
+}
+
+function parseTrace(raw: string | null | undefined): Record<string, string> | undefined {
+  if (!raw) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, string>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One shard's due polls; `redis` is any client (standalone, Sentinel or Cluster: every call is one slot). */
@@ -121,11 +143,14 @@ export class DuePolls {
    */
   async claim(now: number, limit: number): Promise<{ polls: ClaimedPoll[]; nextDueAt: number | null }> {
     const n = Math.max(1, Math.min(MAX_CLAIM_BATCH, Math.floor(limit)));
-    const [flat, nextDue, failures, fresh] = await this.scripts.gmgClaimPolls(this.keys.due, this.keys.claimed, this.keys.failures,
-      String(now), String(n), String(this.leaseMs));
+    const [flat, nextDue, failures, fresh, traces] = await this.scripts.gmgClaimPolls(this.keys.due, this.keys.claimed, this.keys.failures,
+      this.keys.trace, String(now), String(n), String(this.leaseMs));
     const polls: ClaimedPoll[] = [];
     for (let i = 0; i < flat.length; i += 2) {
-      polls.push({ taskId: flat[i]!, dueAt: Number(flat[i + 1]), failures: Number(failures[i / 2] ?? 0) || 0, reclaimed: i / 2 >= Number(fresh) });
+      const p: ClaimedPoll = { taskId: flat[i]!, dueAt: Number(flat[i + 1]), failures: Number(failures[i / 2] ?? 0) || 0, reclaimed: i / 2 >= Number(fresh) };
+      const trace = parseTrace(traces[i / 2]);
+      if (trace) p.trace = trace;
+      polls.push(p);
     }
     return { polls, nextDueAt: nextDue === null ? null : Number(nextDue) };
   }
@@ -136,14 +161,15 @@ export class DuePolls {
     const argv: string[] = [];
     for (const s of batch) {
       const f = s.failures === s.previousFailures ? '' : String(s.failures);
-      argv.push(s.taskId, s.dueAt === undefined ? '' : String(Math.round(s.dueAt)), s.dueAt === undefined && s.previousFailures > 0 ? '0' : f);
+      argv.push(s.taskId, s.dueAt === undefined ? '' : String(Math.round(s.dueAt)), s.dueAt === undefined && s.previousFailures > 0 ? '0' : f,
+        s.dueAt !== undefined && s.trace ? JSON.stringify(s.trace) : '');
     }
-    await this.scripts.gmgSettlePolls(this.keys.due, this.keys.claimed, this.keys.failures, ...argv);
+    await this.scripts.gmgSettlePolls(this.keys.due, this.keys.claimed, this.keys.failures, this.keys.trace, ...argv);
   }
 
-  /** Puts a task on the poll path (from its BullMQ job, after its submit or a resumed step). */
-  async add(taskId: string, dueAt: number, failures: number): Promise<void> {
-    await this.settle([{ taskId, dueAt, failures, previousFailures: 0 }]);
+  /** Puts a task on the poll path (from its BullMQ job, after its submit or a resumed step), with its trace context. */
+  async add(taskId: string, dueAt: number, failures: number, trace?: Record<string, string>): Promise<void> {
+    await this.settle([{ taskId, dueAt, failures, previousFailures: 0, trace }]);
   }
 
   /**
@@ -151,7 +177,7 @@ export class DuePolls {
    * left to its step, which re-reads the row, sees the terminal status and drops it.
    */
   async remove(taskId: string): Promise<boolean> {
-    const res = await this.redis.multi().zrem(this.keys.due, taskId).hdel(this.keys.failures, taskId).exec();
+    const res = await this.redis.multi().zrem(this.keys.due, taskId).hdel(this.keys.failures, taskId).hdel(this.keys.trace, taskId).exec();
     const [err, removed] = res?.[0] ?? [new Error('no reply'), 0];
     if (err) throw err;
     return removed === 1;

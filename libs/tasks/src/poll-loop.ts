@@ -120,7 +120,7 @@ export class PollLoop {
   private async runOne(polls: DuePolls, c: ClaimedPoll, row: TaskRecord | null): Promise<void> {
     const keep = { taskId: c.taskId, previousFailures: c.failures };
     try {
-      const out = await this.d.processor.pollStep(c.taskId, row, c.failures);
+      const out = await this.d.processor.pollStep(c.taskId, row, c.failures, c.trace);
       if (out.kind === 'done') this.settle(polls, { ...keep, failures: 0 });
       else if (out.next === 'poll') this.settle(polls, { ...keep, dueAt: Date.now() + out.ms, failures: out.data.pollFailures ?? 0 });
       else {

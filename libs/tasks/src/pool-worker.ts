@@ -106,7 +106,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     },
     { ...opts, timeScale: opts.pollIntervalScale },
     // Once polling, a task's polls wait in its shard's due set (PollLoop), not in BullMQ's delayed set.
-    (taskId, dueAt, failures) => polls[shardOf(taskId, polls.length)]!.add(taskId, dueAt, failures),
+    (taskId, dueAt, failures, trace) => polls[shardOf(taskId, polls.length)]!.add(taskId, dueAt, failures, trace),
   );
   const orphanAfterMs = opts.orphanAfterMs ?? Math.max(10_000, 2 * opts.sweepIntervalMs);
   const sweeper = new PoolSweeper({ pool, tasks, recovery: new TaskRecoveryRepository(ds), lifecycle, views, queues, polls, redis, cursorKey: sweepCursorKey(queueKeyPrefix(prefix, QUEUES[pool], 0)), logger, orphanAfterMs,

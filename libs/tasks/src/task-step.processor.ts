@@ -47,7 +47,7 @@ type Outcome = StepOutcome;
 const DONE: Outcome = { kind: 'done' };
 
 /** Where a task's polls wait once it is polling (the pool's DuePolls of its shard): off BullMQ's delayed set. */
-export type PollHandOff = (taskId: string, dueAt: number, pollFailures: number) => Promise<void>;
+export type PollHandOff = (taskId: string, dueAt: number, pollFailures: number, trace?: Record<string, string>) => Promise<void>;
 
 const targetOf = (c: ChannelWithSecret): ChannelTarget => ({ id: c.id, name: c.name, protocol: c.protocol, baseUrl: c.baseUrl, apiKey: c.apiKey });
 
@@ -80,7 +80,7 @@ export class TaskStepProcessor {
     if (out.next === 'poll' && this.handOff) {
       // Polling from now on: its polls wait in the shard's due set; this job completes (the add comes first, so a
       // crash between the two leaves a duplicate, never nothing).
-      await this.handOff(taskId, Date.now() + out.ms, out.data.pollFailures ?? 0);
+      await this.handOff(taskId, Date.now() + out.ms, out.data.pollFailures ?? 0, job.data.trace);
       return;
     }
     if (!token) throw new Error('task job without a lock token cannot be delayed');
@@ -90,9 +90,12 @@ export class TaskStepProcessor {
     throw new DelayedError();
   }
 
-  /** A steady poll (PollLoop): the same step, from a row read with its batch (null: no such task). */
-  async pollStep(taskId: string, row: TaskRecord | null, pollFailures: number): Promise<Outcome> {
-    return withSpan('task poll', { kind: SpanKind.CONSUMER, attributes: { 'gmg.task_id': taskId } },
+  /**
+   * A steady poll (PollLoop): the same step, from a row read with its batch (null: no such task), continuing the
+   * submission's trace as the job did.
+   */
+  async pollStep(taskId: string, row: TaskRecord | null, pollFailures: number, trace?: Record<string, string>): Promise<Outcome> {
+    return withSpan('task step', { kind: SpanKind.CONSUMER, parent: trace, attributes: { 'gmg.task_id': taskId } },
       () => this.step(taskId, { taskId, pollFailures }, row));
   }
 
