@@ -131,9 +131,7 @@ const FACTORIES: Record<string, () => Router> = {
   avatarRouter: () =>
     avatarRouter(
       {
-        ds: noDb, tasks: { duplicateOf: async () => null }, prices: { get: async () => PRICES }, views: { write: async () => undefined },
-        queue: { enqueueTask: async () => undefined }, logger: silent, publicBaseUrl: PUBLIC_BASE_URL, taskTimeoutSeconds: 1800,
-        newTaskId: () => 'task_avatar1',
+        ...submitDeps(), newTaskId: () => 'task_avatar1',
         groups: { get: async () => null, list: async () => ({ items: [], hasMore: false }) },
         assets: { get: async () => null, list: async () => ({ items: [], hasMore: false }) },
       },

@@ -4,7 +4,7 @@ export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, toHoldRow } fr
 export { HOLD_LEASED_SQL } from './repositories/task-lease.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export { TaskLeaseBook } from './repositories/task-lease.book';
-export type { TaskRecord, NewTask, CancelOutcome } from './repositories/task.repository';
+export type { TaskRecord, NewTask, AvatarBatch, CancelOutcome } from './repositories/task.repository';
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
 export { RetentionRepository, type RetentionPolicy } from './repositories/retention.repository';
 export { WebhookRepository } from './repositories/webhook.repository';

@@ -356,7 +356,7 @@ function mountAvatar(app: App, parts: AppParts): void {
   app.use(
     '/v1/motion2',
     avatarRouter(
-      { ...submitDeps(parts), ds, groups: new AssetGroupRepository(ds), assets: new AssetRepository(ds) },
+      { ...submitDeps(parts), groups: new AssetGroupRepository(ds), assets: new AssetRepository(ds) },
       parts.submitBody,
       parts.submitGuards,
     ),

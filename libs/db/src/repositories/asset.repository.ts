@@ -30,6 +30,11 @@ export interface AssetRecord {
 
 export type NewAsset = Pick<AssetRecord, 'id' | 'position' | 'assetType' | 'name' | 'url' | 'projectName'>;
 
+/** A new asset as one element of a JSON array read by `jsonb_to_recordset` (here and in the avatar hold statement). */
+export const toAssetRow = (a: NewAsset): Record<string, unknown> => ({
+  id: a.id, position: a.position, asset_type: a.assetType, name: a.name, url: a.url, project_name: a.projectName,
+});
+
 /** One asset's review as the avatar worker records it (by its position in the batch). */
 export interface AssetReview {
   position: number;
@@ -91,9 +96,7 @@ export class AssetRepository {
       `INSERT INTO avatar_assets (id, account_id, group_id, task_id, position, asset_type, name, url, project_name)
        SELECT r.id, $1, $2, $3, r.position, r.asset_type, r.name, r.url, r.project_name
        FROM jsonb_to_recordset($4::jsonb) AS r(id text, position int, asset_type text, name text, url text, project_name text)`,
-      [accountId, groupId, taskId, JSON.stringify(assets.map((a) => ({
-        id: a.id, position: a.position, asset_type: a.assetType, name: a.name, url: a.url, project_name: a.projectName,
-      })))],
+      [accountId, groupId, taskId, JSON.stringify(assets.map(toAssetRow))],
     );
   }
 

@@ -1,7 +1,11 @@
 import { createTestDatabase, waitFor, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
+import { newAssetGroupId } from './asset-group.repository';
+import { newAssetId } from './asset.repository';
+import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
+import { TaskLeaseBook } from './task-lease.book';
 import { DuplicateSubmissionError, TaskRepository, holdMany, type NewTask } from './task.repository';
 import { testTask } from './new-task.testkit';
 
@@ -212,6 +216,25 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
     expect([dup.existing.id, dup.sameRequest]).toEqual([pair[won]!.id, true]);
     const a = (await accounts.get(accountId))!;
     expect([a.available, a.held]).toEqual([960n, 40n]);
+  });
+
+  it('holds an avatar batch alone on the account row, with its asset rows, even on an edge that leases every account', async () => {
+    await accounts.topup(accountId, 1_000n);
+    const leases = new TaskLeaseBook(new CreditLeaseRepository(db.dataSource), { targetMinor: 500n, ttlMs: 60_000, idleCloseMs: 60_000 });
+    const leased = new HoldBatchingTaskRepository(db.dataSource, { leases, leaseWhen: 'always' });
+    const groupId = newAssetGroupId();
+    const asset = { id: newAssetId(), position: 0, assetType: 'Image' as const, name: 'a', url: 'https://cdn.example.com/a.png', projectName: 'p' };
+    const [plainTask, avatarTask] = await Promise.all([
+      leased.createWithHold(newTask(10n)),
+      leased.createWithHold(newTask(40n, { avatarBatch: { groupId, newGroup: { name: 'g', description: '', autoCreated: true }, assets: [asset] } })),
+    ]);
+    const holds: Array<{ task_id: string; lease: string | null }> = await db.dataSource.query(
+      `SELECT task_id, meta->>'lease' AS lease FROM ledger_entries WHERE account_id = $1 AND kind = 'hold' AND task_id IS NOT NULL`, [accountId],
+    );
+    expect(holds.find((h) => h.task_id === plainTask.id)?.lease).toMatch(/^lease_/);
+    expect(holds.find((h) => h.task_id === avatarTask.id)).toEqual({ task_id: avatarTask.id, lease: null });
+    expect(await count(`SELECT count(*)::int AS n FROM avatar_assets WHERE task_id = $1 AND group_id = $2`, [avatarTask.id, groupId])).toBe(1);
+    await leases.close();
   });
 
   it('keeps accounts apart: concurrent holds of two accounts each move only their own balance', async () => {

@@ -102,6 +102,8 @@ export class HoldBatchingTaskRepository extends TaskRepository {
   }
 
   override async createWithHold(task: NewTask): Promise<TaskRecord> {
+    // an avatar batch's asset rows are written by the one-task statement only, on the account row as before
+    if (task.avatarBatch) return this.alone(task);
     let lease: TaskLease | undefined;
     if (this.leases && this.isHot(task.accountId)) {
       // no lease can cover it (the balance is short, or Postgres refused the grant): the account row answers exactly

@@ -1,6 +1,8 @@
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
+import { newAssetGroupId } from './asset-group.repository';
+import { newAssetId } from './asset.repository';
 import { settleMany, settleTask } from './ledger.repository';
 import { TaskRecoveryRepository } from './task-recovery.repository';
 import { TaskRepository, type NewTask } from './task.repository';
@@ -93,6 +95,26 @@ describe('task money path', () => {
     const otherKey = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
     await tasks.createWithHold({ ...newTask(100n), apiKeyId: otherKey, idempotencyKey: 'order-7' });
     expect((await balance()).held).toBe(200n);
+  });
+
+  it("writes an avatar batch's new group and asset rows with the hold, and none of them when the hold is refused", async () => {
+    await accounts.topup(accountId, 150n);
+    const batch = (groupId: string, newGroup?: { name: string; description: string; autoCreated: boolean }) => ({
+      groupId, newGroup,
+      assets: [0, 1].map((i) => ({ id: newAssetId(), position: i, assetType: 'Image' as const, name: `a${i}`, url: `https://cdn.example.com/${i}.png`, projectName: 'p' })),
+    });
+    const groupId = newAssetGroupId();
+    const t = await tasks.createWithHold({ ...newTask(100n), avatarBatch: batch(groupId, { name: 'g', description: '', autoCreated: true }) });
+    // an existing group takes no new row; the second hold is above the balance
+    await expect(tasks.createWithHold({ ...newTask(100n), avatarBatch: batch(groupId) })).rejects.toMatchObject({ type: 'payment_required' });
+    const rows = await db.dataSource.query(
+      `SELECT a.task_id, a.position, g.id AS group_id FROM avatar_assets a JOIN asset_groups g ON g.id = a.group_id WHERE a.account_id = $1 ORDER BY a.position`,
+      [accountId],
+    );
+    expect(rows).toEqual([{ task_id: t.id, position: 0, group_id: groupId }, { task_id: t.id, position: 1, group_id: groupId }]);
+    const [{ holds }] = await db.dataSource.query(`SELECT count(*)::int AS holds FROM ledger_entries WHERE account_id = $1 AND kind = 'hold'`, [accountId]);
+    expect(holds).toBe(1);
+    expect(await balance()).toEqual({ available: 50n, held: 100n, spent: 0n });
   });
 
   it('unbinds Idempotency-Keys after the retention, so the key can be used again', async () => {

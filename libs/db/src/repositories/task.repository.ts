@@ -2,6 +2,8 @@ import { rowsOf, type Row } from './sql';
 import type { DataSource } from 'typeorm';
 import { type NormalizedRequest, type Pool, type TaskError, type TaskResult, type TaskStatus } from '@gmg/contracts';
 import { DomainError } from '@gmg/errors';
+import { toAssetRow, type NewAsset } from './asset.repository';
+import type { NewAssetGroup } from './asset-group.repository';
 
 /**
  * What every read but the submit step gets of the request: the NormalizedRequest without its upstream body (media,
@@ -72,7 +74,19 @@ export type NewTask = Pick<
    * `rate_limited` when the key already has this many unfinished tasks — checked in the hold statement itself.
    */
   inflightLimit?: number | null;
+  /**
+   * An avatar batch (spec 2.5): its `Pending` asset rows, in `groupId`, and that group when the submission makes a
+   * new one. Written by the hold statement itself, so a refused hold (402, 429, a reused key) leaves neither behind.
+   */
+  avatarBatch?: AvatarBatch;
 };
+
+/** The asset rows (and the new group) an avatar submission writes with its task. */
+export interface AvatarBatch {
+  groupId: string;
+  newGroup?: Pick<NewAssetGroup, 'name' | 'description' | 'autoCreated'>;
+  assets: readonly NewAsset[];
+}
 
 /** Retry-After of a full in-flight budget: tasks take seconds to minutes. */
 export const INFLIGHT_RETRY_AFTER_SECONDS = 5;
@@ -222,6 +236,54 @@ export async function holdMany(ds: Pick<DataSource, 'query'>, ts: readonly NewTa
 }
 
 /**
+ * The hold of one task (TaskRepository.createWithHold), with `extra` CTEs that write what the task brings along.
+ * $1..$18: the task (see createWithHold); the extra CTEs read `task` (one row only when the room and the hold let it
+ * through) so they write nothing when the task is refused.
+ */
+const holdOneSql = (extra = ''): string => `WITH room AS (
+     SELECT $17::int IS NULL OR ${openOf('$3')} < $17::int AS ok
+   ), hold AS (
+     UPDATE accounts SET available = available - $8, held = held + $8, updated_at = now()
+     WHERE id = $2 AND available >= $8 AND (SELECT ok FROM room) RETURNING id
+   ), task AS (
+     INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
+                        price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
+                        callback_url, inflight_shard)
+     SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16, $18::int FROM hold
+     RETURNING ${TASK_COLUMNS}
+   ), ledger AS (
+     INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
+     SELECT $2, $1, 'hold', $8, $11 FROM hold
+     RETURNING id
+   )${extra}
+   SELECT room.ok AS inflight_ok, made.* FROM room LEFT JOIN (SELECT task.* FROM task, ledger) made ON true`;
+// made.*: the RETURNING list of `task`; no row of it when the room or the hold refused
+
+const HOLD_ONE_SQL = holdOneSql();
+
+/**
+ * An avatar batch's rows in the hold statement: $19 the new group (JSON object, or null: an existing group), $20 the
+ * assets (JSON array), $21 their group id. The foreign keys (asset → group, asset → task) are checked at the end of
+ * the statement, when every row of it is there.
+ */
+const HOLD_ONE_AVATAR_SQL = holdOneSql(`, new_group AS (
+     INSERT INTO asset_groups (id, account_id, name, description, auto_created)
+     SELECT $21, $2, g.name, g.description, g.auto_created
+     FROM task, jsonb_to_record($19::jsonb) AS g(name text, description text, auto_created boolean)
+     WHERE $19::jsonb IS NOT NULL
+   ), new_assets AS (
+     INSERT INTO avatar_assets (id, account_id, group_id, task_id, position, asset_type, name, url, project_name)
+     SELECT r.id, $2, $21, $1, r.position, r.asset_type, r.name, r.url, r.project_name
+     FROM task, jsonb_to_recordset($20::jsonb) AS r(id text, position int, asset_type text, name text, url text, project_name text)
+   )`);
+
+const avatarBatchParams = (b: AvatarBatch): unknown[] => [
+  b.newGroup ? JSON.stringify({ name: b.newGroup.name, description: b.newGroup.description, auto_created: b.newGroup.autoCreated }) : null,
+  JSON.stringify(b.assets.map(toAssetRow)),
+  b.groupId,
+];
+
+/**
  * Task lifecycle writes. Every transition is one conditional UPDATE: a terminal task never changes again,
  * so only one writer wins the terminal transition (and only the winner enqueues the settlement).
  */
@@ -237,33 +299,16 @@ export class TaskRepository {
    * the submit rate of one busy account (the edge holds an account's concurrent submits together instead:
    * HoldBatchingTaskRepository). The in-flight count is read in the statement's snapshot, so submits racing
    * each other may pass it together (a soft limit, docs/rate-limits.md); it used to be a query of its own before
-   * this one.
+   * this one. An avatar batch (`t.avatarBatch`) writes its group and asset rows in the same statement.
    */
   async createWithHold(t: NewTask): Promise<TaskRecord> {
-    const rows = rowsOf(await this.ds.query(
-      `WITH room AS (
-         SELECT $17::int IS NULL OR ${openOf('$3')} < $17::int AS ok
-       ), hold AS (
-         UPDATE accounts SET available = available - $8, held = held + $8, updated_at = now()
-         WHERE id = $2 AND available >= $8 AND (SELECT ok FROM room) RETURNING id
-       ), task AS (
-         INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                            price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
-                            callback_url, inflight_shard)
-         SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16, $18::int FROM hold
-         RETURNING ${TASK_COLUMNS}
-       ), ledger AS (
-         INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
-         SELECT $2, $1, 'hold', $8, $11 FROM hold
-         RETURNING id
-       )
-       SELECT room.ok AS inflight_ok, made.* FROM room LEFT JOIN (SELECT task.* FROM task, ledger) made ON true`,
-      // made.*: the RETURNING list above; no row of it when the room or the hold refused
-      [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
-        t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
-        t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null,
-        t.inflightLimit ?? null, inflightShard()],
-    ).catch(async (e: unknown) => {
+    const params: unknown[] = [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
+      t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
+      t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null,
+      t.inflightLimit ?? null, inflightShard()];
+    const batch = t.avatarBatch;
+    if (batch) params.push(...avatarBatchParams(batch));
+    const rows = rowsOf(await this.ds.query(batch ? HOLD_ONE_AVATAR_SQL : HOLD_ONE_SQL, params).catch(async (e: unknown) => {
       // The statement is atomic: on this conflict nothing was held or inserted.
       if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
         const duplicate = await this.duplicateOf(t.apiKeyId, t.idempotencyKey, t.idempotencyFingerprint);

@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import request from 'supertest';
+import { GroupRepository } from '@gmg/db';
+import { idempotencyKey } from '@gmg/queue';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
 import { AVATAR_MODEL } from './submit-avatar.use-case';
 
@@ -109,6 +112,26 @@ describe('POST /v1/motion2/private-avatar', () => {
     const a = await submit(c.key, { assets: [asset(0)] }, 'idem-avatar-1');
     const b = await submit(c.key, { assets: [asset(0)] }, 'idem-avatar-1');
     expect(b.body.data.id).toBe(a.body.data.id);
+    expect(await counts(c.accountId)).toEqual({ tasks: 1, groups: 1, assets: 1, holds: 1 });
+  });
+
+  it('answers a retry whose Redis idempotency record was lost with the first task: one hold, one group, one asset', async () => {
+    const c = await h.newCustomer({ balance: 10 });
+    const a = await submit(c.key, { assets: [asset(0)] }, 'idem-avatar-lost');
+    expect(a.status).toBe(200);
+    expect(await h.redis.del(idempotencyKey(h.prefix, c.keyId, createHash('sha256').update('idem-avatar-lost').digest('hex')))).toBe(1);
+    const b = await submit(c.key, { assets: [asset(0)] }, 'idem-avatar-lost');
+    expect(b.status).toBe(200);
+    expect(b.body.data.id).toBe(a.body.data.id);
+    expect(await counts(c.accountId)).toEqual({ tasks: 1, groups: 1, assets: 1, holds: 1 });
+  });
+
+  it('answers 429 when the key has no in-flight room, leaving no group and no asset behind', async () => {
+    await new GroupRepository(h.db.dataSource).upsert({ name: 'avatar-one-inflight', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: 1 });
+    const c = await h.newCustomer({ balance: 10, groupName: 'avatar-one-inflight' });
+    expect((await submit(c.key, { assets: [asset(0)] })).status).toBe(200);
+    const res = await submit(c.key, { group: { name: 'second' }, assets: [asset(1)] });
+    expect(res.status).toBe(429);
     expect(await counts(c.accountId)).toEqual({ tasks: 1, groups: 1, assets: 1, holds: 1 });
   });
 

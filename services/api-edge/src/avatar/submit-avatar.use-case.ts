@@ -1,11 +1,7 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import { isModelAllowed, type NormalizedRequest } from '@gmg/contracts';
-import {
-  AssetGroupRepository, AssetRepository, TaskRepository, newAssetGroupId, newAssetId, type AuthPrincipal, type TaskRecord,
-} from '@gmg/db';
+import { AssetGroupRepository, newAssetGroupId, newAssetId, type AuthPrincipal, type AvatarBatch, type TaskRecord } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
-import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
-import { publishAccepted, quoteOrUnavailable, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
+import { acceptTask, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
 import { parseAvatarRequest, type AvatarRequest } from './avatar-request';
 
 /** The task model of an avatar batch: what channels list to serve avatar review (not a catalog name: never shown). */
@@ -14,10 +10,9 @@ export const AVATAR_MODEL = 'motion-2.0-avatar';
 export const AVATAR_CONSUMER_MODEL = 'motion-2.0';
 
 export type SubmitAvatarDeps = Pick<
-  SubmitTaskDeps, 'prices' | 'views' | 'queue' | 'logger' | 'publicBaseUrl' | 'taskTimeoutSeconds' | 'newTaskId' | 'now' | 'mediaHosts'
+  SubmitTaskDeps,
+  'tasks' | 'prices' | 'views' | 'queue' | 'logger' | 'media' | 'publicBaseUrl' | 'taskTimeoutSeconds' | 'newTaskId' | 'now' | 'mediaHosts'
 > & {
-  ds: DataSource;
-  tasks: Pick<TaskRepository, 'duplicateOf'>;
   groups: Pick<AssetGroupRepository, 'get'>;
 };
 
@@ -66,11 +61,28 @@ function checkAllowed(p: AuthPrincipal): void {
   if (!allowed) throw new DomainError('permission', `This API key is not allowed to use model '${AVATAR_CONSUMER_MODEL}' (avatar assets)`, { field: 'model' });
 }
 
+/** The asset rows of the batch, and its group when the submission names none (created with the task). */
+function avatarBatch(req: AvatarRequest, assetIds: readonly string[], groupId: string, now: Date): AvatarBatch {
+  const auto = !req.group;
+  return {
+    groupId,
+    newGroup: req.groupId !== undefined ? undefined : {
+      name: req.group?.name ?? `${req.projectName} ${now.toISOString()}`,
+      description: req.group?.description ?? (auto ? 'created automatically for an avatar submission' : ''),
+      autoCreated: auto,
+    },
+    assets: req.assets.map((a, i) => ({
+      id: assetIds[i]!, position: i, assetType: req.assetType, name: a.name, url: a.url, projectName: req.projectName,
+    })),
+  };
+}
+
 /**
- * `POST /v1/motion2/private-avatar`: validate → group (an existing one of this account, or a new one) → quote n ×
- * the per-asset price → ONE transaction: hold + task row + ledger hold (TaskRepository.createWithHold), the new
- * group, the `Pending` asset rows → commit → task view → queue → shape C, with the task it names. Nothing is
- * written before the request is known to be valid, and a refused hold (402) leaves no group and no asset behind.
+ * `POST /v1/motion2/private-avatar`: validate → group (an existing one of this account, or a new one) → the money
+ * step every submission shares (acceptTask: quote n × the per-asset price → ONE statement: hold + task row + ledger
+ * hold + the new group + the `Pending` asset rows → task view → queue) → shape C, with the task it names. Nothing
+ * is written before the request is known to be valid, and a refused hold (402, 429) leaves no group and no asset
+ * behind; a reused Idempotency-Key whose Redis record was lost answers with the first task.
  */
 export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarInput): Promise<{ ack: ShapeC; task: TaskRecord }> {
   const { principal } = input;
@@ -83,51 +95,9 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
   }
   const groupId = req.groupId ?? newAssetGroupId();
   const assetIds = req.assets.map(() => newAssetId());
-  const request = avatarTaskRequest(req, assetIds, groupId);
-  const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
   const now = (deps.now ?? (() => new Date()))();
-  const taskId = deps.newTaskId();
-
-  let task: TaskRecord;
-  try {
-    task = await deps.ds.transaction(async (m: EntityManager) => {
-      const rec = await new TaskRepository(m).createWithHold({
-        id: taskId, accountId: principal.accountId, apiKeyId: principal.keyId, model: request.model, requestedModel: request.requestedModel,
-        pool: request.pool, request, price: price.total,
-        priceSnapshot: { total: price.total.toString(), ratio: price.ratio, lines: price.lines },
-        deadlineAt: new Date(now.getTime() + deps.taskTimeoutSeconds * 1000),
-        idempotencyKey: input.idempotency?.key,
-        idempotencyFingerprint: input.idempotency?.fingerprint,
-        ...input.origin,
-        callbackUrl: input.callbackUrl,
-        inflightLimit: principal.inflightLimit,
-      });
-      if (req.groupId === undefined) {
-        const auto = !req.group;
-        await new AssetGroupRepository(m).create({
-          id: groupId, accountId: principal.accountId,
-          name: req.group?.name ?? `${req.projectName} ${now.toISOString()}`,
-          description: req.group?.description ?? (auto ? 'created automatically for an avatar submission' : ''),
-          autoCreated: auto,
-        });
-      }
-      await new AssetRepository(m).insertBatch(principal.accountId, groupId, taskId, req.assets.map((a, i) => ({
-        id: assetIds[i]!, position: i, assetType: req.assetType, name: a.name, url: a.url, projectName: req.projectName,
-      })));
-      return rec;
-    });
-  } catch (err) {
-    // The transaction rolled back (nothing held). A second task under the same Idempotency-Key is refused by the
-    // database; the client gets the acknowledgement of the first one.
-    const duplicate = input.idempotency
-      ? await deps.tasks.duplicateOf(principal.keyId, input.idempotency.key, input.idempotency.fingerprint)
-      : null;
-    if (!duplicate) throw err;
-    if (!duplicate.sameRequest) throw idempotencyMismatch();
-    deps.logger.warn({ taskId: duplicate.existing.id }, 'Idempotency-Key reused without its Redis record; answering with the existing avatar task');
-    return { ack: shapeC(duplicate.existing.id), task: duplicate.existing };
-  }
-
-  await publishAccepted(deps, task);
-  return { ack: shapeC(taskId), task };
+  const task = await acceptTask(deps, principal, avatarTaskRequest(req, assetIds, groupId), input.idempotency, {
+    origin: input.origin, callbackUrl: input.callbackUrl, avatarBatch: avatarBatch(req, assetIds, groupId, now),
+  });
+  return { ack: shapeC(task.id), task };
 }

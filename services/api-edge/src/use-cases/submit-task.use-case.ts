@@ -2,7 +2,7 @@ import {
   PriceNotFoundError, baseContract, isModelAllowed, quote, resolveModel,
   type ModelContract, type NormalizedRequest, type Operation, type Pool, type Quote,
 } from '@gmg/contracts';
-import { DuplicateSubmissionError, type AuthPrincipal, type NewTask, type TaskRecord } from '@gmg/db';
+import { DuplicateSubmissionError, type AuthPrincipal, type AvatarBatch, type NewTask, type TaskRecord } from '@gmg/db';
 import { DomainError, isDomainError, violationError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
@@ -75,7 +75,14 @@ export interface AcceptExtras {
   callbackUrl?: string;
   /** Upload names the request's inline media was stored under (inline-media.ts): deleted when the task is refused. */
   storedMedia?: readonly string[];
+  /** An avatar submission's asset rows (and new group): written with the hold, or not at all. */
+  avatarBatch?: AvatarBatch;
 }
+
+/** What the money step uses of the submit dependencies. */
+export type AcceptTaskDeps = Pick<
+  SubmitTaskDeps, 'tasks' | 'prices' | 'views' | 'queue' | 'logger' | 'media' | 'taskTimeoutSeconds' | 'newTaskId' | 'now'
+>;
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
 export type ShapeB = {
@@ -190,14 +197,14 @@ async function firstReferenceSize(deps: SubmitTaskDeps, body: unknown): Promise<
 }
 
 /**
- * The money step every submission shares (generations, the art suite): quote → hold + task row (one transaction)
+ * The money step every submission shares (generations, the art suite, avatar batches): quote → hold + task row (one transaction)
  * → task view → queue. Returns the task; under a reused Idempotency-Key whose Redis record was lost, the first
  * task (nothing held). Media stored for this request (`extras.storedMedia`) is deleted when no task of
  * this request refers to it: a refusal here (402, the in-flight limit, an unpriced model, a reused key) or the
  * first task's answer. An unexpected error keeps it (the row may have been committed); it expires with the link.
  */
 export async function acceptTask(
-  deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+  deps: AcceptTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
   extras: AcceptExtras = {},
 ): Promise<TaskRecord> {
   const stored = extras.storedMedia ?? [];
@@ -214,7 +221,7 @@ export async function acceptTask(
 
 /** Quote, then the hold and the task row; `created: false` when an earlier task under the Idempotency-Key answers. */
 async function holdAndRecord(
-  deps: SubmitTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+  deps: AcceptTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
   extras: AcceptExtras,
 ): Promise<{ task: TaskRecord; created: boolean }> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
@@ -237,6 +244,7 @@ async function holdAndRecord(
       ...extras.origin,
       callbackUrl: extras.callbackUrl,
       inflightLimit: principal.inflightLimit,
+      avatarBatch: extras.avatarBatch,
     });
   } catch (err) {
     // The Redis idempotency record answers replays; when it was lost, the database refuses the second task
