@@ -1,26 +1,24 @@
+import { ARTGEN_ACTION_TABLE, ARTGEN_PATH_ACTIONS, type ArtgenPathAction } from './artgen-custom-id';
 import type { BillingItem } from './models/types';
 
-/** Billable actions of the art suite (spec 8), as they appear in price keys. */
-export const ARTGEN_ACTIONS = [
-  'imagine',
-  'blend',
-  'describe',
-  'edits',
-  'upscale',
-  'variation',
-  'high_variation',
-  'low_variation',
-  'reroll',
-  'zoom',
-  'pan',
-  'inpaint',
-  'modal',
-  'video',
-  'video-720p',
-  'remix_strong',
-  'remix_subtle',
-] as const;
+type BillingOf<A extends ArtgenPathAction> = (typeof ARTGEN_ACTION_TABLE)[A]['billing'];
+
+/**
+ * Billable actions of the art suite (spec 8), as they appear in price keys: each action's `billing` spelling
+ * (ARTGEN_ACTION_TABLE), and `video-720p` (video at 720p) after video.
+ */
+export const ARTGEN_ACTIONS = ARTGEN_PATH_ACTIONS.flatMap((a) =>
+  a === 'video' ? [ARTGEN_ACTION_TABLE[a].billing, 'video-720p'] : [ARTGEN_ACTION_TABLE[a].billing]) as ReadonlyArray<
+  BillingOf<ArtgenPathAction> | 'video-720p'
+>;
 export type ArtgenAction = (typeof ARTGEN_ACTIONS)[number];
+
+/** Every spelling a billing action is named by: the path (`high-variation`), the key (`high_variation`), `generations`. */
+const BILLING_BY_NAME: ReadonlyMap<string, ArtgenAction> = new Map<string, ArtgenAction>([
+  ...ARTGEN_PATH_ACTIONS.map((a) => [a, ARTGEN_ACTION_TABLE[a].billing] as const),
+  ...ARTGEN_ACTIONS.map((b) => [b, b] as const),
+  ['generations', 'imagine'],
+]);
 
 export const ARTGEN_VERSIONS = ['v8.2', 'v8.1', 'v7', 'v6.1', 'v5.2', 'v5.1', 'altstyle7', 'altstyle6'] as const;
 
@@ -33,11 +31,9 @@ export interface ArtgenBillingInput {
   batchSize?: number;
 }
 
-/** Path segment → billing action: paths use hyphens, price keys underscores; `generations` is imagine. */
+/** Path segment or price-key spelling → billing action (`generations` is imagine); undefined when it names none. */
 export function artgenAction(action: string): ArtgenAction | undefined {
-  const a = action.trim().toLowerCase();
-  const key = a === 'generations' ? 'imagine' : a === 'video-720p' ? a : a.replace(/-/g, '_');
-  return (ARTGEN_ACTIONS as readonly string[]).includes(key) ? (key as ArtgenAction) : undefined;
+  return BILLING_BY_NAME.get(action.trim().toLowerCase());
 }
 
 /**

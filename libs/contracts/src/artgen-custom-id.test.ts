@@ -1,10 +1,16 @@
+import fc from 'fast-check';
+import { artgenAction } from './artgen-billing';
 import {
+  ARTGEN_ACTION_TABLE,
+  ARTGEN_PAN_DIRECTIONS,
   ARTGEN_PATH_ACTIONS,
   artgenButtons,
   artgenNativeAction,
   buildArtgenCustomId,
+  isArtgenFollowUp,
   isArtgenPanVersion,
   parseArtgenCustomId,
+  type ArtgenCustomIdAction,
 } from './artgen-custom-id';
 
 describe('art suite customId grammar', () => {
@@ -86,5 +92,40 @@ describe('art suite customId grammar', () => {
   it('offers pan only on v6, v6.1, v7, v8.1, v8.2 and altstyle6', () => {
     expect(['v6', 'v6.1', 'v7', 'v8.1', 'v8.2', 'altstyle6'].every(isArtgenPanVersion)).toBe(true);
     expect(['v5.2', 'v5.1', 'altstyle7', undefined].some(isArtgenPanVersion)).toBe(false);
+  });
+});
+
+describe('the art action table', () => {
+  const HASHES = fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/).filter((h) => h !== 'SOLO');
+  /** What each slot of a customId template may hold (its field in the parsed action). */
+  const SLOT_VALUES: Record<string, fc.Arbitrary<Partial<ArtgenCustomIdAction>>> = {
+    index: fc.integer({ min: 1, max: 4 }).map((index) => ({ index })),
+    'index=1': fc.constant({ index: 1 }),
+    zoom_ratio: fc.constantFrom(2, 1.5).map((zoom_ratio) => ({ zoom_ratio })),
+    direction: fc.constantFrom(...ARTGEN_PAN_DIRECTIONS).map((direction) => ({ direction })),
+    hash: HASHES.map((hash) => ({ hash })),
+  };
+  const withButtons = ARTGEN_PATH_ACTIONS.filter((a) => 'customId' in ARTGEN_ACTION_TABLE[a]);
+
+  it.each(withButtons.map((a) => [a]))('parse(build(x)) = x for every %s button', (action) => {
+    const template = (ARTGEN_ACTION_TABLE[action] as { customId: string }).customId;
+    const slots = [...template.matchAll(/\{([a-z_=0-9]+)\}/g)].map((m) => SLOT_VALUES[m[1]!]!);
+    const specs = fc.tuple(...slots).map((parts) => Object.assign({ action }, ...parts) as ArtgenCustomIdAction);
+    fc.assert(fc.property(specs, (x) => {
+      const id = buildArtgenCustomId(x);
+      expect(parseArtgenCustomId(id)).toEqual(x);
+      expect(id.length).toBeLessThanOrEqual(200);
+    }));
+  });
+
+  it('has a button for every follow-up but modal, and none for an action that starts from nothing', () => {
+    expect(withButtons).toEqual(ARTGEN_PATH_ACTIONS.filter((a) => isArtgenFollowUp(a) && a !== 'modal'));
+  });
+
+  it('spells every action once per vocabulary: API name, price key, native label, customId', () => {
+    const rows = Object.values(ARTGEN_ACTION_TABLE);
+    for (const spelling of ['billing', 'native'] as const) expect(new Set(rows.map((r) => r[spelling])).size).toBe(rows.length);
+    expect(new Set(withButtons.map((a) => (ARTGEN_ACTION_TABLE[a] as { customId: string }).customId)).size).toBe(withButtons.length);
+    for (const a of ARTGEN_PATH_ACTIONS) expect(artgenAction(a)).toBe(ARTGEN_ACTION_TABLE[a].billing);
   });
 });

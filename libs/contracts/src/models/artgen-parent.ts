@@ -1,6 +1,7 @@
 import { artgenBillingItem } from '../artgen-billing';
 import {
-  ARTGEN_GRID_ACTIONS, ARTGEN_SINGLE_IMAGE_ACTIONS, isArtgenPanVersion, isArtgenPathAction, type ArtgenPathAction,
+  ARTGEN_GRID_ACTIONS, ARTGEN_SINGLE_IMAGE_ACTIONS, artgenParentKindOf, isArtgenPanVersion, isArtgenPathAction,
+  type ArtgenParentKind, type ArtgenPathAction,
 } from '../artgen-custom-id';
 import type { TaskStatus } from '../task';
 import type { ContractViolation, NormalizedRequest } from './types';
@@ -31,18 +32,12 @@ const refuse = (field: string, rule: string, message: string): ArtgenParentOutco
 const isGrid = (a: ArtgenPathAction): boolean => ARTGEN_GRID_ACTIONS.includes(a);
 const isSingle = (a: ArtgenPathAction): boolean => ARTGEN_SINGLE_IMAGE_ACTIONS.includes(a);
 
-/** Which parents an action continues, in words for the message and as a test. */
-const PARENT_KINDS: Partial<Record<ArtgenPathAction, { accepts: (a: ArtgenPathAction) => boolean; words: string }>> = {
-  upscale: { accepts: isGrid, words: 'a finished grid (imagine, blend, variation, reroll, zoom…)' },
-  variation: { accepts: isGrid, words: 'a finished grid (imagine, blend, variation, reroll, zoom…)' },
-  reroll: { accepts: isGrid, words: 'a finished grid (imagine, blend, variation, reroll, zoom…)' },
-  'high-variation': { accepts: (a) => isGrid(a) || isSingle(a), words: 'a finished image task' },
-  'low-variation': { accepts: (a) => isGrid(a) || isSingle(a), words: 'a finished image task' },
-  zoom: { accepts: (a) => isGrid(a) || isSingle(a), words: 'a finished image task' },
-  inpaint: { accepts: (a) => isGrid(a) || isSingle(a), words: 'a finished image task' },
-  pan: { accepts: isSingle, words: 'a single upscaled image (an upscale or a pan)' },
-  'remix-strong': { accepts: (a) => a === 'imagine', words: 'a finished v8.1 / v8.2 imagine task' },
-  'remix-subtle': { accepts: (a) => a === 'imagine', words: 'a finished v8.1 / v8.2 imagine task' },
+/** Which parents each kind of follow-up continues (ARTGEN_ACTION_TABLE `parent`), in words for the message and as a test. */
+const PARENT_KINDS: Record<Exclude<ArtgenParentKind, 'modal'>, { accepts: (a: ArtgenPathAction) => boolean; words: string }> = {
+  grid: { accepts: isGrid, words: 'a finished grid (imagine, blend, variation, reroll, zoom…)' },
+  image: { accepts: (a) => isGrid(a) || isSingle(a), words: 'a finished image task' },
+  single: { accepts: isSingle, words: 'a single upscaled image (an upscale or a pan)' },
+  imagine: { accepts: (a) => a === 'imagine', words: 'a finished v8.1 / v8.2 imagine task' },
 };
 
 /**
@@ -55,13 +50,14 @@ export function applyArtgenParent(req: NormalizedRequest, parent: ArtgenParentFa
   const parentId = String(req.derived.parentTaskId);
   if (!isArtgenPathAction(parent.action)) return refuse('task_id', 'parent-kind', `\`task_id\`: task '${parentId}' is not an art suite task`);
   const parentAction = parent.action;
-  if (action === 'modal') {
+  const parentKind = artgenParentKindOf(action);
+  if (parentKind === 'modal') {
     if (parentAction !== 'inpaint' || parent.status !== 'processing' || parent.nativeStatus !== 'MODAL') {
       return refuse('task_id', 'parent-state', `\`task_id\`: modal completes a task in MODAL (after /inpaint); task '${parentId}' is not in MODAL`);
     }
     return { ok: true, value: inherit(req, parent) };
   }
-  const kind = PARENT_KINDS[action];
+  const kind = parentKind ? PARENT_KINDS[parentKind] : undefined;
   if (!kind) return refuse('task_id', 'parent-kind', `\`task_id\`: ${action} does not continue a task`);
   if (parent.status !== 'completed') {
     return refuse('task_id', 'parent-state', `\`task_id\`: ${action} needs a finished parent; task '${parentId}' is ${parent.status}`);

@@ -1,5 +1,5 @@
 import { artgenBillingItem } from '../artgen-billing';
-import { ARTGEN_PAN_DIRECTIONS, ARTGEN_PATH_ACTIONS, type ArtgenPathAction } from '../artgen-custom-id';
+import { ARTGEN_PAN_DIRECTIONS, ARTGEN_PATH_ACTIONS, artgenResultOf, isArtgenFollowUp, type ArtgenPathAction } from '../artgen-custom-id';
 import { SCHEMA_VERSION, mediaArray, mediaString, POLL } from './common-fields';
 import { defineContract, type Body, type BuiltContract, type ServerRule } from './define-contract';
 import type { FieldSpec } from './field-dsl';
@@ -11,10 +11,6 @@ export const ARTGEN_BASE_PATH = '/v1/artgen/generations';
 /** The version a request without `version` / `--v` runs on (the upstream's default). */
 export const ARTGEN_DEFAULT_VERSION = '7';
 export const ARTGEN_PROMPT_MAX = 4000;
-
-/** Actions that start from nothing (no parent task); every other action continues a parent by `task_id`. */
-export const ARTGEN_ORIGIN_ACTIONS: readonly ArtgenPathAction[] = ['imagine', 'blend', 'describe', 'edits', 'video'];
-export const isArtgenFollowUp = (a: ArtgenPathAction): boolean => !ARTGEN_ORIGIN_ACTIONS.includes(a);
 
 /**
  * The versions of spec 8, in the spellings the prompt flag `--v` takes: an optional `v`, the major alone or with a
@@ -43,7 +39,6 @@ interface ActionSpec {
   properties: Record<string, FieldSpec>;
   required: string[];
   rules?: ServerRule[];
-  output: 'grid' | 'single' | 'text' | 'video' | 'modal';
   estimatedSeconds: number;
 }
 
@@ -53,35 +48,35 @@ const ZOOM_RULE: ServerRule = {
   check: (b) => (b.zoom_ratio === 1 ? { field: 'zoom_ratio', message: '`zoom_ratio` must be above 1 (at most 2); got 1' } : undefined) };
 
 const ACTIONS: Record<ArtgenPathAction, ActionSpec> = {
-  imagine: { properties: { prompt: F.prompt, size: F.size, image_urls: mediaArray('url', { maxItems: 5, description: 'image prompts (0..5)' }), ...ORIGIN_COMMON }, required: ['prompt'], output: 'grid', estimatedSeconds: 60 },
+  imagine: { properties: { prompt: F.prompt, size: F.size, image_urls: mediaArray('url', { maxItems: 5, description: 'image prompts (0..5)' }), ...ORIGIN_COMMON }, required: ['prompt'], estimatedSeconds: 60 },
   blend: {
     properties: {
       image_urls: mediaArray('url', { minItems: 2, maxItems: 4, description: 'the 2..4 images to blend' }),
       dimensions: { type: 'string', enum: ['PORTRAIT', 'SQUARE', 'LANDSCAPE'], default: 'SQUARE', description: 'output shape: PORTRAIT (2:3), SQUARE (1:1), LANDSCAPE (3:2)' },
       prompt: { type: 'forbidden', message: '`prompt` is not accepted by blend: it mixes images only' },
       ...ORIGIN_COMMON },
-    required: ['image_urls'], output: 'grid', estimatedSeconds: 60 },
+    required: ['image_urls'], estimatedSeconds: 60 },
   describe: {
     properties: { image_urls: mediaArray('url', { minItems: 1, maxItems: 1, description: 'the one image to describe' }), prompt: { type: 'forbidden', message: '`prompt` is not accepted by describe: it reads an image' }, ...ORIGIN_COMMON },
-    required: ['image_urls'], output: 'text', estimatedSeconds: 3 },
+    required: ['image_urls'], estimatedSeconds: 3 },
   edits: {
     properties: { prompt: F.prompt, image_urls: mediaArray('url', { minItems: 1, maxItems: 4, description: 'the image to edit first, then up to 3 references' }), mask_url: mediaString('url-or-base64', 'optional mask: white = area to change'), size: F.size, ...ORIGIN_COMMON },
-    required: ['prompt', 'image_urls'], output: 'grid', estimatedSeconds: 60 },
-  upscale: { properties: { ...FOLLOW_COMMON, index: F.index }, required: ['task_id', 'index'], output: 'single', estimatedSeconds: 30 },
-  variation: { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, prompt: promptOptional }, required: ['task_id'], output: 'grid', estimatedSeconds: 60 },
-  'high-variation': { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, prompt: promptOptional }, required: ['task_id'], output: 'grid', estimatedSeconds: 60 },
-  'low-variation': { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, prompt: promptOptional }, required: ['task_id'], output: 'grid', estimatedSeconds: 60 },
-  reroll: { properties: { ...FOLLOW_COMMON, prompt: promptOptional }, required: ['task_id'], output: 'grid', estimatedSeconds: 60 },
+    required: ['prompt', 'image_urls'], estimatedSeconds: 60 },
+  upscale: { properties: { ...FOLLOW_COMMON, index: F.index }, required: ['task_id', 'index'], estimatedSeconds: 30 },
+  variation: { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, prompt: promptOptional }, required: ['task_id'], estimatedSeconds: 60 },
+  'high-variation': { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, prompt: promptOptional }, required: ['task_id'], estimatedSeconds: 60 },
+  'low-variation': { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, prompt: promptOptional }, required: ['task_id'], estimatedSeconds: 60 },
+  reroll: { properties: { ...FOLLOW_COMMON, prompt: promptOptional }, required: ['task_id'], estimatedSeconds: 60 },
   zoom: {
     properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 }, zoom_ratio: { type: 'number', minimum: 1, maximum: 2, default: 2, description: 'zoom-out factor, 1 < r ≤ 2 (buttons: 2 and 1.5)' }, prompt: promptOptional },
-    required: ['task_id'], rules: [ZOOM_RULE], output: 'grid', estimatedSeconds: 60 },
+    required: ['task_id'], rules: [ZOOM_RULE], estimatedSeconds: 60 },
   pan: {
     properties: { ...FOLLOW_COMMON, direction: { type: 'string', enum: ARTGEN_PAN_DIRECTIONS, description: 'which side to extend' }, prompt: promptOptional },
-    required: ['task_id', 'direction'], output: 'single', estimatedSeconds: 60 },
-  inpaint: { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 } }, required: ['task_id'], output: 'modal', estimatedSeconds: 60 },
+    required: ['task_id', 'direction'], estimatedSeconds: 60 },
+  inpaint: { properties: { ...FOLLOW_COMMON, index: { ...F.index, default: 1 } }, required: ['task_id'], estimatedSeconds: 60 },
   modal: {
     properties: { ...FOLLOW_COMMON, prompt: F.prompt, mask_url: mediaString('url-or-base64', 'the region to redraw: a mask image (URL, data URI or Base64), white = redraw') },
-    required: ['task_id', 'prompt', 'mask_url'], output: 'grid', estimatedSeconds: 60 },
+    required: ['task_id', 'prompt', 'mask_url'], estimatedSeconds: 60 },
   video: {
     properties: {
       prompt: { ...F.prompt, description: 'optional motion description' },
@@ -91,9 +86,9 @@ const ACTIONS: Record<ArtgenPathAction, ActionSpec> = {
       resolution: { type: 'string', enum: ['480p', '720p'], default: '480p', description: '720p bills artgen@video-720p' },
       speed: { type: 'string', enum: ['relax', 'fast'], description: 'video runs at its fixed fast speed: relax, fast and omitted are the same (and bill the same); turbo is refused' },
       version: F.version, alt_style: F.alt_style, metadata: F.metadata, model: F.model },
-    required: ['image_urls'], output: 'video', estimatedSeconds: 60 },
-  'remix-strong': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], output: 'grid', estimatedSeconds: 60 },
-  'remix-subtle': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], output: 'grid', estimatedSeconds: 60 } };
+    required: ['image_urls'], estimatedSeconds: 60 },
+  'remix-strong': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], estimatedSeconds: 60 },
+  'remix-subtle': { properties: { ...FOLLOW_COMMON, index: F.index, prompt: promptOptional }, required: ['task_id', 'index'], estimatedSeconds: 60 } };
 
 /** Prompt flags must parse and agree with the structured fields they duplicate. */
 const FLAGS_RULE: ServerRule = {
@@ -137,7 +132,7 @@ export function artgenVersionName(raw: string, altStyle: boolean): string | unde
 }
 
 function outputOf(action: ArtgenPathAction, body: Body): ExpectedOutput {
-  switch (ACTIONS[action].output) {
+  switch (artgenResultOf(action)) {
     case 'single':
       return { kind: 'images', count: 1, format: 'png' };
     case 'text':
