@@ -35,20 +35,25 @@ afterAll(async () => {
   await db.drop();
 });
 
+/** A funded account, and an image pool worker on `server` against `ds` (closed after the file). */
+async function workerOn(server: LocalRedis, ds: TestDatabase['dataSource'], pollIntervalScale: number) {
+  const redis = createRedis(server.url, 'worker');
+  cleanup.push(() => redis.quit());
+  const account = await seedAccount(ds, 10_000_000_000n);
+  const pw = await startPoolWorker(
+    { pool: 'image', ds, redis, prefix: PREFIX, adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]), logger },
+    { concurrency: 20, pollIntervalScale, sweepIntervalMs: 0, retryBaseMs: 100 },
+  );
+  cleanup.push(() => pw.close(true));
+  return { redis, account, pw, views: new TaskViewStore(redis, PREFIX) };
+}
+
 /**
  * Runs tasks to the end through a pool worker on `server` (settlements go to its billing queue): a warm-up batch
  * (scripts loaded, hash tables grown), then `onWarm`, then `n` more.
  */
 async function runLoad(server: LocalRedis, n: number, onWarm: (redis: Redis) => Promise<void> = async () => undefined): Promise<{ redis: Redis }> {
-  const redis = createRedis(server.url, 'worker');
-  cleanup.push(() => redis.quit());
-  const account = await seedAccount(db.dataSource, 10_000_000_000n);
-  const pw = await startPoolWorker(
-    { pool: 'image', ds: db.dataSource, redis, prefix: PREFIX, adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]), logger },
-    { concurrency: 20, pollIntervalScale: 0.01, sweepIntervalMs: 0, retryBaseMs: 100 },
-  );
-  cleanup.push(() => pw.close(true));
-  const views = new TaskViewStore(redis, PREFIX);
+  const { redis, account, pw, views } = await workerOn(server, db.dataSource, 0.01);
   const billing = queueKeyPrefix(PREFIX, QUEUES.billing);
   let total = 0;
   const batch = async (count: number): Promise<void> => {
@@ -125,15 +130,7 @@ describe('Redis memory per task', () => {
     await seedChannel(openDb.dataSource, never.baseUrl, never.apiKey);
     const server = await startLocalRedis();
     cleanup.push(() => server.stop());
-    const redis = createRedis(server.url, 'worker');
-    cleanup.push(() => redis.quit());
-    const account = await seedAccount(openDb.dataSource, 10_000_000_000n);
-    const pw = await startPoolWorker(
-      { pool: 'image', ds: openDb.dataSource, redis, prefix: PREFIX, adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]), logger },
-      { concurrency: 20, pollIntervalScale: 0.2, sweepIntervalMs: 0, retryBaseMs: 100 },
-    );
-    cleanup.push(() => pw.close(true));
-    const views = new TaskViewStore(redis, PREFIX);
+    const { redis, account, pw, views } = await workerOn(server, openDb.dataSource, 0.2);
     const start = async (count: number, from: number): Promise<void> => {
       for (let i = 0; i < count; i++) {
         const t = await seedTask(openDb.dataSource, account, `open ${from + i}`);
