@@ -68,11 +68,6 @@ export class PollLoop {
     await Promise.all([...this.flushes]);
   }
 
-  /** Polls stepping now. */
-  get inFlight(): number {
-    return this.active;
-  }
-
   private async run(polls: DuePolls): Promise<void> {
     while (!this.stopped) {
       const free = Math.min(this.batch, this.o.concurrency - this.active);
