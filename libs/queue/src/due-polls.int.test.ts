@@ -99,4 +99,15 @@ describe('due polls of a shard', () => {
     await polls.settle([{ taskId: 'traced', failures: 0, previousFailures: 0 }]);
     expect(await redis.exists(polls.keys.trace)).toBe(0);
   });
+
+  it('settles a batch larger than one script may carry (a worker with a high concurrency) in full', async () => {
+    const now = 20_000_000;
+    const ids = Array.from({ length: 5_000 }, (_, i) => `bulk${i}`);
+    for (let i = 0; i < ids.length; i += 400) {
+      await polls.settle(ids.slice(i, i + 400).map((taskId) => ({ taskId, dueAt: now - 1, failures: 0, previousFailures: 0 })));
+    }
+    await polls.settle(ids.map((taskId) => ({ taskId, dueAt: now + 5000, failures: 1, previousFailures: 0 })));
+    expect(await redis.zcount(polls.keys.due, now + 5000, now + 5000)).toBe(5_000);
+    expect(await redis.hlen(polls.keys.failures)).toBe(5_000);
+  });
 });

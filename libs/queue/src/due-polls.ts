@@ -5,7 +5,7 @@ import type { Redis } from './connection';
  * here between polls instead of in BullMQ's delayed set: BullMQ's move-to-delayed and move-to-active scripts cost
  * ~28 Redis commands per poll; a claim of a whole batch here costs ~6 and a settle of a batch ~3.
  *
- * Three keys, in the slot of the shard's queue (its hash tag), so every script touches one slot:
+ * Four keys, in the slot of the shard's queue (its hash tag), so every script touches one slot:
  * - `<queue prefix>:polls`          sorted set, member task id, score = when its next poll is due (ms);
  * - `<queue prefix>:polls:claimed`  sorted set, member task id, score = when a worker claimed it (ms): a claim older
  *                                   than the lease is taken again by any worker (a killed worker's polls come back);
@@ -23,7 +23,7 @@ export const duePollKeys = (queuePrefix: string) => ({
   trace: `${queuePrefix}:polls:trace`,
 });
 
-/** Largest batch one claim takes (Lua's unpack is bounded, and a batch is one Postgres read). */
+/** Largest batch one claim takes, or one settle script carries (Lua's unpack is bounded; a claim is one Postgres read). */
 const MAX_CLAIM_BATCH = 500;
 
 // KEYS: due, claimed, failures, trace. ARGV: now, limit, leaseMs.
@@ -155,16 +155,17 @@ export class DuePolls {
     return { polls, nextDueAt: nextDue === null ? null : Number(nextDue) };
   }
 
-  /** Ends the claims of a batch: each task due again at `dueAt`, or dropped. One script for the batch. */
+  /** Ends the claims of a batch: each task due again at `dueAt`, or dropped. One script per 500 of the batch. */
   async settle(batch: readonly PollSettlement[]): Promise<void> {
-    if (batch.length === 0) return;
-    const argv: string[] = [];
-    for (const s of batch) {
-      const f = s.failures === s.previousFailures ? '' : String(s.failures);
-      argv.push(s.taskId, s.dueAt === undefined ? '' : String(Math.round(s.dueAt)), s.dueAt === undefined && s.previousFailures > 0 ? '0' : f,
-        s.dueAt !== undefined && s.trace ? JSON.stringify(s.trace) : '');
+    for (let from = 0; from < batch.length; from += MAX_CLAIM_BATCH) {
+      const argv: string[] = [];
+      for (const s of batch.slice(from, from + MAX_CLAIM_BATCH)) {
+        const f = s.failures === s.previousFailures ? '' : String(s.failures);
+        argv.push(s.taskId, s.dueAt === undefined ? '' : String(Math.round(s.dueAt)), s.dueAt === undefined && s.previousFailures > 0 ? '0' : f,
+          s.dueAt !== undefined && s.trace ? JSON.stringify(s.trace) : '');
+      }
+      await this.scripts.gmgSettlePolls(this.keys.due, this.keys.claimed, this.keys.failures, this.keys.trace, ...argv);
     }
-    await this.scripts.gmgSettlePolls(this.keys.due, this.keys.claimed, this.keys.failures, this.keys.trace, ...argv);
   }
 
   /** Puts a task on the poll path (from its BullMQ job, after its submit or a resumed step), with its trace context. */
