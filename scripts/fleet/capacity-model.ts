@@ -10,14 +10,22 @@ export const MODEL_POOLS: readonly Pool[] = ['image', 'video', 'artgen', 'avatar
 export interface Costs {
   measuredAt: string;
   machine: string;
-  /** The edge, measured alone before the day: one task submission; one poll of GET /v1/tasks/<id>. */
+  /**
+   * The edge: one task submission; one poll of GET /v1/tasks/<id>; one /v1/messages call. Their ratios come from the
+   * calibration (each alone, before the day), their level from the day: the edges' CPU over the load phase divided
+   * in those ratios among the submits, polls and messages calls the edges answered in it.
+   */
   edgeMsPerSubmit: number;
   edgeMsPerPoll: number;
+  edgeMsPerMessage?: number;
+  /** /v1/messages calls per task in the run (the synchronous path: the edge's work, no pool's). */
+  messagesPerTask?: number;
   /** Per pool: one worker step (an upstream submit or one upstream poll), and steps per task at the run's cadence. */
   workerMsPerStep: Record<Pool, number>;
   stepsPerTask: Record<Pool, number>;
-  /** Billing: one settlement, with the run's share of webhook deliveries. */
+  /** Billing: one settlement attempt (gmg_settlements_total), with the run's share of webhook deliveries; attempts per task. */
   billingMsPerSettlement: number;
+  settlementsPerTask?: number;
   webhookShare: number;
   /** Redis: commands per task (everything but client polls) and per client poll; CPU per command; bytes per task kept. */
   redisCmdsPerTask: number;
@@ -30,7 +38,9 @@ export interface Costs {
   pgWalBytesPerTask: number;
   pgStorageBytesPerTask: number;
   pgMsPerTx: number;
+  /** PgBouncer: CPU per transaction it pooled (SHOW STATS total_xact_count), and those transactions per task. */
   bouncerMsPerTx: number;
+  bouncerTxPerTask?: number;
   /** The run's own mix (share of tasks per pool) and client polls per task: the model's defaults. */
   mix: Record<Pool, number>;
   pollsPerTask: number;
@@ -41,6 +51,8 @@ export interface Load {
   peakFactor: number;
   mix: Record<Pool, number>;
   pollsPerTask: number;
+  /** /v1/messages calls per task (the costs' own run by default). */
+  messagesPerTask?: number;
 }
 
 export interface Sizing {
@@ -71,23 +83,23 @@ export const PG_PRIMARY_CORES = 16;
 
 const share = (mix: Record<Pool, number>, p: Pool): number => mix[p] / Math.max(1e-9, MODEL_POOLS.reduce((s, q) => s + mix[q], 0));
 
-/** CPU cores each part needs at `rate` tasks/s. */
-export function coresAt(c: Costs, rate: number, mix: Record<Pool, number>, pollsPerTask: number): Record<string, number> {
+/** CPU cores each part needs at `rate` tasks/s (`messagesPerTask`: /v1/messages calls per task, the costs' own by default). */
+export function coresAt(c: Costs, rate: number, mix: Record<Pool, number>, pollsPerTask: number, messagesPerTask = c.messagesPerTask ?? 0): Record<string, number> {
   const cores: Record<string, number> = {
-    'api-edge': (rate * (c.edgeMsPerSubmit + pollsPerTask * c.edgeMsPerPoll)) / 1000,
-    billing: (rate * c.billingMsPerSettlement) / 1000,
+    'api-edge': (rate * (c.edgeMsPerSubmit + pollsPerTask * c.edgeMsPerPoll + messagesPerTask * (c.edgeMsPerMessage ?? 0))) / 1000,
+    billing: (rate * (c.settlementsPerTask ?? 1) * c.billingMsPerSettlement) / 1000,
   };
   for (const p of MODEL_POOLS) cores[`worker-${p}`] = (rate * share(mix, p) * c.stepsPerTask[p] * c.workerMsPerStep[p]) / 1000;
   cores.redis = (rate * (c.redisCmdsPerTask + pollsPerTask * c.redisCmdsPerPoll) * c.redisUsPerCmd) / 1e6;
   cores.postgres = (rate * c.pgMsPerTask) / 1000;
-  cores.pgbouncer = (rate * c.pgTxPerTask * c.bouncerMsPerTx) / 1000;
+  cores.pgbouncer = (rate * (c.bouncerTxPerTask ?? c.pgTxPerTask) * c.bouncerMsPerTx) / 1000;
   return cores;
 }
 
 export function size(c: Costs, load: Load): Sizing {
   const peak = (load.tasksPerDay / 86_400) * load.peakFactor;
   const mean = load.tasksPerDay / 86_400;
-  const cores = coresAt(c, peak, load.mix, load.pollsPerTask);
+  const cores = coresAt(c, peak, load.mix, load.pollsPerTask, load.messagesPerTask);
   const pods: Record<string, number> = {};
   // two replicas at least of every service: one can die (or roll) while the other serves
   for (const k of ['api-edge', 'billing', ...MODEL_POOLS.map((p) => `worker-${p}`)]) pods[k] = Math.max(2, Math.ceil(cores[k]! / TARGET_UTILISATION));
@@ -95,7 +107,7 @@ export function size(c: Costs, load: Load): Sizing {
   const redisShards = Math.max(3, Math.ceil(cores.redis! / (REDIS_SHARD_CORES * TARGET_UTILISATION)));
   const redisBytes = c.redisBytesPerTask * mean * REDIS_RETENTION_S;
   const pgTxPerS = peak * c.pgTxPerTask;
-  const total = Object.values(coresAt(c, 1, load.mix, load.pollsPerTask)).reduce((a, b) => a + b, 0);
+  const total = Object.values(coresAt(c, 1, load.mix, load.pollsPerTask, load.messagesPerTask)).reduce((a, b) => a + b, 0);
   // the parts that do not scale by adding pods: one Postgres primary, and one queue's Redis shard (a queue's keys
   // share one hash slot, so the busiest queue shard is served by one Redis core; upper bound: every non-poll command
   // of an image task counted on that shard, though its task view lives in another slot)
@@ -113,7 +125,8 @@ export function size(c: Costs, load: Load): Sizing {
     redisShards,
     redisMaxmemoryGiB: (redisBytes * 1.5) / (redisShards * 2 ** 30),
     pgTxPerS,
-    pgServerConnections: Math.max(10, Math.ceil((pgTxPerS * c.pgMsPerTx) / 1000 / TARGET_UTILISATION)),
+    // the transactions PgBouncer pools (not the server's own count, which has the sampler's and autovacuum's too)
+    pgServerConnections: Math.max(10, Math.ceil((peak * (c.bouncerTxPerTask ?? c.pgTxPerTask) * c.pgMsPerTx) / 1000 / TARGET_UTILISATION)),
     pgCores: cores.postgres!,
     storageGiBPerDay: (load.tasksPerDay * c.pgStorageBytesPerTask) / 2 ** 30,
     walGiBPerDay: (load.tasksPerDay * c.pgWalBytesPerTask) / 2 ** 30,

@@ -53,29 +53,29 @@ function sizingTable(c: Costs, loads: Array<[string, Load]>): string {
 
 function costsTable(c: Costs): string {
   const rows: Array<[string, string]> = [
-    ['edge CPU per submit (measured alone, before the day)', `${f(c.edgeMsPerSubmit, 2)} ms`],
-    ['edge CPU per poll (GET /v1/tasks/<id>, alone)', `${f(c.edgeMsPerPoll, 2)} ms`],
+    ['edge CPU per submit; per client poll (GET /v1/tasks/<id>); per /v1/messages call', `${f(c.edgeMsPerSubmit, 2)} ms; ${f(c.edgeMsPerPoll, 2)} ms; ${f(c.edgeMsPerMessage ?? 0, 2)} ms`],
     ...MODEL_POOLS.map((p): [string, string] => [`worker-${p} CPU per step (one upstream submit or poll); steps per task`, `${f(c.workerMsPerStep[p], 2)} ms; ${f(c.stepsPerTask[p], 1)}`]),
-    ['billing CPU per settlement (with webhooks for ' + `${(c.webhookShare * 100).toFixed(0)} % of tasks)`, `${f(c.billingMsPerSettlement, 2)} ms`],
+    ['billing CPU per settlement attempt (with webhooks for ' + `${(c.webhookShare * 100).toFixed(0)} % of tasks); attempts per task`, `${f(c.billingMsPerSettlement, 2)} ms; ${f(c.settlementsPerTask ?? 1, 2)}`],
     ['Redis commands per task (all but client polls); per client poll', `${f(c.redisCmdsPerTask, 1)}; ${f(c.redisCmdsPerPoll, 1)}`],
     ['Redis CPU per command', `${f(c.redisUsPerCmd, 1)} µs`],
     ['Redis memory per task (grown during the run, nothing expired yet)', `${f(c.redisBytesPerTask, 0)} bytes`],
     ['Postgres transactions per task; CPU per task', `${f(c.pgTxPerTask, 1)}; ${f(c.pgMsPerTask, 2)} ms`],
     ['Postgres WAL per task; database growth per task', `${f(c.pgWalBytesPerTask, 0)} bytes; ${f(c.pgStorageBytesPerTask, 0)} bytes`],
-    ['mean transaction time (PgBouncer sv_active ÷ transactions/s)', `${f(c.pgMsPerTx, 2)} ms`],
-    ['PgBouncer CPU per transaction', `${f(c.bouncerMsPerTx, 3)} ms`],
-    ['client polls per task (tasks without a webhook poll every FLEET_POLL_MS)', f(c.pollsPerTask, 2)],
+    ['mean transaction time (PgBouncer sv_active ÷ its transactions/s)', `${f(c.pgMsPerTx, 2)} ms`],
+    ['PgBouncer CPU per pooled transaction; pooled transactions per task', `${f(c.bouncerMsPerTx, 3)} ms; ${f(c.bouncerTxPerTask ?? c.pgTxPerTask, 1)}`],
+    ['client polls per task (tasks without a webhook poll every FLEET_POLL_MS); /v1/messages calls per task', `${f(c.pollsPerTask, 2)}; ${f(c.messagesPerTask ?? 0, 3)}`],
   ];
   return ['| cost | measured |', '|---|---|', ...rows.map(([a, b]) => `| ${a} | ${b} |`)].join('\n');
 }
 
 function main(): void {
-  const c = JSON.parse(readFileSync(COSTS, 'utf8')) as Costs & { check?: string };
+  const c = JSON.parse(readFileSync(COSTS, 'utf8')) as Costs & { check?: string; selfCheck?: string };
   const load: Load = {
     tasksPerDay: Number(arg('tasks-per-day') ?? 10_000_000),
     peakFactor: Number(arg('peak') ?? 3),
     mix: arg('mix') ? parsePoolMix(arg('mix')!) : c.mix,
     pollsPerTask: Number(arg('polls-per-task') ?? c.pollsPerTask),
+    messagesPerTask: Number(arg('messages-per-task') ?? c.messagesPerTask ?? 0),
   };
   const one = size(c, load);
   process.stdout.write(`${sizingTable(c, [[`${f(load.tasksPerDay / 1e6, 1)} M tasks/day, peak ×${load.peakFactor}`, load]])}\n\n` +
@@ -91,12 +91,16 @@ re-run the fleet, then this script.
 
 ## Measured costs
 
-How each is measured (scripts/fleet/costs.ts): the edge alone before the day (a fixed concurrency of polls, then of
-image submits, minus an idle window's background); everything else over the day itself, as the total of a
-resource divided by the count of what drove it — worker steps from \`gmg_upstream_requests_total\`, settlements
-from \`gmg_settlements_total\` (each service's /metrics), Redis \`total_commands_processed\` and \`used_memory\` of
-the masters, Postgres \`pg_stat_database\` and \`pg_stat_wal\`, PgBouncer \`SHOW POOLS\` / \`SHOW STATS\`, CPU from
-/proc (utime + stime; Postgres with its backends).
+How each is measured (scripts/fleet/costs.ts): over the day's load phase itself, as the total of a resource in
+the phase divided by the count of what drove it in the same phase — the window the check measures, so the costs
+reproduce the run they came from. The edge's CPU is divided among the submits, client polls and /v1/messages calls
+the edges answered in the ratios of a calibration before the day (each operation alone at a fixed concurrency,
+minus an idle window's background: alone an operation costs less than in the day's sparse mixed traffic, so the
+calibration gives the ratios, the day the level; the edges' idle background is in that level). Worker steps from
+\`gmg_upstream_requests_total\`, settlement attempts from \`gmg_settlements_total\` (each service's /metrics), Redis
+\`total_commands_processed\` and \`used_memory\` of the masters, Postgres \`pg_stat_database\` and \`pg_stat_wal\`,
+PgBouncer \`SHOW POOLS\` / \`SHOW STATS\` (its own transaction count: the server's has the sampler's and
+autovacuum's too), CPU from /proc (utime + stime; Postgres with its backends).
 
 ${costsTable(c)}
 
@@ -104,7 +108,7 @@ Mix of the run (tasks per pool): ${MODEL_POOLS.map((p) => `${p} ${c.mix[p]}`).jo
 
 ## Sizing
 
-Inputs: tasks per day, peak factor (peak ÷ mean rate), mix, client polls per task. Pods are counted at
+Inputs: tasks per day, peak factor (peak ÷ mean rate), mix, client polls and /v1/messages calls per task. Pods are counted at
 ${TARGET_UTILISATION * 100} % of one core each, two at least per service; a Redis shard is one core (commands run on one thread),
 three masters at least; PgBouncer's server connections follow Little's law (transactions/s × mean transaction time)
 at ${TARGET_UTILISATION * 100} %. The first bottleneck is the part that does not scale out: one Postgres primary of
@@ -115,13 +119,17 @@ ${sizingTable(c, loads)}
 Per core: the whole gateway (edge, pools, billing, Redis, PgBouncer, Postgres; not the simulator or the load driver)
 carries **${f(one.tasksPerSPerCore, 1)} tasks/s per core** at this mix and poll cadence.
 
-Any other load: \`npm run capacity -- --tasks-per-day 2e6 --peak 4 --polls-per-task 5 --mix image=50,video=30,artgen=15,avatar=5\`.
+Any other load: \`npm run capacity -- --tasks-per-day 2e6 --peak 4 --polls-per-task 5 --messages-per-task 0.1 --mix image=50,video=30,artgen=15,avatar=5\`.
 
 ## Checked against the fleet run
 
-Every \`npm run fleet\` predicts, from these costs and its own load (completed tasks/s, mix, client polls per task),
-each part's CPU and the Redis and Postgres rates, and prints them against what it measured (target: each within
-25 %). The check of the run these costs came from, against the costs recorded before it:
+Every \`npm run fleet\` predicts, from these costs and its own load (accepted tasks/s, mix, client polls and messages
+calls per task), each part's CPU and the Redis and Postgres rates, and prints them against what it measured (target:
+each within 25 %). The run these costs came from, against its own costs (they must reproduce it):
+
+${c.selfCheck ?? '(not recorded)'}
+
+The same run against the costs recorded before it:
 
 ${c.check ?? '(not recorded)'}
 `;

@@ -2,14 +2,19 @@
  * Per-operation costs from a fleet run, and the capacity model's check against it.
  *
  * - Calibration (before the day, FLEET_CALIBRATE_S each): the edges alone under a fixed concurrency of polls, then
- *   of image submits, after an idle window that measures the background (workers' and billing's idle Redis
- *   commands, the edges' timers): the edge's CPU per poll and per submit, Redis commands per poll.
- * - The day: every other cost is the run's total of a resource over the count of what drove it (worker CPU per
- *   step, billing CPU per settlement, Redis commands and bytes per task, Postgres transactions, CPU, WAL and
- *   database bytes per task).
+ *   of image submits, then of /v1/messages calls, after an idle window that measures the background (workers' and
+ *   billing's idle Redis commands, the edges' timers): the ratios of the edge's CPU per poll, per submit and per
+ *   messages call, and Redis commands per poll. Alone and at a fixed concurrency an operation costs less than in
+ *   the day's sparse mixed traffic, so the calibration gives only the ratios.
+ * - The day (the load phase, the same window the check measures): every cost is the phase's total of a resource
+ *   divided by the count of what drove it in that phase — the edges' CPU divided among the submits, polls and
+ *   messages calls they answered in the calibration's ratios; worker CPU per step (gmg_upstream_requests_total) and
+ *   steps per task; billing CPU per settlement attempt (gmg_settlements_total) and attempts per task; PgBouncer CPU
+ *   per pooled transaction (SHOW STATS) and those per task; Redis commands and bytes, Postgres transactions, CPU,
+ *   WAL per task; database bytes per task (to the end of the drain).
  * - The check: the reference costs (scripts/fleet/costs.json, from an earlier run) predict, for this run's own load
- *   (its completed tasks/s, mix and client polls per task), each part's CPU and the Redis and Postgres rates; each
- *   prediction is compared with what this run measured (target: within 25 %).
+ *   (its accepted tasks/s, mix, client polls and messages calls per task), each part's CPU and the Redis and
+ *   Postgres rates; each prediction is compared with what this run measured (target: within 25 %).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,7 +31,12 @@ export const COSTS_FILE = path.join(REPO_ROOT, 'scripts/fleet/costs.json');
 export interface Calibration {
   edgeMsPerSubmit: number;
   edgeMsPerPoll: number;
+  edgeMsPerMessage: number;
   redisCmdsPerPoll: number;
+  /** The edges' CPU while nothing was asked of them (cores, both together). */
+  edgeIdleCores: number;
+  /** /v1/messages calls answered in the calibration: recorded and captured like the day's (the end-of-run checks count them). */
+  messagesAnswered: number;
 }
 
 /** Everything the check needs from the run: its load and what each part used. */
@@ -62,7 +72,8 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
   const key = accounts[1]?.key ?? accounts[0]!.key;
   let rr = 0;
   const req = async (method: 'GET' | 'POST', p: string, body?: string): Promise<{ status: number; json: any }> => {
-    const r = await pools[rr++ % pools.length]!.request({ method, path: p, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(p === '/v1/messages' ? { 'anthropic-version': '2023-06-01' } : {}) };
+    const r = await pools[rr++ % pools.length]!.request({ method, path: p, headers, body });
     const text = await r.body.text();
     return { status: r.statusCode, json: text ? JSON.parse(text) : undefined };
   };
@@ -93,12 +104,24 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
     const submits = await burst(ms, 300, 8, async () => (await req('POST', '/v1/images/generations', JSON.stringify({ model: 'lumen-2-flex', prompt: 'calibration submit' }))).status === 200);
     const s1 = await sampler.snapshot();
     const sS = (s1.at - s0.at) / 1000;
+    // messages calls (the synchronous path: hold, the upstream call through the edge, capture); at most 200
+    let m = 0;
+    const messages = await burst(ms, 200, 8, async () => (await req('POST', '/v1/messages',
+      JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: `calibration ${m++}` }] }))).status === 200);
+    const m1 = await sampler.snapshot();
+    const mS = (m1.at - s1.at) / 1000;
     for (const id of ids) await req('POST', `/v1/tasks/${id}/cancel`);
-    return {
+    const cal: Calibration = {
       edgeMsPerPoll: (1000 * (edgeCpu(p1) - edgeCpu(p0) - idleEdge * pS)) / Math.max(1, polls),
       redisCmdsPerPoll: Math.max(0, redisCommandsBetween(p0, p1) - idleCmds * pS) / Math.max(1, polls),
       edgeMsPerSubmit: (1000 * (edgeCpu(s1) - edgeCpu(s0) - idleEdge * sS)) / Math.max(1, submits),
+      edgeMsPerMessage: (1000 * (edgeCpu(m1) - edgeCpu(s1) - idleEdge * mS)) / Math.max(1, messages),
+      edgeIdleCores: idleEdge,
+      messagesAnswered: messages,
     };
+    process.stdout.write(`fleet | calibration: edge idle ${idleEdge.toFixed(3)} cores; ${polls} polls ${cal.edgeMsPerPoll.toFixed(3)} ms each, ` +
+      `${cal.redisCmdsPerPoll.toFixed(2)} Redis commands each; ${submits} image submits ${cal.edgeMsPerSubmit.toFixed(3)} ms; ${messages} messages calls ${cal.edgeMsPerMessage.toFixed(3)} ms\n`);
+    return cal;
   } finally {
     await Promise.all(pools.map((p) => p.close()));
   }
@@ -107,42 +130,78 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
 const cpuOfGroup = (a: Snapshot, b: Snapshot, g: string): number =>
   Object.keys(b.cpu).filter((k) => groupOf(k) === g).reduce((s, k) => s + Math.max(0, (b.cpu[k] ?? 0) - (a.cpu[k] ?? 0)), 0);
 
+/** The counts the costs were divided by, and the totals divided: what `FLEET_COSTS_OUT` records beside the costs. */
+export interface Derivation {
+  seconds: number;
+  tasks: number;
+  polls: number;
+  messages: number;
+  edgeCpuS: number;
+  /** The edge's CPU per operation is the calibration's times this (the day's level over the calibration's). */
+  edgeLevel: number;
+  steps: Record<Pool, number>;
+  settlements: number;
+  billingCpuS: number;
+  /** Billing to the end of the drain (how the costs were divided before: for comparison only). */
+  billingCpuSToEnd: number;
+  settlementsToEnd: number;
+  bouncerXacts: number;
+  pgXacts: number;
+  bouncerCpuS: number;
+  redisCmds: number;
+}
+
 /**
- * `a`…`b`: the load phase; `end`: after the drain (worker steps and settlements of the tasks accepted in the load
- * phase finish there); `activeServers`: PgBouncer's sv_active averaged over the snapshots (Little's law gives the
- * mean transaction time).
+ * `a`…`b`: the load phase; `end`: after the drain (only the database's growth is read there: the rows of the tasks
+ * accepted in the load phase are all written by then); `activeServers`: PgBouncer's sv_active averaged over the
+ * snapshots (Little's law gives the mean transaction time); `answered`: what the edges answered in the load phase.
+ *
+ * Every cost is a total of the load phase over a count of the same phase, so that the costs predict the run they
+ * came from (the check measures the same window); a count that lags its cause (settlements, steps) lags it by the
+ * seconds a task takes, against a phase of minutes.
  */
-export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Driver, cal: Calibration | undefined, cfg: FleetConfig, machine: string, activeServers: number, answered: { tasks: number; polls: number }): MeasuredCosts {
+export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Driver, cal: Calibration | undefined, cfg: FleetConfig, machine: string, activeServers: number, answered: { tasks: number; polls: number; messages: number }): MeasuredCosts & { derivation: Derivation } {
   const seconds = (b.at - a.at) / 1000;
-  // Two denominators. The edge, Redis and Postgres work of a window is that of the submissions the edges answered in
-  // it (`answered`; a saturated fleet answers fewer than were sent). The pools' and billing's work for every task
-  // accepted runs to `end`, after the drain: those divide by every task accepted.
   const byKind: Record<Pool, number> = { image: 0, video: 0, artgen: 0, avatar: 0 };
   for (const t of driver.tasks.values()) if (t.kind !== 'messages') byKind[t.kind]++;
   const tasks = Math.max(1, answered.tasks);
   const cores: Record<string, number> = {};
   for (const g of new Set(Object.keys(b.cpu).map(groupOf))) cores[g] = cpuOfGroup(a, b, g) / seconds;
+  // pool shares of the tasks the edges answered (driver.tasks: the same tasks, by kind)
+  const kinds = Math.max(1, MODEL_POOLS.reduce((s, p) => s + byKind[p], 0));
   const workerMsPerStep = {} as Record<Pool, number>;
   const stepsPerTask = {} as Record<Pool, number>;
+  const steps = {} as Record<Pool, number>;
   for (const p of MODEL_POOLS) {
-    const steps = (end.steps[p] ?? 0) - (a.steps[p] ?? 0);
-    workerMsPerStep[p] = (1000 * cpuOfGroup(a, end, `worker-${p}`)) / Math.max(1, steps);
-    stepsPerTask[p] = steps / Math.max(1, byKind[p]);
+    steps[p] = (b.steps[p] ?? 0) - (a.steps[p] ?? 0);
+    workerMsPerStep[p] = (1000 * cpuOfGroup(a, b, `worker-${p}`)) / Math.max(1, steps[p]);
+    stepsPerTask[p] = steps[p] / Math.max(1, (tasks * byKind[p]) / kinds);
   }
+  // the edge: the phase's CPU divided among submits, polls and messages calls in the calibration's ratios
+  const edgeCpuS = cpuOfGroup(a, b, 'api-edge');
+  const ratio = { submit: cal?.edgeMsPerSubmit ?? 1, poll: cal?.edgeMsPerPoll ?? 0, message: cal?.edgeMsPerMessage ?? 0 };
+  for (const k of ['submit', 'poll', 'message'] as const) if (!(ratio[k] > 0)) ratio[k] = k === 'submit' ? 1 : 0;
+  const edgeLevel = (1000 * edgeCpuS) / Math.max(1e-9, tasks * ratio.submit + answered.polls * ratio.poll + answered.messages * ratio.message);
   const redisCmds = redisCommandsBetween(a, b);
-  const clientPolls = answered.polls;
   const redisCmdsPerPoll = cal?.redisCmdsPerPoll ?? 0;
   const pgTx = b.pgXacts - a.pgXacts;
+  const bouncerTx = b.bouncerXacts - a.bouncerXacts;
+  const settlements = b.settlements - a.settlements;
+  const billingCpuS = cpuOfGroup(a, b, 'billing');
+  const bouncerCpuS = cpuOfGroup(a, b, 'pgbouncer');
   return {
     measuredAt: new Date().toISOString(),
     machine,
-    edgeMsPerSubmit: cal?.edgeMsPerSubmit ?? NaN,
-    edgeMsPerPoll: cal?.edgeMsPerPoll ?? NaN,
+    edgeMsPerSubmit: edgeLevel * ratio.submit,
+    edgeMsPerPoll: edgeLevel * ratio.poll,
+    edgeMsPerMessage: edgeLevel * ratio.message,
+    messagesPerTask: answered.messages / tasks,
     workerMsPerStep,
     stepsPerTask,
-    billingMsPerSettlement: (1000 * cpuOfGroup(a, end, 'billing')) / Math.max(1, end.settlements - a.settlements),
+    billingMsPerSettlement: (1000 * billingCpuS) / Math.max(1, settlements),
+    settlementsPerTask: settlements / tasks,
     webhookShare: cfg.webhookShare,
-    redisCmdsPerTask: Math.max(0, redisCmds - clientPolls * redisCmdsPerPoll) / tasks,
+    redisCmdsPerTask: Math.max(0, redisCmds - answered.polls * redisCmdsPerPoll) / tasks,
     redisCmdsPerPoll,
     redisUsPerCmd: (1e6 * cpuOfGroup(a, b, 'redis')) / Math.max(1, redisCmds),
     redisBytesPerTask: Math.max(0, b.redisMemory - a.redisMemory) / tasks,
@@ -150,10 +209,12 @@ export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Dr
     pgMsPerTask: (1000 * cpuOfGroup(a, b, 'postgres')) / tasks,
     pgWalBytesPerTask: (b.pgWalBytes - a.pgWalBytes) / tasks,
     pgStorageBytesPerTask: Math.max(0, end.dbBytes - a.dbBytes) / tasks,
-    pgMsPerTx: (1000 * activeServers) / Math.max(1, pgTx / seconds),
-    bouncerMsPerTx: (1000 * cpuOfGroup(a, b, 'pgbouncer')) / Math.max(1, b.bouncerXacts - a.bouncerXacts),
+    // sv_active is PgBouncer's: its own transactions/s, not the server's count (which has the sampler's too)
+    pgMsPerTx: (1000 * activeServers) / Math.max(1e-9, bouncerTx / seconds),
+    bouncerMsPerTx: (1000 * bouncerCpuS) / Math.max(1, bouncerTx),
+    bouncerTxPerTask: bouncerTx / tasks,
     mix: byKind,
-    pollsPerTask: clientPolls / tasks,
+    pollsPerTask: answered.polls / tasks,
     run: {
       seconds,
       completedPerS: tasks / seconds,
@@ -162,15 +223,20 @@ export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Dr
       pgTxPerS: pgTx / seconds,
       walBytesPerS: (b.pgWalBytes - a.pgWalBytes) / seconds,
     },
+    derivation: {
+      seconds, tasks, polls: answered.polls, messages: answered.messages, edgeCpuS, edgeLevel, steps, settlements, billingCpuS,
+      billingCpuSToEnd: cpuOfGroup(a, end, 'billing'), settlementsToEnd: end.settlements - a.settlements,
+      bouncerXacts: bouncerTx, pgXacts: pgTx, bouncerCpuS, redisCmds,
+    },
   };
 }
 
 /** Predicted (reference costs, this run's load) against measured, each within 25 %. */
-export function modelCheck(m: MeasuredCosts, refFile = COSTS_FILE): { text: string; within: number; of: number } {
-  if (!existsSync(refFile)) return { text: `capacity model: no reference costs at ${path.relative(REPO_ROOT, refFile)} (FLEET_COSTS_OUT=${path.relative(REPO_ROOT, refFile)} records this run's)`, within: 0, of: 0 };
-  const ref = JSON.parse(readFileSync(refFile, 'utf8')) as Costs;
+export function modelCheck(m: MeasuredCosts, reference: string | Costs = COSTS_FILE): { text: string; within: number; of: number } {
+  if (typeof reference === 'string' && !existsSync(reference)) return { text: `capacity model: no reference costs at ${path.relative(REPO_ROOT, reference)} (FLEET_COSTS_OUT=${path.relative(REPO_ROOT, reference)} records this run's)`, within: 0, of: 0 };
+  const ref = typeof reference === 'string' ? JSON.parse(readFileSync(reference, 'utf8')) as Costs : reference;
   const rate = m.run.completedPerS;
-  const predicted = coresAt(ref, rate, m.mix, m.pollsPerTask);
+  const predicted = coresAt(ref, rate, m.mix, m.pollsPerTask, m.messagesPerTask ?? 0);
   const rows: Array<[string, number, number]> = [];
   for (const [k, v] of Object.entries(predicted)) rows.push([`${k} CPU (cores)`, v, m.run.cores[k] ?? 0]);
   rows.push(['Redis commands/s', rate * (ref.redisCmdsPerTask + m.pollsPerTask * ref.redisCmdsPerPoll), m.run.redisCmdsPerS]);
@@ -178,13 +244,14 @@ export function modelCheck(m: MeasuredCosts, refFile = COSTS_FILE): { text: stri
   rows.push(['Postgres WAL bytes/s', rate * ref.pgWalBytesPerTask, m.run.walBytesPerS]);
   let within = 0;
   const lines = rows.map(([what, p, x]) => {
-    const err = x > 0 ? (p - x) / x : NaN;
+    // nothing predicted and nothing measured (a pool the mix leaves out) is exact
+    const err = x > 0 ? (p - x) / x : p === 0 && x === 0 ? 0 : NaN;
     const ok = Math.abs(err) <= 0.25;
     if (ok) within++;
     return `| ${what} | ${p.toFixed(3)} | ${x.toFixed(3)} | ${Number.isFinite(err) ? `${(100 * err).toFixed(1)} %` : '–'} | ${ok ? 'yes' : 'NO'} |`;
   });
   return {
-    text: [`capacity model (reference costs of ${ref.measuredAt}) against this run's load of ${rate.toFixed(1)} tasks/s: ${within} of ${rows.length} within 25 %`, '',
+    text: [`capacity model (${ref === m ? 'this run\'s own costs' : `reference costs of ${ref.measuredAt}`}) against this run's load of ${rate.toFixed(1)} tasks/s: ${within} of ${rows.length} within 25 %`, '',
       '| quantity | predicted | measured | error | within 25 % |', '|---|---|---|---|---|', ...lines].join('\n'),
     within,
     of: rows.length,

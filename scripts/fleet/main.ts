@@ -16,6 +16,7 @@ import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
 import { REPO_ROOT } from '@gmg/testing';
 import { ChaosPostgres } from '../../test/chaos/infra';
+import { MODEL_POOLS } from './capacity-model';
 import { calibrateAndCost, measureCosts, modelCheck } from './costs';
 import { dayCurve, loadFleetConfig, type FleetConfig } from './config';
 import { problems, verify } from './checks';
@@ -119,7 +120,7 @@ async function main(): Promise<number> {
   process.setMaxListeners(64);
   const loadMs = cfg.minutes * 60_000;
   // the whole run is bounded: start-up, calibration, load, drain and teardown
-  const hardLimitMs = loadMs + (cfg.drainS + cfg.calibrateS + 420) * 1000;
+  const hardLimitMs = loadMs + (cfg.drainS + 4 * cfg.calibrateS + 420) * 1000;
   const w: World = { root: mkdtempSync(path.join(tmpdir(), 'gmg-fleet-')) };
   const killer = setTimeout(() => {
     log(`over ${(hardLimitMs / 60_000).toFixed(1)} min: tearing down and failing`);
@@ -178,7 +179,7 @@ async function main(): Promise<number> {
       .map((r) => ({ label: r.id, service: r.service, url: `http://127.0.0.1:${r.port}/metrics` }));
     const sampler = new Sampler(procs, redis, w.bouncer, directUrl, DB, metricsTargets);
 
-    // calibration: the edge's CPU per poll and per submit, alone, before the day (the model's per-operation costs)
+    // calibration: the ratios of the edge's CPU per poll, per submit and per messages call, each alone, before the day
     const calibration = cfg.calibrateS > 0 ? await calibrateAndCost(cfg, edges, accounts, sampler) : undefined;
 
     const driver = new Driver({
@@ -186,6 +187,8 @@ async function main(): Promise<number> {
       pollEveryMs: cfg.pollEveryMs, webhookShare: cfg.webhookShare, webhookUrl: w.hooks.url, maxInFlight: cfg.maxInFlight,
     });
     w.driver = driver;
+    // the calibration's messages calls are recorded and captured like the day's: the end-of-run checks count them
+    driver.messagesOk += calibration?.messagesAnswered ?? 0;
 
     const faults = cfg.faults ? plannedFaults(w.services, redis, loadMs) : [];
     const faultResults: FaultResult[] = [];
@@ -236,8 +239,17 @@ async function main(): Promise<number> {
     const machine = `${cpus().length}× ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const activeServers = snaps.reduce((s, x) => s + x.bouncerActive, 0) / snaps.length;
     const measured = measureCosts(snaps[0]!, snaps[snaps.length - 1]!, end, driver, calibration, cfg, machine, activeServers,
-      { tasks: windows.reduce((a, x) => a + x.accepted, 0), polls: windows.reduce((a, x) => a + x.polls, 0) });
+      { tasks: windows.reduce((a, x) => a + x.accepted, 0), polls: windows.reduce((a, x) => a + x.polls, 0), messages: windows.reduce((a, x) => a + x.messages, 0) });
     const model = modelCheck(measured);
+    const { derivation: d, ...costs } = measured;
+    // the costs this run measured, checked against the run itself (the model must at least reproduce its own run)
+    const self = modelCheck(costs, costs);
+    const derivationLine = `costs of this run: ${d.tasks} tasks, ${d.polls} client polls, ${d.messages} messages calls in ${d.seconds.toFixed(0)} s; ` +
+      `edge ${d.edgeCpuS.toFixed(1)} CPU s = ${costs.edgeMsPerSubmit.toFixed(2)} ms/submit + ${costs.edgeMsPerPoll.toFixed(2)} ms/poll + ${(costs.edgeMsPerMessage ?? 0).toFixed(2)} ms/messages call ` +
+      `(×${d.edgeLevel.toFixed(2)} the calibration's); billing ${d.billingCpuS.toFixed(1)} CPU s over ${d.settlements} settlement attempts (${(costs.settlementsPerTask ?? 0).toFixed(2)} per task) = ${costs.billingMsPerSettlement.toFixed(2)} ms each ` +
+      `(to the end of the drain, ${((end.at - snaps[snaps.length - 1]!.at) / 1000).toFixed(0)} s later: ${d.billingCpuSToEnd.toFixed(1)} CPU s over ${d.settlementsToEnd}); ` +
+      `PgBouncer ${d.bouncerCpuS.toFixed(1)} CPU s over ${d.bouncerXacts} pooled transactions (the server counted ${d.pgXacts}) = ${costs.bouncerMsPerTx.toFixed(3)} ms each; ` +
+      `worker steps ${MODEL_POOLS.map((p) => `${p} ${d.steps[p]}`).join(', ')}`;
     const out = [
       `## Fleet run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC · ${machine}`,
       '',
@@ -266,11 +278,15 @@ async function main(): Promise<number> {
       '',
       model.text,
       '',
+      derivationLine,
+      '',
+      self.text,
+      '',
       bad.length ? `RESULT: RED — ${bad.join('; ')}` : 'RESULT: green',
     ].join('\n');
     process.stdout.write(`\n${out}\n`);
     if (cfg.reportFile) writeFileSync(cfg.reportFile, `${out}\n`);
-    if (cfg.costsOut) writeFileSync(cfg.costsOut, `${JSON.stringify({ ...measured, check: model.text }, null, 2)}\n`);
+    if (cfg.costsOut) writeFileSync(cfg.costsOut, `${JSON.stringify({ ...costs, derivation: d, check: model.text, selfCheck: self.text }, null, 2)}\n`);
     if (bad.length) for (const r of w.services.all()) if (!w.services.alive(r)) log(`--- ${r.id} exited ---\n${w.services.tail(r)}`);
     return bad.length ? 1 : 0;
   } finally {

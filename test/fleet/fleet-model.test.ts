@@ -1,5 +1,8 @@
 import { dayCurve, loadFleetConfig } from '../../scripts/fleet/config';
 import { coresAt, size, type Costs } from '../../scripts/fleet/capacity-model';
+import { measureCosts, modelCheck } from '../../scripts/fleet/costs';
+import type { Driver } from '../../scripts/fleet/driver';
+import type { Snapshot } from '../../scripts/fleet/sampler';
 import { DEFAULT_MIX, KINDS, parseMix, pick, taskIdOf } from '../../scripts/fleet/mix';
 
 const costs: Costs = {
@@ -51,5 +54,55 @@ describe('capacity model', () => {
     expect(s.firstBottleneck).toMatch(/tasks\/s/);
     const total = Object.values(coresAt(costs, 1, costs.mix, 3)).reduce((a, b) => a + b, 0);
     expect(s.tasksPerSPerCore).toBeCloseTo(1 / total, 9);
+  });
+});
+
+describe('per-operation costs of a fleet run', () => {
+  const snap = (at: number, o: { cpu: Record<string, number>; steps: Record<string, number>; settlements: number; redis: number; pgX: number; bx: number; wal: number; mem: number; db: number }): Snapshot => ({
+    at, cpu: o.cpu, rss: {}, redisCommands: { '7000': o.redis }, redisMasters: ['7000'], redisMemory: o.mem, pgXacts: o.pgX, pgWalBytes: o.wal,
+    pgBackends: 0, bouncerClients: 0, bouncerServers: 0, bouncerWaiting: 0, bouncerXacts: o.bx, completed: 0, failed: 0, bouncerActive: 2,
+    dbBytes: o.db, steps: o.steps, settlements: o.settlements, lateness: { buckets: [], count: 0, sum: 0 } as unknown as Snapshot['lateness'],
+  });
+
+  it('divides every resource of the load phase by what drove it in the same phase, so the costs reproduce their own run', () => {
+    // 100 s, 1000 tasks (800 image, 200 video), 600 client polls, 50 messages calls; settlements count 1.5 attempts per
+    // task, PgBouncer pools fewer transactions than the server counts, and the drain after the phase keeps billing busy
+    const zero = { 'api-edge#1': 0, 'api-edge#2': 0, 'billing#1': 0, 'worker-image#1': 0, 'worker-video#1': 0, pgbouncer: 0, 'redis:7000': 0, postgres: 0 };
+    const a = snap(0, { cpu: zero, steps: { image: 0, video: 0 }, settlements: 0, redis: 0, pgX: 0, bx: 0, wal: 0, mem: 0, db: 0 });
+    const b = snap(100_000, {
+      cpu: { 'api-edge#1': 12, 'api-edge#2': 8, 'billing#1': 15, 'worker-image#1': 9, 'worker-video#1': 4, pgbouncer: 3, 'redis:7000': 10, postgres: 25 },
+      steps: { image: 900, video: 210 }, settlements: 1500, redis: 300_000, pgX: 25_000, bx: 20_000, wal: 9e6, mem: 5e6, db: 4e6,
+    });
+    const end = snap(160_000, { ...{ cpu: { ...b.cpu, 'billing#1': 40 }, steps: { image: 990, video: 240 }, settlements: 1700, redis: 0, pgX: 0, bx: 0, wal: 0, mem: 0, db: 6e6 } });
+    const tasks = new Map(Array.from({ length: 1000 }, (_, i) => [`t${i}`, { id: `t${i}`, kind: i < 800 ? 'image' : 'video' }]));
+    const cal = { edgeMsPerSubmit: 2, edgeMsPerPoll: 0.5, edgeMsPerMessage: 4, redisCmdsPerPoll: 2, edgeIdleCores: 0.01, messagesAnswered: 0 };
+    const cfg = { webhookShare: 0.5 } as Parameters<typeof measureCosts>[5];
+    const m = measureCosts(a, b, end, { tasks } as unknown as Driver, cal, cfg, 'test', 2, { tasks: 1000, polls: 600, messages: 50 });
+    // the edge's 20 CPU s in the calibration's ratios 2 : 0.5 : 4 over 1000 submits, 600 polls, 50 messages calls
+    const level = 20_000 / (1000 * 2 + 600 * 0.5 + 50 * 4);
+    expect(m.edgeMsPerSubmit).toBeCloseTo(2 * level, 9);
+    expect(m.edgeMsPerMessage).toBeCloseTo(4 * level, 9);
+    expect(m.billingMsPerSettlement).toBeCloseTo(10, 9);
+    expect(m.settlementsPerTask).toBeCloseTo(1.5, 9);
+    expect(m.bouncerMsPerTx).toBeCloseTo(0.15, 9);
+    expect(m.bouncerTxPerTask).toBeCloseTo(20, 9);
+    expect(m.pgMsPerTx).toBeCloseTo(10, 9);
+    expect(m.pgStorageBytesPerTask).toBeCloseTo(6000, 9);
+    const { derivation, ...costs } = m;
+    expect(derivation.edgeCpuS).toBeCloseTo(20, 9);
+    const self = modelCheck(costs, costs);
+    expect(self.of).toBe(12);
+    expect(self.within).toBe(12);
+    for (const line of self.text.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| quantity'))) expect(line).toMatch(/\| -?0\.0 % \| yes \|$/);
+  });
+
+  it('counts messages calls on the edge, settlement attempts on billing and pooled transactions on PgBouncer', () => {
+    const c: Costs = { ...costs, edgeMsPerMessage: 10, messagesPerTask: 0.1, settlementsPerTask: 2, bouncerTxPerTask: 2 };
+    const cores = coresAt(c, 100, c.mix, 3);
+    // 100 tasks/s × (4 + 3 × 1 + 0.1 × 10 ms) = 0.8 cores; billing 100 × 2 × 3 ms; PgBouncer 100 × 2 × 0.05 ms
+    expect(cores['api-edge']).toBeCloseTo(0.8, 9);
+    expect(cores.billing).toBeCloseTo(0.6, 9);
+    expect(cores.pgbouncer).toBeCloseTo(0.01, 9);
+    expect(coresAt(c, 100, c.mix, 3, 0)['api-edge']).toBeCloseTo(0.7, 9);
   });
 });
