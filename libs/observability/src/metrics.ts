@@ -82,7 +82,7 @@ export const pollLateness = new Histogram({
 
 export const sweeperActions = new Counter({
   name: 'gmg_sweeper_actions_total',
-  help: 'Sweeper repairs by sweeper (a pool, or billing) and action (requeued, timed_out, resent, settled_late)',
+  help: 'Sweeper repairs by sweeper (a pool, or billing) and action (requeued, timed_out, resent, settled_late, webhook_resent)',
   labelNames: ['sweeper', 'action'] as const,
   registers: [registry],
 });

@@ -105,7 +105,7 @@ describe('billing sweeper', () => {
     } as unknown as SettleTaskHandler;
     const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), queue, settler, logger, 0);
 
-    expect(await sweeper.sweep()).toEqual({ resent: 0, settledDirectly: 1, failed: 1 });
+    expect(await sweeper.sweep()).toEqual({ resent: 0, settledDirectly: 1, failed: 1, webhooksResent: 0 });
     expect(await kinds(healthy.id)).toEqual(['hold', 'capture']);
     expect(await kinds(poisoned.id)).toEqual(['hold']);
     expect(await unsettledIds()).toEqual([poisoned.id]);
@@ -122,7 +122,7 @@ describe('billing sweeper', () => {
     const settled: string[] = [];
     const settler = { settle: async (id: string) => { settled.push(id); return settleTask(db.dataSource, id); } } as unknown as SettleTaskHandler;
     const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), queue, settler, logger, 0);
-    expect(await sweeper.sweep()).toEqual({ resent: 1, settledDirectly: 1, failed: 0 });
+    expect(await sweeper.sweep()).toEqual({ resent: 1, settledDirectly: 1, failed: 0, webhooksResent: 0 });
     expect(settled).toEqual([finished.id]);
     expect(await kinds(finished.id)).toEqual(['hold', 'capture']);
     expect(await (await queue.getJob(settleJobId(lost.id)))?.getState()).toBe('waiting');

@@ -1,12 +1,24 @@
-import { settleJobId } from '@gmg/contracts';
-import type { TaskRecoveryRepository, TaskRepository } from '@gmg/db';
+import { settleJobId, webhookJobId } from '@gmg/contracts';
+import type { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { enqueueSettlement, jobPresence, type BillingQueue, type JobPresence } from '@gmg/queue';
+import { enqueueSettlement, enqueueWebhook, jobPresence, type BillingQueue, type JobPresence, type WebhookQueue } from '@gmg/queue';
 import type { SettleTaskHandler } from './settle-task.handler';
 
 /** Ids one sweep page reads, and the most one sweep loads (the next sweep starts over). */
 const PAGE_SIZE = 500;
 const MAX_ROWS_PER_SWEEP = 20_000;
+
+/**
+ * The webhooks the sweep owes (billing runs with webhooks): Postgres's owed deliveries (WebhookRepository.owedIds)
+ * whose job Redis no longer has are enqueued again. `lookbackMs`: how far back a regular sweep reads (a lost job is
+ * found by the first sweep after the loss); the rebuild after a Redis loss reads `maxAgeMs` (no attempt starts later).
+ */
+export interface OwedWebhooks {
+  repo: Pick<WebhookRepository, 'owedIds'>;
+  queue: WebhookQueue;
+  lookbackMs: number;
+  maxAgeMs: number;
+}
 
 /**
  * Re-sends settlements of terminal tasks left with neither capture nor release (the worker crashed between its
@@ -22,13 +34,15 @@ export class BillingSweeper {
     private readonly settler: SettleTaskHandler,
     private readonly logger: Logger,
     private readonly unsettledAfterMs: number,
+    private readonly webhooks?: OwedWebhooks,
   ) {}
 
   /**
    * `failed`: tasks whose re-send or settlement threw; logged and retried next sweep, never blocking the rest.
-   * `olderThanMs` 0 is the rebuild after a Redis loss: every unsettled terminal task, however recent.
+   * `olderThanMs` 0 is the rebuild after a Redis loss: every unsettled terminal task, however recent, and every
+   * webhook owed within its max age. `webhooksResent`: deliveries owed whose job was gone, enqueued again.
    */
-  async sweep(olderThanMs = this.unsettledAfterMs): Promise<{ resent: number; settledDirectly: number; failed: number }> {
+  async sweep(olderThanMs = this.unsettledAfterMs): Promise<{ resent: number; settledDirectly: number; failed: number; webhooksResent: number }> {
     let resent = 0;
     let settledDirectly = 0;
     let failed = 0;
@@ -61,10 +75,42 @@ export class BillingSweeper {
     if (resent || settledDirectly || failed) {
       this.logger.warn({ resent, settledDirectly, failed }, 'billing sweep found unsettled tasks');
     }
+    const webhooksResent = await this.sweepWebhooks(olderThanMs).catch((e: unknown) => {
+      this.logger.error({ err: (e as Error).message }, 'billing sweep could not check the owed webhooks; retried next sweep');
+      return 0;
+    });
     // Housekeeping on the same beat: Idempotency-Keys past their 24 h are unbound from their tasks.
     await this.tasks.expireIdempotencyKeys().catch((e: unknown) =>
       this.logger.warn({ err: (e as Error).message }, 'could not expire idempotency keys; retried next sweep'));
-    return { resent, settledDirectly, failed };
+    return { resent, settledDirectly, failed, webhooksResent };
+  }
+
+  /**
+   * Owed webhooks whose delivery job is missing (Redis lost it: a failover before the write replicated, a flush):
+   * enqueued again under the same jobId (a job still there, live or finished, swallows nothing and is left alone;
+   * the delivery handler skips a webhook delivered meanwhile). Keyset pages, bounded like the settlements.
+   */
+  private async sweepWebhooks(olderThanMs: number): Promise<number> {
+    if (!this.webhooks) return 0;
+    const { repo, queue } = this.webhooks;
+    const withinMs = olderThanMs === 0 ? this.webhooks.maxAgeMs : this.webhooks.lookbackMs;
+    let resent = 0;
+    let afterId: string | undefined;
+    for (let seen = 0; seen < MAX_ROWS_PER_SWEEP;) {
+      const limit = Math.min(PAGE_SIZE, MAX_ROWS_PER_SWEEP - seen);
+      const owed = await repo.owedIds(olderThanMs, withinMs, limit, afterId);
+      const presence = await jobPresence(queue, owed.map((o) => webhookJobId(o.id, o.event)));
+      for (const [i, o] of owed.entries()) {
+        if (presence[i] !== 'missing') continue;
+        await enqueueWebhook(queue, { taskId: o.id, event: o.event });
+        resent++;
+      }
+      seen += owed.length;
+      if (owed.length < limit) break;
+      afterId = owed[owed.length - 1]!.id;
+    }
+    if (resent) this.logger.warn({ webhooksResent: resent }, 'billing sweep re-enqueued owed webhooks Redis had lost');
+    return resent;
   }
 
   /**

@@ -92,9 +92,9 @@ describe('billing worker', () => {
     await tasks.fail(blocked.id, { code: 'task_failed', message: 'x' });
 
     const r = await billing.sweeper.sweep();
-    expect(r).toEqual({ resent: 1, settledDirectly: 1, failed: 0 });
+    expect(r).toEqual({ resent: 1, settledDirectly: 1, failed: 0, webhooksResent: 0 });
     await waitFor(async () => (await entries(lost.id)).includes('capture'), { what: 'swept capture' });
     expect(await entries(blocked.id)).toEqual(['hold', 'release']);
-    expect(await billing.sweeper.sweep()).toEqual({ resent: 0, settledDirectly: 0, failed: 0 });
+    expect(await billing.sweeper.sweep()).toEqual({ resent: 0, settledDirectly: 0, failed: 0, webhooksResent: 0 });
   });
 });

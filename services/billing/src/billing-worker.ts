@@ -36,6 +36,12 @@ export interface BillingWorkerOptions {
   stalledInterval?: number;
   /** Retention run on the sweep's beat (docs/operations.md, "Retention"); none when absent. */
   retention?: RetentionPolicy;
+  /**
+   * With webhooks: how far back a regular sweep looks for owed webhooks whose job Redis lost (default 10 min), and
+   * their max age (WEBHOOK_MAX_AGE_HOURS; default 24 h), which the rebuild after a Redis loss reads back to.
+   */
+  webhookLookbackMs?: number;
+  webhookMaxAgeMs?: number;
 }
 
 export interface BillingWorker {
@@ -55,13 +61,17 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   const notifier = deps.webhooks ? new WebhookNotifier(new WebhookRepository(ds), deps.webhooks) : undefined;
   const settler = new SettleTaskHandler(ds, logger, notifier);
   const retention = new RetentionRepository(ds);
-  const sweeper = new BillingSweeper(new TaskRepository(ds), new TaskRecoveryRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000);
+  const owed = deps.webhooks && {
+    repo: new WebhookRepository(ds), queue: deps.webhooks,
+    lookbackMs: opts.webhookLookbackMs ?? 10 * 60_000, maxAgeMs: opts.webhookMaxAgeMs ?? 24 * 3600_000,
+  };
+  const sweeper = new BillingSweeper(new TaskRepository(ds), new TaskRecoveryRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000, owed);
   const handlers: JobHandlers<BillingJobCatalog> = {
     settle: (job) => withSpan('billing settle', { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': String(job.data.taskId) } },
       () => settler.settle(requireTaskId(job.data))),
     sweep: async () => {
       const r = await sweeper.sweep();
-      recordSweep('billing', { resent: r.resent, settled_late: r.settledDirectly });
+      recordSweep('billing', { resent: r.resent, settled_late: r.settledDirectly, webhook_resent: r.webhooksResent });
       // on the same beat: tables that stay small (bounded batches; a failure is retried at the next beat)
       const kept = opts.retention && await retention.sweep(opts.retention).catch((e: unknown) => {
         logger.warn({ err: (e as Error).message }, 'retention batch failed; retried next sweep');
@@ -80,11 +90,14 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   if (opts.sweepIntervalMs > 0) {
     const every = opts.sweepIntervalMs;
     keeper = new SweepKeeper({
-      name: 'billing', redis, sentinelKey: healSentinelKey(queueKeyPrefix(prefix, QUEUES.billing)), intervalMs: every, logger,
+      name: 'billing', redis, intervalMs: every, logger,
+      // the webhook queue lives in a slot of its own: losing it alone (its shard failed over empty) rebuilds too
+      sentinelKey: [QUEUES.billing, ...(deps.webhooks ? [QUEUES.webhook] : [])].map((q) => healSentinelKey(queueKeyPrefix(prefix, q))),
       ensureSchedule: () => queue.upsertJobScheduler('sweep', { every }, {
         name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
       }),
-      // the settle jobs went with the data: settle every unsettled terminal task now, not after unsettledAfterMs
+      // the settle (or webhook) jobs went with the data: settle every unsettled terminal task now, not after
+      // unsettledAfterMs, and enqueue again every webhook owed within its max age
       rebuild: () => sweeper.sweep(0),
     });
     await keeper.start();

@@ -34,6 +34,7 @@ async function main(): Promise<void> {
     {
       concurrency: config.SETTLE_CONCURRENCY, sweepIntervalMs: config.SWEEP_INTERVAL_MS, unsettledAfterMs: config.UNSETTLED_AFTER_MS,
       retention: { taskDays: config.TASK_RETENTION_DAYS, webhookDeliveryDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS },
+      webhookMaxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
     },
   );
   const stats = new OpsStatsRepository(ds);

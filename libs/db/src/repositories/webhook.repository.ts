@@ -75,6 +75,26 @@ export class WebhookRepository {
     return rows.length > 0;
   }
 
+  /**
+   * Webhooks Postgres says are owed: settled terminal tasks with a callback_url, ended between `withinMs` and
+   * `olderThanMs` ago, whose current state has no successful delivery (the billing sweep re-enqueues those whose job
+   * Redis no longer has). One keyset page in id order after `afterId`; the window is read through the terminal
+   * tasks' completion index, so a sweep reads the last `withinMs` of tasks, not the history.
+   */
+  async owedIds(olderThanMs: number, withinMs: number, limit: number, afterId?: string): Promise<Array<{ id: string; event: 'completed' | 'failed' }>> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT t.id, t.status FROM tasks t
+        WHERE t.status IN ('completed','failed') AND t.callback_url IS NOT NULL AND t.settled_at IS NOT NULL
+          AND t.completed_at <= now() - ($1 || ' milliseconds')::interval
+          AND t.completed_at > now() - ($2 || ' milliseconds')::interval
+          AND ($4::text IS NULL OR t.id > $4::text)
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.task_id = t.id AND d.event = t.status AND d.succeeded)
+        ORDER BY t.id LIMIT $3`,
+      [String(olderThanMs), String(withinMs), limit, afterId ?? null],
+    );
+    return rows.map((r) => ({ id: r.id as string, event: r.status as 'completed' | 'failed' }));
+  }
+
   async recordAttempt(a: WebhookAttempt): Promise<void> {
     await this.ds.query(
       `INSERT INTO webhook_deliveries (account_id, task_id, event, delivery_id, attempt, url, status_code, error, succeeded, duration_ms)
