@@ -22,6 +22,13 @@ export interface PollLoopOptions {
   batch?: number;
   /** Longest sleep when nothing is due: bounds how late a poll re-added by another process is seen. Default 250 ms. */
   idleMaxMs?: number;
+  /**
+   * Shortest sleep after a claim that was not full: polls falling due meanwhile are claimed together, one script
+   * for several (at 2,000 polls/s, ~20 per claim instead of 1–2), for at most this much lateness. Default 10 ms.
+   */
+  minClaimIntervalMs?: number;
+  /** Settlements of the steps ending within this window go to Redis in one script per shard. Default 5 ms. */
+  settleWindowMs?: number;
   /** Wait after a failed claim or step (Redis or Postgres unavailable). Default 1 s. */
   errorBackoffMs?: number;
 }
@@ -37,6 +44,8 @@ export class PollLoop {
   private readonly batch: number;
   private readonly idleMaxMs: number;
   private readonly errorBackoffMs: number;
+  private readonly minClaimIntervalMs: number;
+  private readonly settleWindowMs: number;
   private active = 0;
   private stopped = false;
   private loops: Promise<void>[] = [];
@@ -51,6 +60,8 @@ export class PollLoop {
     this.batch = Math.max(1, o.batch ?? 100);
     this.idleMaxMs = Math.max(1, o.idleMaxMs ?? 250);
     this.errorBackoffMs = Math.max(1, o.errorBackoffMs ?? 1000);
+    this.minClaimIntervalMs = Math.max(0, o.minClaimIntervalMs ?? 10);
+    this.settleWindowMs = Math.max(0, o.settleWindowMs ?? 5);
   }
 
   start(): void {
@@ -86,7 +97,7 @@ export class PollLoop {
       if (claimed.polls.length > 0) this.track(this.runBatch(polls, claimed.polls));
       if (claimed.polls.length < free) {
         const until = claimed.nextDueAt === null ? this.idleMaxMs : claimed.nextDueAt - Date.now();
-        await this.sleep(Math.max(1, Math.min(this.idleMaxMs, until)));
+        await this.sleep(Math.max(1, this.minClaimIntervalMs, Math.min(this.idleMaxMs, until)));
       }
     }
   }
@@ -137,7 +148,7 @@ export class PollLoop {
     for (const wake of [...this.slotWaiters]) wake();
   }
 
-  /** Settlements of one tick go to Redis in one script per shard. */
+  /** Settlements of one window (settleWindowMs) go to Redis in one script per shard. */
   private settle(polls: DuePolls, s: PollSettlement): void {
     const list = this.pending.get(polls);
     if (list) {
@@ -145,7 +156,8 @@ export class PollLoop {
       return;
     }
     this.pending.set(polls, [s]);
-    setImmediate(() => this.flush(polls));
+    if (this.stopped) setImmediate(() => this.flush(polls));
+    else setTimeout(() => this.flush(polls), this.settleWindowMs);
   }
 
   private flushAll(): void {

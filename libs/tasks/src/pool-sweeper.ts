@@ -129,20 +129,41 @@ export class PoolSweeper {
   }
 
   /**
-   * Which tasks of a page have no live job and no due poll on any shard (and, with `views`, no task view): per shard
-   * one pipelined round trip in that shard's slot for its jobs (jobPresence) and one for its due polls; the views,
-   * each in its task's own slot, as concurrent single commands. A task whose live job sits on another current shard than its own (after a reshard) keeps it: only a
+   * Which tasks of a page have no live job and no due poll on any shard (and, with `views`, no task view): first each
+   * task's due poll on its own shard (where a polling task is: two O(1) commands, one pipeline per shard), then for
+   * the rest their jobs (jobPresence) and due polls on every shard (a reshard leaves them elsewhere), each a pipelined
+   * round trip in that shard's slot; the views, each in its task's own slot, as concurrent single commands. A task whose live job sits on another current shard than its own (after a reshard) keeps it: only a
    * task with no live job on any shard is re-added, onto its own shard.
    */
   private async inspect(ids: string[], views: boolean): Promise<{ jobless: string[]; viewless: string[] }> {
+    const { queues } = this.d;
+    const polls = this.d.polls ?? [];
     const live = new Set<string>();
-    const jobIds = ids.map((id) => taskJobId(id));
-    await Promise.all(this.d.queues.map(async (queue) => {
-      (await jobPresence(queue, jobIds)).forEach((p, i) => { if (p === 'live') live.add(ids[i]!); });
+    // 1. on its own shard, most tasks poll: two O(1) commands each, one pipeline per shard
+    const byShard = new Map<number, string[]>();
+    for (const id of ids) {
+      const shard = shardOf(id, queues.length);
+      const list = byShard.get(shard);
+      if (list) list.push(id);
+      else byShard.set(shard, [id]);
+    }
+    await Promise.all([...byShard].map(async ([shard, some]) => {
+      if (!polls[shard]) return;
+      (await polls[shard].present(some)).forEach((p, i) => { if (p) live.add(some[i]!); });
     }));
-    await Promise.all((this.d.polls ?? []).map(async (polls) => {
-      (await polls.present(ids)).forEach((p, i) => { if (p) live.add(ids[i]!); });
-    }));
+    // 2. the rest (submitting, or after a reshard on another shard): a job or a due poll on any shard
+    const rest = ids.filter((id) => !live.has(id));
+    if (rest.length > 0) {
+      const jobIds = rest.map((id) => taskJobId(id));
+      await Promise.all(queues.map(async (queue) => {
+        (await jobPresence(queue, jobIds)).forEach((p, i) => { if (p === 'live') live.add(rest[i]!); });
+      }));
+      await Promise.all(polls.map(async (shardPolls, shard) => {
+        const others = rest.filter((id) => !live.has(id) && shardOf(id, queues.length) !== shard);
+        if (others.length === 0) return;
+        (await shardPolls.present(others)).forEach((p, i) => { if (p) live.add(others[i]!); });
+      }));
+    }
     const jobless = ids.filter((id) => !live.has(id));
     if (!views) return { jobless, viewless: [] };
     const present = await Promise.all(ids.map((id) => this.d.redis.exists(this.d.views.key(id))));

@@ -1,7 +1,7 @@
 import { QUEUES } from '@gmg/contracts';
 import { settleTask, TaskRepository, AccountRepository, LogsRepository, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createRedis, queueKeyPrefix, sweepCursorKey, type Redis } from '@gmg/queue';
+import { createRedis, queueKeyPrefix, shardOf, sweepCursorKey, type Redis } from '@gmg/queue';
 import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { CircuitBreaker, createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
@@ -25,7 +25,7 @@ interface World {
   /** Tasks whose settlement has finished (the ledger shows it). */
   settledDone: string[];
   workers: PoolWorker[];
-  start(opts?: Partial<PoolWorkerOptions>, adapters?: AdapterRegistry, breaker?: CircuitBreaker): Promise<PoolWorker>;
+  start(opts?: Partial<PoolWorkerOptions> & { shards?: number }, adapters?: AdapterRegistry, breaker?: CircuitBreaker): Promise<PoolWorker>;
   enqueue(w: PoolWorker, t: TaskRecord): Promise<void>;
   waitTerminal(id: string, timeoutMs?: number): Promise<TaskRecord>;
   close(): Promise<void>;
@@ -46,10 +46,10 @@ async function world(): Promise<World> {
     db, redis, prefix, tasks, settled, settledDone, workers,
     account: await seedAccount(db.dataSource),
     views: new TaskViewStore(redis, prefix),
-    async start(opts = {}, adapters = gateway(), breaker?: CircuitBreaker) {
+    async start({ shards, ...opts } = {}, adapters = gateway(), breaker?: CircuitBreaker) {
       const pw = await startPoolWorker(
         {
-          pool: 'image', ds: db.dataSource, redis, prefix, adapters, logger, breaker,
+          pool: 'image', ds: db.dataSource, redis, prefix, adapters, logger, breaker, shards,
           // Stands in for billing: records who enqueued, settles right away.
           settlements: { enqueueSettlement: async (id) => { settled.push(id); await settleTask(db.dataSource, id); settledDone.push(id); } },
         },
@@ -376,6 +376,29 @@ describe('pool sweeper and crash recovery', () => {
     expect([a.status, b.status]).toEqual(['completed', 'completed']);
     expect(up.submits.get(running.id)).toBe(1);
     expect((await pw.sweeper.sweep()).readded).toBe(0);
+  });
+
+  it('strands no polling task in a reshard: 2 shards become 1, the sweep puts each task of the old shard 1 back on shard 0, without resubmitting', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 1_000_000 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    const two = await w.start({ shards: 2, orphanAfterMs: 0 });
+    const list: TaskRecord[] = [];
+    for (let i = 0; i < 40 && !([0, 1].every((s) => list.filter((t) => shardOf(t.id, 2) === s).length >= 2)); i++) {
+      list.push(await seedTask(w.db.dataSource, w.account, `resharded ${i}`));
+    }
+    for (const t of list) await two.queues[shardOf(t.id, 2)]!.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
+    await waitFor(async () => {
+      for (const t of list) if (!(await two.polls[shardOf(t.id, 2)]!.present([t.id]))[0]) return undefined;
+      return true;
+    }, { what: 'every task polling on its shard of two' });
+    await two.close(true);
+
+    const one = await w.start({ shards: 1, orphanAfterMs: 0 });
+    const onShard1 = list.filter((t) => shardOf(t.id, 2) === 1);
+    expect((await one.sweeper.sweep()).readded).toBe(onShard1.length);
+    await waitFor(async () => ((await one.polls[0]!.present(list.map((t) => t.id))).every(Boolean) ? true : undefined), { what: 'every task polling on the one shard' });
+    for (const t of list) expect(up.submits.get(t.id)).toBe(1);
   });
 
   it('resumes the orphan walk where the last sweep stopped: a backlog larger than one sweep is covered in turn', async () => {
