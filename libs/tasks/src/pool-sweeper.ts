@@ -132,8 +132,9 @@ export class PoolSweeper {
    * Which tasks of a page have no live job and no due poll on any shard (and, with `views`, no task view): first each
    * task's due poll on its own shard (where a polling task is: two O(1) commands, one pipeline per shard), then for
    * the rest their jobs (jobPresence) and due polls on every shard (a reshard leaves them elsewhere), each a pipelined
-   * round trip in that shard's slot; the views, each in its task's own slot, as concurrent single commands. A task whose live job sits on another current shard than its own (after a reshard) keeps it: only a
-   * task with no live job on any shard is re-added, onto its own shard.
+   * round trip in that shard's slot; the views, each in its task's own slot, as concurrent single commands. A task
+   * whose live job or due poll sits on another current shard than its own (after a reshard) keeps it: only a task
+   * with neither on any shard is re-added, onto its own shard.
    */
   private async inspect(ids: string[], views: boolean): Promise<{ jobless: string[]; viewless: string[] }> {
     const { queues } = this.d;
