@@ -52,19 +52,21 @@ export type PollHandOff = (taskId: string, dueAt: number, pollFailures: number, 
 const targetOf = (c: ChannelWithSecret): ChannelTarget => ({ id: c.id, name: c.name, protocol: c.protocol, baseUrl: c.baseUrl, apiKey: c.apiKey });
 
 /**
- * The `task` job: a step machine kept in job.data. `submit` picks a channel and hands the task to it, `poll` asks
- * for its state. Between steps the job waits in the delayed set (moveToDelayed + DelayedError): no worker slot is
- * held while an upstream renders. Every step first re-reads the row, so a resumed job (stalled, re-added by the
- * sweeper, duplicated) continues from the task's real state: an upstream id on the row means poll, never resubmit.
+ * The task's step machine. `submit` picks a channel and hands the task to it, `poll` asks for its state. The `task`
+ * job runs submits (a retry waits in BullMQ's delayed set: moveToDelayed + DelayedError) and, once the task polls,
+ * hands it to the poll path (PollLoop, one shard's due set), which runs the same step per poll: no worker slot is
+ * held while an upstream renders. Every step first re-reads the row, so a resumed job or poll (stalled, re-added by
+ * the sweeper, duplicated) continues from the task's real state: an upstream id on the row means poll, never
+ * resubmit.
  */
 export class TaskStepProcessor {
   private readonly o: Required<Omit<TaskProcessorOptions, 'random'>> & Pick<TaskProcessorOptions, 'random'>;
 
   /**
    * `handOff`: a step whose next step is a poll puts the task on the steady poll path (PollLoop) and its BullMQ job
-   * ends; without it (tests of the BullMQ path alone) the job waits in the delayed set between polls as before.
+   * ends; only a submit retry waits in BullMQ's delayed set.
    */
-  constructor(private readonly d: TaskProcessorDeps, opts: TaskProcessorOptions, private readonly handOff?: PollHandOff) {
+  constructor(private readonly d: TaskProcessorDeps, opts: TaskProcessorOptions, private readonly handOff: PollHandOff) {
     this.o = {
       retryBaseMs: 1000, retryMaxMs: 60_000, failuresPerChannel: 3, maxSubmitAttempts: 10, maxPollFailures: 20, ...opts,
     };
@@ -77,14 +79,14 @@ export class TaskStepProcessor {
     const out = await withSpan(`task step ${job.queueName}`, { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': taskId } },
       () => this.step(taskId, { ...job.data }));
     if (out.kind === 'done') return;
-    if (out.next === 'poll' && this.handOff) {
+    if (out.next === 'poll') {
       // Polling from now on: its polls wait in the shard's due set; this job completes (the add comes first, so a
       // crash between the two leaves a duplicate, never nothing).
       await this.handOff(taskId, Date.now() + out.ms, out.data.pollFailures ?? 0, job.data.trace);
       return;
     }
     if (!token) throw new Error('task job without a lock token cannot be delayed');
-    // A steady poll leaves the step state as it was: skip the write (one Redis round trip per poll saved).
+    // A retry that leaves the step state as it was skips the write (one Redis round trip saved).
     if (JSON.stringify(out.data) !== JSON.stringify(job.data)) await job.updateData(out.data);
     await job.moveToDelayed(Date.now() + out.ms, token);
     throw new DelayedError();
