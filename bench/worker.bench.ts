@@ -30,7 +30,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { QUEUES } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
-import { diffHistograms, histogramQuantile, parseHistogram, shareAtMost, type HistogramBuckets } from '@gmg/observability';
+import { diffHistograms, histogramQuantile, parseHistogram, shareAtMost, sumSamples, type HistogramBuckets } from '@gmg/observability';
 import { DuePolls, createTaskQueue, queueKeyPrefix } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
 import { insertRow } from './doc-table';
@@ -54,20 +54,13 @@ async function commandStats(redis: Redis): Promise<Record<string, number>> {
   return out;
 }
 
-async function metricsText(url: string): Promise<string> {
-  return (await fetch(url)).text();
-}
-
-/** Upstream polls the worker made (gmg_upstream_requests_total, operation poll). */
-async function upstreamPolls(url: string): Promise<number> {
-  let n = 0;
-  for (const m of (await metricsText(url)).matchAll(/^gmg_upstream_requests_total\{[^}]*operation="poll"[^}]*\} (\d+)/gm)) n += Number(m[1]);
-  return n;
-}
-
-/** The worker's gmg_poll_lateness_seconds (cumulative, every pool it serves). */
-async function latenessBuckets(url: string): Promise<HistogramBuckets> {
-  return parseHistogram(await metricsText(url), 'gmg_poll_lateness_seconds');
+/** One reading of the worker's /metrics: its upstream polls so far, and its gmg_poll_lateness_seconds (cumulative). */
+async function workerReading(url: string): Promise<{ polls: number; lateness: HistogramBuckets }> {
+  const text = await (await fetch(url)).text();
+  return {
+    polls: sumSamples(text, 'gmg_upstream_requests_total', { name: 'operation', value: 'poll' }) ?? 0,
+    lateness: parseHistogram(text, 'gmg_poll_lateness_seconds'),
+  };
 }
 
 const fmtMs = (s: number): string => `${(s * 1000).toFixed(0)} ms`;
@@ -146,11 +139,10 @@ async function main(): Promise<void> {
 
     // 3. the window: lateness from the worker's own histogram, CPU, Redis commands by name, Postgres transactions
     const metricsUrl = `http://127.0.0.1:${workerPort}/metrics`;
-    const lateness0 = await latenessBuckets(metricsUrl);
+    const reading0 = await workerReading(metricsUrl);
     const cpu0 = cpuSeconds(pid);
     const simPid = sim.proc.pid ?? NaN;
     const simCpu0 = cpuSeconds(simPid);
-    const upstream0 = await upstreamPolls(metricsUrl);
     const redis0 = await commandStats(redis);
     const pg0 = pgTransactions(dbName);
     const w0 = Date.now();
@@ -159,9 +151,10 @@ async function main(): Promise<void> {
     const redis1 = await commandStats(redis);
     const cpu = cpuSeconds(pid) - cpu0;
     const simCpu = cpuSeconds(simPid) - simCpu0;
-    const polled = (await upstreamPolls(metricsUrl)) - upstream0;
+    const reading1 = await workerReading(metricsUrl);
+    const polled = reading1.polls - reading0.polls;
     const pgTx = pgTransactions(dbName) - pg0 - 1;
-    const late = diffHistograms(await latenessBuckets(metricsUrl), lateness0);
+    const late = diffHistograms(reading1.lateness, reading0.lateness);
     const rss = memMiB(pid, 'VmRSS');
     const hwm = memMiB(pid, 'VmHWM');
     const counts = await jobCounts();

@@ -11,7 +11,7 @@
  * process that does not answer keeps its last reading (its polls since then count in the next window it answers).
  */
 import { addHistograms, emptyHistogram, parseHistogram, type HistogramBuckets } from '@gmg/observability';
-import { sumSamples } from './metrics-scrape';
+import { sumSamples } from '@gmg/observability';
 
 const METRIC = 'gmg_poll_lateness_seconds';
 

@@ -2,25 +2,14 @@
  * Counters the services export on GET /metrics (libs/observability): worker steps (`gmg_upstream_requests_total`
  * by operation: one submit or one poll of the upstream per step) and settlements (`gmg_settlements_total`). A
  * replaced process starts again from 0; `Monotonic` adds what its predecessor had counted. The same text gives the
- * workers' poll lateness histogram (./lateness.ts).
+ * workers' poll lateness histogram (./lateness.ts). Both are read with @gmg/observability's text readers
+ * (sumSamples, parseHistogram).
  */
 /** A process's /metrics text; `undefined` when it does not answer (killed, restarting) within 3 s. */
 export async function metricsText(url: string): Promise<string | undefined> {
   const r = await fetch(url, { signal: AbortSignal.timeout(3000) }).catch(() => undefined);
   if (!r?.ok) return undefined;
   return r.text().catch(() => undefined);
-}
-
-/** The samples of `metric` (every label set, or those with `label`) summed; `undefined` when there is none. */
-export function sumSamples(text: string, metric: string, label?: { name: string; value: string }): number | undefined {
-  let sum: number | undefined;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(metric)) continue;
-    if (label && !line.includes(`${label.name}="${label.value}"`)) continue;
-    const v = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (Number.isFinite(v)) sum = (sum ?? 0) + v;
-  }
-  return sum;
 }
 
 export class Monotonic {

@@ -12,7 +12,8 @@ import type { HistogramBuckets } from '@gmg/observability';
 import { cpuSeconds, memMiB } from '../../bench/proc-stats';
 import type { Bouncer, RedisTopology } from './infra';
 import { WorkerLateness } from './lateness';
-import { Monotonic, metricsText, sumSamples } from './metrics-scrape';
+import { sumSamples } from '@gmg/observability';
+import { Monotonic, metricsText } from './metrics-scrape';
 
 export interface Snapshot {
   at: number;

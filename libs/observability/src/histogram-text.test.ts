@@ -1,5 +1,5 @@
-import { Histogram, Registry } from 'prom-client';
-import { addHistograms, diffHistograms, histogramQuantile, parseHistogram, shareAtMost } from './histogram-text';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { addHistograms, diffHistograms, histogramQuantile, parseHistogram, shareAtMost, sumSamples } from './histogram-text';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2, 5, 10, 30];
 
@@ -77,5 +77,20 @@ describe('adding, diffing and quantiles', () => {
   it('adds histograms whose bounds differ using each one\'s count at the largest bound below', () => {
     const sum = addHistograms({ le: [1, Infinity], cum: [2, 3], count: 3 }, { le: [0.5, 1, 2, Infinity], cum: [1, 1, 2, 2], count: 2 });
     expect(sum).toEqual({ le: [0.5, 1, 2, Infinity], cum: [1, 3, 4, 5], count: 5 });
+  });
+});
+
+describe('sumSamples (prom-client text)', () => {
+  it('sums a counter over its label sets, or over those with one label value, and no other metric', async () => {
+    const reg = new Registry();
+    const c = new Counter({ name: 'gmg_upstream_requests_total', help: 'x', labelNames: ['operation', 'channel'] as const, registers: [reg] });
+    new Counter({ name: 'gmg_upstream_requests_total_other', help: 'x', registers: [reg] }).inc(100);
+    c.inc({ operation: 'poll', channel: 'a' }, 3);
+    c.inc({ operation: 'poll', channel: 'b' }, 4);
+    c.inc({ operation: 'submit', channel: 'a' }, 5);
+    const text = await reg.metrics();
+    expect(sumSamples(text, 'gmg_upstream_requests_total')).toBe(12);
+    expect(sumSamples(text, 'gmg_upstream_requests_total', { name: 'operation', value: 'poll' })).toBe(7);
+    expect(sumSamples(text, 'gmg_absent_total')).toBeUndefined();
   });
 });

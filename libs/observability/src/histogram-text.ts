@@ -2,8 +2,22 @@
  * A Prometheus histogram read back from the text exposition format (what GET /metrics answers): the cumulative
  * `<name>_bucket{…,le="…"} N` samples, summed over every label set (pools, services) and, with `addHistograms`, over
  * processes; the difference of two readings is the window between them. Quantiles are interpolated linearly within a
- * bucket, as Prometheus's histogram_quantile does. Used by bench/worker.bench.ts and the fleet run (scripts/fleet).
+ * bucket, as Prometheus's histogram_quantile does. Counters and gauges: sumSamples. Used by bench/worker.bench.ts
+ * and the fleet run (scripts/fleet).
  */
+
+/** The samples of `metric` (every label set, or those with `label`) summed; `undefined` when there is none. */
+export function sumSamples(text: string, metric: string, label?: { name: string; value: string }): number | undefined {
+  let sum: number | undefined;
+  for (const line of text.split('\n')) {
+    // the name itself, not a longer one that starts with it (`x_total` vs `x_total_other`)
+    if (!line.startsWith(metric) || (line[metric.length] !== '{' && line[metric.length] !== ' ')) continue;
+    if (label && !line.includes(`${label.name}="${label.value}"`)) continue;
+    const v = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Number.isFinite(v)) sum = (sum ?? 0) + v;
+  }
+  return sum;
+}
 
 /** Cumulative counts at each upper bound `le` (ascending; the last one +Inf when the text has it). */
 export interface HistogramBuckets {

@@ -2,7 +2,7 @@ export {
   collectProcessMetrics, recordSweep, recordTaskFinished, submits, upstreamRequests, upstreamDuration, settlements,
   largeBodies, largeBodiesWaiting, largeBodyBytesInFlight, pollLateness,
 } from './metrics';
-export { addHistograms, diffHistograms, emptyHistogram, histogramQuantile, parseHistogram, shareAtMost } from './histogram-text';
+export { addHistograms, diffHistograms, emptyHistogram, histogramQuantile, parseHistogram, shareAtMost, sumSamples } from './histogram-text';
 export type { HistogramBuckets } from './histogram-text';
 export { httpMetricsMiddleware, metricsHandler, renderMetrics, routeOf } from './http-metrics';
 export { reportMoney, reportQueueDepth, trackBreaker } from './scrape-gauges';
