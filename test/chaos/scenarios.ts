@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { QUEUES, listModels } from '@gmg/contracts';
 import { ChannelRepository } from '@gmg/db';
-import { duePollKeys, queueKeyPrefix } from '@gmg/queue';
+import { DuePolls, queueKeyPrefix } from '@gmg/queue';
 import { waitFor } from '@gmg/testing';
 import { SWEEP_INTERVAL_MS, verify, type Verdict, type World } from './world';
 
@@ -16,26 +16,27 @@ export interface Row extends Partial<Verdict> {
 
 const SLOW = (tag: string) => (i: number) => `${tag} ${i} [sim:slow]`;
 
-/** Every open task of the ids has a job hash again, and both sweep schedulers exist: the Redis side is rebuilt. */
+/**
+ * Every open task of the ids is driven again — a job (submitting) or a due poll (polling: DuePolls.present) — and
+ * both sweep schedulers exist: the Redis side is rebuilt.
+ */
 async function redisRebuilt(w: World, ids: string[]): Promise<boolean> {
-  const open: Array<{ id: string }> = await w.ds.query(`SELECT id FROM tasks WHERE id = ANY($1) AND status IN ('pending','processing')`, [ids]);
+  const open: string[] = (await w.ds.query(`SELECT id FROM tasks WHERE id = ANY($1) AND status IN ('pending','processing')`, [ids]))
+    .map((r: { id: string }) => r.id);
   const c = w.redis.client();
   try {
-    // an open task is driven again when it has a job (submitting) or a due poll (polling): all in its shard's slot
     const shard = queueKeyPrefix('chaos', QUEUES.image, 0);
-    const polls = duePollKeys(shard);
+    const polling = await new DuePolls(c, shard, 30_000).present(open);
     const pipe = c.pipeline();
-    for (const t of open) {
-      pipe.exists(`${shard}:${QUEUES.image}:${t.id}`);
-      pipe.zscore(polls.due, t.id);
-      pipe.zscore(polls.claimed, t.id);
-    }
+    for (const id of open) pipe.exists(`${shard}:${QUEUES.image}:${id}`);
     pipe.exists(`${shard}:${QUEUES.image}:repeat:sweep`);
     pipe.exists(`${queueKeyPrefix('chaos', QUEUES.billing)}:${QUEUES.billing}:repeat:sweep`);
     const res = (await pipe.exec()) ?? [];
     if (res.some(([err]) => err)) return false;
-    const driven = open.every((_, i) => res[3 * i]![1] === 1 || res[3 * i + 1]![1] !== null || res[3 * i + 2]![1] !== null);
-    return driven && res.slice(3 * open.length).every(([, v]) => v === 1);
+    const driven = open.every((_, i) => polling[i] || res[i]![1] === 1);
+    return driven && res.slice(open.length).every(([, v]) => v === 1);
+  } catch {
+    return false; // Redis still coming back: not rebuilt yet
   } finally {
     c.disconnect();
   }

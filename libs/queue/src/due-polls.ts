@@ -16,7 +16,7 @@ import type { Redis } from './connection';
  * re-adds the task as due unless it ended). Every set is bounded by the pool's open tasks; the orphan sweep finds a
  * polling task in neither set and re-adds its BullMQ job (pool-sweeper), as after any Redis loss.
  */
-export const duePollKeys = (queuePrefix: string) => ({
+const duePollKeys = (queuePrefix: string) => ({
   due: `${queuePrefix}:polls`,
   claimed: `${queuePrefix}:polls:claimed`,
   failures: `${queuePrefix}:polls:failures`,

@@ -4,7 +4,7 @@ export type { Redis } from './connection';
 export { Producers, createTaskQueue, createTaskQueueShards, createBillingQueue, createWebhookQueue, enqueueSettlement, enqueueWebhook } from './producers';
 export type { TaskQueue, BillingQueue, WebhookQueue } from './producers';
 export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WEBHOOK_JOB_NAMES, WORKER_LOCK_DEFAULTS } from './typed-worker';
-export { DuePolls, duePollKeys } from './due-polls';
+export { DuePolls } from './due-polls';
 export type { ClaimedPoll, PollSettlement } from './due-polls';
 export type { JobHandlers } from './typed-worker';
 export { evaluateLiveness, startHealthServer } from './health-server';

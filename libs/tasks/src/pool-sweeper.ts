@@ -29,8 +29,8 @@ export interface PoolSweeperDeps {
   views: TaskViewStore;
   /** The pool's queue shards, index = shard (QUEUE_SHARDS): a task belongs to shards[shardOf(id, length)]. */
   queues: TaskQueue[];
-  /** Each shard's due polls (the steady poll path): a task there is not orphaned. Absent: BullMQ jobs only. */
-  polls?: DuePolls[];
+  /** Each shard's due polls (the steady poll path), index = shard: a task there is not orphaned. */
+  polls: DuePolls[];
   /** Where the orphan walk's cursor is kept (views are checked on it too). */
   redis: Redis;
   /** The cursor's key (keys.ts sweepCursorKey), shared by every replica of the pool. */
@@ -137,8 +137,7 @@ export class PoolSweeper {
    * with neither on any shard is re-added, onto its own shard.
    */
   private async inspect(ids: string[], views: boolean): Promise<{ jobless: string[]; viewless: string[] }> {
-    const { queues } = this.d;
-    const polls = this.d.polls ?? [];
+    const { queues, polls } = this.d;
     const live = new Set<string>();
     // 1. on its own shard, most tasks poll: two O(1) commands each, one pipeline per shard
     const byShard = new Map<number, string[]>();
@@ -149,8 +148,7 @@ export class PoolSweeper {
       else byShard.set(shard, [id]);
     }
     await Promise.all([...byShard].map(async ([shard, some]) => {
-      if (!polls[shard]) return;
-      (await polls[shard].present(some)).forEach((p, i) => { if (p) live.add(some[i]!); });
+      (await polls[shard]!.present(some)).forEach((p, i) => { if (p) live.add(some[i]!); });
     }));
     // 2. the rest (submitting, or after a reshard on another shard): a job or a due poll on any shard
     const rest = ids.filter((id) => !live.has(id));
