@@ -7,3 +7,4 @@ export type { PoolWorkerConfig } from './pool-worker.config';
 export { runPoolWorkerService } from './pool-worker.service';
 export { toArtgenNativeTask, artgenJobHash, artgenStatusOf, artgenParentFacts } from './artgen-native-task';
 export { SweepKeeper } from './sweep-keeper';
+export { forEachIdPage } from './sweep-pages';

@@ -10,14 +10,17 @@ export interface IdPageWalk {
   done: boolean;
 }
 
+const idOf = (row: string | { id: string }): string => (typeof row === 'string' ? row : row.id);
+
 /**
- * Runs `each` over keyset pages of ids (`fetch(limit, afterId)` in id order), starting after `startAfter` (or the
- * first id), until a short page or `maxRows` ids: bounded in rows and therefore in time.
+ * Runs `each` over keyset pages of ids, or of rows with an id (`fetch(limit, afterId)` in id order), starting after
+ * `startAfter` (or the first id), until a short page or `maxRows` rows: bounded in rows and therefore in time. Every
+ * sweep of the gateway (pools, billing) walks its rows with it.
  */
-export async function forEachIdPage(
-  fetch: (limit: number, afterId: string | undefined) => Promise<string[]>,
+export async function forEachIdPage<T extends string | { id: string }>(
+  fetch: (limit: number, afterId: string | undefined) => Promise<T[]>,
   maxRows: number,
-  each: (ids: string[]) => Promise<void>,
+  each: (rows: T[]) => Promise<void>,
   startAfter?: string,
 ): Promise<IdPageWalk> {
   let afterId = startAfter;
@@ -28,7 +31,7 @@ export async function forEachIdPage(
     const ids = await fetch(limit, afterId);
     if (ids.length) {
       await each(ids);
-      lastId = ids[ids.length - 1];
+      lastId = idOf(ids[ids.length - 1]!);
     }
     seen += ids.length;
     if (ids.length < limit) return { seen, lastId, done: true };

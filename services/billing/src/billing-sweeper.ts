@@ -2,10 +2,10 @@ import { settleJobId, webhookJobId } from '@gmg/contracts';
 import type { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { enqueueSettlement, enqueueWebhook, jobPresence, type BillingQueue, type JobPresence, type WebhookQueue } from '@gmg/queue';
+import { forEachIdPage } from '@gmg/tasks';
 import type { SettleTaskHandler } from './settle-task.handler';
 
-/** Ids one sweep page reads, and the most one sweep loads (the next sweep starts over). */
-const PAGE_SIZE = 500;
+/** The most one sweep loads, in keyset pages (forEachIdPage); the next sweep starts over. */
 const MAX_ROWS_PER_SWEEP = 20_000;
 
 /**
@@ -46,21 +46,19 @@ export class BillingSweeper {
     let resent = 0;
     let settledDirectly = 0;
     let failed = 0;
-    let afterId: string | undefined;
-    for (let seen = 0; seen < MAX_ROWS_PER_SWEEP;) {
-      const limit = Math.min(PAGE_SIZE, MAX_ROWS_PER_SWEEP - seen);
-      const ids = await this.recovery.unsettledIds(olderThanMs, limit, afterId);
-      let presence: JobPresence[] | undefined;
+    await forEachIdPage((limit, afterId) => this.recovery.unsettledIds(olderThanMs, limit, afterId), MAX_ROWS_PER_SWEEP, async (ids) => {
+      let presence: JobPresence[];
       try {
         // One pipelined round trip for the page (no per-task getState: it scans the wait list).
         presence = await jobPresence(this.queue, ids.map(settleJobId));
       } catch (e) {
         failed += ids.length;
         this.logger.error({ tasks: ids.length, err: (e as Error).message }, 'billing sweep could not read the settle jobs of a page; retried next sweep');
+        return;
       }
-      for (const [i, id] of (presence ? ids : []).entries()) {
+      for (const [i, id] of ids.entries()) {
         try {
-          const r = await this.sweepOne(id, presence![i]!);
+          const r = await this.sweepOne(id, presence[i]!);
           if (r === 'resent') resent++;
           if (r === 'settled') settledDirectly++;
         } catch (e) {
@@ -68,10 +66,7 @@ export class BillingSweeper {
           this.logger.error({ taskId: id, err: (e as Error).message }, 'billing sweep could not settle a task; retried next sweep');
         }
       }
-      seen += ids.length;
-      if (ids.length < limit) break;
-      afterId = ids[ids.length - 1];
-    }
+    });
     if (resent || settledDirectly || failed) {
       this.logger.warn({ resent, settledDirectly, failed }, 'billing sweep found unsettled tasks');
     }
@@ -95,20 +90,14 @@ export class BillingSweeper {
     const { repo, queue } = this.webhooks;
     const withinMs = olderThanMs === 0 ? this.webhooks.maxAgeMs : this.webhooks.lookbackMs;
     let resent = 0;
-    let afterId: string | undefined;
-    for (let seen = 0; seen < MAX_ROWS_PER_SWEEP;) {
-      const limit = Math.min(PAGE_SIZE, MAX_ROWS_PER_SWEEP - seen);
-      const owed = await repo.owedIds(olderThanMs, withinMs, limit, afterId);
+    await forEachIdPage((limit, afterId) => repo.owedIds(olderThanMs, withinMs, limit, afterId), MAX_ROWS_PER_SWEEP, async (owed) => {
       const presence = await jobPresence(queue, owed.map((o) => webhookJobId(o.id, o.event)));
       for (const [i, o] of owed.entries()) {
         if (presence[i] !== 'missing') continue;
         await enqueueWebhook(queue, { taskId: o.id, event: o.event });
         resent++;
       }
-      seen += owed.length;
-      if (owed.length < limit) break;
-      afterId = owed[owed.length - 1]!.id;
-    }
+    });
     if (resent) this.logger.warn({ webhooksResent: resent }, 'billing sweep re-enqueued owed webhooks Redis had lost');
     return resent;
   }
