@@ -14,14 +14,18 @@ import type { DataSource } from 'typeorm';
 const N = Number(process.env.EXPLAIN_TASKS ?? 1_000_000);
 
 interface Recorded { sql: string; params: unknown[] }
-/** A data source that records each statement and answers no rows (the plans are taken afterwards). */
-function recorder(): { ds: DataSource; taken: Recorded[] } {
+/**
+ * A data source that records each statement (a transaction's too) and answers no rows, except what `answer` gives
+ * for a statement (the plans are taken afterwards).
+ */
+function recorder(answer: (sql: string) => unknown[] = () => []): { ds: DataSource; taken: Recorded[] } {
   const taken: Recorded[] = [];
-  const query = async (sql: string, params: unknown[] = []): Promise<never[]> => {
+  const query = async (sql: string, params: unknown[] = []): Promise<unknown[]> => {
     taken.push({ sql, params });
-    return [];
+    return answer(sql);
   };
-  return { taken, ds: { query } as unknown as DataSource };
+  const transaction = async <T>(run: (m: { query: typeof query }) => Promise<T>): Promise<T> => run({ query });
+  return { taken, ds: { query, transaction } as unknown as DataSource };
 }
 
 async function main(): Promise<void> {
@@ -50,14 +54,19 @@ async function main(): Promise<void> {
       SELECT account_id, id, k.kind, price, created_at FROM tasks,
              LATERAL (SELECT 'hold' AS kind UNION ALL SELECT CASE WHEN status = 'failed' THEN 'release' ELSE 'capture' END
                       WHERE settled_at IS NOT NULL) k`);
+    // top-ups: the ledger's entries of no task (a few per account), spread over the same day
+    await q(`INSERT INTO ledger_entries (account_id, kind, amount, created_at)
+             SELECT $1, 'topup', 1000, now() - i * interval '15 minutes' FROM generate_series(1, 96) i`, [accountId]);
     await q('VACUUM ANALYZE tasks');
     await q('VACUUM ANALYZE ledger_entries');
     const [size] = await q(`SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM ledger_entries) AS ledger`);
     console.log(`explain-sweeps: ${String(size!.tasks)} tasks, ${String(size!.ledger)} ledger entries built in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
-    const r = recorder();
-    const recovery = new TaskRecoveryRepository(r.ds);
     const middle = 'task_' + Math.floor(N / 2).toString(16).padStart(12, '0');
+    // a task batch the archive moved: its ledger entries are looked up next, so that lookup's plan is shown too
+    const movedBatch = Array.from({ length: 1000 }, (_, i) => ({ id: 'task_' + (Math.floor(N / 2) + i).toString(16).padStart(12, '0') }));
+    const r = recorder((sql) => (/SELECT id FROM moved/.test(sql) ? movedBatch : []));
+    const recovery = new TaskRecoveryRepository(r.ds);
     const queries: Array<[string, () => Promise<unknown>]> = [
       ['timeout sweep, first page (overdueIds)', () => recovery.overdueIds('image', 500)],
       ['timeout sweep, page after a middle key', () => recovery.overdueIds('image', 500, middle)],
@@ -71,7 +80,8 @@ async function main(): Promise<void> {
       ['money gauge: unsettled backlog', () => new OpsStatsRepository(r.ds).unsettled()],
       ['money gauge: ledger totals per kind', () => new OpsStatsRepository(r.ds).money().catch(() => undefined)],
       // EXPLAIN ANALYZE runs them: with the history one day deep, a 30-day retention moves nothing (the plan is the point)
-      ['retention: archive a batch of ended tasks (archiveTasks)', () => new RetentionRepository(r.ds).archiveTasks(30)],
+      ['retention: archive a batch of ended tasks, then their ledger entries (archiveTasks)', () => new RetentionRepository(r.ds).archiveTasks(30)],
+      ['retention: archive a batch of top-ups and closed leases\' entries (archiveLedger)', () => new RetentionRepository(r.ds).archiveLedger(400)],
     ];
     let bad = 0;
     for (const [label, run] of queries) {

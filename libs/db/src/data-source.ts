@@ -4,7 +4,7 @@ import { AccountEntity } from './entities/account.entity';
 import { ApiKeyEntity } from './entities/api-key.entity';
 import { ChannelEntity } from './entities/channel.entity';
 import { GroupEntity } from './entities/group.entity';
-import { LedgerEntryEntity, LedgerTotalEntity } from './entities/ledger-entry.entity';
+import { LedgerArchiveEntity, LedgerEntryEntity, LedgerTotalEntity } from './entities/ledger-entry.entity';
 import { PriceEntity } from './entities/price.entity';
 import { TaskArchiveEntity, TaskEntity } from './entities/task.entity';
 import { TaskInflightEntity } from './entities/task-inflight.entity';
@@ -29,10 +29,11 @@ import { ChatCallLease1765080000000 } from './migrations/1765080000000-chat-call
 import { SweepKeysetIndexes1765100000000 } from './migrations/1765100000000-sweep-keyset-indexes';
 import { LedgerTotals1765100100000 } from './migrations/1765100100000-ledger-totals';
 import { TaskRetention1765200000000 } from './migrations/1765200000000-task-retention';
+import { LedgerArchive1765300000000 } from './migrations/1765300000000-ledger-archive';
 
 export const ENTITIES = [
   AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
-  LedgerEntryEntity, LedgerTotalEntity, PriceEntity, TaskArchiveEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
+  LedgerArchiveEntity, LedgerEntryEntity, LedgerTotalEntity, PriceEntity, TaskArchiveEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
 ];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   SweepKeysetIndexes1765100000000,
   LedgerTotals1765100100000,
   TaskRetention1765200000000,
+  LedgerArchive1765300000000,
 ];
 
 export interface DbConfig {

@@ -137,8 +137,14 @@ describe('Redis memory per task', () => {
         await views.write(t);
         await pw.queue.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
       }
-      await waitFor(async () => ((await pw.polls[0]!.counts()).waiting + (await pw.polls[0]!.counts()).claimed >= from + count ? true : undefined),
-        { timeoutMs: 120_000, intervalMs: 100, what: `${from + count} tasks polling` });
+      // A task's due poll is added inside its submit job, which is removed only after that: wait for both, so the
+      // memory read below never counts a job still finishing.
+      await waitFor(async () => {
+        const polls = await pw.polls[0]!.counts();
+        if (polls.waiting + polls.claimed < from + count) return undefined;
+        const jobs = await pw.queue.getJobCounts('waiting', 'active', 'delayed');
+        return jobs.waiting + jobs.active + jobs.delayed === 0 ? true : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 100, what: `${from + count} tasks polling, their submit jobs gone` });
     };
     await start(20, 0);
     const before = (await redisMemory(redis))[0]!.usedBytes;

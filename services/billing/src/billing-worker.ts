@@ -77,7 +77,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
         logger.warn({ err: (e as Error).message }, 'retention batch failed; retried next sweep');
         return undefined;
       });
-      if (kept && (kept.archivedTasks || kept.prunedDeliveries)) logger.info(kept, 'retention: tasks archived, webhook deliveries pruned');
+      if (kept && (kept.archivedTasks || kept.archivedLedgerEntries || kept.prunedDeliveries)) logger.info(kept, 'retention: tasks and ledger entries archived, webhook deliveries pruned');
       return { ...r, ...kept };
     },
   };

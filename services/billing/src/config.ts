@@ -17,6 +17,7 @@ export interface BillingConfig extends CommonEnv {
   WEBHOOK_MAX_AGE_HOURS: number;
   TASK_RETENTION_DAYS: number;
   WEBHOOK_DELIVERY_RETENTION_DAYS: number;
+  LEDGER_RETENTION_DAYS: number;
 }
 
 const schema = Joi.object<BillingConfig>({
@@ -36,6 +37,9 @@ const schema = Joi.object<BillingConfig>({
   // retention (docs/operations.md, "Retention"); 0 keeps everything
   TASK_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(30),
   WEBHOOK_DELIVERY_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(14),
+  // top-ups, adjustments and closed credit leases' entries (a task's entries leave with the task); a top-up's
+  // Idempotency-Key is remembered this long
+  LEDGER_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(400),
 });
 
 /** PG_POOL_MAX's default: a connection per concurrent settlement, the sweeper's and a scrape's (at most 30). */

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     { ds, redis, prefix: config.QUEUE_PREFIX, logger, webhooks: webhooks.queue },
     {
       concurrency: config.SETTLE_CONCURRENCY, sweepIntervalMs: config.SWEEP_INTERVAL_MS, unsettledAfterMs: config.UNSETTLED_AFTER_MS,
-      retention: { taskDays: config.TASK_RETENTION_DAYS, webhookDeliveryDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS },
+      retention: { taskDays: config.TASK_RETENTION_DAYS, webhookDeliveryDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS, ledgerDays: config.LEDGER_RETENTION_DAYS },
       webhookMaxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
     },
   );

@@ -23,3 +23,19 @@ export class LedgerTotalEntity {
   @Column({ type: 'bigint' }) total!: string;
   @Column({ type: 'bigint' }) entries!: string;
 }
+
+/**
+ * Ledger entries moved out of `ledger_entries` by the retention (migration LedgerArchive; docs/operations.md,
+ * "Retention"): the same rows under the same ids. Never read by the gateway; never deleted by it.
+ */
+@Entity({ name: 'ledger_archive' })
+export class LedgerArchiveEntity {
+  @PrimaryColumn({ type: 'bigint' }) id!: string;
+  @Column({ type: 'uuid', name: 'account_id' }) accountId!: string;
+  @Column({ type: 'text', name: 'task_id', nullable: true }) taskId!: string | null;
+  @Column({ type: 'text' }) kind!: LedgerKind;
+  @Column({ type: 'bigint' }) amount!: string;
+  @Column({ type: 'jsonb', nullable: true }) meta!: Record<string, unknown> | null;
+  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  @Column({ type: 'timestamptz', name: 'archived_at' }) archivedAt!: Date;
+}

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { rowsOf } from './sql';
 
 /** Rows one retention statement moves or deletes (a short transaction; the sweep runs several per beat). */
@@ -11,6 +11,24 @@ export interface RetentionPolicy {
   taskDays: number;
   /** Webhook delivery records older than this many days are deleted; 0: kept forever. */
   webhookDeliveryDays: number;
+  /**
+   * Ledger entries of no task (top-ups, adjustments) and of closed credit leases older than this many days move to
+   * `ledger_archive`; 0: kept in `ledger_entries`. A task's own entries move with the task (taskDays).
+   */
+  ledgerDays: number;
+}
+
+/** Copies the chosen entries into `ledger_archive`, then deletes them: the append-only trigger lets a DELETE through
+ *  only for a row already archived, so the copy must come first (a later statement of the same transaction). */
+async function moveLedgerEntries(m: EntityManager, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  await m.query(
+    `INSERT INTO ledger_archive (id, account_id, task_id, kind, amount, meta, created_at)
+     SELECT id, account_id, task_id, kind, amount, meta, created_at FROM ledger_entries WHERE id = ANY($1::bigint[])
+     ON CONFLICT (id) DO NOTHING`,
+    [ids],
+  );
+  return rowsOf(await m.query(`DELETE FROM ledger_entries WHERE id = ANY($1::bigint[]) RETURNING id`, [ids])).length;
 }
 
 /**
@@ -18,16 +36,54 @@ export interface RetentionPolicy {
  * an index, and skips rows another transaction holds: safe to run from every billing replica at once (the sweep is
  * one BullMQ repeatable job, so in practice one runs at a time).
  * - tasks: settled (so ended: completed or failed), `completed_at` older than the retention → `tasks_archive` (the
- *   whole row as jsonb); a task an avatar asset names stays (its asset refers to it). Open or unsettled tasks never
- *   move. The ledger is never touched: money history stays whole in `ledger_entries`.
+ *   whole row as jsonb), and its ledger entries → `ledger_archive`, in one transaction; a task an avatar asset names
+ *   stays (its asset refers to it). Open or unsettled tasks never move.
+ * - ledger_entries: kept, never deleted — a task's entries leave with their task (above); entries of no task and of
+ *   closed credit leases leave for `ledger_archive` after their own retention. Balances and `ledger_totals` never
+ *   change: an account's balance is the sum of its entries in both tables.
  * - webhook_deliveries: the delivery log older than its retention is deleted (a task that old sends no webhook).
  */
 export class RetentionRepository {
-  constructor(private readonly ds: Pick<DataSource, 'query'>) {}
+  constructor(private readonly ds: Pick<DataSource, 'query' | 'transaction'>) {}
 
-  /** Moves up to `limit` ended, settled tasks whose `completed_at` is older than `days` days; returns how many. */
+  /**
+   * Moves up to `limit` ended, settled tasks whose `completed_at` is older than `days` days, with their ledger
+   * entries; returns how many tasks.
+   */
   async archiveTasks(days: number, limit = RETENTION_BATCH): Promise<number> {
-    const rows: unknown[] = await this.ds.query(
+    return this.ds.transaction(async (m) => {
+      const ids = await this.moveTasks(m, days, limit);
+      if (ids.length) {
+        // one lookup per task along ledger_task_kind_unique (a join on the ids, so the plan never becomes a scan)
+        const entries = rowsOf(await m.query(
+          `SELECT l.id::text AS id FROM unnest($1::text[]) AS moved(id) JOIN ledger_entries l ON l.task_id = moved.id`, [ids]));
+        await moveLedgerEntries(m, entries.map((r) => r.id as string));
+      }
+      return ids.length;
+    });
+  }
+
+  /**
+   * Moves up to `limit` ledger entries of no task (top-ups, adjustments) or of a closed credit lease, older than
+   * `days` days, to `ledger_archive` (oldest first along `ledger_untasked_created_idx`); returns how many.
+   */
+  async archiveLedger(days: number, limit = RETENTION_BATCH): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      const picked = rowsOf(await m.query(
+        `SELECT l.id::text AS id FROM ledger_entries l
+         WHERE (l.task_id IS NULL OR l.task_id LIKE 'lease\\_%') AND l.created_at < now() - ($1 || ' days')::interval
+           AND (l.task_id IS NULL OR EXISTS (SELECT 1 FROM credit_leases c WHERE c.id = l.task_id AND c.status = 'closed'))
+         ORDER BY l.created_at
+         LIMIT $2
+         FOR UPDATE OF l SKIP LOCKED`,
+        [String(days), limit],
+      ));
+      return moveLedgerEntries(m, picked.map((r) => r.id as string));
+    });
+  }
+
+  private async moveTasks(m: EntityManager, days: number, limit: number): Promise<string[]> {
+    const rows = rowsOf(await m.query(
       `WITH picked AS MATERIALIZED (
          SELECT t.id FROM tasks t
          WHERE t.settled_at IS NOT NULL AND t.completed_at < now() - ($1 || ' days')::interval
@@ -37,14 +93,15 @@ export class RetentionRepository {
          FOR UPDATE OF t SKIP LOCKED
        ), moved AS (
          DELETE FROM tasks t USING picked WHERE t.id = picked.id RETURNING t.*
+       ), kept AS (
+         INSERT INTO tasks_archive (id, account_id, created_at, completed_at, task)
+         SELECT id, account_id, created_at, completed_at, to_jsonb(moved) FROM moved
+         ON CONFLICT (id) DO NOTHING
        )
-       INSERT INTO tasks_archive (id, account_id, created_at, completed_at, task)
-       SELECT id, account_id, created_at, completed_at, to_jsonb(moved) FROM moved
-       ON CONFLICT (id) DO NOTHING
-       RETURNING id`,
+       SELECT id FROM moved`,
       [String(days), limit],
-    );
-    return rows.length;
+    ));
+    return rows.map((r) => r.id as string);
   }
 
   /** Deletes up to `limit` webhook delivery records older than `days` days (oldest first, along `created_at`). */
@@ -64,7 +121,7 @@ export class RetentionRepository {
   }
 
   /** One sweep's share: up to RETENTION_BATCHES_PER_SWEEP batches per table, stopping at the first short batch. */
-  async sweep(policy: RetentionPolicy, batch = RETENTION_BATCH): Promise<{ archivedTasks: number; prunedDeliveries: number }> {
+  async sweep(policy: RetentionPolicy, batch = RETENTION_BATCH): Promise<{ archivedTasks: number; archivedLedgerEntries: number; prunedDeliveries: number }> {
     const drain = async (days: number, step: (d: number, n: number) => Promise<number>): Promise<number> => {
       let total = 0;
       for (let i = 0; days > 0 && i < RETENTION_BATCHES_PER_SWEEP; i++) {
@@ -76,6 +133,7 @@ export class RetentionRepository {
     };
     return {
       archivedTasks: await drain(policy.taskDays, (d, n) => this.archiveTasks(d, n)),
+      archivedLedgerEntries: await drain(policy.ledgerDays, (d, n) => this.archiveLedger(d, n)),
       prunedDeliveries: await drain(policy.webhookDeliveryDays, (d, n) => this.pruneWebhookDeliveries(d, n)),
     };
   }
