@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { rowsOf } from './sql';
-import { TASK_COLUMNS, inflightShard, openOf, toHoldRow, toTaskRecord, type NewTask, type TaskRecord } from './task.repository';
+import { holdBatchRows, inflightShard, insertHeldTasks, openOf, toHoldRow, toTaskRecord, type NewTask, type TaskRecord } from './task.repository';
 
 /** A task to be held from a credit lease its edge holds for the task's account. */
 export interface LeasedTask {
@@ -25,10 +25,7 @@ export interface LeasedTask {
  * $1 the tasks as one JSON array, $2 the counter shard. Exported for the mutation test.
  */
 export const HOLD_LEASED_SQL = `WITH b AS (
-     SELECT * FROM jsonb_to_recordset($1::jsonb)
-       AS b(id text, lease_id text, account_id uuid, api_key_id uuid, model text, requested_model text, pool text, request jsonb,
-            price bigint, price_snapshot jsonb, deadline_at timestamptz, idempotency_key text,
-            idempotency_fingerprint text, request_id text, trace_id text, callback_url text, inflight_limit int)
+     ${holdBatchRows('lease_id text, ')}
    ), per_key AS (
      SELECT lease_id, api_key_id, min(inflight_limit) AS lim, count(*) AS n FROM b GROUP BY lease_id, api_key_id
    ), room AS (
@@ -46,14 +43,7 @@ export const HOLD_LEASED_SQL = `WITH b AS (
        AND l.account_id = total.account_id AND total.accounts = 1 AND l.used + total.amount <= l.amount AND room.ok
      RETURNING l.id
    ), task AS (
-     INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                        price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
-                        callback_url, inflight_shard)
-     SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
-            b.price_snapshot, b.deadline_at, b.idempotency_key, b.idempotency_fingerprint, b.request_id, b.trace_id,
-            b.callback_url, $2::int
-     FROM b JOIN spend ON spend.id = b.lease_id
-     RETURNING ${TASK_COLUMNS}
+     ${insertHeldTasks('JOIN spend ON spend.id = b.lease_id')}
    ), ledger AS (
      INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
      SELECT b.account_id, b.id, 'hold', b.price, jsonb_build_object('model', b.model, 'lease', b.lease_id)

@@ -168,6 +168,25 @@ export const TASK_COLUMNS = `id, account_id, api_key_id, model, requested_model,
   settled_at, capture_amount, native, request_id, trace_id`;
 
 /**
+ * The two batch hold statements' shared parts (HOLD_MANY_SQL here, HOLD_LEASED_SQL in task-lease.repository.ts): the
+ * batch as a record set `b` (the fields toHoldRow writes, `extra` columns first), and the insert of its task rows
+ * that the statement's money step let through (`gate`: the join that keeps them, e.g. `JOIN hold ON …`).
+ */
+export const holdBatchRows = (extra = ''): string => `SELECT * FROM jsonb_to_recordset($1::jsonb)
+       AS b(id text, ${extra}account_id uuid, api_key_id uuid, model text, requested_model text, pool text, request jsonb,
+            price bigint, price_snapshot jsonb, deadline_at timestamptz, idempotency_key text,
+            idempotency_fingerprint text, request_id text, trace_id text, callback_url text, inflight_limit int)`;
+
+export const insertHeldTasks = (gate: string): string => `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
+                        price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
+                        callback_url, inflight_shard)
+     SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
+            b.price_snapshot, b.deadline_at, b.idempotency_key, b.idempotency_fingerprint, b.request_id, b.trace_id,
+            b.callback_url, $2::int
+     FROM b ${gate}
+     RETURNING ${TASK_COLUMNS}`;
+
+/**
  * The holds of a batch of tasks, of one or several accounts, in one statement. Per account, all or nothing: its
  * keys' in-flight room (each key's open tasks plus its tasks in this batch, never past its limit) and ONE
  * conditional move of its tasks' total on its row (no overdraft) gate every one of its task rows and ledger `hold`
@@ -179,10 +198,7 @@ export const TASK_COLUMNS = `id, account_id, api_key_id, model, requested_model,
  * (ledger.mutation.int.test.ts).
  */
 export const HOLD_MANY_SQL = `WITH b AS (
-     SELECT * FROM jsonb_to_recordset($1::jsonb)
-       AS b(id text, account_id uuid, api_key_id uuid, model text, requested_model text, pool text, request jsonb,
-            price bigint, price_snapshot jsonb, deadline_at timestamptz, idempotency_key text,
-            idempotency_fingerprint text, request_id text, trace_id text, callback_url text, inflight_limit int)
+     ${holdBatchRows()}
    ), per_key AS (
      SELECT account_id, api_key_id, min(inflight_limit) AS lim, count(*) AS n FROM b GROUP BY account_id, api_key_id
    ), room AS (
@@ -199,14 +215,7 @@ export const HOLD_MANY_SQL = `WITH b AS (
        AND accounts.id IN (SELECT id FROM locked)
      RETURNING accounts.id
    ), task AS (
-     INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                        price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
-                        callback_url, inflight_shard)
-     SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
-            b.price_snapshot, b.deadline_at, b.idempotency_key, b.idempotency_fingerprint, b.request_id, b.trace_id,
-            b.callback_url, $2::int
-     FROM b JOIN hold ON hold.id = b.account_id
-     RETURNING ${TASK_COLUMNS}
+     ${insertHeldTasks('JOIN hold ON hold.id = b.account_id')}
    ), ledger AS (
      INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
      SELECT b.account_id, b.id, 'hold', b.price, jsonb_build_object('model', b.model) FROM b JOIN hold ON hold.id = b.account_id
