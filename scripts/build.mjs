@@ -1,19 +1,24 @@
 #!/usr/bin/env node
 /**
- * `npm run build`: one CommonJS bundle per service, `dist/services/<name>/main.js` (+ `.js.map`), built by esbuild
- * (the compiler tsx already uses, so the emitted code is what the tests run under tsx). The workspace libs are
- * bundled in; npm packages stay external (`require`d from node_modules at run time, native addons included).
+ * `npm run build`: one CommonJS bundle per service, `dist/services/<name>/main.js` (+ `.js.map`), and one per one-shot
+ * script the image runs, `dist/scripts/migrate.js` (the migration Job, the `wait-for-schema` init containers, the
+ * compose `migrate` one-shot) and `dist/scripts/admin.js` (the operator CLI), built by esbuild (the compiler tsx
+ * already uses, so the emitted code is what the tests run under tsx). The workspace libs are bundled in; npm packages
+ * stay external (`require`d from node_modules at run time, native addons included).
  *
  * Why: production, `npm start` and the benchmarks run these bundles with plain `node`, not the tsx loader: no
  * TypeScript compiled at start-up, ~40 MiB less resident memory per process and a faster start
- * (docs/benchmarks.md, "Compiled build"). The tests still run the sources through tsx.
+ * (docs/benchmarks.md, "Compiled build"); and the image needs neither tsx nor esbuild, which are development
+ * dependencies. The tests still run the sources through tsx (and `npm run migrate` / `npm run admin` too).
+ * The migrations are imported by name in libs/db/src/data-source.ts (no glob of .ts files at run time), so they are
+ * bundled into dist/scripts/migrate.js like any other module.
  *
  * `__dirname`: a bundle has one directory, its sources had many. The few modules that read files next to
  * themselves (the OpenAPI YAML, the docs page, the playground) get their own source directory back: a module that
  * mentions `__dirname` is compiled with it replaced by a local constant = <repo root>/<its source dir>, so the same
  * `path.join(__dirname, …)` finds the same file in the image (which ships libs/ and services/) and in a checkout.
  *
- *   node scripts/build.mjs [service …]      (default: every services/<name>/src/main.ts)
+ *   node scripts/build.mjs [name …]      (default: every services/<name>/src/main.ts, and the scripts migrate, admin)
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -24,13 +29,18 @@ import * as esbuild from 'esbuild';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(ROOT, 'dist');
 
-/** Every service with a main.ts, or the ones named on the command line. */
-function services(argv) {
+/** The one-shot scripts bundled beside the services: scripts/<name>.ts → dist/scripts/<name>.js. */
+const SCRIPTS = ['migrate', 'admin'];
+
+/** Every service with a main.ts and every script of SCRIPTS, or the ones named on the command line. */
+function targets(argv) {
   const all = readdirSync(path.join(ROOT, 'services')).filter((n) => existsSync(path.join(ROOT, 'services', n, 'src', 'main.ts')));
-  const wanted = argv.length ? argv : all;
-  const unknown = wanted.filter((n) => !all.includes(n));
-  if (unknown.length) throw new Error(`build: no services/<name>/src/main.ts for ${unknown.join(', ')} (known: ${all.join(', ')})`);
-  return wanted;
+  if (!argv.length) return { services: all, scripts: SCRIPTS };
+  const unknown = argv.filter((n) => !all.includes(n) && !SCRIPTS.includes(n));
+  if (unknown.length) {
+    throw new Error(`build: no services/<name>/src/main.ts or bundled script for ${unknown.join(', ')} (known: ${[...all, ...SCRIPTS].join(', ')})`);
+  }
+  return { services: argv.filter((n) => all.includes(n)), scripts: argv.filter((n) => SCRIPTS.includes(n)) };
 }
 
 /** Gives a module that uses `__dirname` its source directory (see the header). */
@@ -49,11 +59,13 @@ const sourceDirname = {
   },
 };
 
-export async function build(names = []) {
-  const list = services(names);
-  const started = Date.now();
-  await esbuild.build({
-    entryPoints: Object.fromEntries(list.map((n) => [`services/${n}/main`, path.join(ROOT, 'services', n, 'src', 'main.ts')])),
+/**
+ * One esbuild run: `entryPoints` (out name → source) written under dist/, each bundle `depth` directories below the
+ * repository (or image) root, which the banner's `__gmgRoot` climbs back to.
+ */
+function bundle(entryPoints, depth) {
+  return esbuild.build({
+    entryPoints,
     outdir: OUT,
     bundle: true,
     platform: 'node',
@@ -67,19 +79,35 @@ export async function build(names = []) {
     // closures made per request included — measured 7–9 % more CPU per request on the edge (docs/benchmarks.md).
     // Without it a name stays as written unless esbuild renames a clash (`validate2` in a stack trace); the names
     // that matter keep theirs: error classes set `this.name`, and every TypeORM entity and migration class is
-    // emitted under its own name (test/infra/build.e2e.test.ts checks it).
+    // emitted under its own name (test/infra/build.e2e.test.ts checks it, in a service and in the migrate bundle).
     keepNames: false,
-    // dist/services/<name>/main.js → the repository (or image) root is three levels up.
-    banner: { js: "const __gmgRoot = require('node:path').resolve(__dirname, '..', '..', '..');" },
+    banner: { js: `const __gmgRoot = require('node:path').resolve(__dirname${", '..'".repeat(depth)});` },
     plugins: [sourceDirname],
     logLevel: 'warning',
   });
-  return { services: list, ms: Date.now() - started };
+}
+
+export async function build(names = []) {
+  const { services, scripts } = targets(names);
+  const started = Date.now();
+  await Promise.all([
+    // dist/services/<name>/main.js → the root is three levels up
+    services.length && bundle(Object.fromEntries(services.map((n) => [`services/${n}/main`, path.join(ROOT, 'services', n, 'src', 'main.ts')])), 3),
+    // dist/scripts/<name>.js → two levels up
+    scripts.length && bundle(Object.fromEntries(scripts.map((n) => [`scripts/${n}`, path.join(ROOT, 'scripts', `${n}.ts`)])), 2),
+  ]);
+  return { services, scripts, ms: Date.now() - started };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   build(process.argv.slice(2)).then(
-    (r) => console.log(`build: ${r.services.length} service bundle(s) in dist/services/ (${r.services.join(', ')}) in ${r.ms} ms`),
+    (r) => {
+      const parts = [
+        r.services.length && `${r.services.length} service bundle(s) in dist/services/ (${r.services.join(', ')})`,
+        r.scripts.length && `${r.scripts.length} script bundle(s) in dist/scripts/ (${r.scripts.join(', ')})`,
+      ];
+      console.log(`build: ${parts.filter(Boolean).join(', ')} in ${r.ms} ms`);
+    },
     (err) => { console.error(err instanceof Error ? err.message : err); process.exit(1); },
   );
 }

@@ -2,28 +2,55 @@
  * The compiled build (`npm run build`, scripts/build.mjs): what production, `npm start` and the benchmarks run.
  * A bundle must behave like its sources: the files a module reads next to itself (the OpenAPI YAML, the docs page,
  * the playground) are found, the process runs with the production flags and without the tsx loader, and the
- * Dockerfile runs the same bundle with the same flags. (`npm start` end to end on the bundles:
- * test/infra/start.e2e.test.ts.)
+ * Dockerfile runs the same bundle with the same flags. The one-shot scripts the image runs (the migration Job and
+ * init containers, the operator CLI) are bundles too, and every bundle loads only production dependencies — the
+ * image has no others. (`npm start` end to end on the bundles: test/infra/start.e2e.test.ts.)
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
 import { SERVICE_NODE_FLAGS, serviceBundlePath } from '@gmg/config';
 import {
-  REPO_ROOT, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix,
+  REPO_ROOT, TEST_PG_ADMIN_URL, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix, uniqueSuffix,
   type ServiceProcess, type TestDatabase,
 } from '@gmg/testing';
 
 const read = (rel: string): string => readFileSync(path.join(REPO_ROOT, rel), 'utf8');
+const json = (rel: string): Record<string, any> => JSON.parse(read(rel)) as Record<string, any>;
+const execFileAsync = promisify(execFile);
+
+const serviceDirs = readdirSync(path.join(REPO_ROOT, 'services')).filter((d) => existsSync(path.join(REPO_ROOT, 'services', d, 'src', 'main.ts')));
+const scriptBundle = (name: string): string => path.join(REPO_ROOT, 'dist', 'scripts', `${name}.js`);
+
+/** The classes a libs/db/src folder exports, in file (= timestamp) order. */
+const exportedClasses = (dir: string): string[] =>
+  readdirSync(path.join(REPO_ROOT, dir))
+    .filter((f) => f.endsWith('.ts') && !f.includes('.test.'))
+    .sort()
+    .flatMap((f) => [...read(path.join(dir, f)).matchAll(/^export class (\w+)/gm)].map((m) => m[1]!));
+
+/** The npm packages a bundle loads at run time: `require("x…")` and `require.resolve("x…")`, Node's own aside. */
+function packagesLoadedBy(file: string): string[] {
+  const specs = [...readFileSync(file, 'utf8').matchAll(/\brequire(?:\.resolve)?\("([^".][^"]*)"\)/g)].map((m) => m[1]!);
+  return [...new Set(specs
+    .filter((x) => !x.startsWith('node:') && !builtinModules.includes(x.split('/')[0]!))
+    .map((x) => x.split('/').slice(0, x.startsWith('@') ? 2 : 1).join('/')))].sort();
+}
 
 describe('the compiled build', () => {
   let db: TestDatabase;
   let edge: ServiceProcess | undefined;
   let base: string;
+  /** The database the migrate bundle creates (dropped in afterAll). */
+  let scratchDb: string | undefined;
 
   beforeAll(async () => {
-    const out = execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build.mjs'), 'api-edge'], { encoding: 'utf8' });
-    expect(out).toMatch(/build: 1 service bundle\(s\) in dist\/services\/ \(api-edge\)/);
+    const out = execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build.mjs')], { encoding: 'utf8' });
+    expect(out).toContain(`build: ${serviceDirs.length} service bundle(s) in dist/services/ (${serviceDirs.join(', ')}), `
+      + '2 script bundle(s) in dist/scripts/ (migrate, admin)');
     db = await createTestDatabase('gmg_build');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
@@ -36,6 +63,15 @@ describe('the compiled build', () => {
   afterAll(async () => {
     await edge?.stop();
     await db?.drop();
+    if (scratchDb) {
+      const admin = new Client({ connectionString: TEST_PG_ADMIN_URL });
+      await admin.connect();
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS "${scratchDb}" WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+    }
   });
 
   it('runs dist/services/api-edge/main.js under plain node with the production flags, no tsx loader', () => {
@@ -48,15 +84,66 @@ describe('the compiled build', () => {
   });
 
   it('emits every TypeORM entity and migration class under its own name (the build has no keepNames)', () => {
-    const bundle = readFileSync(serviceBundlePath(REPO_ROOT, 'api-edge'), 'utf8');
-    const names = ['libs/db/src/entities', 'libs/db/src/migrations'].flatMap((dir) =>
-      readdirSync(path.join(REPO_ROOT, dir))
-        .filter((f) => f.endsWith('.ts') && !f.includes('.test.'))
-        .flatMap((f) => [...read(path.join(dir, f)).matchAll(/^export class (\w+)/gm)].map((m) => m[1]!)));
+    const names = ['libs/db/src/entities', 'libs/db/src/migrations'].flatMap(exportedClasses);
     expect(names.length).toBeGreaterThan(15);
-    // `var X = class {` gives the class the name X at run time (TypeORM reads it); `class _X` or `X2` would not
-    const missing = names.filter((n) => !new RegExp(`^var ${n} = class(?: extends [\\w.]+)? \\{`, 'm').test(bundle));
-    expect(missing).toEqual([]);
+    for (const file of [serviceBundlePath(REPO_ROOT, 'api-edge'), scriptBundle('migrate')]) {
+      const bundle = readFileSync(file, 'utf8');
+      // `var X = class {` gives the class the name X at run time (TypeORM reads it); `class _X` or `X2` would not
+      const missing = names.filter((n) => !new RegExp(`^var ${n} = class(?: extends [\\w.]+)? \\{`, 'm').test(bundle));
+      expect({ file: path.relative(REPO_ROOT, file), missing }).toEqual({ file: path.relative(REPO_ROOT, file), missing: [] });
+    }
+  });
+
+  it('dist/scripts/migrate.js and admin.js run under plain node with the image\'s flags: the migrations, --wait, the CLI', async () => {
+    const name = `gmg_build_migrate_${uniqueSuffix()}`;
+    const url = new URL(TEST_PG_ADMIN_URL);
+    url.pathname = `/${name}`;
+    scratchDb = name;
+    // the image's environment: NODE_OPTIONS as the Dockerfile sets it, no loader
+    const env = { PATH: process.env.PATH ?? '', NODE_ENV: 'production', NODE_OPTIONS: SERVICE_NODE_FLAGS.join(' ') };
+    const run = async (script: string, args: string[], extra: Record<string, string>): Promise<string> =>
+      (await execFileAsync(process.execPath, [scriptBundle(script), ...args], { cwd: REPO_ROOT, env: { ...env, ...extra }, encoding: 'utf8' })).stdout;
+
+    const migrated = await run('migrate', [], {
+      MIGRATE_CREATE_DATABASE: '1', MIGRATION_DATABASE_URL: url.toString(), PRICES_FILE: path.join(REPO_ROOT, 'infra/prices.json'),
+    });
+    const prices = json('infra/prices.json') as unknown as unknown[];
+    const shown = new URL(url); // the script redacts a password in what it prints
+    if (shown.password) shown.password = '***';
+    expect(migrated.split('\n').filter(Boolean)).toEqual([
+      `migrate: created database of ${shown.toString()}`,
+      `migrate: applied ${exportedClasses('libs/db/src/migrations').join(', ')}`,
+      `migrate: ${prices.length} prices loaded from ${path.join(REPO_ROOT, 'infra/prices.json')}`,
+    ]);
+    expect(await run('migrate', ['--wait'], { DATABASE_URL: url.toString() })).toBe('migrate --wait: schema up to date\n');
+    const listed = JSON.parse(await run('admin', ['prices', 'list'], { DATABASE_URL: url.toString() })) as Array<{ key: string }>;
+    expect(listed.map((p) => p.key).sort()).toEqual((prices as Array<{ key: string }>).map((p) => p.key).sort());
+  });
+
+  it('every bundle loads only production dependencies of its workspace, and each production dependency is loaded', () => {
+    const root = json('package.json');
+    const own = (manifest: string): string[] => Object.keys(json(manifest).dependencies ?? {});
+    const bundles: Array<[file: string, manifest: string]> = [
+      ...serviceDirs.map((s): [string, string] => [serviceBundlePath(REPO_ROOT, s), `services/${s}/package.json`]),
+      ...['migrate', 'admin'].map((n): [string, string] => [scriptBundle(n), 'package.json']),
+    ];
+    const loaded = new Set<string>();
+    const undeclared: string[] = [];
+    for (const [file, manifest] of bundles) {
+      const allowed = new Set([...own('package.json'), ...own(manifest)]);
+      for (const p of packagesLoadedBy(file)) {
+        loaded.add(p);
+        if (!allowed.has(p)) undeclared.push(`${path.relative(REPO_ROOT, file)}: ${p}`);
+      }
+    }
+    expect(undeclared).toEqual([]);
+    // the other direction: nothing in "dependencies" that production does not load (it would ship in the image)
+    const declared = [...own('package.json'), ...serviceDirs.flatMap((s) => own(`services/${s}/package.json`))];
+    expect(declared.filter((d) => !loaded.has(d))).toEqual([]);
+    // the reader sees what it should: the simulator's sharp, a package found by require.resolve (swagger-ui-dist)
+    expect(packagesLoadedBy(serviceBundlePath(REPO_ROOT, 'upstream-sim'))).toContain('sharp');
+    expect(packagesLoadedBy(serviceBundlePath(REPO_ROOT, 'api-edge'))).toContain('swagger-ui-dist');
+    expect(Object.keys(root.devDependencies)).toEqual(expect.arrayContaining(['esbuild', 'tsx']));
   });
 
   it('finds the files its modules read next to themselves: the OpenAPI YAML, the docs page, the playground', async () => {
@@ -76,7 +163,17 @@ describe('the compiled build', () => {
     const docker = read('Dockerfile');
     expect(docker).toContain(`NODE_OPTIONS="${SERVICE_NODE_FLAGS.join(' ')}"`);
     expect(docker).toMatch(/^CMD \["sh", "-c", "exec node dist\/services\/\$\{SERVICE\}\/main\.js"\]$/m);
-    expect(docker).toMatch(/^FROM app AS build\n(?:.*\n)*?RUN node scripts\/build\.mjs$/m);
+    // built with the development dependencies (esbuild) of their own stage, which no running image copies
+    expect(docker).toMatch(/^FROM app AS build\n(?:.*\n)*?COPY --from=deps-build \/app\/node_modules \.\/node_modules\n(?:.*\n)*?RUN node scripts\/build\.mjs$/m);
+    expect(docker.match(/--from=deps-build\b/g)).toHaveLength(1);
+    // what scripts/build.mjs reads from the root (path.join(ROOT, '…')) is copied into the app or build stage
+    const stageText = (name: string): string => docker.slice(docker.indexOf(`AS ${name}\n`), docker.indexOf('\nFROM ', docker.indexOf(`AS ${name}\n`)));
+    const copied = [...`${stageText('app')}\n${stageText('build')}`.matchAll(/^COPY (?:--chown=\S+ )?(.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
+    const readByBuild = [...new Set([...read('scripts/build.mjs').matchAll(/path\.join\(ROOT, '([^']+)'/g)].map((m) => m[1]!))].filter((f) => f !== 'dist');
+    expect(readByBuild).toEqual(expect.arrayContaining(['.node-version', 'tsconfig.json', 'services', 'scripts']));
+    expect(readByBuild.filter((f) => !copied.includes(f))).toEqual([]);
+    // no TypeScript run in the image: nothing outside comments names tsx
+    expect(docker.split('\n').filter((l) => !l.trim().startsWith('#') && /\btsx\b/.test(l) && !/test ! -e node_modules\/tsx/.test(l))).toEqual([]);
     for (const stage of ['sim', 'runtime']) {
       const from = docker.indexOf(`AS ${stage}\n`);
       const next = docker.indexOf('\nFROM ', from);

@@ -186,14 +186,32 @@ describe('deployment descriptions agree with each other and with the code', () =
     for (const r of kedaAuth) expect(secretKeys.get(r.name)).toContain(r.key);
   });
 
-  it('the migration Job and the compose one-shot run scripts/migrate.ts against DATABASE_URL', () => {
+  it('the migration Job and the compose one-shot run the migrate bundle (scripts/migrate.ts) against DATABASE_URL', () => {
     const job = ofKind('Job').find((j) => j.metadata.name === 'gmg-migrate')!;
-    expect(container(job).command.join(' ')).toContain('scripts/migrate.ts');
-    expect(compose.services.migrate.command.join(' ')).toContain('scripts/migrate.ts');
+    expect(container(job).command).toEqual(['node', 'dist/scripts/migrate.js']);
+    expect(compose.services.migrate.command).toEqual(['node', 'dist/scripts/migrate.js']);
     // DEMO_* seed demo data on a local Docker host only; a cluster's migration Job never does.
     const composeEnv = Object.keys(compose.services.migrate.environment).filter((k) => !k.startsWith('DEMO_'));
     expect(container(job).env.map((e: Obj) => e.name).sort()).toEqual(composeEnv.sort());
+    // the bundle's source, and scripts/build.mjs bundles it (test/infra/build.e2e.test.ts runs the bundle)
     expect(existsSync(path.join(ROOT, 'scripts/migrate.ts'))).toBe(true);
+    expect(read('scripts/build.mjs')).toMatch(/^const SCRIPTS = \[[^\]]*'migrate'/m);
+  });
+
+  it('every gateway Deployment waits for its schema with the migrate bundle; nothing deployed runs tsx', () => {
+    for (const svc of serviceDirs.filter((s) => s !== 'upstream-sim')) {
+      const init = (deployment(svc)!.spec.template.spec.initContainers ?? []) as Obj[];
+      expect({ svc, init: init.map((c) => [c.name, c.image, c.command]) })
+        .toEqual({ svc, init: [['wait-for-schema', 'gmg:0.1.0', ['node', 'dist/scripts/migrate.js', '--wait']]] });
+    }
+    // tsx and esbuild are development dependencies: the image has neither (Dockerfile, `deps` stage)
+    const k8sCommands = k8sDocs.flatMap((d) => {
+      const spec = d.spec?.template?.spec ?? {};
+      return [...(spec.containers ?? []), ...(spec.initContainers ?? [])].map((c: Obj) => [c.command, c.args]);
+    });
+    const composeCommands = Object.values(compose.services as Record<string, Obj>).map((s) => [s.command, s.entrypoint]);
+    expect(k8sCommands.length).toBeGreaterThan(serviceDirs.length);
+    expect(JSON.stringify([...k8sCommands, ...composeCommands])).not.toMatch(/tsx|esbuild|\.ts\b/);
   });
 
   it('compose: every service is health-checked and waits for healthy Postgres/Redis and a finished migration', () => {

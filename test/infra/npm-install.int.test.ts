@@ -5,7 +5,8 @@
  * - no dependency runs an install script unless package.json "allowScripts" lists it as true, and every installed
  *   package that has one was reviewed (listed true or false);
  * - the allowed scripts took effect, and the packages whose scripts are denied still work;
- * - ffmpeg belongs to the simulator alone, and the production image target does not carry it.
+ * - ffmpeg and sharp belong to the simulator alone, and the production image target does not carry them;
+ * - the development tools (esbuild, tsx, ajv-formats) are development dependencies, which no image installs.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -79,21 +80,40 @@ describe('install scripts: allowed only where needed', () => {
   });
 });
 
-describe('ffmpeg only where the simulator runs', () => {
-  it('is a dependency of the simulator workspace only, and no other code imports it', () => {
+/** The .ts files under `dirs` that load `pkg` or a file of it: `from '…'`, `import('…')`, `require('…')` (bounded walk). */
+function importersOf(pkg: string, dirs: string[]): string[] {
+  const load = new RegExp(`(?:\\bfrom |\\bimport |\\bimport\\(|\\brequire\\()'${pkg.replace(/[/.]/g, '\\$&')}(?:/[^']*)?'`);
+  const found: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    if (depth > 8) return;
+    for (const e of readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, e.name);
+      if (e.isDirectory()) walk(rel, depth + 1);
+      else if (e.name.endsWith('.ts') && load.test(read(rel))) found.push(rel);
+    }
+  };
+  for (const d of dirs) walk(d, 0);
+  return found;
+}
+/** Test code: the test files and their helpers (`*.test-util.ts`, `*.test-kit.ts`). */
+const isTestCode = (f: string): boolean => /\.test(-util|-kit)?\.ts$/.test(f);
+const inSimulator = (f: string): boolean => f.startsWith(`services${path.sep}upstream-sim${path.sep}`);
+const sim = json('services/upstream-sim/package.json');
+
+describe('ffmpeg and sharp only where the simulator runs', () => {
+  it('ffmpeg is a dependency of the simulator workspace only, and no other code imports it', () => {
     expect(rootPkg.dependencies?.['@ffmpeg-installer/ffmpeg']).toBeUndefined();
-    expect(json('services/upstream-sim/package.json').dependencies?.['@ffmpeg-installer/ffmpeg']).toBeDefined();
-    const offenders: string[] = [];
-    const walk = (dir: string, depth: number): void => {
-      if (depth > 8) return;
-      for (const e of readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true })) {
-        const rel = path.join(dir, e.name);
-        if (e.isDirectory()) walk(rel, depth + 1);
-        else if (e.name.endsWith('.ts') && read(rel).includes("'@ffmpeg-installer/ffmpeg'")) offenders.push(rel);
-      }
-    };
-    for (const d of ['libs', 'services', 'scripts']) walk(d, 0);
-    expect(offenders.filter((f) => !f.startsWith(`services${path.sep}upstream-sim${path.sep}`))).toEqual([]);
+    expect(sim.dependencies?.['@ffmpeg-installer/ffmpeg']).toBeDefined();
+    expect(importersOf('@ffmpeg-installer/ffmpeg', ['libs', 'services', 'scripts']).filter((f) => !inSimulator(f))).toEqual([]);
+  });
+
+  it('sharp is a dependency of the simulator workspace only (the tests have it as a root devDependency, same version)', () => {
+    expect(rootPkg.dependencies?.sharp).toBeUndefined();
+    expect(sim.dependencies?.sharp).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(rootPkg.devDependencies?.sharp).toBe(sim.dependencies.sharp);
+    const production = importersOf('sharp', ['libs', 'services', 'scripts']).filter((f) => !isTestCode(f));
+    expect(production.length).toBeGreaterThan(0); // the simulator's renderers
+    expect(production.filter((f) => !inSimulator(f))).toEqual([]);
   });
 
   it('the Dockerfile: a maintained Node LTS base, a default production target without the simulator\'s dependencies, a sim target', () => {
@@ -104,9 +124,22 @@ describe('ffmpeg only where the simulator runs', () => {
     expect(stages).toContain('sim');
     const depsStage = docker.slice(docker.indexOf('AS deps\n'), docker.indexOf('AS deps-sim'));
     expect(depsStage).toMatch(/services\/upstream-sim \] \|\|/);
-    expect(depsStage).toMatch(/test ! -e node_modules\/@ffmpeg-installer/);
+    // without it, npm ci's workspace filter follows the root's devDependencies: sharp (the tests') would be installed
+    expect(depsStage).toMatch(/npm pkg delete devDependencies \\\n && bash scripts\/npm-install\.sh --omit=dev /);
+    for (const pkg of ['@ffmpeg-installer', 'sharp', 'tsx', 'esbuild']) expect(depsStage).toContain(`test ! -e node_modules/${pkg} `);
     const runtime = docker.slice(docker.indexOf('AS runtime'));
     expect(runtime).toMatch(/COPY --from=deps /);
-    expect(runtime).not.toMatch(/deps-sim/);
+    expect(runtime).not.toMatch(/deps-(sim|build)/);
+  });
+});
+
+describe('development tools are development dependencies', () => {
+  it.each(['esbuild', 'tsx', 'ajv-formats'])('%s: a root devDependency, imported by no production source', (pkg) => {
+    expect(rootPkg.dependencies?.[pkg]).toBeUndefined();
+    expect(rootPkg.devDependencies?.[pkg]).toMatch(/^\d+\.\d+\.\d+$/);
+    for (const ws of readdirSync(path.join(REPO_ROOT, 'services'))) {
+      if (existsSync(path.join(REPO_ROOT, 'services', ws, 'package.json'))) expect(json(`services/${ws}/package.json`).dependencies?.[pkg]).toBeUndefined();
+    }
+    expect(importersOf(pkg, ['libs', 'services']).filter((f) => !isTestCode(f))).toEqual([]);
   });
 });
