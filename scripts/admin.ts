@@ -8,7 +8,7 @@ import { createDataSource, loadPrices } from '@gmg/db';
 import { isDomainError } from '@gmg/errors';
 import { ManagementService } from '../services/api-edge/src/management/management.service';
 
-const USAGE = `Usage: npm run admin -- <command> [arguments] [--flags]
+const USAGE = `Usage: npm run admin -- <command> [arguments] [--flags]   (in the image: node dist/scripts/admin.js <command> …)
 
 Money is a decimal number of currency units. Database: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/gmg).
 

@@ -31,8 +31,21 @@ async function waitForSchema(): Promise<void> {
   }
 }
 
+const USAGE = `Usage: node dist/scripts/migrate.js [--wait]     (in a checkout: npm run migrate [-- --wait])
+  (no flag)  apply pending migrations to MIGRATION_DATABASE_URL, else DATABASE_URL (default postgres://postgres@127.0.0.1:5432/gmg)
+  --wait     apply nothing: wait until every migration of this build is applied (MIGRATE_WAIT_SECONDS, default 1800)
+Environment: MIGRATE_CREATE_DATABASE=1, PRICES_FILE, DEMO_API_KEY, DEMO_BALANCE, DEMO_CHANNEL_URL (see docs/operations.md).`;
+
 async function main(): Promise<void> {
-  if (process.argv.includes('--wait')) return waitForSchema();
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) return void console.log(USAGE);
+  // an unknown flag never falls through to migrating the default database
+  const unknown = args.filter((a) => a !== '--wait');
+  if (unknown.length) {
+    console.error(`migrate: unknown argument ${unknown.join(' ')}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (args.includes('--wait')) return waitForSchema();
   const url = process.env.MIGRATION_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gmg';
   if (/^(1|true|yes)$/i.test(process.env.MIGRATE_CREATE_DATABASE ?? '')) {
     if (await ensureDatabase(url)) console.log(`migrate: created database of ${redactUrl(url)}`);
