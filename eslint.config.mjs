@@ -1,5 +1,6 @@
-// Lint gate (npm test): type-aware rules that catch what the compiler does not — a promise nobody awaits, a
-// promise where a callback's return is ignored, a switch that forgets a case — plus the Nx module boundaries.
+// Lint gate (npm test): typescript-eslint's type-checked recommended set (unsafe `any`, unbound methods, promises
+// nobody awaits or that land where a callback's return is ignored, …), a switch that forgets a case, and the Nx
+// module boundaries.
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
@@ -7,6 +8,8 @@ export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   {
     files: ['**/*.ts'],
+    // typescript-eslint's type-checked recommended set first; the rules below add to it or tighten it
+    extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -19,6 +22,14 @@ export default tseslint.config(
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // off: `async () => x` is how a fake, a hook or a poll callback meets a promise-returning type (a throw in it
+      // becomes a rejection, as callers expect); await-thenable and the promise rules catch the real mistakes
+      '@typescript-eslint/require-await': 'off',
+      // off: 178 of its 260 findings are `xs[i]!` reads marked as `noUncheckedIndexedAccess` would demand; that
+      // option is off (340 tsc errors today), so the rule would strip the marks it needs: turn both on together
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+      // a rejection passed on as it came (another promise's, an AbortSignal's reason) stays as it came
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
       // a lib is imported only through its root index.ts (the Nx rule does not see `@gmg/x/src/...`)
       'no-restricted-imports': ['error', { patterns: [{ group: ['@gmg/*/**'], message: 'import the project through its root (@gmg/<name>)' }] }],
       '@nx/enforce-module-boundaries': [
@@ -36,6 +47,19 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // Test code reads untyped data on purpose (supertest's `res.body`, rows from `ds.query`, `res.json()`, jest's
+    // `expect.any(...)`) and asserts on it: a wrong read fails the test, not production. The rest of the set stays on.
+    files: ['**/*.test.ts', '**/*.test-util.ts', '**/*.testkit.ts', '**/*.test-kit.ts', '**/test-support/**', 'libs/testing/**', 'test/**', 'packages/*/test/**'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
   {

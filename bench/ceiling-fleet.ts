@@ -105,7 +105,7 @@ async function explainHolds(ds: DataSource, accountId: string, keyId: string): P
     for (const [name, sql, params] of statements) {
       await qr.startTransaction();
       await qr.query(`INSERT INTO credit_leases (id, account_id, edge_id, amount, expires_at) VALUES ('lease_explain', $1, 'bench', 1000000000000, now() + interval '1 minute')`, [accountId]);
-      const plan: Array<{ 'QUERY PLAN': string }> = await qr.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params);
+      const plan = (await qr.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params)) as Array<{ 'QUERY PLAN': string }>;
       await qr.rollbackTransaction();
       out.push(`-- ${name}\n${plan.map((p) => p['QUERY PLAN']).join('\n')}`);
     }

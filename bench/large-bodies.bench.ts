@@ -88,11 +88,11 @@ async function main(): Promise<void> {
     }));
     const submitSeconds = (Date.now() - t0) / 1000;
     await waitFor(async () => {
-      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
+      const [{ n }] = await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
       return n === 0;
     }, { timeoutMs: MAX_SECONDS * 1000, intervalMs: 250, what: 'all tasks finished' });
     clearInterval(sampler);
-    const [row] = await db.dataSource.query(
+    const [row] = await db.dataSource.query<Array<{ request_max: number; summary_max: number; completed: number }>>(
       `SELECT max(pg_column_size(request))::int AS request_max, max(pg_column_size(summary))::int AS summary_max,
               count(*) FILTER (WHERE status = 'completed')::int AS completed FROM tasks`,
     );

@@ -12,7 +12,7 @@ const MESSAGE = JSON.stringify({
   usage: { input_tokens: 12, output_tokens: 8, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
 });
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-const START = ev('message_start', { message: { ...JSON.parse(MESSAGE), content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } });
+const START = ev('message_start', { message: { ...(JSON.parse(MESSAGE) as object), content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } });
 const REST =
   ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
   ['Hello ', 'from ', 'the ', 'bench ', 'upstream.'].map((text) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text } })).join('') +

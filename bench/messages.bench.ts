@@ -174,7 +174,7 @@ async function main(): Promise<void> {
     }
 
     // memory: STREAMS streams held open through the gateway at once (the mock pings every second)
-    const settled = async () => Number((await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE pool = 'chat' AND status = 'processing'`))[0].n);
+    const settled = async () => Number((await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE pool = 'chat' AND status = 'processing'`))[0].n);
     const rssBefore = treeMemMiB(edge.proc.pid, 'VmRSS');
     const many = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, STREAMS);
     const controller = new AbortController();
@@ -184,7 +184,12 @@ async function main(): Promise<void> {
       const res = await many.pool.request({ method: 'POST', path: '/v1/messages', headers: { ...many.headers, 'x-mock-hold-ms': '60000' }, body: STREAM_BODY, signal: controller.signal });
       let counted = false;
       try {
-        for await (const _c of res.body) if (!counted) (counted = true), opened++;
+        for await (const _c of res.body) {
+          if (!counted) {
+            counted = true;
+            opened++;
+          }
+        }
       } catch {
         // aborted at the end of the measurement
       }

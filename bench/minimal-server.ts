@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
 import Joi from 'joi';
 import { Pool } from 'pg';
 
-const schema = Joi.object({
+const schema = Joi.object<{ model: string; prompt: string; resolution: string }>({
   model: Joi.string().valid('lumen-2-flex').required(),
   prompt: Joi.string().min(1).max(4000).required(),
   resolution: Joi.string().valid('1MP', '2MP', '4MP').default('1MP'),
@@ -32,11 +32,12 @@ async function main(): Promise<void> {
   app.use(express.json());
   app.get('/healthz', (_req, res) => { res.json({ ok: true }); });
   app.post('/v1/images/generations', async (req, res) => {
-    const { value, error } = schema.validate(req.body);
-    if (error) {
-      res.status(400).json({ error: { message: error.message } });
+    const result = schema.validate(req.body);
+    if (result.error) {
+      res.status(400).json({ error: { message: result.error.message } });
       return;
     }
+    const value = result.value;
     const id = `task_${randomUUID().replace(/-/g, '')}`;
     await pg.query('INSERT INTO bench_minimal_tasks (id, body) VALUES ($1, $2)', [id, value]);
     await redis.hset(`${prefix}:view:${id}`, { status: 'queued', model: value.model });

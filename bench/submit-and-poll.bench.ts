@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     });
     const drainStart = Date.now();
     await waitFor(async () => {
-      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
+      const [{ n }] = await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
       return n === 0;
     }, { timeoutMs: MAX_SECONDS * 1000, intervalMs: 250, what: 'all tasks finished' });
     const endToEnd = (Date.now() - drainStart) / 1000 + submit.seconds;

@@ -32,7 +32,7 @@ const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
 const STANDALONE_REDIS_ONLY = new Set(['flush', 'redis-kill']);
 const SUITE_LIMIT_MS = 9 * 60_000;
 
-const cell = (v: unknown): string => (v === undefined ? '–' : String(v));
+const cell = (v: number | undefined): string => (v === undefined ? '–' : String(v));
 
 function table(rows: s.Row[]): string {
   const head = '| scenario | tasks | terminal | settled once | invariant | time to heal | result | notes |\n| - | - | - | - | - | - | - | - |';

@@ -71,11 +71,11 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
   const pools = edges.map((u) => new HttpPool(u, { connections: 8 }));
   const key = accounts[1]?.key ?? accounts[0]!.key;
   let rr = 0;
-  const req = async (method: 'GET' | 'POST', p: string, body?: string): Promise<{ status: number; json: any }> => {
+  const req = async (method: 'GET' | 'POST', p: string, body?: string): Promise<{ status: number; json: unknown }> => {
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(p === '/v1/messages' ? { 'anthropic-version': '2023-06-01' } : {}) };
     const r = await pools[rr++ % pools.length]!.request({ method, path: p, headers, body });
     const text = await r.body.text();
-    return { status: r.statusCode, json: text ? JSON.parse(text) : undefined };
+    return { status: r.statusCode, json: text ? (JSON.parse(text) as unknown) : undefined };
   };
   const ms = cfg.calibrateS * 1000;
   try {
@@ -84,7 +84,7 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
       const r = await req('POST', '/v1/images/generations', JSON.stringify({ model: 'lumen-2-flex', prompt: `calibration ${i} [sim:never]` }));
-      if (r.status === 200) ids.push(r.json.data[0].task_id as string);
+      if (r.status === 200) ids.push((r.json as { data: Array<{ task_id: string }> }).data[0]!.task_id);
     }
     if (!ids.length) throw new Error('calibration: no submit accepted');
     // the background while nothing is asked of the edges

@@ -154,13 +154,14 @@ export class Sampler {
     const r = await redisInfo(this.redis);
     const pg = new Client({ connectionString: this.pgDirectUrl, connectionTimeoutMillis: 5000, application_name: 'gmg-fleet-sampler' });
     await pg.connect();
-    let db: Record<string, string>;
-    let wal: Record<string, string>;
-    let done: Record<string, string>;
+    // undefined when a query returned no row: that reading counts 0
+    let db: Record<string, string> | undefined;
+    let wal: Record<string, string> | undefined;
+    let done: Record<string, string> | undefined;
     try {
-      [db] = (await pg.query(`SELECT xact_commit + xact_rollback AS x, numbackends AS b, pg_database_size(datname)::text AS size FROM pg_stat_database WHERE datname = $1`, [this.dbName])).rows;
-      [wal] = (await pg.query(`SELECT wal_bytes::text AS w FROM pg_stat_wal`)).rows;
-      [done] = (await pg.query(`SELECT count(*) FILTER (WHERE status = 'completed')::int AS c, count(*) FILTER (WHERE status = 'failed')::int AS f
+      [db] = (await pg.query<Record<string, string>>(`SELECT xact_commit + xact_rollback AS x, numbackends AS b, pg_database_size(datname)::text AS size FROM pg_stat_database WHERE datname = $1`, [this.dbName])).rows;
+      [wal] = (await pg.query<Record<string, string>>(`SELECT wal_bytes::text AS w FROM pg_stat_wal`)).rows;
+      [done] = (await pg.query<Record<string, string>>(`SELECT count(*) FILTER (WHERE status = 'completed')::int AS c, count(*) FILTER (WHERE status = 'failed')::int AS f
                                   FROM tasks WHERE pool <> 'chat' AND status IN ('completed','failed')`)).rows;
     } finally {
       await pg.end().catch(() => undefined);
@@ -190,19 +191,19 @@ export class Sampler {
       at, cpu, rss, steps, settlements,
       lateness: this.lateness.total(),
       bouncerActive: pools.reduce((s, p) => s + num(p.sv_active), 0),
-      dbBytes: num(db!?.size),
+      dbBytes: num(db?.size),
       redisCommands: r.commands,
       redisMasters: r.masters,
       redisMemory: r.memory,
-      pgXacts: num(db!?.x),
-      pgWalBytes: num(wal!?.w),
-      pgBackends: num(db!?.b),
+      pgXacts: num(db?.x),
+      pgWalBytes: num(wal?.w),
+      pgBackends: num(db?.b),
       bouncerClients: pools.reduce((s, p) => s + num(p.cl_active) + num(p.cl_waiting) + num(p.cl_idle), 0),
       bouncerServers: pools.reduce((s, p) => s + num(p.sv_active) + num(p.sv_idle) + num(p.sv_used) + num(p.sv_tested) + num(p.sv_login), 0),
       bouncerWaiting: pools.reduce((s, p) => s + num(p.cl_waiting), 0),
       bouncerXacts: stats.reduce((s, x) => s + num(x.total_xact_count), 0),
-      completed: num(done!?.c),
-      failed: num(done!?.f),
+      completed: num(done?.c),
+      failed: num(done?.f),
     };
   }
 }

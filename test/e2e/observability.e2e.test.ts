@@ -70,7 +70,7 @@ describe('observability e2e: one trace from the edge to billing, and the metrics
   let db: TestDatabase;
   let prefix: string;
   let collector: Awaited<ReturnType<typeof startCollector>>;
-  let procs: ServiceProcess[] = [];
+  const procs: ServiceProcess[] = [];
   let base: string;
   let workerMetrics: string;
   let billingMetrics: string;

@@ -16,9 +16,10 @@ export class ConfigError extends Error {
  * Only a service's config.ts calls this (with process.env); libraries take the resulting objects.
  */
 export function loadConfig<T>(schema: Joi.ObjectSchema<T>, env: NodeJS.ProcessEnv | Record<string, string | undefined>): Readonly<T> {
-  const { value, error } = schema.validate(env, { abortEarly: false, allowUnknown: true, stripUnknown: true, convert: true });
-  if (error) throw new ConfigError(error.details.map((d) => `${d.path.join('.')}: ${d.message.replace(/"/g, '')}`));
-  return deepFreeze(value as T);
+  // not destructured: Joi types a failed result's `value` as `any`; narrowed on `error`, `value` is a T
+  const result = schema.validate(env, { abortEarly: false, allowUnknown: true, stripUnknown: true, convert: true });
+  if (result.error) throw new ConfigError(result.error.details.map((d) => `${d.path.join('.')}: ${d.message.replace(/"/g, '')}`));
+  return deepFreeze(result.value);
 }
 
 function deepFreeze<T>(o: T): T {

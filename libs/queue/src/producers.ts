@@ -10,9 +10,9 @@ import { DuePolls } from './due-polls';
 import { queueKeyPrefix, shardOf } from './keys';
 import { WORKER_LOCK_DEFAULTS } from './typed-worker';
 
-export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog & string>;
-export type BillingQueue = Queue<BillingJobCatalog[keyof BillingJobCatalog], unknown, keyof BillingJobCatalog & string>;
-export type WebhookQueue = Queue<WebhookJobCatalog[keyof WebhookJobCatalog], unknown, keyof WebhookJobCatalog & string>;
+export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog>;
+export type BillingQueue = Queue<BillingJobCatalog[keyof BillingJobCatalog], unknown, keyof BillingJobCatalog>;
+export type WebhookQueue = Queue<WebhookJobCatalog[keyof WebhookJobCatalog], unknown, keyof WebhookJobCatalog>;
 
 /**
  * Default options per job kind. A task job ends when its task ends or starts polling (the poll path takes it from

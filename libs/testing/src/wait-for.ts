@@ -1,3 +1,5 @@
+import { inspect } from 'node:util';
+
 /** Polls `fn` until it returns a truthy value or the deadline passes. Never a fixed sleep. */
 export async function waitFor<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
@@ -13,5 +15,7 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>
     if (Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, interval));
   }
-  throw new Error(`timed out waiting for ${opts.what ?? 'condition'}${last ? `: ${String(last)}` : ''}`);
+  // a thrown non-Error is inspected: String() of an object says only `[object Object]`
+  const shown = last instanceof Error ? String(last) : inspect(last);
+  throw new Error(`timed out waiting for ${opts.what ?? 'condition'}${last ? `: ${shown}` : ''}`);
 }

@@ -20,7 +20,7 @@ const FAST = { minIntervalMs: 100, maxIntervalMs: 500, timeoutMs: 60_000 };
 
 describe('sdk e2e: every endpoint family through the real gateway', () => {
   let db: TestDatabase;
-  let procs: ServiceProcess[] = [];
+  const procs: ServiceProcess[] = [];
   let base: string;
   let key: string;
   let gmg: GatewayClient;

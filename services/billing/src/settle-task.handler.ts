@@ -4,7 +4,8 @@ import type { Logger } from '@gmg/logger';
 import { settlements } from '@gmg/observability';
 
 type Settlement = Awaited<ReturnType<typeof settle>>;
-interface Waiter { taskId: string; resolve(s: Settlement): void; reject(e: unknown): void }
+// function properties, not methods: the promise's own resolve/reject, passed on unbound
+interface Waiter { taskId: string; resolve: (s: Settlement) => void; reject: (e: unknown) => void }
 
 /**
  * Settles one task (capture or release, exactly once: the settlement statement is idempotent). The task view needs

@@ -65,9 +65,9 @@ const RULES: ServerRule[] = [
       const m = typeof body.size === 'string' ? /^(\d+)x(\d+)$/.exec(body.size) : null;
       if (!m || (typeof body.width === 'number' && typeof body.height === 'number')) return undefined;
       const [w, h] = [Number(m[1]), Number(m[2])];
-      if (w < MIN_SIDE || h < MIN_SIDE) return { field: 'size', message: `\`size\` ${body.size}: each side must be at least ${MIN_SIDE} pixels` };
+      if (w < MIN_SIDE || h < MIN_SIDE) return { field: 'size', message: `\`size\` ${m[0]}: each side must be at least ${MIN_SIDE} pixels` };
       if (w * h > MAX_OUTPUT_PIXELS) {
-        return { field: 'size', message: `\`size\` ${body.size} is ${fmtMP(w * h)}; the output may be at most 4 MP (width*height <= 4194304)` };
+        return { field: 'size', message: `\`size\` ${m[0]} is ${fmtMP(w * h)}; the output may be at most 4 MP (width*height <= 4194304)` };
       }
       return undefined;
     },

@@ -54,7 +54,7 @@ export function pixelContract(): BuiltContract {
         description: 'In first/last-frame transition mode `duration` is 5 or 8.',
         check(body) {
           if (pixelMode(body) !== 'transition' || body.duration === undefined || body.duration === 5 || body.duration === 8) return undefined;
-          return { field: 'duration', message: `\`duration\` must be 5 or 8 in transition mode (first/last frame); got ${String(body.duration)}` };
+          return { field: 'duration', message: `\`duration\` must be 5 or 8 in transition mode (first/last frame); got ${body.duration as number}` };
         },
       },
       {
@@ -127,7 +127,7 @@ export function omniContract(): BuiltContract {
         description: '`size` is a synonym of `aspect_ratio`: when both are sent they must be equal.',
         check(body) {
           if (body.size === undefined || body.aspect_ratio === undefined || body.size === body.aspect_ratio) return undefined;
-          return { field: 'size', message: `\`size\` (${String(body.size)}) and \`aspect_ratio\` (${String(body.aspect_ratio)}) disagree; send one of them or the same value` };
+          return { field: 'size', message: `\`size\` (${body.size as string}) and \`aspect_ratio\` (${body.aspect_ratio as string}) disagree; send one of them or the same value` };
         },
       },
     ],

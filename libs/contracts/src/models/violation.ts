@@ -9,7 +9,7 @@ export function show(v: unknown): string {
   if (v === undefined) return 'nothing';
   let json: string;
   try {
-    json = JSON.stringify(v) ?? String(v);
+    json = JSON.stringify(v) ?? typeof v; // undefined only for a function or a symbol, never in parsed JSON
   } catch {
     // nested deeper than the stack allows (a hostile body): a 400 must still be answered, not a 500
     return Array.isArray(v) ? 'a deeply nested array' : 'a deeply nested object';
@@ -119,7 +119,7 @@ export function joiToViolation(spec: BodySpec, err: Joi.ValidationError): Contra
   const path = d.path;
   const field = path.join('.');
   let rule = RULES[d.type] ?? (d.type.endsWith('.base') ? 'type' : d.type);
-  let status: 400 | 422 = 400;
+  const status: 400 | 422 = 400;
   let type: ErrorType = 'invalid_request_error';
   let message: string;
 

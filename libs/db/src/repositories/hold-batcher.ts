@@ -26,8 +26,9 @@ interface Waiting {
   task: NewTask;
   /** With leases: the lease its price is reserved on. */
   lease?: TaskLease;
-  resolve(task: TaskRecord): void;
-  reject(err: unknown): void;
+  // function properties, not methods: they are the promise's own resolve/reject, passed on unbound
+  resolve: (task: TaskRecord) => void;
+  reject: (err: unknown) => void;
 }
 
 /**

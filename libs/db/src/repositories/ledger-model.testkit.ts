@@ -20,10 +20,10 @@ import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 
 export interface LedgerOps {
-  createWithHold(ds: DataSource, t: NewTask): Promise<unknown>;
-  settle(ds: DataSource, taskId: string): Promise<unknown>;
+  createWithHold: (ds: DataSource, t: NewTask) => Promise<unknown>;
+  settle: (ds: DataSource, taskId: string) => Promise<unknown>;
   /** Before every check: return what is parked outside the model (leases closed), so the model's money is exact. */
-  quiesce?(ds: DataSource): Promise<void>;
+  quiesce?: (ds: DataSource) => Promise<void>;
   /**
    * False when a covered hold may be refused: several edges' leases, where one edge's lease can hold the money
    * another edge's task needed (docs/reliability.md). One edge refuses exactly: before a task falls back to the
@@ -371,7 +371,7 @@ export class LedgerRun {
 
 /** The key's in-flight counter rows sum to its open tasks that were counted (those with a counter shard). */
 export async function checkInflightCounter(ds: DataSource, keyId: string): Promise<void> {
-  const [r]: Row[] = await ds.query(
+  const [r]: Array<{ counted: number; open: number }> = await ds.query(
     `SELECT (SELECT COALESCE(sum(open), 0) FROM task_inflight WHERE api_key_id = $1)::int AS counted,
             (SELECT count(*) FROM tasks WHERE api_key_id = $1 AND status IN ('pending','processing') AND inflight_shard IS NOT NULL)::int AS open`,
     [keyId],

@@ -78,7 +78,7 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
   app.post(/^\/v1\/.*/, async (req, res) => {
     const key = String(req.headers['idempotency-key'] ?? '');
     fake.submits.set(key, (fake.submits.get(key) ?? 0) + 1);
-    const prompt = String((req.body as { prompt?: unknown })?.prompt ?? '');
+    const prompt = (req.body as { prompt?: string } | undefined)?.prompt ?? '';
     if (fake.submitStatus) {
       res.status(fake.submitStatus).json({ error: { code: fake.submitStatus, message: 'temporarily unavailable', type: 'service_unavailable' } });
       return;

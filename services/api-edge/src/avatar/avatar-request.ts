@@ -70,14 +70,14 @@ function checkShape(b: Record<string, unknown>): void {
 export function parseAvatarRequest(body: unknown, opts: { trustedUrlPrefixes?: readonly string[] } = {}): AvatarRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('', 'type', 'Request body must be a JSON object');
   checkShape(body as Record<string, unknown>);
-  const { error, value } = schema.validate(body, { abortEarly: true, convert: true });
-  if (error) {
-    const d = error.details[0]!;
+  const result = schema.validate(body, { abortEarly: true, convert: true });
+  if (result.error) {
+    const d = result.error.details[0]!;
     const field = d.path.join('.');
     const detail = d.message.replace(/^"[^"]*"\s*/, '');
     throw bad(field, RULES[d.type] ?? d.type, `\`${field}\` ${detail}`);
   }
-  const v = value as Record<string, unknown>;
+  const v = result.value as Record<string, unknown>;
   const assets = (v.assets as Array<{ url: string; name: string }> | undefined)?.map((a) => ({ url: a.url, name: a.name }))
     ?? [{ url: v.url as string, name: v.name as string }];
   const mediaUrls: MediaUrlRef[] = [];

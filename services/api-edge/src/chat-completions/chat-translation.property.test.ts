@@ -142,7 +142,8 @@ describe('chat-completions ⇄ messages translation (property)', () => {
               const f = tc.function as Json;
               const i = tc.index as number;
               if (!calls[i]) calls[i] = { id: tc.id, type: 'function', function: { name: f.name, arguments: '' } };
-              (calls[i].function as Json).arguments += f.arguments as string;
+              const fn = calls[i].function as Json;
+              fn.arguments = (fn.arguments as string) + (f.arguments as string);
             }
             if (ch.finish_reason) finish = ch.finish_reason;
           }

@@ -79,11 +79,11 @@ export const listKeysQuerySchema = Joi.object({ account_id: Joi.string().require
 
 /** Validates and converts; a failure is 400 naming the field. */
 export function validate<T>(schema: Joi.Schema, value: unknown, where = 'body'): T {
-  const { value: out, error } = schema.validate(value ?? {}, { abortEarly: true, convert: true, stripUnknown: false });
-  if (error) {
-    const d = error.details[0];
+  const result = schema.validate(value ?? {}, { abortEarly: true, convert: true, stripUnknown: false });
+  if (result.error) {
+    const d = result.error.details[0];
     const field = d.path.join('.');
     throw new DomainError('invalid_request', `Invalid ${where}${field ? ` field '${field}'` : ''}: ${d.message.replace(/"/g, "'")}`, { field });
   }
-  return out as T;
+  return result.value as T;
 }

@@ -71,7 +71,7 @@ it('a crashed edge (never closes, never renews): its lease expires, a sweeper re
   await dead.flush();
   expect(await money(a.accountId)).toEqual({ available: 400n, held: 560n, spent: 40n });
   // the edge dies here: no renewal, no close
-  (dead as unknown as { renewTimer?: NodeJS.Timeout }).renewTimer && clearInterval((dead as unknown as { renewTimer: NodeJS.Timeout }).renewTimer);
+  clearInterval((dead as unknown as { renewTimer?: NodeJS.Timeout }).renewTimer);
   const sweeper = new ChatCallSweeper(calls, leases, 10, logger);
   await waitFor(async () => (await sweeper.sweep()) > 0 || (await money(a.accountId)).held === 0n, { timeoutMs: 10_000, intervalMs: 200, what: 'the lease swept' });
   expect(await money(a.accountId)).toEqual({ available: 960n, held: 0n, spent: 40n });

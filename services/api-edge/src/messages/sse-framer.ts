@@ -36,12 +36,12 @@ export class SseFramer {
 
   /** The whole events completed by this chunk (with what was held), or undefined when none is complete yet. Throws past the bound. */
   push(chunk: Buffer): Buffer | undefined {
-    if (this.overflow) throw this.overflow;
+    this.throwIfOverflowed();
     let end = lastBoundaryEnd(chunk);
     if (end < 0 && this.heldBytes > 0 && chunk.length > 0) end = this.spanningEnd(chunk);
     if (end < 0) {
       this.hold(chunk);
-      if (this.overflow) throw this.overflow;
+      this.throwIfOverflowed();
       return undefined;
     }
     let out: Buffer;
@@ -58,6 +58,12 @@ export class SseFramer {
 
   /** At the upstream's end: throws when the last event overflowed (what was whole before it has been returned). */
   end(): void {
+    this.throwIfOverflowed();
+  }
+
+  // a method, not an inline check: after `this.hold()` the compiler still narrows an inline `this.overflow` to
+  // undefined from the check above it
+  private throwIfOverflowed(): void {
     if (this.overflow) throw this.overflow;
   }
 

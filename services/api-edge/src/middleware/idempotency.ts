@@ -147,7 +147,8 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
   const bodyReady = async (req: Request, res: Response, path: string): Promise<boolean> => {
     if (req.body !== undefined || !hasBody(req)) return true;
     if (opts.bodyParsers?.length) {
-      await new Promise<void>((resolve, reject) => runChain(opts.bodyParsers!, req, res, (e) => (e === undefined ? resolve() : reject(e))));
+      // what a body parser passes to next() is an Error (express's http-errors)
+      await new Promise<void>((resolve, reject) => runChain(opts.bodyParsers!, req, res, (e) => (e === undefined ? resolve() : reject(e as Error))));
       return true;
     }
     if (isJson(req)) throw new Error('idempotency middleware reached before the JSON body was parsed: mount it after the parser or pass bodyParsers');

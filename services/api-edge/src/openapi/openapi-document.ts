@@ -7,7 +7,7 @@ import { ARTGEN_TYPES } from '../http/error-body';
 import { HTTP_STATUS_OF } from '../http/error-map';
 
 /** An OpenAPI (sub)document: plain JSON. */
-type Obj = Record<string, any>;
+type Obj = Record<string, unknown>;
 
 const SRC = path.join(__dirname, '..');
 
@@ -41,6 +41,16 @@ const MOUNTED_APP_DOCS = ['admin/queue-dashboard.openapi.yaml', 'openapi/app-end
 const COMPONENTS_FILE = 'openapi/components.openapi.yaml';
 
 const readYaml = (rel: string): Obj => YAML.parse(readFileSync(path.join(SRC, rel), 'utf8')) as Obj;
+
+/** `o[k1][k2]…` of the hand-written components, an object: a part missing is a broken components file. */
+function at(o: Obj, ...keys: string[]): Obj {
+  let cur: unknown = o;
+  for (const k of keys) {
+    cur = (cur as Obj)[k];
+    if (typeof cur !== 'object' || cur === null) throw new Error(`${COMPONENTS_FILE}: no object at ${keys.join('.')}`);
+  }
+  return cur as Obj;
+}
 
 /** Model id → a component name OpenAPI accepts (`^[a-zA-Z0-9._-]+$`). */
 const componentName = (prefix: string, id: string): string => `${prefix}.${id.replace(/[^A-Za-z0-9._-]/g, '_')}`;
@@ -88,34 +98,34 @@ function errorTypeTable(): Array<{ type: string; statuses: number[]; codes: stri
 }
 
 function withGeneratedParts(doc: Obj): void {
-  const c = doc.components as Obj;
+  const c = at(doc, 'components');
+  const schemas = at(c, 'schemas');
 
   // every image and video model's request body
   for (const [body, endpoint] of [['ImageGeneration', '/v1/images/generations'], ['VideoGeneration', '/v1/videos/generations']] as const) {
-    const schemas = modelRequestSchemas(endpoint);
-    if (schemas.length === 0) throw new Error(`no model serves ${endpoint}`);
-    for (const s of schemas) c.schemas[s.name] = { ...s.schema, description: `Request body of ${s.models.join(', ')} (from the model registry).` };
-    const media = c.requestBodies[body].content['application/json'] as Obj;
-    media.schema = { oneOf: schemas.map((s) => ({ $ref: `#/components/schemas/${s.name}` })) };
+    const bodies = modelRequestSchemas(endpoint);
+    if (bodies.length === 0) throw new Error(`no model serves ${endpoint}`);
+    for (const s of bodies) schemas[s.name] = { ...s.schema, description: `Request body of ${s.models.join(', ')} (from the model registry).` };
+    at(c, 'requestBodies', body, 'content', 'application/json').schema = { oneOf: bodies.map((s) => ({ $ref: `#/components/schemas/${s.name}` })) };
   }
 
   // every art suite action's request body; `action` (run a button) keeps the generic body
   const actions = Object.keys(ARTGEN_CONTRACTS);
   for (const [action, contract] of Object.entries(ARTGEN_CONTRACTS)) {
-    c.schemas[componentName('ArtAction', action)] = {
+    schemas[componentName('ArtAction', action)] = {
       ...asComponent(contract.inputSchema as Obj),
       title: `artgen ${action} request body`,
       description: `Body of the \`${action}\` action (from its contract).`,
     };
   }
-  c.requestBodies.ArtAction.content['application/json'].schema = {
+  at(c, 'requestBodies', 'ArtAction', 'content', 'application/json').schema = {
     anyOf: [...actions.map((a) => ({ $ref: `#/components/schemas/${componentName('ArtAction', a)}` })), { $ref: '#/components/schemas/ArtRequest' }],
   };
-  c.parameters.ArtAction.schema = { type: 'string', enum: [...actions, 'action'] };
+  at(c, 'parameters', 'ArtAction').schema = { type: 'string', enum: [...actions, 'action'] };
 
   // every error type, with where it comes from
   const table = errorTypeTable();
-  c.schemas.ErrorType = {
+  schemas.ErrorType = {
     type: 'string',
     enum: table.map((r) => r.type),
     description: [
@@ -126,7 +136,7 @@ function withGeneratedParts(doc: Obj): void {
       ...table.map((r) => `| \`${r.type}\` | ${r.statuses.join(', ')} | ${r.codes.map((x) => `\`${x}\``).join(', ')} |`),
     ].join('\n'),
   };
-  c.schemas.TaskError.properties.type = { type: 'string', description: 'Why the task failed, when known.', enum: Object.values(TASK_FAILURE_TYPES) };
+  at(schemas, 'TaskError', 'properties').type = { type: 'string', description: 'Why the task failed, when known.', enum: Object.values(TASK_FAILURE_TYPES) };
 }
 
 /** Merges path items, refusing a method documented twice. */
@@ -134,10 +144,11 @@ function mergePaths(files: string[]): Obj {
   const paths: Obj = {};
   for (const file of files) {
     for (const [p, item] of Object.entries((readYaml(file).paths ?? {}) as Obj)) {
+      const before = paths[p] as Obj | undefined;
       for (const method of Object.keys(item as Obj)) {
-        if (paths[p]?.[method]) throw new Error(`${method.toUpperCase()} ${p} is documented twice (${file})`);
+        if (before?.[method]) throw new Error(`${method.toUpperCase()} ${p} is documented twice (${file})`);
       }
-      paths[p] = { ...paths[p], ...(item as Obj) };
+      paths[p] = { ...before, ...(item as Obj) };
     }
   }
   return paths;

@@ -13,7 +13,7 @@ type Json = Record<string, unknown>;
 
 /** `body` with the value at `path` replaced; the containers on the path are copied, nothing else is. */
 function withValueAt(body: Json, path: readonly string[], value: string): Json {
-  const copy = (v: unknown): Json => (Array.isArray(v) ? ([...v] as unknown as Json) : { ...(v as Json) });
+  const copy = (v: unknown): Json => (Array.isArray(v) ? ([...(v as unknown[])] as unknown as Json) : { ...(v as Json) });
   const out = copy(body);
   let node = out;
   for (const key of path.slice(0, -1)) {

@@ -50,7 +50,9 @@ function versionOf(b: Record<string, unknown>, flags: ArtgenFlags, parent?: ArtT
   const own = b.version ?? flags.version ?? flags.altStyleVersion;
   const altStyle = b.alt_style === true || (b.alt_style === undefined && flags.altStyle === true);
   if (own === undefined && !altStyle && parent) return parent.version;
-  return artgenVersionName(String(own ?? parent?.version ?? ARTGEN_DEFAULT_VERSION), altStyle);
+  const raw = own ?? parent?.version ?? ARTGEN_DEFAULT_VERSION;
+  // a version is a string or a number (`7`, `8.2`); anything else names none
+  return typeof raw === 'string' || typeof raw === 'number' ? artgenVersionName(String(raw), altStyle) : undefined;
 }
 
 function imageUrls(b: Record<string, unknown>, min: number, max: number): string[] | string {

@@ -20,7 +20,8 @@ export async function measureReference(url: string, timeoutMs = 5000): Promise<{
     await res.body?.cancel().catch(() => undefined);
     return undefined;
   }
-  const reader = res.body.getReader();
+  // fetch types a body's chunks as `any`; they are bytes
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Buffer[] = [];
   let total = 0;
   try {

@@ -10,6 +10,7 @@ export const MAX_VIDEO_SECONDS = 60;
 /** The ffmpeg binary shipped inside the @ffmpeg-installer registry package, or undefined on an unsupported platform. */
 export function bundledFfmpegPath(): string | undefined {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, inside the try: an import would throw at start on a platform the package does not ship
     return (require('@ffmpeg-installer/ffmpeg') as { path: string }).path;
   } catch {
     return undefined;
