@@ -1,10 +1,11 @@
-import { newApiKeySecret, newTaskId, randomBase62, randomHex } from './ids';
+import fc from 'fast-check';
+import { newApiKeySecret, newTaskId, randomBase62, randomHex, timePrefix36 } from './ids';
 
 describe('random ids', () => {
   it('task ids and key secrets have their format and never repeat (20,000 of each, across many pool refills)', () => {
     const ids = new Set(Array.from({ length: 20_000 }, newTaskId));
     expect(ids.size).toBe(20_000);
-    for (const id of ids) expect(id).toMatch(/^task_[0-9A-Za-z]{24}$/);
+    for (const id of ids) expect(id).toMatch(/^task_[0-9a-z]{9}[0-9A-Za-z]{15}$/);
     const secrets = Array.from({ length: 20_000 }, newApiKeySecret);
     expect(new Set(secrets).size).toBe(20_000);
     expect(secrets.every((s) => /^sk-[0-9A-Za-z]{40}$/.test(s))).toBe(true);
@@ -35,5 +36,19 @@ describe('random ids', () => {
     const total = reqIds.length * 32;
     const chi2 = [...counts.values()].reduce((s, n) => s + (n - total / 16) ** 2 / (total / 16), 0);
     expect(chi2).toBeLessThan(80);
+  });
+
+  it('task ids start with their creation time: a later id sorts after an earlier one, bytewise and under a linguistic collation', () => {
+    const collator = new Intl.Collator('en-US'); // what a Postgres database with an en_US collation compares with
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 36 ** 9 - 2 ** 40 - 1 }), fc.integer({ min: 1, max: 2 ** 40 }), (t, dt) => {
+        const [a, b] = [timePrefix36(t), timePrefix36(t + dt)];
+        return a.length === 9 && b.length === 9 && a < b && collator.compare(a, b) < 0;
+      }),
+      { numRuns: 2_000 },
+    );
+    const before = Date.now();
+    const id = newTaskId();
+    expect(id.slice(5, 14) >= timePrefix36(before) && id.slice(5, 14) <= timePrefix36(Date.now())).toBe(true);
   });
 });

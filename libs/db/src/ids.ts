@@ -38,8 +38,18 @@ export function randomBase62(n: number): string {
   return out;
 }
 
-/** `task_` + 24 base62 characters (~143 bits): unguessable. */
-export const newTaskId = (): string => `task_${randomBase62(24)}`;
+/**
+ * The time, ms since the epoch, as 9 lowercase base-36 digits (good until the year 5188). An id that starts with it
+ * sorts by creation time, under C and linguistic collations alike (digits and lowercase letters only), so each
+ * B-tree keyed by such ids — `tasks_pkey`, the open-task keyset index, the ledger's (task_id, kind) — grows at its
+ * right edge: the pages a new row touches stay in shared buffers however large the table gets. With random ids
+ * every insert touched a random leaf of each, and a table past shared_buffers read ~1.5 pages from disk per task
+ * (docs/benchmarks.md, "One hot account across edges", sustained mode).
+ */
+export const timePrefix36 = (now = Date.now()): string => now.toString(36).padStart(9, '0');
+
+/** `task_` + its creation time (9 base-36 digits) + 15 base62 characters (~89 random bits): unguessable, time-ordered. */
+export const newTaskId = (): string => `task_${timePrefix36()}${randomBase62(15)}`;
 
 /** API key secrets: `sk-` + 40 base62 characters. */
 export const newApiKeySecret = (): string => `sk-${randomBase62(40)}`;
