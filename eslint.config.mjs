@@ -52,7 +52,16 @@ export default tseslint.config(
   {
     // Test code reads untyped data on purpose (supertest's `res.body`, rows from `ds.query`, `res.json()`, jest's
     // `expect.any(...)`) and asserts on it: a wrong read fails the test, not production. The rest of the set stays on.
-    files: ['**/*.test.ts', '**/*.test-util.ts', '**/*.testkit.ts', '**/*.test-kit.ts', '**/test-support/**', 'libs/testing/**', 'test/**', 'packages/*/test/**'],
+    files: [
+      '**/*.test.ts',
+      '**/*.test-util.ts',
+      '**/*.testkit.ts',
+      '**/*.test-kit.ts',
+      '**/test-support/**',
+      'libs/testing/**',
+      'test/**',
+      'packages/*/test/**',
+    ],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',
@@ -79,7 +88,10 @@ export default tseslint.config(
     files: ['packages/sdk/src/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@gmg/*', '!./*', '!../*'], message: 'the SDK imports nothing at runtime: only its own files (./x.js) and generated types' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@gmg/*', '!./*', '!../*'], message: 'the SDK imports nothing at runtime: only its own files (./x.js) and generated types' }] },
+      ],
     },
   },
 );

@@ -13,7 +13,9 @@ export async function startNode(script: string, port: number, env: Record<string
     ? serviceNodeArgs(root, service, process.env.GMG_SERVICE_RUNTIME === 'dist' || root !== REPO_ROOT ? 'dist' : 'tsx')
     : ['--import', 'tsx', path.join(root, script)];
   const proc = spawn(process.execPath, [...args, ...run], {
-    cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
   process.once('exit', () => proc.kill('SIGKILL'));
   await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 60_000, intervalMs: 100, what: script });
@@ -28,4 +30,3 @@ export async function stop(proc: ChildProcess | undefined): Promise<void> {
   await exited;
   clearTimeout(t);
 }
-

@@ -25,7 +25,17 @@ import { Redis } from 'ioredis';
 import type { NormalizedRequest } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, OpsStatsRepository, TaskRepository, loadPrices, newTaskId } from '@gmg/db';
 import { createBillingQueue, enqueueSettlement } from '@gmg/queue';
-import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
+import {
+  REPO_ROOT,
+  TEST_REDIS_URL,
+  createTestDatabase,
+  deleteRedisPrefix,
+  freePort,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  type ServiceProcess,
+} from '@gmg/testing';
 import { insertRow } from './doc-table';
 import { cpuSeconds, memMiB } from './proc-stats';
 
@@ -68,12 +78,20 @@ async function main(): Promise<void> {
       const id = newTaskId();
       ids[i] = id;
       await tasks.createWithHold({
-        id, ...o, model: 'lumen-2-flex', requestedModel: 'lumen-2-flex', pool: 'image', request,
-        price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 3600_000),
+        id,
+        ...o,
+        model: 'lumen-2-flex',
+        requestedModel: 'lumen-2-flex',
+        pool: 'image',
+        request,
+        price: PRICE,
+        priceSnapshot: {},
+        deadlineAt: new Date(Date.now() + 3600_000),
       });
-      const done = i % 4 === 3
-        ? await tasks.fail(id, { code: 'task_failed', message: 'bench' })
-        : await tasks.complete(id, { images: [] }, i % 4 === 2 ? { captureAmount: PRICE / 2n } : {});
+      const done =
+        i % 4 === 3
+          ? await tasks.fail(id, { code: 'task_failed', message: 'bench' })
+          : await tasks.complete(id, { images: [] }, i % 4 === 2 ? { captureAmount: PRICE / 2n } : {});
       if (!done) throw new Error(`task ${id} did not reach a terminal state`);
     });
     const built = (Date.now() - t0) / 1000;
@@ -85,13 +103,23 @@ async function main(): Promise<void> {
     await queue.pause();
     const before = await stats.money();
     if (before.unsettled !== TASKS) throw new Error(`backlog is ${before.unsettled}, expected ${TASKS}`);
-    console.log(`backlog: ${TASKS} terminal unsettled tasks over ${ACCOUNTS} accounts built in ${built.toFixed(1)} s, ${TASKS} settle jobs enqueued in ${enqueued.toFixed(1)} s`);
+    console.log(
+      `backlog: ${TASKS} terminal unsettled tasks over ${ACCOUNTS} accounts built in ${built.toFixed(1)} s, ${TASKS} settle jobs enqueued in ${enqueued.toFixed(1)} s`,
+    );
 
     const port = await freePort();
-    billing = await startService('billing', {
-      DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn',
-      HEALTH_PORT: String(port), SETTLE_CONCURRENCY: CONCURRENCY,
-    }, `http://127.0.0.1:${port}/healthz`);
+    billing = await startService(
+      'billing',
+      {
+        DATABASE_URL: db.url,
+        REDIS_URL: TEST_REDIS_URL,
+        QUEUE_PREFIX: prefix,
+        LOG_LEVEL: 'warn',
+        HEALTH_PORT: String(port),
+        SETTLE_CONCURRENCY: CONCURRENCY,
+      },
+      `http://127.0.0.1:${port}/healthz`,
+    );
     const pid = billing.proc.pid ?? NaN;
     const cpu0 = cpuSeconds(pid);
     await queue.resume();
@@ -102,16 +130,19 @@ async function main(): Promise<void> {
     let unsettled = TASKS;
     // The backlog alone (an index read), not money(): its ledger totals scan every ledger row, and 50 of them a
     // second took Postgres CPU from the settlements being measured (until 2026-11-24).
-    await waitFor(async () => {
-      const m = await stats.unsettled();
-      const now = performance.now();
-      if (m.count < unsettled) {
-        if (!first) first = now;
-        last = now;
-        unsettled = m.count;
-      }
-      return m.count === 0;
-    }, { timeoutMs: 600_000, intervalMs: 20, what: 'every task settled' });
+    await waitFor(
+      async () => {
+        const m = await stats.unsettled();
+        const now = performance.now();
+        if (m.count < unsettled) {
+          if (!first) first = now;
+          last = now;
+          unsettled = m.count;
+        }
+        return m.count === 0;
+      },
+      { timeoutMs: 600_000, intervalMs: 20, what: 'every task settled' },
+    );
     const cpu = cpuSeconds(pid) - cpu0;
     const rss = memMiB(pid, 'VmHWM');
     // the first poll that saw a settlement stands for "the first settled": the window is at most one poll short
@@ -131,7 +162,10 @@ async function main(): Promise<void> {
     let spent = 0n;
     for (const o of owners) {
       const acc = await accounts.get(o.accountId);
-      if (!acc) { problems.push(`account ${o.accountId} missing`); continue; }
+      if (!acc) {
+        problems.push(`account ${o.accountId} missing`);
+        continue;
+      }
       if (acc.held !== 0n) problems.push(`account ${acc.id} still holds ${acc.held}`);
       if (acc.available + acc.spent !== topup) problems.push(`account ${acc.id}: available ${acc.available} + spent ${acc.spent} ≠ topup ${topup}`);
       spent += acc.spent;
@@ -142,11 +176,17 @@ async function main(): Promise<void> {
     const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const cpuMsPer = (cpu * 1000) / TASKS;
     console.log(`\n${date} · ${machine}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
-    console.log(`billing settled ${TASKS} tasks (${ACCOUNTS} accounts, SETTLE_CONCURRENCY ${CONCURRENCY}) in ${seconds.toFixed(2)} s: ${rate.toFixed(0)} settlements/s`);
-    console.log(`billing CPU ${cpu.toFixed(2)} s (${(100 * cpu / seconds).toFixed(0)} % of a core, ${cpuMsPer.toFixed(2)} ms per settlement), peak RSS ${rss.toFixed(0)} MiB`);
+    console.log(
+      `billing settled ${TASKS} tasks (${ACCOUNTS} accounts, SETTLE_CONCURRENCY ${CONCURRENCY}) in ${seconds.toFixed(2)} s: ${rate.toFixed(0)} settlements/s`,
+    );
+    console.log(
+      `billing CPU ${cpu.toFixed(2)} s (${((100 * cpu) / seconds).toFixed(0)} % of a core, ${cpuMsPer.toFixed(2)} ms per settlement), peak RSS ${rss.toFixed(0)} MiB`,
+    );
     console.log(`exactly once + account invariant: ${problems.length ? `FAILED\n  ${problems.slice(0, 20).join('\n  ')}` : 'ok'}`);
-    insertRow('| date (UTC) | change | machine | backlog |',
-      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} tasks, ${ACCOUNTS} accounts, concurrency ${CONCURRENCY} | **${rate.toFixed(0)}/s** (${seconds.toFixed(2)} s) | ${cpu.toFixed(2)} s, ${(100 * cpu / seconds).toFixed(0)} % of a core, ${cpuMsPer.toFixed(2)} ms/settlement | ${rss.toFixed(0)} MiB | ${problems.length ? 'FAILED' : 'ok'} |`);
+    insertRow(
+      '| date (UTC) | change | machine | backlog |',
+      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} tasks, ${ACCOUNTS} accounts, concurrency ${CONCURRENCY} | **${rate.toFixed(0)}/s** (${seconds.toFixed(2)} s) | ${cpu.toFixed(2)} s, ${((100 * cpu) / seconds).toFixed(0)} % of a core, ${cpuMsPer.toFixed(2)} ms/settlement | ${rss.toFixed(0)} MiB | ${problems.length ? 'FAILED' : 'ok'} |`,
+    );
     if (problems.length) process.exitCode = 1;
   } finally {
     await billing?.stop();

@@ -23,9 +23,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import {
-  AccountRepository, ApiKeyRepository, GroupRepository, HOLD_LEASED_SQL, HOLD_MANY_SQL, loadPrices, newTaskId, toHoldRow, type NewTask,
-} from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, GroupRepository, HOLD_LEASED_SQL, HOLD_MANY_SQL, loadPrices, newTaskId, toHoldRow, type NewTask } from '@gmg/db';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix } from '@gmg/testing';
 import { startNode, stop } from './bench-process';
 
@@ -42,21 +40,33 @@ const LEASE_UNITS = process.env.BENCH_TASK_LEASE_UNITS ?? '20';
 const SPREAD = 100;
 const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'benchmark', resolution: '1MP' });
 
-interface Edge { proc: ChildProcess; base: string }
+interface Edge {
+  proc: ChildProcess;
+  base: string;
+}
 
 /** Submits for `seconds` through every edge at once (connections split evenly); requests per second in total. */
 async function load(edges: Edge[], auths: string[], seconds: number): Promise<{ rps: number; bad: number }> {
-  const runs = await Promise.all(edges.map((e, k) => {
-    let n = k;
-    return autocannon({
-      url: e.base, connections: Math.floor(CONNECTIONS / edges.length), duration: seconds, timeout: 30,
-      headers: { 'content-type': 'application/json' },
-      requests: [{
-        method: 'POST', path: '/v1/images/generations', body: BODY,
-        setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: auths[n++ % auths.length]! } }),
-      }],
-    });
-  }));
+  const runs = await Promise.all(
+    edges.map((e, k) => {
+      let n = k;
+      return autocannon({
+        url: e.base,
+        connections: Math.floor(CONNECTIONS / edges.length),
+        duration: seconds,
+        timeout: 30,
+        headers: { 'content-type': 'application/json' },
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/images/generations',
+            body: BODY,
+            setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: auths[n++ % auths.length]! } }),
+          },
+        ],
+      });
+    }),
+  );
   const total = runs.reduce((s, r) => s + r.requests.total, 0);
   return { rps: total / seconds, bad: runs.reduce((s, r) => s + r.non2xx + r.errors + r.timeouts, 0) };
 }
@@ -89,11 +99,21 @@ async function ledgerViolations(ds: DataSource): Promise<string[]> {
  * lease, the same batch as a row hold, the in-flight counter read — each in a transaction rolled back.
  */
 async function explainHolds(ds: DataSource, accountId: string, keyId: string): Promise<string> {
-  const tasks = Array.from({ length: 100 }, () => toHoldRow({
-    id: newTaskId(), accountId, apiKeyId: keyId, model: 'lumen-2-flex', requestedModel: 'lumen-2-flex', pool: 'image',
-    request: JSON.parse(BODY) as NewTask['request'], price: 20_000n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 3_600_000),
-    inflightLimit: 100_000_000,
-  }));
+  const tasks = Array.from({ length: 100 }, () =>
+    toHoldRow({
+      id: newTaskId(),
+      accountId,
+      apiKeyId: keyId,
+      model: 'lumen-2-flex',
+      requestedModel: 'lumen-2-flex',
+      pool: 'image',
+      request: JSON.parse(BODY) as NewTask['request'],
+      price: 20_000n,
+      priceSnapshot: {},
+      deadlineAt: new Date(Date.now() + 3_600_000),
+      inflightLimit: 100_000_000,
+    }),
+  );
   const statements: Array<[string, string, unknown[]]> = [
     ['journal (HOLD_LEASED_SQL), 100 tasks under one lease', HOLD_LEASED_SQL, [JSON.stringify(tasks.map((t) => ({ ...t, lease_id: 'lease_explain' }))), 0]],
     ['row hold (HOLD_MANY_SQL), the same 100 tasks', HOLD_MANY_SQL, [JSON.stringify(tasks), 0]],
@@ -104,7 +124,10 @@ async function explainHolds(ds: DataSource, accountId: string, keyId: string): P
   try {
     for (const [name, sql, params] of statements) {
       await qr.startTransaction();
-      await qr.query(`INSERT INTO credit_leases (id, account_id, edge_id, amount, expires_at) VALUES ('lease_explain', $1, 'bench', 1000000000000, now() + interval '1 minute')`, [accountId]);
+      await qr.query(
+        `INSERT INTO credit_leases (id, account_id, edge_id, amount, expires_at) VALUES ('lease_explain', $1, 'bench', 1000000000000, now() + interval '1 minute')`,
+        [accountId],
+      );
       const plan = (await qr.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params)) as Array<{ 'QUERY PLAN': string }>;
       await qr.rollbackTransaction();
       out.push(`-- ${name}\n${plan.map((p) => p['QUERY PLAN']).join('\n')}`);
@@ -142,10 +165,19 @@ export async function runFleet(): Promise<void> {
     const { auths, ids } = await setUp(db.dataSource, SPREAD);
     for (let i = 0; i < EDGES; i++) {
       const port = await freePort();
-      const proc = await startNode('services/api-edge/src/main.ts', port, {
-        DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:fleet`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-        ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef', TASK_LEASE_UNITS: LEASE_UNITS,
-      }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+      const proc = await startNode(
+        'services/api-edge/src/main.ts',
+        port,
+        {
+          DATABASE_URL: db.url,
+          REDIS_URL: TEST_REDIS_URL,
+          QUEUE_PREFIX: `${prefix}:fleet`,
+          LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+          ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
+          TASK_LEASE_UNITS: LEASE_UNITS,
+        },
+        profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+      );
       edges.push({ proc, base: `http://127.0.0.1:${port}` });
     }
     const one = [auths[0]!];
@@ -166,7 +198,9 @@ export async function runFleet(): Promise<void> {
       const perRound = oneRuns.map((r, i) => (100 * r) / spreadRuns[i]!);
       const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
       console.log(`\n${date} · ${machine} · ${EDGES} edges · ${CONNECTIONS} connections · ${ROUNDS} × ${SECONDS} s · TASK_LEASE_UNITS=${LEASE_UNITS}`);
-      console.log(`one account: ${median(oneRuns).toFixed(0)} submits/s · ${SPREAD} accounts: ${median(spreadRuns).toFixed(0)} submits/s · one / ${SPREAD}: ${median(perRound).toFixed(1)} % (median of the rounds' ratios; target ≥ 90 %)`);
+      console.log(
+        `one account: ${median(oneRuns).toFixed(0)} submits/s · ${SPREAD} accounts: ${median(spreadRuns).toFixed(0)} submits/s · one / ${SPREAD}: ${median(perRound).toFixed(1)} % (median of the rounds' ratios; target ≥ 90 %)`,
+      );
     } else {
       const perMinute: number[] = [];
       for (let m = 0; m < MINUTES; m++) {
@@ -179,7 +213,9 @@ export async function runFleet(): Promise<void> {
       const first = perMinute[0]!;
       const last = perMinute[perMinute.length - 1]!;
       console.log(`\n${date} · ${machine} · ${EDGES} edges · ${CONNECTIONS} connections · 1 account · ${MINUTES} min · TASK_LEASE_UNITS=${LEASE_UNITS}`);
-      console.log(`first minute ${first.toFixed(0)}/s → last minute ${last.toFixed(0)}/s: ${(100 * (last - first) / first).toFixed(1)} % (target: no worse than −10 %)`);
+      console.log(
+        `first minute ${first.toFixed(0)}/s → last minute ${last.toFixed(0)}/s: ${((100 * (last - first)) / first).toFixed(1)} % (target: no worse than −10 %)`,
+      );
       console.log(`\nEXPLAIN of the hold statements at the end:\n${await explainHolds(db.dataSource, ids[0]!.accountId, ids[0]!.keyId)}`);
     }
     console.log(`non-2xx/errors/timeouts: ${bad}`);
@@ -188,14 +224,23 @@ export async function runFleet(): Promise<void> {
     const [held]: Array<{ leased: number; tasks: number; leases: number }> = await db.dataSource.query(
       `SELECT count(*) FILTER (WHERE meta ? 'lease')::int AS leased, count(*)::int AS tasks,
               (SELECT count(*) FROM credit_leases)::int AS leases
-       FROM ledger_entries WHERE kind = 'hold' AND task_id LIKE 'task\\_%'`);
+       FROM ledger_entries WHERE kind = 'hold' AND task_id LIKE 'task\\_%'`,
+    );
     console.log(`tasks held from leases: ${held!.leased} of ${held!.tasks} (${held!.leases} leases granted)`);
     const violations = await ledgerViolations(db.dataSource);
-    console.log(violations.length === 0 ? 'ledger after the run: every invariant holds (balance, one hold per task, leases closed exactly, in-flight counter)' : `LEDGER VIOLATIONS: ${violations.join('; ')}`);
+    console.log(
+      violations.length === 0
+        ? 'ledger after the run: every invariant holds (balance, one hold per task, leases closed exactly, in-flight counter)'
+        : `LEDGER VIOLATIONS: ${violations.join('; ')}`,
+    );
     if (profDir) {
       for (const f of readdirSync(profDir).filter((x) => x.endsWith('.cpuprofile'))) {
         console.log(`\nCPU profile ${f} (top 15 by self time):`);
-        console.log(execFileSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/profile-summary.ts'), path.join(profDir, f), '15'], { encoding: 'utf8' }));
+        console.log(
+          execFileSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/profile-summary.ts'), path.join(profDir, f), '15'], {
+            encoding: 'utf8',
+          }),
+        );
       }
     }
     if (violations.length > 0 || bad > 0) process.exitCode = 1;

@@ -74,20 +74,31 @@ interface Target {
   auths?: string[];
 }
 
-interface Run { rps: number; p99: number; cpuUsPerReq: number; bad: number }
+interface Run {
+  rps: number;
+  p99: number;
+  cpuUsPerReq: number;
+  bad: number;
+}
 
 async function measure(t: Target, which: 'submit' | 'poll'): Promise<Run> {
   let n = 0;
   const auths = t.auths;
-  const request = which === 'submit'
-    ? {
-      method: 'POST' as const, path: '/v1/images/generations', body: BODY,
-      ...(auths ? { setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: auths[n++ % auths.length] } }) } : {}),
-    }
-    : { method: 'GET' as const, setupRequest: (req: autocannon.Request) => ({ ...req, path: `/v1/tasks/${t.ids[n++ % t.ids.length]}` }) };
+  const request =
+    which === 'submit'
+      ? {
+          method: 'POST' as const,
+          path: '/v1/images/generations',
+          body: BODY,
+          ...(auths ? { setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: auths[n++ % auths.length] } }) } : {}),
+        }
+      : { method: 'GET' as const, setupRequest: (req: autocannon.Request) => ({ ...req, path: `/v1/tasks/${t.ids[n++ % t.ids.length]}` }) };
   const cpu0 = cpuSeconds(t.pid);
   const r = await autocannon({
-    url: t.base, connections: CONNECTIONS, duration: SECONDS, timeout: 30,
+    url: t.base,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    timeout: 30,
     headers: { ...t.headers, 'content-type': 'application/json' },
     requests: [request],
   });
@@ -122,7 +133,10 @@ async function main(): Promise<void> {
     const profDir = process.env.BENCH_CPU_PROF;
     // access logs go to stdout as in production (a pipe nobody reads would fill up: /dev/null instead)
     const edgeEnv = (queuePrefix: string) => ({
-      DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: queuePrefix, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      DATABASE_URL: db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      QUEUE_PREFIX: queuePrefix,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
     });
     if (BASELINE) baseline = await startNode('services/api-edge/src/main.ts', basePort, edgeEnv(`${prefix}:base`), [], BASELINE);
@@ -132,23 +146,34 @@ async function main(): Promise<void> {
       ...(process.env.BENCH_EDGE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []),
     ]);
     // the minimal server is profiled too: a diff of the two profiles shows where the gateway's extra time goes
-    minimal = await startNode('bench/minimal-server.ts', minPort, { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min`, MINIMAL_PROTOTYPED: PROTOTYPED ? '1' : '0' },
-      profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    minimal = await startNode(
+      'bench/minimal-server.ts',
+      minPort,
+      { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `${prefix}:min`, MINIMAL_PROTOTYPED: PROTOTYPED ? '1' : '0' },
+      profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+    );
     const accounts = new AccountRepository(db.dataSource);
     await new GroupRepository(db.dataSource).upsert({ name: 'bench-unlimited', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
     const auths: string[] = [];
     for (let i = 0; i < ACCOUNTS; i++) {
       const acc = await accounts.create({ name: `bench-ceiling-${i}` });
       await accounts.topup(acc.id, 10n ** 15n);
-      const created = await new ApiKeyRepository(db.dataSource).create(FAIR_USE
-        ? { accountId: acc.id, rpsLimit: 1_000_000, inflightLimit: 1_000_000 }
-        : { accountId: acc.id, groupName: 'bench-unlimited' });
+      const created = await new ApiKeyRepository(db.dataSource).create(
+        FAIR_USE ? { accountId: acc.id, rpsLimit: 1_000_000, inflightLimit: 1_000_000 } : { accountId: acc.id, groupName: 'bench-unlimited' },
+      );
       auths.push(`Bearer ${created.secret}`);
     }
     if (profDir) console.log(`CPU profiles in ${profDir}: edge pid ${edge.pid}, minimal pid ${minimal.pid} (written when they stop)`);
     const targets: Target[] = [
       { name: 'minimal', base: `http://127.0.0.1:${minPort}`, pid: minimal.pid ?? NaN, headers: {}, ids: [] },
-      { name: 'gateway', base: `http://127.0.0.1:${edgePort}`, pid: edge.pid ?? NaN, headers: { authorization: auths[0] }, ids: [], ...(ACCOUNTS > 1 ? { auths } : {}) },
+      {
+        name: 'gateway',
+        base: `http://127.0.0.1:${edgePort}`,
+        pid: edge.pid ?? NaN,
+        headers: { authorization: auths[0] },
+        ids: [],
+        ...(ACCOUNTS > 1 ? { auths } : {}),
+      },
     ];
     if (baseline) targets.push({ ...targets[1], name: 'baseline', base: `http://127.0.0.1:${basePort}`, pid: baseline.pid ?? NaN, ids: [] });
     for (const t of targets) await warmUp(t);
@@ -170,7 +195,12 @@ async function main(): Promise<void> {
     const summary = PATHS.map((which) => {
       const pick = (name: string) => {
         const runs = results[which][name];
-        return { rps: median(runs.map((r) => r.rps)), p99: median(runs.map((r) => r.p99)), cpu: median(runs.map((r) => r.cpuUsPerReq)), bad: runs.reduce((s, r) => s + r.bad, 0) };
+        return {
+          rps: median(runs.map((r) => r.rps)),
+          p99: median(runs.map((r) => r.p99)),
+          cpu: median(runs.map((r) => r.cpuUsPerReq)),
+          bad: runs.reduce((s, r) => s + r.bad, 0),
+        };
       };
       const m = pick('minimal');
       const g = pick('gateway');
@@ -182,10 +212,14 @@ async function main(): Promise<void> {
     const failures = summary.reduce((s, x) => s + x.m.bad + x.g.bad, 0);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    console.log(`\n${date} · ${machine} · ${CONNECTIONS} connections · ${ROUNDS} × ${SECONDS} s (median) · ${ACCOUNTS} account(s)${FAIR_USE ? ' · fair-use checks on' : ''}${PROTOTYPED ? ' · minimal server prototyped' : ''}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
+    console.log(
+      `\n${date} · ${machine} · ${CONNECTIONS} connections · ${ROUNDS} × ${SECONDS} s (median) · ${ACCOUNTS} account(s)${FAIR_USE ? ' · fair-use checks on' : ''}${PROTOTYPED ? ' · minimal server prototyped' : ''}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`,
+    );
     console.log('path    | minimal req/s (p99, CPU/req) | gateway req/s (p99, CPU/req) | gateway / minimal');
     for (const s of summary) {
-      console.log(`${s.which.padEnd(7)} | ${s.m.rps.toFixed(0)}/s (p99 ${s.m.p99} ms, ${s.m.cpu.toFixed(0)} µs) | ${s.g.rps.toFixed(0)}/s (p99 ${s.g.p99} ms, ${s.g.cpu.toFixed(0)} µs) | ${s.ratio.toFixed(1)} %`);
+      console.log(
+        `${s.which.padEnd(7)} | ${s.m.rps.toFixed(0)}/s (p99 ${s.m.p99} ms, ${s.m.cpu.toFixed(0)} µs) | ${s.g.rps.toFixed(0)}/s (p99 ${s.g.p99} ms, ${s.g.cpu.toFixed(0)} µs) | ${s.ratio.toFixed(1)} %`,
+      );
     }
     console.log(`peak RSS: edge ${edgeRss.toFixed(0)} MiB, minimal ${minRss.toFixed(0)} MiB · non-2xx/errors/timeouts: ${failures}`);
     if (baseline) {
@@ -193,16 +227,23 @@ async function main(): Promise<void> {
         const { gateway, baseline: base } = results[which];
         const perRound = gateway.map((r, i) => (100 * r.rps) / base[i]!.rps);
         const b = { rps: median(base.map((r) => r.rps)), cpu: median(base.map((r) => r.cpuUsPerReq)), bad: base.reduce((n, r) => n + r.bad, 0) };
-        console.log(`A/B ${which.padEnd(7)}| baseline ${BASELINE}: ${b.rps.toFixed(0)}/s (${b.cpu.toFixed(0)} µs/req, ${b.bad} bad) · this edge / baseline: ${median(perRound).toFixed(1)} % of the requests, ${((100 * median(gateway.map((r) => r.cpuUsPerReq))) / b.cpu).toFixed(1)} % of the CPU per request`);
+        console.log(
+          `A/B ${which.padEnd(7)}| baseline ${BASELINE}: ${b.rps.toFixed(0)}/s (${b.cpu.toFixed(0)} µs/req, ${b.bad} bad) · this edge / baseline: ${median(perRound).toFixed(1)} % of the requests, ${((100 * median(gateway.map((r) => r.cpuUsPerReq))) / b.cpu).toFixed(1)} % of the CPU per request`,
+        );
       }
     }
 
     const cell = (which: string) => {
       const s = summary.find((x) => x.which === which);
-      return s ? `${s.g.rps.toFixed(0)} vs ${s.m.rps.toFixed(0)}/s (**${s.ratio.toFixed(1)} %**), p99 ${s.g.p99} vs ${s.m.p99} ms, CPU ${s.g.cpu.toFixed(0)} vs ${s.m.cpu.toFixed(0)} µs/req` : '—';
+      return s
+        ? `${s.g.rps.toFixed(0)} vs ${s.m.rps.toFixed(0)}/s (**${s.ratio.toFixed(1)} %**), p99 ${s.g.p99} vs ${s.m.p99} ms, CPU ${s.g.cpu.toFixed(0)} vs ${s.m.cpu.toFixed(0)} µs/req`
+        : '—';
     };
-    if (!profDir && !baseline) insertRow('| date (UTC) | change |',
-      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s, ${ACCOUNTS} account${ACCOUNTS > 1 ? 's' : ''}${FAIR_USE ? ', fair-use checks on' : ''}${PROTOTYPED ? ', minimal server prototyped' : ''} | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`);
+    if (!profDir && !baseline)
+      insertRow(
+        '| date (UTC) | change |',
+        `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CONNECTIONS} conns, ${ROUNDS} × ${SECONDS} s, ${ACCOUNTS} account${ACCOUNTS > 1 ? 's' : ''}${FAIR_USE ? ', fair-use checks on' : ''}${PROTOTYPED ? ', minimal server prototyped' : ''} | ${cell('submit')} | ${cell('poll')} | ${edgeRss.toFixed(0)} MiB | ${failures} |`,
+      );
     if (failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all([stop(edge), stop(minimal), stop(baseline)]);

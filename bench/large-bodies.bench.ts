@@ -12,10 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL,
-  type ServiceProcess,
-} from '@gmg/testing';
+import { createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type ServiceProcess } from '@gmg/testing';
 import { treeMemMiB } from './proc-stats';
 
 const SUBMITS = Math.min(Number(process.env.LARGE_SUBMITS ?? 60), 500);
@@ -28,8 +25,13 @@ const MAX_SECONDS = 600;
 /** One body of IMAGES incompressible PNGs of 560×560 (~1.25 MB of Base64 each; 8 make ~10 MB). */
 async function largeBody(): Promise<string> {
   const side = 560;
-  const images = await Promise.all(Array.from({ length: IMAGES }, () =>
-    sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer()));
+  const images = await Promise.all(
+    Array.from({ length: IMAGES }, () =>
+      sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } })
+        .png({ compressionLevel: 0 })
+        .toBuffer(),
+    ),
+  );
   return JSON.stringify({ model: 'lumen-2-pro', prompt: 'large body', image_urls: images.map((b) => b.toString('base64')) });
 }
 
@@ -42,9 +44,17 @@ async function main(): Promise<void> {
     const prefix = uniqueRedisPrefix();
     const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'error' };
-    procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.05', LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`));
+    procs.push(
+      await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.05', LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`),
+    );
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    const edgeEnv = { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef', UPLOAD_DIR: uploadDir, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` };
+    const edgeEnv = {
+      ...common,
+      PORT: String(edgePort),
+      ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
+      UPLOAD_DIR: uploadDir,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}`,
+    };
     const started = await Promise.all([
       startService('api-edge', edgeEnv, `http://127.0.0.1:${edgePort}/healthz`),
       startService('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1' }, `http://127.0.0.1:${workerPort}/healthz`),
@@ -71,26 +81,31 @@ async function main(): Promise<void> {
     let next = 0;
     const deadline = Date.now() + MAX_SECONDS * 1000;
     const t0 = Date.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < SUBMITS && Date.now() < deadline) {
-        next++;
-        // a 429 (rate limit) or a 503 (the edge's body budget, MAX_BODY_BYTES_IN_FLIGHT) is retried after its
-        // Retry-After, at most 20 times per submit
-        for (let attempt = 0; attempt < 20; attempt++) {
-          const r = await fetch(`${base}/v1/images/generations`, { method: 'POST', headers, body });
-          const j = (await r.json()) as { data?: Array<{ task_id: string }> };
-          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-          if (r.status === 200 && j.data?.[0]) ids.push(j.data[0].task_id);
-          if (r.status !== 429 && r.status !== 503) break;
-          await new Promise((res) => setTimeout(res, 1000 * Number(r.headers.get('retry-after') ?? 1)));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < SUBMITS && Date.now() < deadline) {
+          next++;
+          // a 429 (rate limit) or a 503 (the edge's body budget, MAX_BODY_BYTES_IN_FLIGHT) is retried after its
+          // Retry-After, at most 20 times per submit
+          for (let attempt = 0; attempt < 20; attempt++) {
+            const r = await fetch(`${base}/v1/images/generations`, { method: 'POST', headers, body });
+            const j = (await r.json()) as { data?: Array<{ task_id: string }> };
+            statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+            if (r.status === 200 && j.data?.[0]) ids.push(j.data[0].task_id);
+            if (r.status !== 429 && r.status !== 503) break;
+            await new Promise((res) => setTimeout(res, 1000 * Number(r.headers.get('retry-after') ?? 1)));
+          }
         }
-      }
-    }));
+      }),
+    );
     const submitSeconds = (Date.now() - t0) / 1000;
-    await waitFor(async () => {
-      const [{ n }] = await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
-      return n === 0;
-    }, { timeoutMs: MAX_SECONDS * 1000, intervalMs: 250, what: 'all tasks finished' });
+    await waitFor(
+      async () => {
+        const [{ n }] = await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
+        return n === 0;
+      },
+      { timeoutMs: MAX_SECONDS * 1000, intervalMs: 250, what: 'all tasks finished' },
+    );
     clearInterval(sampler);
     const [row] = await db.dataSource.query<Array<{ request_max: number; summary_max: number; completed: number }>>(
       `SELECT max(pg_column_size(request))::int AS request_max, max(pg_column_size(summary))::int AS summary_max,
@@ -98,12 +113,24 @@ async function main(): Promise<void> {
     );
 
     const report = {
-      submits: SUBMITS, concurrency: CONCURRENCY, bodyMiB: +(body.length / 2 ** 20).toFixed(2), statuses, accepted: ids.length,
-      completed: row.completed, submitSeconds: +submitSeconds.toFixed(1),
+      submits: SUBMITS,
+      concurrency: CONCURRENCY,
+      bodyMiB: +(body.length / 2 ** 20).toFixed(2),
+      statuses,
+      accepted: ids.length,
+      completed: row.completed,
+      submitSeconds: +submitSeconds.toFixed(1),
       taskRowBytes: { requestMax: row.request_max, summaryMax: row.summary_max },
-      rssMiB: Object.fromEntries(Object.keys(named).map((n) => [n, {
-        before: +before[n].toFixed(0), peakSampled: +peak[n].toFixed(0), peakKernel: +treeMemMiB(named[n as keyof typeof named].proc.pid, 'VmHWM').toFixed(0),
-      }])),
+      rssMiB: Object.fromEntries(
+        Object.keys(named).map((n) => [
+          n,
+          {
+            before: +before[n].toFixed(0),
+            peakSampled: +peak[n].toFixed(0),
+            peakKernel: +treeMemMiB(named[n as keyof typeof named].proc.pid, 'VmHWM').toFixed(0),
+          },
+        ]),
+      ),
       limitMiB: RSS_LIMIT_MIB,
     };
     console.log(JSON.stringify(report, null, 2));
@@ -111,10 +138,16 @@ async function main(): Promise<void> {
     if (!(workerPeak < RSS_LIMIT_MIB) || ids.length !== SUBMITS) process.exitCode = 1;
   } catch (e) {
     // a service that died under the load (out of memory, say) is named with the end of its output
-    await Promise.all(procs.map(async (p) => {
-      const alive = await waitFor(() => p.proc.exitCode !== null || p.proc.signalCode !== null, { timeoutMs: 2000, intervalMs: 50 }).then(() => false, () => true);
-      if (!alive) console.error(`${p.name} exited under the load (code ${p.proc.exitCode}, signal ${p.proc.signalCode}); its last output:\n${p.output().slice(-3000)}`);
-    }));
+    await Promise.all(
+      procs.map(async (p) => {
+        const alive = await waitFor(() => p.proc.exitCode !== null || p.proc.signalCode !== null, { timeoutMs: 2000, intervalMs: 50 }).then(
+          () => false,
+          () => true,
+        );
+        if (!alive)
+          console.error(`${p.name} exited under the load (code ${p.proc.exitCode}, signal ${p.proc.signalCode}); its last output:\n${p.output().slice(-3000)}`);
+      }),
+    );
     throw e;
   } finally {
     await Promise.all(procs.map((p) => p.stop()));

@@ -7,12 +7,19 @@
 import http from 'node:http';
 
 const MESSAGE = JSON.stringify({
-  id: 'msg_bench', type: 'message', role: 'assistant', model: 'lumen-chat-1-mini',
-  content: [{ type: 'text', text: 'Hello from the bench upstream.' }], stop_reason: 'end_turn', stop_sequence: null,
+  id: 'msg_bench',
+  type: 'message',
+  role: 'assistant',
+  model: 'lumen-chat-1-mini',
+  content: [{ type: 'text', text: 'Hello from the bench upstream.' }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
   usage: { input_tokens: 12, output_tokens: 8, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
 });
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-const START = ev('message_start', { message: { ...(JSON.parse(MESSAGE) as object), content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } });
+const START = ev('message_start', {
+  message: { ...(JSON.parse(MESSAGE) as object), content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } },
+});
 const REST =
   ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
   ['Hello ', 'from ', 'the ', 'bench ', 'upstream.'].map((text) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text } })).join('') +

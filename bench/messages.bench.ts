@@ -36,7 +36,6 @@ const CHAT_STREAM_BODY = CHAT_BODY.replace('"max_tokens":64', '"max_tokens":64,"
 const f2 = (n: number) => n.toFixed(2);
 const signed = (n: number) => `${n < 0 ? '−' : '+'}${f2(Math.abs(n))}`;
 
-
 interface Target {
   pool: Pool;
   headers: Record<string, string>;
@@ -59,16 +58,18 @@ async function load(total: number, concurrency: number, fn: () => Promise<[numbe
   let failures = 0;
   const deadline = Date.now() + MAX_SECONDS * 1000;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total && Date.now() < deadline) {
-      next++;
-      try {
-        lat.push((await fn())[pick]);
-      } catch {
-        failures++;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total && Date.now() < deadline) {
+        next++;
+        try {
+          lat.push((await fn())[pick]);
+        } catch {
+          failures++;
+        }
       }
-    }
-  }));
+    }),
+  );
   return { lat: lat.sort((a, b) => a - b), rps: lat.length / ((performance.now() - t0) / 1000), failures };
 }
 
@@ -82,7 +83,15 @@ async function interleaved(total: number, a: () => Promise<[number, number]>, b:
   let failures = 0;
   const deadline = Date.now() + MAX_SECONDS * 1000;
   for (let i = 0; i < total && Date.now() < deadline; i++) {
-    for (const [fn, into] of i % 2 === 0 ? [[a, la], [b, lb]] as const : [[b, lb], [a, la]] as const) {
+    for (const [fn, into] of i % 2 === 0
+      ? ([
+          [a, la],
+          [b, lb],
+        ] as const)
+      : ([
+          [b, lb],
+          [a, la],
+        ] as const)) {
       try {
         into.push((await fn())[pick]);
       } catch {
@@ -100,13 +109,16 @@ async function heapOf(edgeUrl: string): Promise<string> {
   const text = await (await fetch(`${edgeUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
   const g = (re: RegExp): number => Number(re.exec(text)?.[1] ?? NaN) / 2 ** 20;
   const space = (kind: 'total' | 'used', sp: string) => g(new RegExp(`^nodejs_heap_space_size_${kind}_bytes\\{space="${sp}"[^}]*\\} (\\S+)$`, 'm'));
-  return `heap ${g(/^nodejs_heap_size_total_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} committed / ${g(/^nodejs_heap_size_used_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} used `
-    + `(new ${space('total', 'new').toFixed(0)}, old ${space('total', 'old').toFixed(0)} / ${space('used', 'old').toFixed(0)} used), external ${g(/^nodejs_external_memory_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} MiB`;
+  return (
+    `heap ${g(/^nodejs_heap_size_total_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} committed / ${g(/^nodejs_heap_size_used_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} used ` +
+    `(new ${space('total', 'new').toFixed(0)}, old ${space('total', 'old').toFixed(0)} / ${space('used', 'old').toFixed(0)} used), external ${g(/^nodejs_external_memory_bytes\{[^}]*\} (\S+)$/m).toFixed(0)} MiB`
+  );
 }
 
 async function startMock(port: number): Promise<ChildProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/messages-mock.upstream.ts')], {
-    env: { ...process.env, MOCK_PORT: String(port) }, stdio: 'ignore',
+    env: { ...process.env, MOCK_PORT: String(port) },
+    stdio: 'ignore',
   });
   process.once('exit', () => proc.kill('SIGKILL'));
   await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok, { timeoutMs: 30_000, what: 'mock upstream' });
@@ -124,12 +136,22 @@ async function main(): Promise<void> {
     mock = await startMock(mockPort);
     const mockUrl = `http://127.0.0.1:${mockPort}`;
     await new ChannelRepository(db.dataSource).create({ name: 'mock', protocol: 'messages', baseUrl: mockUrl, apiKey: 'mock-key' });
-    edge = await startService('api-edge', {
-      DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(), LOG_LEVEL: 'error', PORT: String(edgePort),
-      ADMIN_TOKEN,
-    }, `http://127.0.0.1:${edgePort}/healthz`,
-    // BENCH_CPU_PROF=<dir>: the edge's CPU profile (written when the bench stops it; bench/profile-summary.ts reads it)
-    60_000, undefined, process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+    edge = await startService(
+      'api-edge',
+      {
+        DATABASE_URL: db.url,
+        REDIS_URL: TEST_REDIS_URL,
+        QUEUE_PREFIX: uniqueRedisPrefix(),
+        LOG_LEVEL: 'error',
+        PORT: String(edgePort),
+        ADMIN_TOKEN,
+      },
+      `http://127.0.0.1:${edgePort}/healthz`,
+      // BENCH_CPU_PROF=<dir>: the edge's CPU profile (written when the bench stops it; bench/profile-summary.ts reads it)
+      60_000,
+      undefined,
+      process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    );
     const accounts = new AccountRepository(db.dataSource);
     const acc = await accounts.create({ name: 'bench-messages' });
     await accounts.topup(acc.id, 10n ** 15n);
@@ -162,8 +184,17 @@ async function main(): Promise<void> {
     const ttfbD = await load(Math.floor(REQUESTS / 2), 1, () => call(direct1, STREAM_BODY), 0);
     const ttfbG = await load(Math.floor(REQUESTS / 2), 1, () => call(gw1, STREAM_BODY), 0);
     // the chat-completions path beside /v1/messages: whole answers (total), and streams (first byte)
-    const vsChat = await interleaved(REQUESTS, () => call(gw1, BODY), () => call(chat1, CHAT_BODY, {}, CHAT_PATH));
-    const vsChatTtfb = await interleaved(Math.floor(REQUESTS / 2), () => call(gw1, STREAM_BODY), () => call(chat1, CHAT_STREAM_BODY, {}, CHAT_PATH), 0);
+    const vsChat = await interleaved(
+      REQUESTS,
+      () => call(gw1, BODY),
+      () => call(chat1, CHAT_BODY, {}, CHAT_PATH),
+    );
+    const vsChatTtfb = await interleaved(
+      Math.floor(REQUESTS / 2),
+      () => call(gw1, STREAM_BODY),
+      () => call(chat1, CHAT_STREAM_BODY, {}, CHAT_PATH),
+      0,
+    );
     const thr: Record<number, { d: number; g: number; failures: number }> = {};
     for (const c of [16, 50]) {
       const d = target(mockUrl, { 'x-api-key': 'mock-key' }, c);
@@ -174,14 +205,21 @@ async function main(): Promise<void> {
     }
 
     // memory: STREAMS streams held open through the gateway at once (the mock pings every second)
-    const settled = async () => Number((await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE pool = 'chat' AND status = 'processing'`))[0].n);
+    const settled = async () =>
+      Number((await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE pool = 'chat' AND status = 'processing'`))[0].n);
     const rssBefore = treeMemMiB(edge.proc.pid, 'VmRSS');
     const many = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, STREAMS);
     const controller = new AbortController();
     setMaxListeners(STREAMS + 10, controller.signal);
     let opened = 0;
     const streams = Array.from({ length: STREAMS }, async () => {
-      const res = await many.pool.request({ method: 'POST', path: '/v1/messages', headers: { ...many.headers, 'x-mock-hold-ms': '60000' }, body: STREAM_BODY, signal: controller.signal });
+      const res = await many.pool.request({
+        method: 'POST',
+        path: '/v1/messages',
+        headers: { ...many.headers, 'x-mock-hold-ms': '60000' },
+        body: STREAM_BODY,
+        signal: controller.signal,
+      });
       let counted = false;
       try {
         for await (const _c of res.body) {
@@ -223,10 +261,14 @@ async function main(): Promise<void> {
       failures: vsChat.failures + vsChatTtfb.failures,
     };
     console.log(JSON.stringify({ ...row, chatCompletionsVsMessages: chat }, null, 2));
-    insertRow('| date (UTC) | machine | calls |',
-      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |`);
-    insertRow('| date (UTC) | machine | calls | /v1/messages @1 |',
-      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${chat.messages} | ${chat.chatCompletions} | ${chat.added} | ${chat.ttfbAdded} | ${chat.failures} |`);
+    insertRow(
+      '| date (UTC) | machine | calls |',
+      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |`,
+    );
+    insertRow(
+      '| date (UTC) | machine | calls | /v1/messages @1 |',
+      `| ${row.date} | ${row.machine} | ${REQUESTS} | ${chat.messages} | ${chat.chatCompletions} | ${chat.added} | ${chat.ttfbAdded} | ${chat.failures} |`,
+    );
     if (row.failures + chat.failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all(pools.map((p) => p.destroy()));

@@ -30,7 +30,9 @@ async function main(): Promise<void> {
   const queue = new Queue('bench-minimal', { connection: redis, prefix });
   const app = express();
   app.use(express.json());
-  app.get('/healthz', (_req, res) => { res.json({ ok: true }); });
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
   app.post('/v1/images/generations', async (req, res) => {
     const result = schema.validate(req.body);
     if (result.error) {
@@ -54,9 +56,13 @@ async function main(): Promise<void> {
   });
   let server: http.Server;
   if (process.env.MINIMAL_PROTOTYPED === '1') {
-    const Req = function (this: http.IncomingMessage, socket: never) { http.IncomingMessage.call(this, socket); };
+    const Req = function (this: http.IncomingMessage, socket: never) {
+      http.IncomingMessage.call(this, socket);
+    };
     Req.prototype = app.request;
-    const Res = function (this: http.ServerResponse, req: never, options: never) { (http.ServerResponse as unknown as (this: unknown, a: never, b: never) => void).call(this, req, options); };
+    const Res = function (this: http.ServerResponse, req: never, options: never) {
+      (http.ServerResponse as unknown as (this: unknown, a: never, b: never) => void).call(this, req, options);
+    };
     Res.prototype = app.response;
     server = http.createServer({ IncomingMessage: Req as never, ServerResponse: Res as never }, app).listen(Number(process.env.PORT), '127.0.0.1');
   } else {
@@ -64,7 +70,9 @@ async function main(): Promise<void> {
   }
   const stop = () => {
     server.close();
-    void Promise.allSettled([queue.close(), pg.end()]).then(() => redis.quit()).finally(() => process.exit(0));
+    void Promise.allSettled([queue.close(), pg.end()])
+      .then(() => redis.quit())
+      .finally(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

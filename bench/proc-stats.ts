@@ -28,13 +28,15 @@ function pidsOf(pid: number): number[] {
 /** The largest value of a memory field among a process and its children, in MiB; NaN without a pid. */
 export function treeMemMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
   if (!pid) return NaN;
-  return Math.max(...pidsOf(pid).map((p) => {
-    try {
-      return memMiB(p, field) || 0;
-    } catch {
-      return 0;
-    }
-  }));
+  return Math.max(
+    ...pidsOf(pid).map((p) => {
+      try {
+        return memMiB(p, field) || 0;
+      } catch {
+        return 0;
+      }
+    }),
+  );
 }
 
 /** The p-th percentile of ascending `sorted`. */

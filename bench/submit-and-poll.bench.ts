@@ -10,10 +10,7 @@ import { insertRow } from './doc-table';
 import os from 'node:os';
 import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL,
-  type ServiceProcess,
-} from '@gmg/testing';
+import { createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type ServiceProcess } from '@gmg/testing';
 import { pct, treeMemMiB } from './proc-stats';
 
 /** The bench measures the gateway's capacity, not the fair-use defaults of the `default` group (docs/rate-limits.md). */
@@ -26,21 +23,22 @@ const MAX_SECONDS = 600;
 
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
-
 /** Runs `total` calls of `fn` with `concurrency` in flight; returns per-call latencies (ms). */
 async function load(total: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<{ lat: number[]; seconds: number }> {
   const lat: number[] = [];
   let next = 0;
   const deadline = Date.now() + MAX_SECONDS * 1000;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total && Date.now() < deadline) {
-      const i = next++;
-      const s = performance.now();
-      await fn(i);
-      lat.push(performance.now() - s);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total && Date.now() < deadline) {
+        const i = next++;
+        const s = performance.now();
+        await fn(i);
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
   return { lat: lat.sort((a, b) => a - b), seconds: (performance.now() - t0) / 1000 };
 }
 
@@ -52,11 +50,21 @@ async function main(): Promise<void> {
     const prefix = uniqueRedisPrefix();
     const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'error' };
-    procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.05', LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`));
+    procs.push(
+      await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.05', LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`),
+    );
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
     const started = await Promise.all([
-      startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' }, `http://127.0.0.1:${edgePort}/healthz`),
-      startService('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', WORKER_CONCURRENCY: '100' }, `http://127.0.0.1:${workerPort}/healthz`),
+      startService(
+        'api-edge',
+        { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' },
+        `http://127.0.0.1:${edgePort}/healthz`,
+      ),
+      startService(
+        'worker-image',
+        { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', WORKER_CONCURRENCY: '100' },
+        `http://127.0.0.1:${workerPort}/healthz`,
+      ),
       startService('billing', { ...common, HEALTH_PORT: String(billingPort) }, `http://127.0.0.1:${billingPort}/healthz`),
     ]);
     procs.push(...started);
@@ -83,10 +91,13 @@ async function main(): Promise<void> {
       if (r.status !== 200) failures++;
     });
     const drainStart = Date.now();
-    await waitFor(async () => {
-      const [{ n }] = await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
-      return n === 0;
-    }, { timeoutMs: MAX_SECONDS * 1000, intervalMs: 250, what: 'all tasks finished' });
+    await waitFor(
+      async () => {
+        const [{ n }] = await db.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM tasks WHERE status IN ('pending','processing')`);
+        return n === 0;
+      },
+      { timeoutMs: MAX_SECONDS * 1000, intervalMs: 250, what: 'all tasks finished' },
+    );
     const endToEnd = (Date.now() - drainStart) / 1000 + submit.seconds;
 
     const row = {
@@ -95,16 +106,20 @@ async function main(): Promise<void> {
       tasks: ids.length,
       concurrency: CONCURRENCY,
       submitRate: (ids.length / submit.seconds).toFixed(0),
-      submitP50: ms(pct(submit.lat, 50)), submitP99: ms(pct(submit.lat, 99)),
+      submitP50: ms(pct(submit.lat, 50)),
+      submitP99: ms(pct(submit.lat, 99)),
       pollRate: (POLLS / poll.seconds).toFixed(0),
-      pollP50: ms(pct(poll.lat, 50)), pollP99: ms(pct(poll.lat, 99)),
+      pollP50: ms(pct(poll.lat, 50)),
+      pollP99: ms(pct(poll.lat, 99)),
       drainRate: (ids.length / endToEnd).toFixed(0),
       rss: `edge ${treeMemMiB(edge.proc.pid, 'VmHWM').toFixed(0)} / worker ${treeMemMiB(worker.proc.pid, 'VmHWM').toFixed(0)} / billing ${treeMemMiB(billing.proc.pid, 'VmHWM').toFixed(0)} MiB`,
       failures,
     };
     console.log(JSON.stringify(row, null, 2));
-    insertRow('| date (UTC) | machine | tasks @ in flight |',
-      `| ${row.date} | ${row.machine} | ${row.tasks} @ ${row.concurrency} | ${row.submitRate}/s, p50 ${row.submitP50}, p99 ${row.submitP99} | ${row.pollRate}/s, p50 ${row.pollP50}, p99 ${row.pollP99} | ${row.drainRate} tasks/s | ${row.rss} | ${row.failures} |`);
+    insertRow(
+      '| date (UTC) | machine | tasks @ in flight |',
+      `| ${row.date} | ${row.machine} | ${row.tasks} @ ${row.concurrency} | ${row.submitRate}/s, p50 ${row.submitP50}, p99 ${row.submitP99} | ${row.pollRate}/s, p50 ${row.pollP50}, p99 ${row.pollP99} | ${row.drainRate} tasks/s | ${row.rss} | ${row.failures} |`,
+    );
     if (failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all(procs.map((p) => p.stop()));

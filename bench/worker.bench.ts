@@ -32,7 +32,17 @@ import { QUEUES } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
 import { diffHistograms, histogramQuantile, parseHistogram, shareAtMost, sumSamples, type HistogramBuckets } from '@gmg/observability';
 import { DuePolls, createTaskQueue, queueKeyPrefix } from '@gmg/queue';
-import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
+import {
+  REPO_ROOT,
+  TEST_REDIS_URL,
+  createTestDatabase,
+  deleteRedisPrefix,
+  freePort,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  type ServiceProcess,
+} from '@gmg/testing';
 import { insertRow } from './doc-table';
 import { cpuSeconds, memMiB } from './proc-stats';
 
@@ -66,8 +76,11 @@ async function workerReading(url: string): Promise<{ polls: number; lateness: Hi
 const fmtMs = (s: number): string => `${(s * 1000).toFixed(0)} ms`;
 
 function pgTransactions(dbName: string): number {
-  const out = execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', dbName, '-Atc',
-    `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`], { encoding: 'utf8' });
+  const out = execFileSync(
+    'psql',
+    ['-h', '127.0.0.1', '-U', 'postgres', '-d', dbName, '-Atc', `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`],
+    { encoding: 'utf8' },
+  );
   return Number(out.trim());
 }
 
@@ -91,39 +104,64 @@ async function main(): Promise<void> {
     const { secret } = await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id, groupName: 'bench-unlimited' });
 
     // 1. submit N tasks through the edge, worker not running yet
-    const edge = await startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' }, `http://127.0.0.1:${edgePort}/healthz`);
+    const edge = await startService(
+      'api-edge',
+      { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' },
+      `http://127.0.0.1:${edgePort}/healthz`,
+    );
     procs.push(edge);
     const ids: string[] = [];
     let next = 0;
     const t0 = Date.now();
-    await Promise.all(Array.from({ length: SUBMIT_CONCURRENCY }, async () => {
-      while (next < TASKS && Date.now() - t0 < 600_000) {
-        next++;
-        const r = await fetch(`http://127.0.0.1:${edgePort}/v1/images/generations`, {
-          method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: BODY,
-        });
-        const j = (await r.json()) as { data?: Array<{ task_id: string }> };
-        if (r.status !== 200 || !j.data?.[0]) throw new Error(`submit: ${r.status} ${JSON.stringify(j)}`);
-        ids.push(j.data[0].task_id);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: SUBMIT_CONCURRENCY }, async () => {
+        while (next < TASKS && Date.now() - t0 < 600_000) {
+          next++;
+          const r = await fetch(`http://127.0.0.1:${edgePort}/v1/images/generations`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+            body: BODY,
+          });
+          const j = (await r.json()) as { data?: Array<{ task_id: string }> };
+          if (r.status !== 200 || !j.data?.[0]) throw new Error(`submit: ${r.status} ${JSON.stringify(j)}`);
+          ids.push(j.data[0].task_id);
+        }
+      }),
+    );
     if (ids.length !== TASKS) throw new Error(`submitted ${ids.length} of ${TASKS}`);
     console.log(`submitted ${TASKS} [sim:never] tasks through the edge in ${((Date.now() - t0) / 1000).toFixed(1)} s; edge stopped`);
     await edge.stop();
     procs.splice(procs.indexOf(edge), 1);
 
     // 2. the worker takes them all upstream and settles into polling
-    const worker = await startService('worker-image', {
-      ...common, HEALTH_PORT: String(workerPort), WORKER_CONCURRENCY: WORKER_CONCURRENCY, POLL_INTERVAL_SCALE: POLL_SCALE,
-    }, `http://127.0.0.1:${workerPort}/healthz`, 60_000, undefined,
-    // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the bench stops the worker)
-    process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
+    const worker = await startService(
+      'worker-image',
+      {
+        ...common,
+        HEALTH_PORT: String(workerPort),
+        WORKER_CONCURRENCY: WORKER_CONCURRENCY,
+        POLL_INTERVAL_SCALE: POLL_SCALE,
+      },
+      `http://127.0.0.1:${workerPort}/healthz`,
+      60_000,
+      undefined,
+      // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the bench stops the worker)
+      process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
+    );
     procs.push(worker);
     const pid = worker.proc.pid ?? NaN;
     const shardList = Array.from({ length: SHARDS }, (_, i) => i);
     const queues = shardList.map((i) => createTaskQueue('image', redis, prefix, i));
     const polls = shardList.map((i) => new DuePolls(redis, queueKeyPrefix(prefix, QUEUES.image, i), 30_000));
-    const onPollPath = async (): Promise<number> => (await Promise.all(polls.map(async (p) => { const c = await p.counts(); return c.waiting + c.claimed; }))).reduce((a, b) => a + b, 0);
+    const onPollPath = async (): Promise<number> =>
+      (
+        await Promise.all(
+          polls.map(async (p) => {
+            const c = await p.counts();
+            return c.waiting + c.claimed;
+          }),
+        )
+      ).reduce((a, b) => a + b, 0);
     const jobCounts = async (): Promise<Record<string, number>> => {
       const all = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'completed', 'failed')));
       const out: Record<string, number> = {};
@@ -132,10 +170,21 @@ async function main(): Promise<void> {
     };
     const t1 = Date.now();
     // a worker that cannot keep up never gets there: after 120 s the bench measures that saturated state instead
-    const settled = await waitFor(async () => (await onPollPath()) >= 0.95 * TASKS, { timeoutMs: 120_000, intervalMs: 250, what: '95 % on the poll path' })
-      .then(() => true, () => false);
-    console.log(`${settled ? 'worker submitted them upstream' : 'NOT 95 % on the poll path (saturated)'} after ${((Date.now() - t1) / 1000).toFixed(1)} s (${await onPollPath()} polling, jobs ${JSON.stringify(await jobCounts())}); warm-up ${WARMUP_S} s, window ${SECONDS} s`);
-    await new Promise<void>((resolve) => { const t = setTimeout(resolve, WARMUP_S * 1000); t.unref?.(); });
+    const settled = await waitFor(async () => (await onPollPath()) >= 0.95 * TASKS, {
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      what: '95 % on the poll path',
+    }).then(
+      () => true,
+      () => false,
+    );
+    console.log(
+      `${settled ? 'worker submitted them upstream' : 'NOT 95 % on the poll path (saturated)'} after ${((Date.now() - t1) / 1000).toFixed(1)} s (${await onPollPath()} polling, jobs ${JSON.stringify(await jobCounts())}); warm-up ${WARMUP_S} s, window ${SECONDS} s`,
+    );
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, WARMUP_S * 1000);
+      t.unref?.();
+    });
 
     // 3. the window: lateness from the worker's own histogram, CPU, Redis commands by name, Postgres transactions
     const metricsUrl = `http://127.0.0.1:${workerPort}/metrics`;
@@ -146,7 +195,10 @@ async function main(): Promise<void> {
     const redis0 = await commandStats(redis);
     const pg0 = pgTransactions(dbName);
     const w0 = Date.now();
-    await new Promise<void>((resolve) => { const t = setTimeout(resolve, SECONDS * 1000); t.unref?.(); });
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, SECONDS * 1000);
+      t.unref?.();
+    });
     const window = (Date.now() - w0) / 1000;
     const redis1 = await commandStats(redis);
     const cpu = cpuSeconds(pid) - cpu0;
@@ -160,23 +212,37 @@ async function main(): Promise<void> {
     const counts = await jobCounts();
     await Promise.all(queues.map((q) => q.close()));
 
-    const byCommand = Object.entries(redis1).map(([k, v]) => [k, v - (redis0[k] ?? 0)] as const).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+    const byCommand = Object.entries(redis1)
+      .map(([k, v]) => [k, v - (redis0[k] ?? 0)] as const)
+      .filter(([, v]) => v > 0)
+      .sort((a, b) => b[1] - a[1]);
     // the two INFO calls of this bench are not the worker's
     const redisCmds = byCommand.reduce((a, [k, v]) => a + (k === 'info' ? 0 : v), 0);
     const pollsPerS = polled / window;
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const lateText = `p50 ${fmtMs(histogramQuantile(late, 0.5))}, p99 ${fmtMs(histogramQuantile(late, 0.99))}, ${(100 * shareAtMost(late, 1)).toFixed(2)} % within 1 s (${late.count} polls)`;
-    const perPoll = `Redis ${(redisCmds / polled).toFixed(2)} commands (${byCommand.slice(0, 6).map(([k, v]) => `${k} ${(v / polled).toFixed(2)}`).join(', ')}), Postgres ${(pgTx / polled).toFixed(2)} transactions`;
+    const perPoll = `Redis ${(redisCmds / polled).toFixed(2)} commands (${byCommand
+      .slice(0, 6)
+      .map(([k, v]) => `${k} ${(v / polled).toFixed(2)}`)
+      .join(', ')}), Postgres ${(pgTx / polled).toFixed(2)} transactions`;
     console.log(`\n${date} · ${machine}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
-    console.log(`worker-image (concurrency ${WORKER_CONCURRENCY}, ${SHARDS} shard(s), POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`);
+    console.log(
+      `worker-image (concurrency ${WORKER_CONCURRENCY}, ${SHARDS} shard(s), POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`,
+    );
     console.log(`polls: ${pollsPerS.toFixed(0)}/s upstream (due ${(TASKS / 5).toFixed(0)}/s: one per task every 5 s on average at scale 1.429)`);
     console.log(`lateness (claim − due, the worker's gmg_poll_lateness_seconds): ${lateText}`);
-    console.log(`worker CPU ${cpu.toFixed(1)} s = ${(100 * cpu / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms per poll; RSS ${rss.toFixed(0)} MiB at the end, peak ${hwm.toFixed(0)} MiB`);
-    console.log(`upstream simulator CPU ${simCpu.toFixed(1)} s = ${(100 * simCpu / window).toFixed(0)} % of a core, ${((simCpu * 1e3) / polled).toFixed(2)} ms per poll`);
+    console.log(
+      `worker CPU ${cpu.toFixed(1)} s = ${((100 * cpu) / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms per poll; RSS ${rss.toFixed(0)} MiB at the end, peak ${hwm.toFixed(0)} MiB`,
+    );
+    console.log(
+      `upstream simulator CPU ${simCpu.toFixed(1)} s = ${((100 * simCpu) / window).toFixed(0)} % of a core, ${((simCpu * 1e3) / polled).toFixed(2)} ms per poll`,
+    );
     console.log(`per poll: ${perPoll}; jobs at the end: ${JSON.stringify(counts)}`);
-    insertRow('| date (UTC) | change | machine | tasks |',
-      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${SHARDS} shard(s), ${window.toFixed(0)} s | ${pollsPerS.toFixed(0)}/s (due ${(TASKS / 5).toFixed(0)}/s) | ${lateText} | ${(100 * cpu / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`);
+    insertRow(
+      '| date (UTC) | change | machine | tasks |',
+      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${SHARDS} shard(s), ${window.toFixed(0)} s | ${pollsPerS.toFixed(0)}/s (due ${(TASKS / 5).toFixed(0)}/s) | ${lateText} | ${((100 * cpu) / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`,
+    );
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     await deleteRedisPrefix(redis, prefix);

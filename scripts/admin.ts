@@ -38,11 +38,25 @@ Money is a decimal number of currency units. Database: DATABASE_URL (default pos
 class UsageError extends Error {}
 
 const OPTIONS = {
-  name: { type: 'string' }, group: { type: 'string' }, balance: { type: 'string' }, note: { type: 'string' },
-  account: { type: 'string' }, models: { type: 'string' }, rps: { type: 'string' }, inflight: { type: 'string' },
-  'base-url': { type: 'string' }, 'api-key': { type: 'string' }, protocol: { type: 'string' }, groups: { type: 'string' },
-  priority: { type: 'string' }, weight: { type: 'string' }, enabled: { type: 'boolean' }, disabled: { type: 'boolean' },
-  ratio: { type: 'string' }, description: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  name: { type: 'string' },
+  group: { type: 'string' },
+  balance: { type: 'string' },
+  note: { type: 'string' },
+  account: { type: 'string' },
+  models: { type: 'string' },
+  rps: { type: 'string' },
+  inflight: { type: 'string' },
+  'base-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  protocol: { type: 'string' },
+  groups: { type: 'string' },
+  priority: { type: 'string' },
+  weight: { type: 'string' },
+  enabled: { type: 'boolean' },
+  disabled: { type: 'boolean' },
+  ratio: { type: 'string' },
+  description: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
 type Flags = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
@@ -51,12 +65,18 @@ type Flags = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
 const num = (v: string | boolean | undefined): number | string | undefined =>
   typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : (v as string | undefined);
 const list = (v: string | boolean | undefined): string[] | null | undefined =>
-  typeof v !== 'string' ? undefined : v === 'none' ? null : v.split(',').map((s) => s.trim()).filter(Boolean);
+  typeof v !== 'string'
+    ? undefined
+    : v === 'none'
+      ? null
+      : v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
 const nullable = (v: string | boolean | undefined): number | string | null | undefined => (v === 'none' ? null : num(v));
 
 /** Drops undefined fields so "not given" differs from "set to null". */
-const defined = (o: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const defined = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 function need(pos: string[], i: number, what: string): string {
   if (pos[i] === undefined) throw new UsageError(`missing <${what}>`);
@@ -65,8 +85,14 @@ function need(pos: string[], i: number, what: string): string {
 
 function channelBody(f: Flags): Record<string, unknown> {
   return defined({
-    name: f.name, base_url: f['base-url'], api_key: f['api-key'], protocol: f.protocol, models: list(f.models),
-    groups: list(f.groups), priority: num(f.priority), weight: num(f.weight),
+    name: f.name,
+    base_url: f['base-url'],
+    api_key: f['api-key'],
+    protocol: f.protocol,
+    models: list(f.models),
+    groups: list(f.groups),
+    priority: num(f.priority),
+    weight: num(f.weight),
     enabled: f.disabled ? false : f.enabled ? true : undefined,
   });
 }
@@ -81,9 +107,16 @@ async function run(svc: ManagementService, loadFile: (p: string) => Promise<numb
     case 'accounts topup':
       return svc.topup(need(pos, 2, 'account_id'), defined({ amount: num(need(pos, 3, 'amount')), note: f.note }));
     case 'keys create':
-      return svc.createKey(defined({
-        account_id: f.account, name: f.name, models: list(f.models), group: f.group, rps_limit: num(f.rps), inflight_limit: num(f.inflight),
-      }));
+      return svc.createKey(
+        defined({
+          account_id: f.account,
+          name: f.name,
+          models: list(f.models),
+          group: f.group,
+          rps_limit: num(f.rps),
+          inflight_limit: num(f.inflight),
+        }),
+      );
     case 'keys list':
       return svc.listKeys({ account_id: need(pos, 2, 'account_id') });
     case 'keys revoke':

@@ -108,6 +108,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       ];
       console.log(`build: ${parts.filter(Boolean).join(', ')} in ${r.ms} ms`);
     },
-    (err) => { console.error(err instanceof Error ? err.message : err); process.exit(1); },
+    (err) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
   );
 }

@@ -36,19 +36,32 @@ const cell = (v: number | undefined): string => (v === undefined ? '–' : Strin
 
 function table(rows: s.Row[]): string {
   const head = '| scenario | tasks | terminal | settled once | invariant | time to heal | result | notes |\n| - | - | - | - | - | - | - | - |';
-  return [head, ...rows.map((r) => `| ${r.scenario} | ${cell(r.tasks)} | ${cell(r.terminal)} | ${cell(r.settledOnce)} | ${r.invariant === undefined ? '–' : r.invariant ? 'holds' : 'BROKEN'} | ${r.healMs === undefined ? '–' : `${(r.healMs / 1000).toFixed(2)} s`} | ${r.ok ? 'green' : 'RED'} | ${r.note} |`)].join('\n');
+  return [
+    head,
+    ...rows.map(
+      (r) =>
+        `| ${r.scenario} | ${cell(r.tasks)} | ${cell(r.terminal)} | ${cell(r.settledOnce)} | ${r.invariant === undefined ? '–' : r.invariant ? 'holds' : 'BROKEN'} | ${r.healMs === undefined ? '–' : `${(r.healMs / 1000).toFixed(2)} s`} | ${r.ok ? 'green' : 'RED'} | ${r.note} |`,
+    ),
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
-  const only = process.env.CHAOS_ONLY?.split(',').map((x) => x.trim()).filter(Boolean);
+  const only = process.env.CHAOS_ONLY?.split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   const started = Date.now();
-  const killer = setTimeout(() => { console.error(`chaos: over ${SUITE_LIMIT_MS / 60_000} min, aborting`); process.exit(2); }, SUITE_LIMIT_MS);
+  const killer = setTimeout(() => {
+    console.error(`chaos: over ${SUITE_LIMIT_MS / 60_000} min, aborting`);
+    process.exit(2);
+  }, SUITE_LIMIT_MS);
   killer.unref();
   const w = new World();
   const rows: s.Row[] = [];
   try {
     await w.start();
-    console.log(`chaos: own Redis on :${w.redis.port}, own Postgres on :${w.pg.port}${w.pooler ? `, PgBouncer on :${w.pooler.port} (services through it)` : ''}${w.cluster ? `, Redis Cluster ${w.cluster.nodesEnv} (services on it)` : ''}; sweep interval ${SWEEP_INTERVAL_MS} ms`);
+    console.log(
+      `chaos: own Redis on :${w.redis.port}, own Postgres on :${w.pg.port}${w.pooler ? `, PgBouncer on :${w.pooler.port} (services through it)` : ''}${w.cluster ? `, Redis Cluster ${w.cluster.nodesEnv} (services on it)` : ''}; sweep interval ${SWEEP_INTERVAL_MS} ms`,
+    );
     for (const [name, run] of SCENARIOS) {
       if (only && !only.includes(name)) continue;
       if (name === 'pgbouncer' && !w.pooler) {

@@ -13,7 +13,10 @@ import type { DataSource } from 'typeorm';
 
 const N = Number(process.env.EXPLAIN_TASKS ?? 1_000_000);
 
-interface Recorded { sql: string; params: unknown[] }
+interface Recorded {
+  sql: string;
+  params: unknown[];
+}
 /**
  * A data source that records each statement (a transaction's too) and answers no rows, except what `answer` gives
  * for a statement (the plans are taken afterwards).
@@ -32,11 +35,16 @@ async function main(): Promise<void> {
   const db = await createTestDatabase('gmg_explain');
   const q = (sql: string, p: unknown[] = []) => db.dataSource.query(sql, p) as Promise<Array<Record<string, unknown>>>;
   try {
-    const { accountId } = await seedDemo(db.dataSource, { apiKey: 'sk-explain-0123456789abcdef', balanceMinor: 10n ** 15n, channelBaseUrl: 'http://127.0.0.1:1' });
+    const { accountId } = await seedDemo(db.dataSource, {
+      apiKey: 'sk-explain-0123456789abcdef',
+      balanceMinor: 10n ** 15n,
+      channelBaseUrl: 'http://127.0.0.1:1',
+    });
     const [key] = await q(`SELECT id FROM api_keys WHERE account_id = $1`, [accountId]);
     const t0 = Date.now();
     // i % 1000: 0–4 open (0.5 %), 5 unsettled terminal (0.1 %), the rest finished and settled. Pools round-robin.
-    await q(`
+    await q(
+      `
       INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price, price_snapshot,
                          created_at, completed_at, deadline_at, updated_at, settled_at)
       SELECT 'task_' || lpad(to_hex(i), 12, '0'), $1, $2, 'lumen-2-pro', 'lumen-2-pro',
@@ -48,21 +56,29 @@ async function main(): Promise<void> {
              ts + interval '30 minutes', ts + interval '20 seconds',
              CASE WHEN i % 1000 < 6 THEN NULL ELSE ts + interval '21 seconds' END
       FROM generate_series(1, $3::int) i, LATERAL (SELECT now() - (($3::int - i) * interval '86 milliseconds') AS ts) t`,
-    [accountId, key!.id, N]);
+      [accountId, key!.id, N],
+    );
     await q(`
       INSERT INTO ledger_entries (account_id, task_id, kind, amount, created_at)
       SELECT account_id, id, k.kind, price, created_at FROM tasks,
              LATERAL (SELECT 'hold' AS kind UNION ALL SELECT CASE WHEN status = 'failed' THEN 'release' ELSE 'capture' END
                       WHERE settled_at IS NOT NULL) k`);
     // top-ups: the ledger's entries of no task (a few per account), spread over the same day
-    await q(`INSERT INTO ledger_entries (account_id, kind, amount, created_at)
-             SELECT $1, 'topup', 1000, now() - i * interval '15 minutes' FROM generate_series(1, 96) i`, [accountId]);
+    await q(
+      `INSERT INTO ledger_entries (account_id, kind, amount, created_at)
+             SELECT $1, 'topup', 1000, now() - i * interval '15 minutes' FROM generate_series(1, 96) i`,
+      [accountId],
+    );
     await q('VACUUM ANALYZE tasks');
     await q('VACUUM ANALYZE ledger_entries');
     const [size] = await q(`SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM ledger_entries) AS ledger`);
     console.log(`explain-sweeps: ${String(size!.tasks)} tasks, ${String(size!.ledger)} ledger entries built in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
-    const middle = 'task_' + Math.floor(N / 2).toString(16).padStart(12, '0');
+    const middle =
+      'task_' +
+      Math.floor(N / 2)
+        .toString(16)
+        .padStart(12, '0');
     // a task batch the archive moved: its ledger entries are looked up next, so that lookup's plan is shown too
     const movedBatch = Array.from({ length: 1000 }, (_, i) => ({ id: 'task_' + (Math.floor(N / 2) + i).toString(16).padStart(12, '0') }));
     const r = recorder((sql) => (/SELECT id FROM moved/.test(sql) ? movedBatch : []));
@@ -81,7 +97,7 @@ async function main(): Promise<void> {
       ['money gauge: ledger totals per kind', () => new OpsStatsRepository(r.ds).money().catch(() => undefined)],
       // EXPLAIN ANALYZE runs them: with the history one day deep, a 30-day retention moves nothing (the plan is the point)
       ['retention: archive a batch of ended tasks, then their ledger entries (archiveTasks)', () => new RetentionRepository(r.ds).archiveTasks(30)],
-      ['retention: archive a batch of top-ups and closed leases\' entries (archiveLedger)', () => new RetentionRepository(r.ds).archiveLedger(400)],
+      ["retention: archive a batch of top-ups and closed leases' entries (archiveLedger)", () => new RetentionRepository(r.ds).archiveLedger(400)],
     ];
     let bad = 0;
     for (const [label, run] of queries) {

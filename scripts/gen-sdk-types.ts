@@ -147,12 +147,21 @@ export function renderSdkModels(): string {
       const c = m.contract!;
       const typeName = `${pascal(m.id)}Request`;
       unions[category].push(typeName);
-      parts.push(requestInterface({ typeName, names: [m.id, ...m.aliases], title: `\`${m.id}\`: ${c.method} ${c.endpoint} (ack shape ${c.ack}, about ${c.estimatedSeconds} s).`, schema: c.inputSchema as Schema }));
+      parts.push(
+        requestInterface({
+          typeName,
+          names: [m.id, ...m.aliases],
+          title: `\`${m.id}\`: ${c.method} ${c.endpoint} (ack shape ${c.ack}, about ${c.estimatedSeconds} s).`,
+          schema: c.inputSchema as Schema,
+        }),
+      );
     }
   }
   parts.push(`/** Every image model's request: discriminated on \`model\`. */\nexport type ImageRequest =\n  | ${unions.image.join('\n  | ')};\n`);
   parts.push(`/** Every video model's request: discriminated on \`model\`. */\nexport type VideoRequest =\n  | ${unions.video.join('\n  | ')};\n`);
-  parts.push(`/** @public Every image model name. */\nexport type ImageModel = ImageRequest['model'];\n/** @public Every video model name. */\nexport type VideoModel = VideoRequest['model'];\n`);
+  parts.push(
+    `/** @public Every image model name. */\nexport type ImageModel = ImageRequest['model'];\n/** @public Every video model name. */\nexport type VideoModel = VideoRequest['model'];\n`,
+  );
 
   const artgen = listModels().filter((m) => m.actionContracts);
   const actions: Array<[string, string, string]> = [];
@@ -160,12 +169,23 @@ export function renderSdkModels(): string {
     for (const [action, c] of Object.entries(m.actionContracts!)) {
       const typeName = `${pascal(m.id)}${pascal(action)}Request`;
       actions.push([action, typeName, c.endpoint]);
-      parts.push(requestInterface({ typeName, names: [m.id, ...m.aliases], title: `Art suite \`${action}\`: ${c.method} ${c.endpoint}.`, schema: c.inputSchema as Schema }));
+      parts.push(
+        requestInterface({
+          typeName,
+          names: [m.id, ...m.aliases],
+          title: `Art suite \`${action}\`: ${c.method} ${c.endpoint}.`,
+          schema: c.inputSchema as Schema,
+        }),
+      );
     }
   }
-  parts.push(`/** The art suite's actions and their request bodies. */\nexport interface ArtgenRequests {\n${actions.map(([a, t]) => `  ${key(a)}: ${t};\n`).join('')}}\n`);
+  parts.push(
+    `/** The art suite's actions and their request bodies. */\nexport interface ArtgenRequests {\n${actions.map(([a, t]) => `  ${key(a)}: ${t};\n`).join('')}}\n`,
+  );
   parts.push(`export type ArtgenAction = keyof ArtgenRequests;\n`);
-  parts.push(`/** The path of each art-suite action. */\nexport const ARTGEN_PATHS: Readonly<Record<ArtgenAction, string>> = {\n${actions.map(([a, , p]) => `  ${key(a)}: ${literal(p)},\n`).join('')}};\n`);
+  parts.push(
+    `/** The path of each art-suite action. */\nexport const ARTGEN_PATHS: Readonly<Record<ArtgenAction, string>> = {\n${actions.map(([a, , p]) => `  ${key(a)}: ${literal(p)},\n`).join('')}};\n`,
+  );
   return parts.join('\n');
 }
 

@@ -11,7 +11,13 @@ import path from 'node:path';
 
 const layerOf = (file) => (file.endsWith('.e2e.test.ts') ? 'e2e' : file.endsWith('.int.test.ts') ? 'int' : 'unit');
 /** The last `libs|services|packages|test/<name>` of the path (a report may come from another checkout). */
-const moduleOf = (file) => [...file.split(path.sep).join('/').matchAll(/(?:^|\/)((?:libs|services|packages|test)\/[^/]+)\//g)].pop()?.[1] ?? 'other';
+const moduleOf = (file) =>
+  [
+    ...file
+      .split(path.sep)
+      .join('/')
+      .matchAll(/(?:^|\/)((?:libs|services|packages|test)\/[^/]+)\//g),
+  ].pop()?.[1] ?? 'other';
 
 const empty = () => ({ passed: 0, failed: 0, skipped: 0 });
 const byLayer = new Map(['unit', 'int', 'e2e'].map((l) => [l, empty()]));

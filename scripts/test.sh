@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole gate: typecheck, lint (type-aware rules + Nx module boundaries), dead code (knip), import cycles, then
+# The whole gate: typecheck, lint (type-aware rules + Nx module boundaries), format (prettier), dead code (knip), import cycles, then
 # every jest project.
 # Extra arguments go straight to a single jest run instead (e.g. `npm test -- libs/db`).
 set -euo pipefail
@@ -20,6 +20,10 @@ export NX_DAEMON=false NX_NO_CLOUD=true
 lint_out=$("$bin/eslint" --max-warnings 0 . 2>&1) || { echo "$lint_out" >&2; echo "lint: FAILED" >&2; exit 1; }
 if grep -q "rule will be skipped" <<<"$lint_out"; then echo "$lint_out" >&2; echo "lint: the Nx boundary rule did not run" >&2; exit 1; fi
 echo "lint: ok"
+
+step "format (prettier --check: .prettierrc.json; npm run format rewrites)"
+"$bin/prettier" --check --log-level warn "**/*.{ts,js,mjs}" || { echo "format: files above differ from prettier's layout; run npm run format" >&2; exit 1; }
+echo "format: ok"
 
 step "dead code (knip: unused files, exports, types, dependencies)"
 "$bin/knip" --no-progress

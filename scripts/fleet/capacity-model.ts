@@ -81,10 +81,21 @@ const REDIS_RETENTION_S = 3 * 24 * 3600;
 /** One Postgres primary of this many cores: the one part that does not scale out. */
 export const PG_PRIMARY_CORES = 16;
 
-const share = (mix: Record<Pool, number>, p: Pool): number => mix[p] / Math.max(1e-9, MODEL_POOLS.reduce((s, q) => s + mix[q], 0));
+const share = (mix: Record<Pool, number>, p: Pool): number =>
+  mix[p] /
+  Math.max(
+    1e-9,
+    MODEL_POOLS.reduce((s, q) => s + mix[q], 0),
+  );
 
 /** CPU cores each part needs at `rate` tasks/s (`messagesPerTask`: /v1/messages calls per task, the costs' own by default). */
-export function coresAt(c: Costs, rate: number, mix: Record<Pool, number>, pollsPerTask: number, messagesPerTask = c.messagesPerTask ?? 0): Record<string, number> {
+export function coresAt(
+  c: Costs,
+  rate: number,
+  mix: Record<Pool, number>,
+  pollsPerTask: number,
+  messagesPerTask = c.messagesPerTask ?? 0,
+): Record<string, number> {
   const cores: Record<string, number> = {
     'api-edge': (rate * (c.edgeMsPerSubmit + pollsPerTask * c.edgeMsPerPoll + messagesPerTask * (c.edgeMsPerMessage ?? 0))) / 1000,
     billing: (rate * (c.settlementsPerTask ?? 1) * c.billingMsPerSettlement) / 1000,
@@ -113,8 +124,14 @@ export function size(c: Costs, load: Load): Sizing {
   // of an image task counted on that shard, though its task view lives in another slot)
   const imageShare = share(load.mix, 'image');
   const limits = [
-    { what: `Postgres primary (${PG_PRIMARY_CORES} cores at ${TARGET_UTILISATION * 100} %)`, maxRate: (PG_PRIMARY_CORES * TARGET_UTILISATION * 1000) / c.pgMsPerTask },
-    { what: 'one Redis shard holding the image queue (unsharded)', maxRate: (REDIS_SHARD_CORES * TARGET_UTILISATION * 1e6) / (c.redisUsPerCmd * Math.max(1e-9, imageShare * c.redisCmdsPerTask)) },
+    {
+      what: `Postgres primary (${PG_PRIMARY_CORES} cores at ${TARGET_UTILISATION * 100} %)`,
+      maxRate: (PG_PRIMARY_CORES * TARGET_UTILISATION * 1000) / c.pgMsPerTask,
+    },
+    {
+      what: 'one Redis shard holding the image queue (unsharded)',
+      maxRate: (REDIS_SHARD_CORES * TARGET_UTILISATION * 1e6) / (c.redisUsPerCmd * Math.max(1e-9, imageShare * c.redisCmdsPerTask)),
+    },
   ].sort((a, b) => a.maxRate - b.maxRate);
   const first = limits[0]!;
   return {

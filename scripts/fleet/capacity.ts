@@ -38,7 +38,9 @@ function sizingTable(c: Costs, loads: Array<[string, Load]>): string {
     `| | ${sized.map(([n]) => n).join(' | ')} |`,
     `|---|${sized.map(() => '---').join('|')}|`,
     row('peak tasks/s', (s) => f(s.peakTasksPerS)),
-    ...['api-edge', ...MODEL_POOLS.map((p) => `worker-${p}`), 'billing'].map((k) => row(`${k} pods (cores at peak)`, (s) => `${s.pods[k]} (${f(s.cores[k]!, 2)})`)),
+    ...['api-edge', ...MODEL_POOLS.map((p) => `worker-${p}`), 'billing'].map((k) =>
+      row(`${k} pods (cores at peak)`, (s) => `${s.pods[k]} (${f(s.cores[k]!, 2)})`),
+    ),
     row('Redis commands/s at peak', (s) => f(s.redisCmdsPerS, 0)),
     row('Redis shards (masters; + 1 replica each)', (s) => String(s.redisShards)),
     row('Redis `maxmemory` per shard (GiB, views kept 3 days, ×1.5)', (s) => f(s.redisMaxmemoryGiB, 2)),
@@ -53,9 +55,18 @@ function sizingTable(c: Costs, loads: Array<[string, Load]>): string {
 
 function costsTable(c: Costs): string {
   const rows: Array<[string, string]> = [
-    ['edge CPU per submit; per client poll (GET /v1/tasks/<id>); per /v1/messages call', `${f(c.edgeMsPerSubmit, 2)} ms; ${f(c.edgeMsPerPoll, 2)} ms; ${f(c.edgeMsPerMessage ?? 0, 2)} ms`],
-    ...MODEL_POOLS.map((p): [string, string] => [`worker-${p} CPU per step (one upstream submit or poll); steps per task`, `${f(c.workerMsPerStep[p], 2)} ms; ${f(c.stepsPerTask[p], 1)}`]),
-    ['billing CPU per settlement attempt (with webhooks for ' + `${(c.webhookShare * 100).toFixed(0)} % of tasks); attempts per task`, `${f(c.billingMsPerSettlement, 2)} ms; ${f(c.settlementsPerTask ?? 1, 2)}`],
+    [
+      'edge CPU per submit; per client poll (GET /v1/tasks/<id>); per /v1/messages call',
+      `${f(c.edgeMsPerSubmit, 2)} ms; ${f(c.edgeMsPerPoll, 2)} ms; ${f(c.edgeMsPerMessage ?? 0, 2)} ms`,
+    ],
+    ...MODEL_POOLS.map((p): [string, string] => [
+      `worker-${p} CPU per step (one upstream submit or poll); steps per task`,
+      `${f(c.workerMsPerStep[p], 2)} ms; ${f(c.stepsPerTask[p], 1)}`,
+    ]),
+    [
+      'billing CPU per settlement attempt (with webhooks for ' + `${(c.webhookShare * 100).toFixed(0)} % of tasks); attempts per task`,
+      `${f(c.billingMsPerSettlement, 2)} ms; ${f(c.settlementsPerTask ?? 1, 2)}`,
+    ],
     ['Redis commands per task (all but client polls); per client poll', `${f(c.redisCmdsPerTask, 1)}; ${f(c.redisCmdsPerPoll, 1)}`],
     ['Redis CPU per command', `${f(c.redisUsPerCmd, 1)} µs`],
     ['Redis memory per task (grown during the run, nothing expired yet)', `${f(c.redisBytesPerTask, 0)} bytes`],
@@ -63,7 +74,10 @@ function costsTable(c: Costs): string {
     ['Postgres WAL per task; database growth per task', `${f(c.pgWalBytesPerTask, 0)} bytes; ${f(c.pgStorageBytesPerTask, 0)} bytes`],
     ['mean transaction time (PgBouncer sv_active ÷ its transactions/s)', `${f(c.pgMsPerTx, 2)} ms`],
     ['PgBouncer CPU per pooled transaction; pooled transactions per task', `${f(c.bouncerMsPerTx, 3)} ms; ${f(c.bouncerTxPerTask ?? c.pgTxPerTask, 1)}`],
-    ['client polls per task (tasks without a webhook poll every FLEET_POLL_MS); /v1/messages calls per task', `${f(c.pollsPerTask, 2)}; ${f(c.messagesPerTask ?? 0, 3)}`],
+    [
+      'client polls per task (tasks without a webhook poll every FLEET_POLL_MS); /v1/messages calls per task',
+      `${f(c.pollsPerTask, 2)}; ${f(c.messagesPerTask ?? 0, 3)}`,
+    ],
   ];
   return ['| cost | measured |', '|---|---|', ...rows.map(([a, b]) => `| ${a} | ${b} |`)].join('\n');
 }
@@ -78,8 +92,10 @@ function main(): void {
     messagesPerTask: Number(arg('messages-per-task') ?? c.messagesPerTask ?? 0),
   };
   const one = size(c, load);
-  process.stdout.write(`${sizingTable(c, [[`${f(load.tasksPerDay / 1e6, 1)} M tasks/day, peak ×${load.peakFactor}`, load]])}\n\n` +
-    `the whole gateway: ${f(one.tasksPerSPerCore, 1)} tasks/s per core (${f(1000 / one.tasksPerSPerCore, 1)} ms of CPU per task)\n`);
+  process.stdout.write(
+    `${sizingTable(c, [[`${f(load.tasksPerDay / 1e6, 1)} M tasks/day, peak ×${load.peakFactor}`, load]])}\n\n` +
+      `the whole gateway: ${f(one.tasksPerSPerCore, 1)} tasks/s per core (${f(1000 / one.tasksPerSPerCore, 1)} ms of CPU per task)\n`,
+  );
   if (!process.argv.includes('--write')) return;
   const loads: Array<[string, Load]> = [1e6, 1e7, 1e8].map((n) => [`${n / 1e6} M/day, peak ×3`, { ...load, tasksPerDay: n, peakFactor: 3 }]);
   const doc = `# Capacity model

@@ -80,15 +80,20 @@ async function query<T>(url: string, sql: string, params: unknown[] = []): Promi
 export async function verify(pgUrl: string, driver: Driver, hooks: WebhookReceiver, drainTimeoutMs: number): Promise<Verdict> {
   const t0 = Date.now();
   // the submissions still on the wire when the load phase ended: their answers decide what was accepted
-  await waitFor(() => driver.inFlightNow() === 0 || undefined, { timeoutMs: 60_000, intervalMs: 100, what: 'submissions in flight to answer' }).catch(() => undefined);
+  await waitFor(() => driver.inFlightNow() === 0 || undefined, { timeoutMs: 60_000, intervalMs: 100, what: 'submissions in flight to answer' }).catch(
+    () => undefined,
+  );
   const ids = [...driver.tasks.keys()];
   const withHook = [...driver.tasks.values()].filter((t) => t.webhook);
   const done = async (): Promise<boolean> => {
     const t = await query<{ open: number; unsettled: number }>(pgUrl, TASKS_SQL);
     return t.open === 0 && t.unsettled === 0 && withHook.every((x) => hooks.byTask.has(x.id));
   };
-  await waitFor(async () => (await done()) || undefined, { timeoutMs: drainTimeoutMs, intervalMs: 1000, what: 'every task terminal, settled and its webhook delivered' })
-    .catch(() => undefined);
+  await waitFor(async () => (await done()) || undefined, {
+    timeoutMs: drainTimeoutMs,
+    intervalMs: 1000,
+    what: 'every task terminal, settled and its webhook delivered',
+  }).catch(() => undefined);
   const drainMs = Date.now() - t0;
   const t = await query<{ n: number; open: number; completed: number; failed: number; cancelled: number; unsettled: number; double: number }>(pgUrl, TASKS_SQL);
   const known = await query<{ n: number }>(pgUrl, `SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1)`, [ids]);
@@ -129,7 +134,8 @@ export function problems(v: Verdict, faults: boolean): string[] {
   if (v.chatBad) p.push(`${v.chatBad} chat calls do not have exactly one capture`);
   // a call answered 200 is recorded within 20 ms; one whose answer the client lost (its edge killed, or the client's
   // 30 s timeout) may be recorded too: the gateway did the work
-  if (v.chatCalls < v.chatAnswered || v.chatCalls > v.chatAnswered + v.chatUnanswered) p.push(`${v.chatAnswered} chat calls answered (${v.chatUnanswered} more without an answer), ${v.chatCalls} recorded`);
+  if (v.chatCalls < v.chatAnswered || v.chatCalls > v.chatAnswered + v.chatUnanswered)
+    p.push(`${v.chatAnswered} chat calls answered (${v.chatUnanswered} more without an answer), ${v.chatCalls} recorded`);
   if (v.accountsBroken) p.push(`${v.accountsBroken} accounts break available + held = topups − captures`);
   if (v.webhooksMissing) p.push(`${v.webhooksMissing} of ${v.webhooksExpected} webhooks never arrived`);
   if (!faults && v.webhookDuplicates) p.push(`${v.webhookDuplicates} webhooks delivered twice without a fault`);

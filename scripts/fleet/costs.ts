@@ -51,19 +51,24 @@ export interface MeasuredCosts extends Costs {
   };
 }
 
-const edgeCpu = (s: Snapshot): number => Object.entries(s.cpu).filter(([k]) => groupOf(k) === 'api-edge').reduce((a, [, v]) => a + v, 0);
+const edgeCpu = (s: Snapshot): number =>
+  Object.entries(s.cpu)
+    .filter(([k]) => groupOf(k) === 'api-edge')
+    .reduce((a, [, v]) => a + v, 0);
 
 /** `concurrency` loops of `fn` for `ms` and at most `max` calls; returns how many answered 200. */
 async function burst(ms: number, max: number, concurrency: number, fn: () => Promise<boolean>): Promise<number> {
   const end = Date.now() + ms;
   let ok = 0;
   let started = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (started < max && Date.now() < end) {
-      started++;
-      if (await fn().catch(() => false)) ok++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started < max && Date.now() < end) {
+        started++;
+        if (await fn().catch(() => false)) ok++;
+      }
+    }),
+  );
   return ok;
 }
 
@@ -72,7 +77,11 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
   const key = accounts[1]?.key ?? accounts[0]!.key;
   let rr = 0;
   const req = async (method: 'GET' | 'POST', p: string, body?: string): Promise<{ status: number; json: unknown }> => {
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(p === '/v1/messages' ? { 'anthropic-version': '2023-06-01' } : {}) };
+    const headers = {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      ...(p === '/v1/messages' ? { 'anthropic-version': '2023-06-01' } : {}),
+    };
     const r = await pools[rr++ % pools.length]!.request({ method, path: p, headers, body });
     const text = await r.body.text();
     return { status: r.statusCode, json: text ? (JSON.parse(text) as unknown) : undefined };
@@ -101,13 +110,29 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
     const pS = (p1.at - p0.at) / 1000;
     const s0 = await sampler.snapshot();
     // at most 300 tasks: they are real, and the pools must finish them before the day's checks
-    const submits = await burst(ms, 300, 8, async () => (await req('POST', '/v1/images/generations', JSON.stringify({ model: 'lumen-2-flex', prompt: 'calibration submit' }))).status === 200);
+    const submits = await burst(
+      ms,
+      300,
+      8,
+      async () => (await req('POST', '/v1/images/generations', JSON.stringify({ model: 'lumen-2-flex', prompt: 'calibration submit' }))).status === 200,
+    );
     const s1 = await sampler.snapshot();
     const sS = (s1.at - s0.at) / 1000;
     // messages calls (the synchronous path: hold, the upstream call through the edge, capture); at most 200
     let m = 0;
-    const messages = await burst(ms, 200, 8, async () => (await req('POST', '/v1/messages',
-      JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: `calibration ${m++}` }] }))).status === 200);
+    const messages = await burst(
+      ms,
+      200,
+      8,
+      async () =>
+        (
+          await req(
+            'POST',
+            '/v1/messages',
+            JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: `calibration ${m++}` }] }),
+          )
+        ).status === 200,
+    );
     const m1 = await sampler.snapshot();
     const mS = (m1.at - s1.at) / 1000;
     for (const id of ids) await req('POST', `/v1/tasks/${id}/cancel`);
@@ -119,8 +144,10 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
       edgeIdleCores: idleEdge,
       messagesAnswered: messages,
     };
-    process.stdout.write(`fleet | calibration: edge idle ${idleEdge.toFixed(3)} cores; ${polls} polls ${cal.edgeMsPerPoll.toFixed(3)} ms each, ` +
-      `${cal.redisCmdsPerPoll.toFixed(2)} Redis commands each; ${submits} image submits ${cal.edgeMsPerSubmit.toFixed(3)} ms; ${messages} messages calls ${cal.edgeMsPerMessage.toFixed(3)} ms\n`);
+    process.stdout.write(
+      `fleet | calibration: edge idle ${idleEdge.toFixed(3)} cores; ${polls} polls ${cal.edgeMsPerPoll.toFixed(3)} ms each, ` +
+        `${cal.redisCmdsPerPoll.toFixed(2)} Redis commands each; ${submits} image submits ${cal.edgeMsPerSubmit.toFixed(3)} ms; ${messages} messages calls ${cal.edgeMsPerMessage.toFixed(3)} ms\n`,
+    );
     return cal;
   } finally {
     await Promise.all(pools.map((p) => p.close()));
@@ -128,7 +155,9 @@ export async function calibrateAndCost(cfg: FleetConfig, edges: string[], accoun
 }
 
 const cpuOfGroup = (a: Snapshot, b: Snapshot, g: string): number =>
-  Object.keys(b.cpu).filter((k) => groupOf(k) === g).reduce((s, k) => s + Math.max(0, (b.cpu[k] ?? 0) - (a.cpu[k] ?? 0)), 0);
+  Object.keys(b.cpu)
+    .filter((k) => groupOf(k) === g)
+    .reduce((s, k) => s + Math.max(0, (b.cpu[k] ?? 0) - (a.cpu[k] ?? 0)), 0);
 
 /** The counts the costs were divided by, and the totals divided: what `FLEET_COSTS_OUT` records beside the costs. */
 export interface Derivation {
@@ -160,7 +189,17 @@ export interface Derivation {
  * came from (the check measures the same window); a count that lags its cause (settlements, steps) lags it by the
  * seconds a task takes, against a phase of minutes.
  */
-export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Driver, cal: Calibration | undefined, cfg: FleetConfig, machine: string, activeServers: number, answered: { tasks: number; polls: number; messages: number }): MeasuredCosts & { derivation: Derivation } {
+export function measureCosts(
+  a: Snapshot,
+  b: Snapshot,
+  end: Snapshot,
+  driver: Driver,
+  cal: Calibration | undefined,
+  cfg: FleetConfig,
+  machine: string,
+  activeServers: number,
+  answered: { tasks: number; polls: number; messages: number },
+): MeasuredCosts & { derivation: Derivation } {
   const seconds = (b.at - a.at) / 1000;
   const byKind: Record<Pool, number> = { image: 0, video: 0, artgen: 0, avatar: 0 };
   for (const t of driver.tasks.values()) if (t.kind !== 'messages') byKind[t.kind]++;
@@ -168,7 +207,10 @@ export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Dr
   const cores: Record<string, number> = {};
   for (const g of new Set(Object.keys(b.cpu).map(groupOf))) cores[g] = cpuOfGroup(a, b, g) / seconds;
   // pool shares of the tasks the edges answered (driver.tasks: the same tasks, by kind)
-  const kinds = Math.max(1, MODEL_POOLS.reduce((s, p) => s + byKind[p], 0));
+  const kinds = Math.max(
+    1,
+    MODEL_POOLS.reduce((s, p) => s + byKind[p], 0),
+  );
   const workerMsPerStep = {} as Record<Pool, number>;
   const stepsPerTask = {} as Record<Pool, number>;
   const steps = {} as Record<Pool, number>;
@@ -224,17 +266,34 @@ export function measureCosts(a: Snapshot, b: Snapshot, end: Snapshot, driver: Dr
       walBytesPerS: (b.pgWalBytes - a.pgWalBytes) / seconds,
     },
     derivation: {
-      seconds, tasks, polls: answered.polls, messages: answered.messages, edgeCpuS, edgeLevel, steps, settlements, billingCpuS,
-      billingCpuSToEnd: cpuOfGroup(a, end, 'billing'), settlementsToEnd: end.settlements - a.settlements,
-      bouncerXacts: bouncerTx, pgXacts: pgTx, bouncerCpuS, redisCmds,
+      seconds,
+      tasks,
+      polls: answered.polls,
+      messages: answered.messages,
+      edgeCpuS,
+      edgeLevel,
+      steps,
+      settlements,
+      billingCpuS,
+      billingCpuSToEnd: cpuOfGroup(a, end, 'billing'),
+      settlementsToEnd: end.settlements - a.settlements,
+      bouncerXacts: bouncerTx,
+      pgXacts: pgTx,
+      bouncerCpuS,
+      redisCmds,
     },
   };
 }
 
 /** Predicted (reference costs, this run's load) against measured, each within 25 %. */
 export function modelCheck(m: MeasuredCosts, reference: string | Costs = COSTS_FILE): { text: string; within: number; of: number } {
-  if (typeof reference === 'string' && !existsSync(reference)) return { text: `capacity model: no reference costs at ${path.relative(REPO_ROOT, reference)} (FLEET_COSTS_OUT=${path.relative(REPO_ROOT, reference)} records this run's)`, within: 0, of: 0 };
-  const ref = typeof reference === 'string' ? JSON.parse(readFileSync(reference, 'utf8')) as Costs : reference;
+  if (typeof reference === 'string' && !existsSync(reference))
+    return {
+      text: `capacity model: no reference costs at ${path.relative(REPO_ROOT, reference)} (FLEET_COSTS_OUT=${path.relative(REPO_ROOT, reference)} records this run's)`,
+      within: 0,
+      of: 0,
+    };
+  const ref = typeof reference === 'string' ? (JSON.parse(readFileSync(reference, 'utf8')) as Costs) : reference;
   const rate = m.run.completedPerS;
   const predicted = coresAt(ref, rate, m.mix, m.pollsPerTask, m.messagesPerTask ?? 0);
   const rows: Array<[string, number, number]> = [];
@@ -251,8 +310,13 @@ export function modelCheck(m: MeasuredCosts, reference: string | Costs = COSTS_F
     return `| ${what} | ${p.toFixed(3)} | ${x.toFixed(3)} | ${Number.isFinite(err) ? `${(100 * err).toFixed(1)} %` : '–'} | ${ok ? 'yes' : 'NO'} |`;
   });
   return {
-    text: [`capacity model (${ref === m ? 'this run\'s own costs' : `reference costs of ${ref.measuredAt}`}) against this run's load of ${rate.toFixed(1)} tasks/s: ${within} of ${rows.length} within 25 %`, '',
-      '| quantity | predicted | measured | error | within 25 % |', '|---|---|---|---|---|', ...lines].join('\n'),
+    text: [
+      `capacity model (${ref === m ? "this run's own costs" : `reference costs of ${ref.measuredAt}`}) against this run's load of ${rate.toFixed(1)} tasks/s: ${within} of ${rows.length} within 25 %`,
+      '',
+      '| quantity | predicted | measured | error | within 25 % |',
+      '|---|---|---|---|---|',
+      ...lines,
+    ].join('\n'),
     within,
     of: rows.length,
   };

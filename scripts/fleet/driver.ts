@@ -121,7 +121,13 @@ export class Driver {
   }
 
   /** One HTTP call on an edge; a refused or reset connection marks that edge down for a second and tries the next. */
-  private async call(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body: string | undefined, retryable: boolean): Promise<{ status: number; json: unknown }> {
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    retryable: boolean,
+  ): Promise<{ status: number; json: unknown }> {
     let lastErr: unknown;
     for (let attempt = 0; attempt < (retryable ? 6 : 1); attempt++) {
       const i = this.edge();
@@ -129,7 +135,11 @@ export class Driver {
         const r = await this.pools[i]!.request({ method, path, headers, body });
         const text = await r.body.text();
         let json: unknown;
-        try { json = JSON.parse(text); } catch { json = undefined; }
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
         return { status: r.statusCode, json };
       } catch (e) {
         lastErr = e;

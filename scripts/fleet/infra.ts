@@ -26,7 +26,9 @@ export class Proc {
   readonly exited: Promise<void>;
   constructor(readonly child: ChildProcess) {
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    const reap = (): void => { child.kill('SIGKILL'); };
+    const reap = (): void => {
+      child.kill('SIGKILL');
+    };
     process.once('exit', reap);
     void this.exited.then(() => process.removeListener('exit', reap));
   }
@@ -71,8 +73,23 @@ export interface RedisTopology {
 }
 
 function redisArgs(port: number, dir: string, extra: string[]): string[] {
-  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
-    '--maxmemory-policy', 'noeviction', '--logfile', path.join(dir, 'redis.log'), ...extra];
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--maxmemory-policy',
+    'noeviction',
+    '--logfile',
+    path.join(dir, 'redis.log'),
+    ...extra,
+  ];
 }
 
 async function pingPort(port: number): Promise<boolean> {
@@ -137,11 +154,23 @@ export async function startRedisCluster(root: string, masters = 3, replicas = 1)
     const bus = await ownPort();
     specs.push({ port, bus, dir: path.join(root, `redis-${port}`) });
   }
-  const extra = (s: { port: number; bus: number }): string[] => ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${s.port}.conf`,
-    '--cluster-port', String(s.bus), '--cluster-node-timeout', '2000', '--cluster-require-full-coverage', 'no'];
+  const extra = (s: { port: number; bus: number }): string[] => [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    `nodes-${s.port}.conf`,
+    '--cluster-port',
+    String(s.bus),
+    '--cluster-node-timeout',
+    '2000',
+    '--cluster-require-full-coverage',
+    'no',
+  ];
   const nodes: RedisNode[] = await Promise.all(specs.map(async (s) => ({ port: s.port, proc: await launchRedis(s.port, s.dir, extra(s)) })));
-  execFileSync('redis-cli', ['--cluster', 'create', ...specs.map((s) => `127.0.0.1:${s.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
-    { stdio: 'ignore', timeout: 60_000 });
+  execFileSync('redis-cli', ['--cluster', 'create', ...specs.map((s) => `127.0.0.1:${s.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], {
+    stdio: 'ignore',
+    timeout: 60_000,
+  });
   const startup = nodes.map((n) => ({ host: '127.0.0.1', port: n.port }));
   const topo: RedisTopology = {
     kind: 'cluster',
@@ -166,7 +195,9 @@ export async function startRedisCluster(root: string, masters = 3, replicas = 1)
       const s = specs.find((x) => x.port === n.port)!;
       n.proc = await launchRedis(n.port, s.dir, extra(s));
     },
-    stop: async () => { await Promise.all(nodes.map((n) => n.proc.signal('SIGTERM', 10_000))); },
+    stop: async () => {
+      await Promise.all(nodes.map((n) => n.proc.signal('SIGTERM', 10_000)));
+    },
   };
   // ready: every slot served and every replica in sync with its master (a replica that never synced cannot be
   // promoted, so a master killed before that would not fail over)
@@ -174,7 +205,11 @@ export async function startRedisCluster(root: string, masters = 3, replicas = 1)
     const infos = await Promise.all(nodes.map((n) => nodeCommand(n.port, 'INFO', 'replication').catch(() => '')));
     return infos.filter((i) => /role:slave/.test(i) && /master_link_status:up/.test(i) && /master_sync_in_progress:0/.test(i)).length === masters * replicas;
   };
-  await waitFor(async () => ((await topo.healthy()) && (await synced())) || undefined, { timeoutMs: 60_000, intervalMs: 200, what: 'redis cluster state ok, replicas in sync' });
+  await waitFor(async () => ((await topo.healthy()) && (await synced())) || undefined, {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+    what: 'redis cluster state ok, replicas in sync',
+  });
   return topo;
 }
 
@@ -231,6 +266,13 @@ export async function startPgBouncer(root: string, pgPort: number, db: string, p
       await c.end().catch(() => undefined);
     }
   };
-  await waitFor(async () => (await show('POOLS').then(() => true, () => false)) || undefined, { timeoutMs: 15_000, intervalMs: 100, what: `pgbouncer on ${port}` });
+  await waitFor(
+    async () =>
+      (await show('POOLS').then(
+        () => true,
+        () => false,
+      )) || undefined,
+    { timeoutMs: 15_000, intervalMs: 100, what: `pgbouncer on ${port}` },
+  );
   return { port, proc, url, show, stop: () => proc.signal('SIGTERM', 10_000) };
 }

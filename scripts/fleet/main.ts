@@ -31,12 +31,16 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver';
 const DB = 'gmg_fleet';
 const PREFIX = 'fleet';
 const ADMIN_TOKEN = 'fleet-admin-token-0123456789abcdef';
-const log = (l: string): void => { process.stdout.write(`fleet | ${l}\n`); };
+const log = (l: string): void => {
+  process.stdout.write(`fleet | ${l}\n`);
+};
 
 /** Whether the services understand a knob yet (issues #22, #23 land in parallel): their config sources name it. */
 function supported(envName: string): boolean {
   const dirs = ['libs/config/src', 'libs/queue/src', 'libs/db/src', 'libs/tasks/src'].map((d) => path.join(REPO_ROOT, d));
-  return dirs.some((d) => existsSync(d) && readdirSync(d).some((f) => f.endsWith('.ts') && !f.includes('.test.') && readFileSync(path.join(d, f), 'utf8').includes(envName)));
+  return dirs.some(
+    (d) => existsSync(d) && readdirSync(d).some((f) => f.endsWith('.ts') && !f.includes('.test.') && readFileSync(path.join(d, f), 'utf8').includes(envName)),
+  );
 }
 
 /** Sums the CPU of a process and its children (Postgres: the postmaster and its backends). */
@@ -54,8 +58,13 @@ function coresLine(total: Row): string {
   const all = groups.reduce((a, [, v]) => a + v, 0);
   const gateway = groups.filter(([g]) => g !== 'upstream-sim' && g !== 'fleet-driver').reduce((a, [, v]) => a + v, 0);
   const perCore = total.completedPerS > 0 ? (100 * total.completedPerS) / gateway : NaN;
-  return `cores: the fleet used ${(all / 100).toFixed(2)} of ${cpus().length} (${groups.slice(0, 4).map(([g, v]) => `${g} ${(v / 100).toFixed(2)}`).join(', ')}); ` +
-    `the gateway's own processes ${(gateway / 100).toFixed(2)} cores for ${total.completedPerS.toFixed(1)} tasks/s = ${perCore.toFixed(1)} tasks/s per core`;
+  return (
+    `cores: the fleet used ${(all / 100).toFixed(2)} of ${cpus().length} (${groups
+      .slice(0, 4)
+      .map(([g, v]) => `${g} ${(v / 100).toFixed(2)}`)
+      .join(', ')}); ` +
+    `the gateway's own processes ${(gateway / 100).toFixed(2)} cores for ${total.completedPerS.toFixed(1)} tasks/s = ${perCore.toFixed(1)} tasks/s per core`
+  );
 }
 
 interface World {
@@ -127,7 +136,11 @@ async function main(): Promise<number> {
     void teardown(w).finally(() => process.exit(2));
   }, hardLimitMs);
   killer.unref();
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => { log(`${sig}: tearing down`); void teardown(w).finally(() => process.exit(130)); });
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => {
+      log(`${sig}: tearing down`);
+      void teardown(w).finally(() => process.exit(130));
+    });
 
   try {
     log(execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.mjs')], { cwd: REPO_ROOT, encoding: 'utf8' }).trim());
@@ -154,17 +167,31 @@ async function main(): Promise<number> {
       QUEUE_PREFIX: PREFIX,
       LOG_LEVEL: 'warn',
       ...(shards ? { QUEUE_SHARDS: shards } : {}),
-      ...(pgKnobs ? { PG_POOL_MAX: '8', PG_CONNECT_TIMEOUT_MS: '5000', PG_STATEMENT_TIMEOUT_MS: '30000', PG_LOCK_TIMEOUT_MS: '10000', PG_IDLE_IN_TX_TIMEOUT_MS: '30000' } : {}),
+      ...(pgKnobs
+        ? { PG_POOL_MAX: '8', PG_CONNECT_TIMEOUT_MS: '5000', PG_STATEMENT_TIMEOUT_MS: '30000', PG_LOCK_TIMEOUT_MS: '10000', PG_IDLE_IN_TX_TIMEOUT_MS: '30000' }
+        : {}),
     };
     // the simulator's port is only known once it runs; channels are seeded after it starts
     let accounts: Account[] = [];
-    await w.services.start({ edges: 2, workersPerPool: 2, billing: 2 }, common, {
-      sim: { SIM_TIME_SCALE: simScale, SIM_API_KEY: 'fleet-sim' },
-      edge: { ADMIN_TOKEN, WEBHOOK_ALLOW_INSECURE: '1' },
-      worker: { POLL_INTERVAL_SCALE: String(cfg.pollScale) },
-      billing: { WEBHOOK_ALLOW_INSECURE: '1' },
-    }, async (simUrl) => { accounts = await seed(directUrl, simUrl, cfg.accounts); });
-    log(`up: ${w.services.all().map((r) => r.id).join(', ')}; ${accounts.length} accounts (1 hot, ${(cfg.hotShare * 100).toFixed(0)} % of the traffic)`);
+    await w.services.start(
+      { edges: 2, workersPerPool: 2, billing: 2 },
+      common,
+      {
+        sim: { SIM_TIME_SCALE: simScale, SIM_API_KEY: 'fleet-sim' },
+        edge: { ADMIN_TOKEN, WEBHOOK_ALLOW_INSECURE: '1' },
+        worker: { POLL_INTERVAL_SCALE: String(cfg.pollScale) },
+        billing: { WEBHOOK_ALLOW_INSECURE: '1' },
+      },
+      async (simUrl) => {
+        accounts = await seed(directUrl, simUrl, cfg.accounts);
+      },
+    );
+    log(
+      `up: ${w.services
+        .all()
+        .map((r) => r.id)
+        .join(', ')}; ${accounts.length} accounts (1 hot, ${(cfg.hotShare * 100).toFixed(0)} % of the traffic)`,
+    );
 
     w.hooks = await startWebhookReceiver();
     const edges = w.services.edges().map((r) => `http://127.0.0.1:${r.port}`);
@@ -175,16 +202,24 @@ async function main(): Promise<number> {
       { label: 'postgres', pid: () => postmasterPid(w.root), tree: true },
       { label: 'fleet-driver', pid: () => process.pid },
     ];
-    const metricsTargets = (): MetricsTarget[] => w.services!.replicas.filter((r) => r.service !== 'api-edge')
-      .map((r) => ({ label: r.id, service: r.service, url: `http://127.0.0.1:${r.port}/metrics` }));
+    const metricsTargets = (): MetricsTarget[] =>
+      w.services!.replicas.filter((r) => r.service !== 'api-edge').map((r) => ({ label: r.id, service: r.service, url: `http://127.0.0.1:${r.port}/metrics` }));
     const sampler = new Sampler(procs, redis, w.bouncer, directUrl, DB, metricsTargets);
 
     // calibration: the ratios of the edge's CPU per poll, per submit and per messages call, each alone, before the day
     const calibration = cfg.calibrateS > 0 ? await calibrateAndCost(cfg, edges, accounts, sampler) : undefined;
 
     const driver = new Driver({
-      edges, accounts, hotShare: cfg.hotShare, mix: cfg.mix, rate: dayCurve(cfg), durationMs: loadMs,
-      pollEveryMs: cfg.pollEveryMs, webhookShare: cfg.webhookShare, webhookUrl: w.hooks.url, maxInFlight: cfg.maxInFlight,
+      edges,
+      accounts,
+      hotShare: cfg.hotShare,
+      mix: cfg.mix,
+      rate: dayCurve(cfg),
+      durationMs: loadMs,
+      pollEveryMs: cfg.pollEveryMs,
+      webhookShare: cfg.webhookShare,
+      webhookUrl: w.hooks.url,
+      maxInFlight: cfg.maxInFlight,
     });
     w.driver = driver;
     // the calibration's messages calls are recorded and captured like the day's: the end-of-run checks count them
@@ -200,17 +235,26 @@ async function main(): Promise<number> {
     const t0 = Date.now();
     const rate = dayCurve(cfg);
     const run = driver.run();
-    const faultRuns = faults.map((f) => new Promise<void>((resolve) => {
-      setTimeout(() => {
-        events.push(f.what);
-        log(`fault: ${f.what}`);
-        f.run().then((r) => {
-          faultResults.push({ what: f.what, atS: f.at / 1000, ...r });
-          log(`healed: ${f.what} in ${(r.healMs / 1000).toFixed(2)} s (${r.note})`);
-        }, (e: Error) => { faultResults.push({ what: f.what, atS: f.at / 1000, healMs: NaN, note: `FAILED: ${e.message.split('\n')[0]}` }); })
-          .finally(resolve);
-      }, f.at);
-    }));
+    const faultRuns = faults.map(
+      (f) =>
+        new Promise<void>((resolve) => {
+          setTimeout(() => {
+            events.push(f.what);
+            log(`fault: ${f.what}`);
+            f.run()
+              .then(
+                (r) => {
+                  faultResults.push({ what: f.what, atS: f.at / 1000, ...r });
+                  log(`healed: ${f.what} in ${(r.healMs / 1000).toFixed(2)} s (${r.note})`);
+                },
+                (e: Error) => {
+                  faultResults.push({ what: f.what, atS: f.at / 1000, healMs: NaN, note: `FAILED: ${e.message.split('\n')[0]}` });
+                },
+              )
+              .finally(resolve);
+          }, f.at);
+        }),
+    );
     const nWindows = Math.max(1, Math.ceil(loadMs / (cfg.windowS * 1000)));
     for (let i = 1; i <= nWindows; i++) {
       const end = t0 + Math.min(loadMs, i * cfg.windowS * 1000);
@@ -220,11 +264,17 @@ async function main(): Promise<number> {
       const win = driver.take();
       windows.push(win);
       const prev = snaps[snaps.length - 1]!;
-      const midT = ((prev.at + snap.at) / 2) - t0;
+      const midT = (prev.at + snap.at) / 2 - t0;
       const row = makeRow(`${((snap.at - t0) / 60_000).toFixed(1)} min`, prev, snap, win, rate(midT), events.splice(0));
       rows.push(row);
       snaps.push(snap);
-      log(`${row.label}: ${row.submitsPerS.toFixed(1)} submits/s, ${row.completedPerS.toFixed(1)} completed/s, submit p99 ${row.submitP99.toFixed(0)} ms, poll p99 ${row.pollP99.toFixed(0)} ms, worker poll lateness p99 ${row.latePolls > 0 ? `${row.lateP99.toFixed(0)} ms over ${row.latePolls} polls` : '– (no poll claimed)'}, CPU ${Object.values(row.cpu).reduce((a, b) => a + b, 0).toFixed(0)} %`);
+      log(
+        `${row.label}: ${row.submitsPerS.toFixed(1)} submits/s, ${row.completedPerS.toFixed(1)} completed/s, submit p99 ${row.submitP99.toFixed(0)} ms, poll p99 ${row.pollP99.toFixed(0)} ms, worker poll lateness p99 ${row.latePolls > 0 ? `${row.lateP99.toFixed(0)} ms over ${row.latePolls} polls` : '– (no poll claimed)'}, CPU ${Object.values(
+          row.cpu,
+        )
+          .reduce((a, b) => a + b, 0)
+          .toFixed(0)} %`,
+      );
     }
     await run;
     await Promise.all(faultRuns);
@@ -238,13 +288,17 @@ async function main(): Promise<number> {
     const bad = problems(verdict, cfg.faults);
     const machine = `${cpus().length}× ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const activeServers = snaps.reduce((s, x) => s + x.bouncerActive, 0) / snaps.length;
-    const measured = measureCosts(snaps[0]!, snaps[snaps.length - 1]!, end, driver, calibration, cfg, machine, activeServers,
-      { tasks: windows.reduce((a, x) => a + x.accepted, 0), polls: windows.reduce((a, x) => a + x.polls, 0), messages: windows.reduce((a, x) => a + x.messages, 0) });
+    const measured = measureCosts(snaps[0]!, snaps[snaps.length - 1]!, end, driver, calibration, cfg, machine, activeServers, {
+      tasks: windows.reduce((a, x) => a + x.accepted, 0),
+      polls: windows.reduce((a, x) => a + x.polls, 0),
+      messages: windows.reduce((a, x) => a + x.messages, 0),
+    });
     const model = modelCheck(measured);
     const { derivation: d, ...costs } = measured;
     // the costs this run measured, checked against the run itself (the model must at least reproduce its own run)
     const self = modelCheck(costs, costs);
-    const derivationLine = `costs of this run: ${d.tasks} tasks, ${d.polls} client polls, ${d.messages} messages calls in ${d.seconds.toFixed(0)} s; ` +
+    const derivationLine =
+      `costs of this run: ${d.tasks} tasks, ${d.polls} client polls, ${d.messages} messages calls in ${d.seconds.toFixed(0)} s; ` +
       `edge ${d.edgeCpuS.toFixed(1)} CPU s = ${costs.edgeMsPerSubmit.toFixed(2)} ms/submit + ${costs.edgeMsPerPoll.toFixed(2)} ms/poll + ${(costs.edgeMsPerMessage ?? 0).toFixed(2)} ms/messages call ` +
       `(×${d.edgeLevel.toFixed(2)} the calibration's); billing ${d.billingCpuS.toFixed(1)} CPU s over ${d.settlements} settlement attempts (${(costs.settlementsPerTask ?? 0).toFixed(2)} per task) = ${costs.billingMsPerSettlement.toFixed(2)} ms each ` +
       `(to the end of the drain, ${((end.at - snaps[snaps.length - 1]!.at) / 1000).toFixed(0)} s later: ${d.billingCpuSToEnd.toFixed(1)} CPU s over ${d.settlementsToEnd}); ` +
@@ -265,7 +319,13 @@ async function main(): Promise<number> {
       '',
       processTable(snaps[0]!, snaps[snaps.length - 1]!, peakRss),
       '',
-      faultResults.length ? ['| fault | at | time to heal | note |', '|---|---|---|---|', ...faultResults.map((f) => `| ${f.what} | ${f.atS.toFixed(0)} s | ${(f.healMs / 1000).toFixed(2)} s | ${f.note} |`)].join('\n') : 'faults: none (FLEET_FAULTS=1 injects them)',
+      faultResults.length
+        ? [
+            '| fault | at | time to heal | note |',
+            '|---|---|---|---|',
+            ...faultResults.map((f) => `| ${f.what} | ${f.atS.toFixed(0)} s | ${(f.healMs / 1000).toFixed(2)} s | ${f.note} |`),
+          ].join('\n')
+        : 'faults: none (FLEET_FAULTS=1 injects them)',
       '',
       `end-of-run checks: ${verdict.accepted} tasks accepted, ${verdict.inDatabase} in the database, ${verdict.open} not terminal, ${verdict.missing} lost, ` +
         `${verdict.unsettled} not settled exactly once, ${verdict.doubleSettled} double-settled, ${verdict.completed} completed, ${verdict.failed} failed (+ ${verdict.cancelled} calibration tasks cancelled); ` +
@@ -296,7 +356,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (e: unknown) => {
-  console.error('fleet failed:', e);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error('fleet failed:', e);
+    process.exit(1);
+  },
+);

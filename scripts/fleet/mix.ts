@@ -20,7 +20,8 @@ export function parseMix(raw: string | undefined): Record<Kind, number> {
   for (const k of KINDS) mix[k] = 0;
   for (const part of raw.split(',')) {
     const [k, v] = part.split('=').map((s) => s.trim());
-    if (!KINDS.includes(k as Kind) || !Number.isFinite(Number(v)) || Number(v) < 0) throw new Error(`FLEET_MIX: bad entry "${part}" (kinds: ${KINDS.join(', ')})`);
+    if (!KINDS.includes(k as Kind) || !Number.isFinite(Number(v)) || Number(v) < 0)
+      throw new Error(`FLEET_MIX: bad entry "${part}" (kinds: ${KINDS.join(', ')})`);
     mix[k as Kind] = Number(v);
   }
   if (KINDS.every((k) => mix[k] === 0)) throw new Error('FLEET_MIX: every share is 0');
@@ -61,7 +62,11 @@ export function requestOf(kind: Kind, i: number, callbackUrl: string | undefined
         idempotent: false,
       };
     case 'messages':
-      return { path: '/v1/messages', body: { model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: `fleet hello ${i}` }] }, idempotent: false };
+      return {
+        path: '/v1/messages',
+        body: { model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: `fleet hello ${i}` }] },
+        idempotent: false,
+      };
   }
 }
 

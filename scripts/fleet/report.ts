@@ -53,17 +53,23 @@ export function makeRow(label: string, a: Snapshot, b: Snapshot, w: Window, targ
     cpu[g] = (cpu[g] ?? 0) + (100 * Math.max(0, v - (a.cpu[k] ?? 0))) / s;
   }
   return {
-    label, seconds: s, targetRps,
+    label,
+    seconds: s,
+    targetRps,
     submitsPerS: w.accepted / s,
     refused: Object.values(w.refused).reduce((x, y) => x + y, 0) + w.skipped,
     completedPerS: (b.completed - a.completed) / s,
     failed: b.failed - a.failed,
-    submitP50: pct(sub, 50), submitP99: pct(sub, 99),
+    submitP50: pct(sub, 50),
+    submitP99: pct(sub, 99),
     pollsPerS: w.polls / s,
-    pollP50: pct(pol, 50), pollP99: pct(pol, 99),
+    pollP50: pct(pol, 50),
+    pollP99: pct(pol, 99),
     messagesPerS: w.messages / s,
-    lateP50: 1000 * histogramQuantile(late, 0.5), lateP99: 1000 * histogramQuantile(late, 0.99),
-    lateWithin1s: shareAtMost(late, 1), latePolls: late.count,
+    lateP50: 1000 * histogramQuantile(late, 0.5),
+    lateP99: 1000 * histogramQuantile(late, 0.99),
+    lateWithin1s: shareAtMost(late, 1),
+    latePolls: late.count,
     redisCmdsPerS: redisCommandsBetween(a, b) / s,
     redisMiB: b.redisMemory / 2 ** 20,
     bouncerClients: b.bouncerClients,
@@ -81,7 +87,11 @@ export function makeRow(label: string, a: Snapshot, b: Snapshot, w: Window, targ
 export function mergeWindows(ws: Window[]): Window {
   const m = new Window();
   for (const w of ws) {
-    m.accepted += w.accepted; m.polls += w.polls; m.pollErrors += w.pollErrors; m.messages += w.messages; m.skipped += w.skipped;
+    m.accepted += w.accepted;
+    m.polls += w.polls;
+    m.pollErrors += w.pollErrors;
+    m.messages += w.messages;
+    m.skipped += w.skipped;
     for (const [k, v] of Object.entries(w.refused)) m.refused[k] = (m.refused[k] ?? 0) + v;
     for (const x of w.submitMs) m.submitMs.push(x);
     for (const x of w.pollMs) m.pollMs.push(x);
@@ -97,20 +107,37 @@ const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : '–');
 const late = (r: Row): string => (r.latePolls > 0 ? `${f0(r.lateP50)} / ${f0(r.lateP99)} (${(100 * r.lateWithin1s).toFixed(1)} %)` : '–');
 
 export function throughputTable(rows: Row[]): string {
-  const head = '| window | target req/s | submits/s | refused | completed/s | failed | submit p50 / p99 ms | polls/s | poll p50 / p99 ms | messages/s | worker poll lateness p50 / p99 ms (≤ 1 s) | events |\n|---|---|---|---|---|---|---|---|---|---|---|---|';
-  return [head, ...rows.map((r) => `| ${r.label} | ${f1(r.targetRps)} | ${f1(r.submitsPerS)} | ${r.refused} | ${f1(r.completedPerS)} | ${r.failed} | ${f0(r.submitP50)} / ${f0(r.submitP99)} | ${f1(r.pollsPerS)} | ${f0(r.pollP50)} / ${f0(r.pollP99)} | ${f1(r.messagesPerS)} | ${late(r)} | ${r.events.join('; ') || '–'} |`)].join('\n');
+  const head =
+    '| window | target req/s | submits/s | refused | completed/s | failed | submit p50 / p99 ms | polls/s | poll p50 / p99 ms | messages/s | worker poll lateness p50 / p99 ms (≤ 1 s) | events |\n|---|---|---|---|---|---|---|---|---|---|---|---|';
+  return [
+    head,
+    ...rows.map(
+      (r) =>
+        `| ${r.label} | ${f1(r.targetRps)} | ${f1(r.submitsPerS)} | ${r.refused} | ${f1(r.completedPerS)} | ${r.failed} | ${f0(r.submitP50)} / ${f0(r.submitP99)} | ${f1(r.pollsPerS)} | ${f0(r.pollP50)} / ${f0(r.pollP99)} | ${f1(r.messagesPerS)} | ${late(r)} | ${r.events.join('; ') || '–'} |`,
+    ),
+  ].join('\n');
 }
 
 export function dataTable(rows: Row[]): string {
-  const head = '| window | Redis cmds/s | Redis MiB (masters) | PgBouncer clients / servers (waiting) | Postgres backends | Postgres tx/s | WAL KiB/s |\n|---|---|---|---|---|---|---|';
-  return [head, ...rows.map((r) => `| ${r.label} | ${f0(r.redisCmdsPerS)} | ${f1(r.redisMiB)} | ${r.bouncerClients} / ${r.bouncerServers} (${r.bouncerWaiting}) | ${r.pgBackends} | ${f0(r.pgTxPerS)} | ${f0(r.walKiBPerS)} |`)].join('\n');
+  const head =
+    '| window | Redis cmds/s | Redis MiB (masters) | PgBouncer clients / servers (waiting) | Postgres backends | Postgres tx/s | WAL KiB/s |\n|---|---|---|---|---|---|---|';
+  return [
+    head,
+    ...rows.map(
+      (r) =>
+        `| ${r.label} | ${f0(r.redisCmdsPerS)} | ${f1(r.redisMiB)} | ${r.bouncerClients} / ${r.bouncerServers} (${r.bouncerWaiting}) | ${r.pgBackends} | ${f0(r.pgTxPerS)} | ${f0(r.walKiBPerS)} |`,
+    ),
+  ].join('\n');
 }
 
 /** CPU per service group per window, % of one core (200 % = both cores of this machine). */
 export function cpuTable(rows: Row[]): string {
   const groups = [...new Set(rows.flatMap((r) => Object.keys(r.cpu)))].sort();
   const head = `| window | ${groups.join(' | ')} | all |\n|---|${groups.map(() => '---').join('|')}|---|`;
-  return [head, ...rows.map((r) => `| ${r.label} | ${groups.map((g) => f0(r.cpu[g] ?? NaN)).join(' | ')} | ${f0(Object.values(r.cpu).reduce((x, y) => x + y, 0))} |`)].join('\n');
+  return [
+    head,
+    ...rows.map((r) => `| ${r.label} | ${groups.map((g) => f0(r.cpu[g] ?? NaN)).join(' | ')} | ${f0(Object.values(r.cpu).reduce((x, y) => x + y, 0))} |`),
+  ].join('\n');
 }
 
 /** Each process over the whole run: CPU seconds, % of a core, RSS at the end and the largest RSS sampled. */
@@ -118,8 +145,11 @@ export function processTable(first: Snapshot, last: Snapshot, peakRss: Map<strin
   const s = (last.at - first.at) / 1000;
   const head = '| process | CPU s | % of a core | RSS MiB (end) | RSS MiB (peak sampled) |\n|---|---|---|---|---|';
   const labels = Object.keys(last.cpu).sort();
-  return [head, ...labels.map((l) => {
-    const c = Math.max(0, (last.cpu[l] ?? 0) - (first.cpu[l] ?? 0));
-    return `| ${l} | ${f1(c)} | ${f0((100 * c) / s)} | ${f0(last.rss[l] ?? NaN)} | ${f0(peakRss.get(l) ?? NaN)} |`;
-  })].join('\n');
+  return [
+    head,
+    ...labels.map((l) => {
+      const c = Math.max(0, (last.cpu[l] ?? 0) - (first.cpu[l] ?? 0));
+      return `| ${l} | ${f1(c)} | ${f0((100 * c) / s)} | ${f0(last.rss[l] ?? NaN)} | ${f0(peakRss.get(l) ?? NaN)} |`;
+    }),
+  ].join('\n');
 }

@@ -159,10 +159,19 @@ export class Sampler {
     let wal: Record<string, string> | undefined;
     let done: Record<string, string> | undefined;
     try {
-      [db] = (await pg.query<Record<string, string>>(`SELECT xact_commit + xact_rollback AS x, numbackends AS b, pg_database_size(datname)::text AS size FROM pg_stat_database WHERE datname = $1`, [this.dbName])).rows;
+      [db] = (
+        await pg.query<Record<string, string>>(
+          `SELECT xact_commit + xact_rollback AS x, numbackends AS b, pg_database_size(datname)::text AS size FROM pg_stat_database WHERE datname = $1`,
+          [this.dbName],
+        )
+      ).rows;
       [wal] = (await pg.query<Record<string, string>>(`SELECT wal_bytes::text AS w FROM pg_stat_wal`)).rows;
-      [done] = (await pg.query<Record<string, string>>(`SELECT count(*) FILTER (WHERE status = 'completed')::int AS c, count(*) FILTER (WHERE status = 'failed')::int AS f
-                                  FROM tasks WHERE pool <> 'chat' AND status IN ('completed','failed')`)).rows;
+      [done] = (
+        await pg.query<
+          Record<string, string>
+        >(`SELECT count(*) FILTER (WHERE status = 'completed')::int AS c, count(*) FILTER (WHERE status = 'failed')::int AS f
+                                  FROM tasks WHERE pool <> 'chat' AND status IN ('completed','failed')`)
+      ).rows;
     } finally {
       await pg.end().catch(() => undefined);
     }
@@ -176,19 +185,25 @@ export class Sampler {
     }
     const steps: Record<string, number> = {};
     let settlements = 0;
-    await Promise.all(this.metrics().map(async (m) => {
-      const text = await metricsText(m.url);
-      const reading = (metric: string): number | undefined => (text === undefined ? undefined : sumSamples(text, metric) ?? 0);
-      if (m.service === 'billing') {
-        settlements += this.counters.add(m.label, reading('gmg_settlements_total'));
-      } else {
-        const pool = m.service.replace(/^worker-/, '');
-        steps[pool] = (steps[pool] ?? 0) + this.counters.add(m.label, reading('gmg_upstream_requests_total'));
-        this.lateness.add(m.label, text);
-      }
-    }));
+    await Promise.all(
+      this.metrics().map(async (m) => {
+        const text = await metricsText(m.url);
+        const reading = (metric: string): number | undefined => (text === undefined ? undefined : (sumSamples(text, metric) ?? 0));
+        if (m.service === 'billing') {
+          settlements += this.counters.add(m.label, reading('gmg_settlements_total'));
+        } else {
+          const pool = m.service.replace(/^worker-/, '');
+          steps[pool] = (steps[pool] ?? 0) + this.counters.add(m.label, reading('gmg_upstream_requests_total'));
+          this.lateness.add(m.label, text);
+        }
+      }),
+    );
     return {
-      at, cpu, rss, steps, settlements,
+      at,
+      cpu,
+      rss,
+      steps,
+      settlements,
       lateness: this.lateness.total(),
       bouncerActive: pools.reduce((s, p) => s + num(p.sv_active), 0),
       dbBytes: num(db?.size),

@@ -35,7 +35,8 @@ export class FleetServices {
 
   /** The simulator first (the channels point at it), then billing, the pools and the edges, in parallel per service. */
   async start(
-    shape: FleetShape, common: Record<string, string>,
+    shape: FleetShape,
+    common: Record<string, string>,
     extra: { sim: Record<string, string>; edge: Record<string, string>; worker: Record<string, string>; billing: Record<string, string> },
     /** Runs once the simulator answers (the channels are seeded with its URL), before any gateway service starts. */
     afterSim: (simUrl: string) => Promise<void>,
@@ -44,11 +45,12 @@ export class FleetServices {
     await afterSim(`http://127.0.0.1:${this.sim.port}`);
     const starts: Array<Promise<Replica>> = [];
     for (let i = 1; i <= shape.billing; i++) starts.push(this.one('billing', i, 'HEALTH_PORT', { ...common, ...extra.billing }, '/readyz'));
-    for (const pool of POOLS) for (let i = 1; i <= shape.workersPerPool; i++) starts.push(this.one(`worker-${pool}`, i, 'HEALTH_PORT', { ...common, ...extra.worker }, '/readyz'));
+    for (const pool of POOLS)
+      for (let i = 1; i <= shape.workersPerPool; i++) starts.push(this.one(`worker-${pool}`, i, 'HEALTH_PORT', { ...common, ...extra.worker }, '/readyz'));
     for (let i = 1; i <= shape.edges; i++) {
       starts.push(this.one('api-edge', i, 'PORT', { ...common, ...extra.edge, UPLOAD_DIR: path.join(this.root, `uploads-${i}`) }, '/readyz'));
     }
-    this.replicas.push(...await Promise.all(starts));
+    this.replicas.push(...(await Promise.all(starts)));
   }
 
   private async one(service: string, n: number, portVar: 'PORT' | 'HEALTH_PORT', env: Record<string, string>, healthPath: string): Promise<Replica> {
@@ -85,7 +87,9 @@ export class FleetServices {
 
   async stop(): Promise<void> {
     // the edges first (no new work), then the consumers, the simulator last
-    const phase = async (list: Replica[]): Promise<void> => { await Promise.all(list.map((r) => r.sp.stop(15_000).catch(() => undefined))); };
+    const phase = async (list: Replica[]): Promise<void> => {
+      await Promise.all(list.map((r) => r.sp.stop(15_000).catch(() => undefined)));
+    };
     await phase(this.edges());
     await phase(this.replicas.filter((r) => r.service !== 'api-edge'));
     if (this.sim) await phase([this.sim]);

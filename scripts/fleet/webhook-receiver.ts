@@ -27,7 +27,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => { size += c.length; if (size <= MAX_BODY) chunks.push(c); });
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY) chunks.push(c);
+    });
     req.on('end', () => {
       total++;
       const id = String(req.headers['x-delivery-id'] ?? '');
@@ -50,6 +53,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     byTask,
     duplicates: () => dup,
     total: () => total,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

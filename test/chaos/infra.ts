@@ -23,7 +23,9 @@ class Proc {
   readonly exited: Promise<void>;
   constructor(readonly child: ChildProcess) {
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    const reap = (): void => { child.kill('SIGKILL'); };
+    const reap = (): void => {
+      child.kill('SIGKILL');
+    };
     process.once('exit', reap);
     void this.exited.then(() => process.removeListener('exit', reap));
   }
@@ -41,7 +43,10 @@ class Proc {
 
 export class ChaosRedis {
   private proc: Proc | undefined;
-  private constructor(readonly port: number, private readonly dir: string) {}
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
 
   static async start(root: string): Promise<ChaosRedis> {
     const port = await freePort();
@@ -58,8 +63,26 @@ export class ChaosRedis {
 
   /** No persistence: a restart comes back empty, as a failover to an empty replica does. */
   async launch(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-      '--dir', this.dir, '--maxmemory-policy', 'noeviction', '--logfile', ''], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        this.dir,
+        '--maxmemory-policy',
+        'noeviction',
+        '--logfile',
+        '',
+      ],
+      { stdio: 'ignore' },
+    );
     this.proc = new Proc(child);
     await waitFor(async () => (await this.ping()) || undefined, { timeoutMs: 10_000, intervalMs: 50, what: `redis-server on ${this.port}` });
   }
@@ -102,7 +125,12 @@ export class ChaosRedis {
 /** initdb/postgres from /usr/lib/postgresql/<newest>/bin; as root the server runs as the `postgres` user. */
 export class ChaosPostgres {
   private proc: Proc | undefined;
-  private constructor(readonly port: number, private readonly dir: string, private readonly bin: string, private readonly ids: { uid: number; gid: number } | undefined) {}
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+    private readonly bin: string,
+    private readonly ids: { uid: number; gid: number } | undefined,
+  ) {}
 
   static async start(root: string): Promise<ChaosPostgres> {
     const base = '/usr/lib/postgresql';
@@ -128,8 +156,13 @@ export class ChaosPostgres {
   }
 
   async launch(): Promise<void> {
-    this.proc = new Proc(spawn(path.join(this.bin, 'postgres'), ['-D', this.dir, '-p', String(this.port), '-k', this.dir,
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'], { stdio: 'ignore', ...this.ids }));
+    this.proc = new Proc(
+      spawn(
+        path.join(this.bin, 'postgres'),
+        ['-D', this.dir, '-p', String(this.port), '-k', this.dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+        { stdio: 'ignore', ...this.ids },
+      ),
+    );
     await waitFor(async () => (await this.answers()) || undefined, { timeoutMs: 30_000, intervalMs: 100, what: `postgres on ${this.port}` });
   }
 
@@ -175,7 +208,11 @@ export function removeDir(dir: string): void {
  */
 export class ChaosPgBouncer {
   private proc: Proc | undefined;
-  private constructor(readonly port: number, private readonly dir: string, private readonly ids: { uid: number; gid: number } | undefined) {}
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+    private readonly ids: { uid: number; gid: number } | undefined,
+  ) {}
 
   static available(): boolean {
     try {
@@ -202,7 +239,10 @@ export class ChaosPgBouncer {
       .replace(/^default_pool_size = .*$/m, 'default_pool_size = 20')
       .replace(/^max_db_connections = .*$/m, 'max_db_connections = 60');
     writeFileSync(path.join(dir, 'pgbouncer.ini'), `${ini}\nlogfile = ${dir}/pgbouncer.log\npidfile = ${dir}/pgbouncer.pid\n`);
-    const dbs = readFileSync(path.join(REPO_ROOT, 'k8s/pgbouncer/databases.ini.example'), 'utf8').replace('host=postgres port=5432', `host=127.0.0.1 port=${pg.port}`);
+    const dbs = readFileSync(path.join(REPO_ROOT, 'k8s/pgbouncer/databases.ini.example'), 'utf8').replace(
+      'host=postgres port=5432',
+      `host=127.0.0.1 port=${pg.port}`,
+    );
     writeFileSync(path.join(dir, 'databases.ini'), dbs);
     writeFileSync(path.join(dir, 'userlist.txt'), '"postgres" ""\n');
     const ids = postgresUserWhenRoot();

@@ -21,8 +21,9 @@ const SLOW = (tag: string) => (i: number) => `${tag} ${i} [sim:slow]`;
  * both sweep schedulers exist: the Redis side is rebuilt.
  */
 async function redisRebuilt(w: World, ids: string[]): Promise<boolean> {
-  const open: string[] = (await w.ds.query(`SELECT id FROM tasks WHERE id = ANY($1) AND status IN ('pending','processing')`, [ids]))
-    .map((r: { id: string }) => r.id);
+  const open: string[] = (await w.ds.query(`SELECT id FROM tasks WHERE id = ANY($1) AND status IN ('pending','processing')`, [ids])).map(
+    (r: { id: string }) => r.id,
+  );
   const c = w.redis.client();
   try {
     const shard = queueKeyPrefix('chaos', QUEUES.image, 0);
@@ -55,21 +56,30 @@ async function redisLoss(w: World, scenario: string, inject: () => Promise<void>
   const { accountId, ids } = await inFlight(w, scenario.replace(/\W+/g, '-'), 50);
   const t0 = Date.now();
   await inject();
-  const healedAt = await waitFor(async () => ((await redisRebuilt(w, ids)) ? Date.now() : undefined),
-    { timeoutMs: 10 * SWEEP_INTERVAL_MS, intervalMs: 50, what: 'Redis side rebuilt' }).catch(() => undefined);
+  const healedAt = await waitFor(async () => ((await redisRebuilt(w, ids)) ? Date.now() : undefined), {
+    timeoutMs: 10 * SWEEP_INTERVAL_MS,
+    intervalMs: 50,
+    what: 'Redis side rebuilt',
+  }).catch(() => undefined);
   const v = await verify(w, accountId, ids);
   const healMs = healedAt ? healedAt - t0 : undefined;
   const inTime = healMs !== undefined && healMs <= 2 * SWEEP_INTERVAL_MS;
-  return { scenario, ...v, healMs, ok: ok(v, inTime && w.deadServices().length === 0),
-    note: `heal ≤ 2 × ${SWEEP_INTERVAL_MS} ms: ${inTime ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed` };
+  return {
+    scenario,
+    ...v,
+    healMs,
+    ok: ok(v, inTime && w.deadServices().length === 0),
+    note: `heal ≤ 2 × ${SWEEP_INTERVAL_MS} ms: ${inTime ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed`,
+  };
 }
 
 export const flushAll = (w: World): Promise<Row> => redisLoss(w, 'Redis FLUSHALL, 50 in flight', () => w.redis.flushAll());
 
-export const redisKill = (w: World): Promise<Row> => redisLoss(w, 'Redis kill -9 + restart (empty), 50 in flight', async () => {
-  await w.redis.kill9();
-  await w.redis.launch();
-});
+export const redisKill = (w: World): Promise<Row> =>
+  redisLoss(w, 'Redis kill -9 + restart (empty), 50 in flight', async () => {
+    await w.redis.kill9();
+    await w.redis.launch();
+  });
 
 export async function postgresRestart(w: World): Promise<Row> {
   const { accountId, key, ids } = await inFlight(w, 'pg-restart', 50);
@@ -78,17 +88,31 @@ export async function postgresRestart(w: World): Promise<Row> {
   // polls while Postgres is down, past the key cache's TTL (AUTH_CACHE_TTL_MS, 2 s): the edge knows the key from
   // before (AUTH_STALE_IF_ERROR_MS) and answers from the Redis views — a short outage does not fail every poll
   await new Promise((r) => setTimeout(r, 2500));
-  const polls = await Promise.all(ids.slice(0, 20).map((id) =>
-    fetch(`${w.base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status, () => 0)));
+  const polls = await Promise.all(
+    ids.slice(0, 20).map((id) =>
+      fetch(`${w.base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } }).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    ),
+  );
   await w.pg.launch();
   // our own connection pool also lost its sessions: the next queries reconnect
-  const healedAt = await waitFor(async () => ((await w.healthy()) ? Date.now() : undefined), { timeoutMs: 60_000, intervalMs: 100, what: 'services ready again' }).catch(() => undefined);
+  const healedAt = await waitFor(async () => ((await w.healthy()) ? Date.now() : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    what: 'services ready again',
+  }).catch(() => undefined);
   const v = await verify(w, accountId, ids);
   const dead = w.deadServices();
   const answered = polls.filter((st) => st === 200).length;
-  return { scenario: 'Postgres restarted mid-flight', ...v, healMs: healedAt ? healedAt - t0 : undefined,
+  return {
+    scenario: 'Postgres restarted mid-flight',
+    ...v,
+    healMs: healedAt ? healedAt - t0 : undefined,
     ok: ok(v, dead.length === 0 && healedAt !== undefined && answered === polls.length),
-    note: `${dead.length ? `crashed: ${dead.join(', ')}` : 'no service exited (no crash loop)'}; polls during the outage (2.5 s in): ${answered}/${polls.length} answered 200 (${polls.filter((st) => st !== 200).join(' ') || 'none other'})` };
+    note: `${dead.length ? `crashed: ${dead.join(', ')}` : 'no service exited (no crash loop)'}; polls during the outage (2.5 s in): ${answered}/${polls.length} answered 200 (${polls.filter((st) => st !== 200).join(' ') || 'none other'})`,
+  };
 }
 
 export async function billingKill(w: World): Promise<Row> {
@@ -101,8 +125,13 @@ export async function billingKill(w: World): Promise<Row> {
   const t0 = Date.now();
   await w.startSvc('billing');
   const v = await verify(w, a.accountId, ids);
-  return { scenario: 'SIGKILL billing, settlements pending', ...v, healMs: Date.now() - t0, ok: ok(v, w.deadServices().length === 0),
-    note: `${pending} unsettled at the kill` };
+  return {
+    scenario: 'SIGKILL billing, settlements pending',
+    ...v,
+    healMs: Date.now() - t0,
+    ok: ok(v, w.deadServices().length === 0),
+    note: `${pending} unsettled at the kill`,
+  };
 }
 
 export async function workerKill(w: World): Promise<Row> {
@@ -111,8 +140,13 @@ export async function workerKill(w: World): Promise<Row> {
   const t0 = Date.now();
   await w.startSvc('worker');
   const v = await verify(w, accountId, ids);
-  return { scenario: 'SIGKILL worker mid-step, 50 in flight', ...v, healMs: Date.now() - t0, ok: ok(v, w.deadServices().length === 0),
-    note: `${v.completed} completed, ${v.failed} failed` };
+  return {
+    scenario: 'SIGKILL worker mid-step, 50 in flight',
+    ...v,
+    healMs: Date.now() - t0,
+    ok: ok(v, w.deadServices().length === 0),
+    note: `${v.completed} completed, ${v.failed} failed`,
+  };
 }
 
 export async function edgeTerm(w: World): Promise<Row> {
@@ -136,14 +170,21 @@ export async function edgeTerm(w: World): Promise<Row> {
   await Promise.all(Array.from({ length: 8 }, lane));
   await stopping;
   const rows: Array<{ id: string; prompt: string }> = await w.ds.query(
-    `SELECT id, request->'upstreamBody'->>'prompt' AS prompt FROM tasks WHERE account_id = $1`, [a.accountId]);
+    `SELECT id, request->'upstreamBody'->>'prompt' AS prompt FROM tasks WHERE account_id = $1`,
+    [a.accountId],
+  );
   const traces = rows.filter((r) => !answered.has(r.prompt));
   const lost = [...answered.values()].filter((id) => !rows.some((r) => r.id === id));
   const t0 = Date.now();
   await w.startSvc('edge');
   const v = await verify(w, a.accountId, [...answered.values()]);
-  return { scenario: 'SIGTERM edge during 200 submits', ...v, healMs: Date.now() - t0, ok: ok(v, traces.length === 0 && lost.length === 0 && answered.size > 0),
-    note: `${answered.size} answered 200, ${200 - answered.size} refused; refused with a trace: ${traces.length}; answered without a row: ${lost.length}` };
+  return {
+    scenario: 'SIGTERM edge during 200 submits',
+    ...v,
+    healMs: Date.now() - t0,
+    ok: ok(v, traces.length === 0 && lost.length === 0 && answered.size > 0),
+    note: `${answered.size} answered 200, ${200 - answered.size} refused; refused with a trace: ${traces.length}; answered without a row: ${lost.length}`,
+  };
 }
 
 /**
@@ -173,9 +214,12 @@ export async function upstreamOutage(w: World, backup: boolean, outageMs = 30_00
     const after: string[] = [];
     let reached: number | undefined;
     for (let i = 0; i < 60 && reached === undefined; i++) {
-      after.push(...await w.submitMany(a.key, 1, () => `after outage ${i}`));
-      reached = await waitFor(async () => (w.upstream.forwarded > forwardedBefore ? Date.now() : undefined),
-        { timeoutMs: 1000, intervalMs: 50, what: 'a submit through the recovered primary' }).catch(() => undefined);
+      after.push(...(await w.submitMany(a.key, 1, () => `after outage ${i}`)));
+      reached = await waitFor(async () => (w.upstream.forwarded > forwardedBefore ? Date.now() : undefined), {
+        timeoutMs: 1000,
+        intervalMs: 50,
+        what: 'a submit through the recovered primary',
+      }).catch(() => undefined);
     }
     const v = await verify(w, a.accountId, [...ids, ...after]);
     const during = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
@@ -183,9 +227,11 @@ export async function upstreamOutage(w: World, backup: boolean, outageMs = 30_00
     const outcomeOk = backup ? during === ids.length : true;
     return {
       scenario: backup ? 'upstream 503 for 30 s, backup channel' : 'upstream 503 for 30 s, only channel',
-      ...v, healMs: reached ? reached - recoveredAt : undefined,
+      ...v,
+      healMs: reached ? reached - recoveredAt : undefined,
       ok: ok(v, outcomeOk && afterDone === after.length && reached !== undefined && w.deadServices().length === 0),
-      note: `${refused} submits answered 503 (breaker open: the other attempts never left the worker); during the outage ` +
+      note:
+        `${refused} submits answered 503 (breaker open: the other attempts never left the worker); during the outage ` +
         `${during}/${ids.length} completed${backup ? ' via the backup' : ', the rest failed and were refunded'}; ` +
         `after recovery ${afterDone}/${after.length} completed; ${reached === undefined ? 'the primary got NO submit within 60 s' : 'the primary took submits again (breaker closed)'}`,
     };
@@ -210,8 +256,18 @@ interface BadBody {
 function badBodies(endpoint: string, n: number): BadBody[] {
   const models = listModels().filter((m) => m.contract?.endpoint === endpoint && m.contract.validate({ model: m.id, prompt: 'a cat' }, m.id).ok);
   if (!models.length) throw new Error(`no model with a minimal valid body on ${endpoint}`);
-  const junk = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.string({ maxLength: 16 }), fc.array(fc.integer(), { maxLength: 3 }),
-    fc.object({ maxDepth: 2 }), fc.constant('x'.repeat(100_000)), fc.constant(-1), fc.constant(1e308));
+  const junk = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double(),
+    fc.string({ maxLength: 16 }),
+    fc.array(fc.integer(), { maxLength: 3 }),
+    fc.object({ maxDepth: 2 }),
+    fc.constant('x'.repeat(100_000)),
+    fc.constant(-1),
+    fc.constant(1e308),
+  );
   const wrongField = fc.tuple(fc.constantFrom(...models), fc.nat(), junk).map(([m, i, v]): BadBody | undefined => {
     const props = Object.keys((m.contract!.inputSchema as { properties?: Record<string, unknown> }).properties ?? {});
     const field = props[i % props.length]!;
@@ -235,19 +291,40 @@ function badBodies(endpoint: string, n: number): BadBody[] {
       const body = { model: m.id, prompt: 'x', [props[i % props.length]!]: 'x'.repeat(len) };
       return m.contract!.validate(body, m.id).ok ? undefined : { kind: 'huge string in a field', body };
     }),
-    fc.integer({ min: 50, max: 20_000 }).map((d) => ({ kind: 'deep nesting in a field', raw: `{"model":"${m0}","prompt":"x","size":${deep(d, '1')}}`, contentType: 'application/json' })),
+    fc
+      .integer({ min: 50, max: 20_000 })
+      .map((d) => ({ kind: 'deep nesting in a field', raw: `{"model":"${m0}","prompt":"x","size":${deep(d, '1')}}`, contentType: 'application/json' })),
     fc.integer({ min: 1000, max: 20_000 }).map((d) => ({ kind: 'deep nesting', raw: deep(d, '"x"'), contentType: 'application/json' })),
     // an extra field the contract passes on (issue 27: 20,000 deep there answered 500; the edge caps the depth at 128)
-    fc.integer({ min: 1000, max: 20_000 }).map((d) => ({ kind: 'deep nesting in an extra field', raw: `{"model":"${m0}","prompt":"x","metadata":${deep(d, '1')}}`, contentType: 'application/json' })),
+    fc.integer({ min: 1000, max: 20_000 }).map((d) => ({
+      kind: 'deep nesting in an extra field',
+      raw: `{"model":"${m0}","prompt":"x","metadata":${deep(d, '1')}}`,
+      contentType: 'application/json',
+    })),
     junk.map((v) => ({ kind: 'not an object', body: v })),
-    fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => ({ kind: 'invalid UTF-8', contentType: 'application/json',
-      raw: Buffer.concat([Buffer.from(`{"model":"${m0}","prompt":"`), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(b.filter((x) => x !== 0x22 && x !== 0x5c)), Buffer.from('"}')]) })),
+    fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => ({
+      kind: 'invalid UTF-8',
+      contentType: 'application/json',
+      raw: Buffer.concat([
+        Buffer.from(`{"model":"${m0}","prompt":"`),
+        Buffer.from([0xc3, 0x28, 0xff]),
+        Buffer.from(b.filter((x) => x !== 0x22 && x !== 0x5c)),
+        Buffer.from('"}'),
+      ]),
+    })),
     fc.string({ maxLength: 40 }).map((x) => ({ kind: 'broken JSON', raw: `{"model": ${x}`, contentType: 'application/json' })),
-    fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'image/png').map((ct) => ({ kind: 'wrong content type', raw: `model=${m0}&prompt=x`, contentType: ct })),
+    fc
+      .constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'image/png')
+      .map((ct) => ({ kind: 'wrong content type', raw: `model=${m0}&prompt=x`, contentType: ct })),
   );
   const out: BadBody[] = [];
   for (let round = 0; round < 20 && out.length < n; round++) {
-    out.push(...fc.sample(arb, n).filter((b): b is BadBody => b !== undefined).slice(0, n - out.length));
+    out.push(
+      ...fc
+        .sample(arb, n)
+        .filter((b): b is BadBody => b !== undefined)
+        .slice(0, n - out.length),
+    );
   }
   return out;
 }
@@ -262,33 +339,42 @@ export async function badInput(w: World, perEndpoint = 1000): Promise<Row> {
   for (const ep of endpoints) {
     const bodies = badBodies(ep, perEndpoint);
     for (let i = 0; i < bodies.length; i += 20) {
-      await Promise.all(bodies.slice(i, i + 20).map(async (b) => {
-        const r = await w.submit(a.key, b.body, { path: ep, raw: b.raw, contentType: b.contentType }).catch((e: unknown) => {
-          const c = (e as { cause?: { code?: string; message?: string } }).cause;
-          return { status: 0, body: `${String(e)} (${c?.code ?? ''} ${c?.message ?? ''})` };
-        });
-        n++;
-        seenStatus.set(r.status, (seenStatus.get(r.status) ?? 0) + 1);
-        const e = (r.body as { error?: { code?: unknown; message?: unknown; type?: unknown } } | undefined)?.error;
-        const shaped = r.status >= 400 && r.status < 500 && e && e.code === r.status && typeof e.message === 'string' && typeof e.type === 'string';
-        if (!shaped) {
-          const k = `${b.kind} → ${r.status}${r.status === 0 ? ` ${String(r.body)}` : ''}`;
-          const cur = wrong.get(k) ?? { count: 0, sample: JSON.stringify(b.body ?? String(b.raw)).slice(0, 60) };
-          cur.count++;
-          wrong.set(k, cur);
-        }
-      }));
+      await Promise.all(
+        bodies.slice(i, i + 20).map(async (b) => {
+          const r = await w.submit(a.key, b.body, { path: ep, raw: b.raw, contentType: b.contentType }).catch((e: unknown) => {
+            const c = (e as { cause?: { code?: string; message?: string } }).cause;
+            return { status: 0, body: `${String(e)} (${c?.code ?? ''} ${c?.message ?? ''})` };
+          });
+          n++;
+          seenStatus.set(r.status, (seenStatus.get(r.status) ?? 0) + 1);
+          const e = (r.body as { error?: { code?: unknown; message?: unknown; type?: unknown } } | undefined)?.error;
+          const shaped = r.status >= 400 && r.status < 500 && e && e.code === r.status && typeof e.message === 'string' && typeof e.type === 'string';
+          if (!shaped) {
+            const k = `${b.kind} → ${r.status}${r.status === 0 ? ` ${String(r.body)}` : ''}`;
+            const cur = wrong.get(k) ?? { count: 0, sample: JSON.stringify(b.body ?? String(b.raw)).slice(0, 60) };
+            cur.count++;
+            wrong.set(k, cur);
+          }
+        }),
+      );
     }
   }
   const traces = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [a.accountId]);
   const healthy = await w.healthy();
   const v = await verify(w, a.accountId, []);
-  const statuses = [...seenStatus.entries()].sort((x, y) => x[0] - y[0]).map(([st, c]) => `${st}×${c}`).join(' ');
+  const statuses = [...seenStatus.entries()]
+    .sort((x, y) => x[0] - y[0])
+    .map(([st, c]) => `${st}×${c}`)
+    .join(' ');
   const bad = [...wrong.values()].reduce((x, y) => x + y.count, 0);
   const detail = [...wrong.entries()].map(([k, x]) => `${k} ×${x.count} (e.g. ${x.sample})`).join('; ');
-  return { scenario: `bad input: ${perEndpoint} bodies × ${endpoints.length} endpoints`, tasks: n, invariant: v.invariant,
+  return {
+    scenario: `bad input: ${perEndpoint} bodies × ${endpoints.length} endpoints`,
+    tasks: n,
+    invariant: v.invariant,
     ok: bad === 0 && traces === 0 && healthy && v.invariant && w.deadServices().length === 0,
-    note: `answers ${statuses}; not 4xx in the spec shape: ${bad}${detail ? ` [${detail}]` : ''}; tasks created: ${traces}; healthy after: ${healthy}` };
+    note: `answers ${statuses}; not 4xx in the spec shape: ${bad}${detail ? ` [${detail}]` : ''}; tasks created: ${traces}; healthy after: ${healthy}`,
+  };
 }
 
 /**
@@ -322,36 +408,54 @@ export async function edgeKillStreams(w: World): Promise<Row> {
     }
     await waitFor(() => streams.every((s) => s.deltas >= 2) || undefined, { timeoutMs: 30_000, intervalMs: 50, what: '50 streams relaying' });
     // at least one journal entry per call (every second) before the kill
-    await waitFor(async () => (await w.count(
-      `SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND status = 'processing' AND (result->>'cost_so_far')::bigint > 0`, [a.accountId])) === 50 || undefined,
-    { timeoutMs: 10_000, intervalMs: 100, what: 'the 50 calls journalled' }).catch(() => undefined);
+    await waitFor(
+      async () =>
+        (await w.count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND status = 'processing' AND (result->>'cost_so_far')::bigint > 0`, [
+          a.accountId,
+        ])) === 50 || undefined,
+      { timeoutMs: 10_000, intervalMs: 100, what: 'the 50 calls journalled' },
+    ).catch(() => undefined);
     const open = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND pool = 'chat' AND status = 'processing'`, [a.accountId]);
     await w.procs.edge!.kill9();
     await Promise.all(streams.map((s) => s.ended));
     const t0 = Date.now();
     await w.startSvc('edge');
     // the new edge's sweeper closes the dead edge's lease once it expires
-    const calls = (): Promise<number> => w.count(
-      `SELECT count(*)::int AS n FROM tasks t WHERE account_id = $1 AND pool = 'chat' AND status IN ('completed','failed')
-         AND (SELECT count(*) FROM ledger_entries l WHERE l.task_id = t.id AND l.kind = 'capture') = 1`, [a.accountId]);
-    const healedAt = await waitFor(async () => ((await calls()) === 50 ? Date.now() : undefined), { timeoutMs: 60_000, intervalMs: 200, what: 'the 50 calls charged' })
-      .catch(() => undefined);
+    const calls = (): Promise<number> =>
+      w.count(
+        `SELECT count(*)::int AS n FROM tasks t WHERE account_id = $1 AND pool = 'chat' AND status IN ('completed','failed')
+         AND (SELECT count(*) FROM ledger_entries l WHERE l.task_id = t.id AND l.kind = 'capture') = 1`,
+        [a.accountId],
+      );
+    const healedAt = await waitFor(async () => ((await calls()) === 50 ? Date.now() : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: 'the 50 calls charged',
+    }).catch(() => undefined);
     const charged = await calls();
     const positive = await w.count(
       `SELECT count(*)::int AS n FROM ledger_entries l JOIN tasks t ON t.id = l.task_id WHERE t.account_id = $1 AND l.kind = 'capture' AND l.amount > 0 AND l.amount <= t.price`,
-      [a.accountId]);
+      [a.accountId],
+    );
     const leases: Array<{ ok: boolean }> = await w.ds.query(
       `SELECT (c.status = 'closed' AND h.amount = COALESCE((SELECT sum(l.amount) FROM ledger_entries l JOIN tasks t ON t.id = l.task_id
                  WHERE t.lease_id = c.id AND l.kind = 'capture'), 0) + r.amount) AS ok
          FROM credit_leases c JOIN ledger_entries h ON h.task_id = c.id AND h.kind = 'hold' LEFT JOIN ledger_entries r ON r.task_id = c.id AND r.kind = 'release'
-        WHERE c.account_id = $1`, [a.accountId]);
+        WHERE c.account_id = $1`,
+      [a.accountId],
+    );
     const v = await verify(w, a.accountId, []);
     const leasesOk = leases.length > 0 && leases.every((l) => l.ok);
     return {
-      scenario: 'SIGKILL edge with 50 chat streams open', tasks: 50, terminal: charged, settledOnce: charged, invariant: v.invariant && leasesOk,
+      scenario: 'SIGKILL edge with 50 chat streams open',
+      tasks: 50,
+      terminal: charged,
+      settledOnce: charged,
+      invariant: v.invariant && leasesOk,
       healMs: healedAt ? healedAt - t0 : undefined,
       ok: open === 50 && charged === 50 && positive === 50 && leasesOk && v.invariant && w.deadServices().length === 0,
-      note: `${open} rows written before the kill; ${charged} charged once (${positive} for what they streamed, ≤ reservation); ` +
+      note:
+        `${open} rows written before the kill; ${charged} charged once (${positive} for what they streamed, ≤ reservation); ` +
         `leases hold = Σ captures + release: ${leasesOk ? 'yes' : 'NO'}`,
     };
   } finally {
@@ -381,29 +485,49 @@ export async function pgbouncerRestart(w: World): Promise<Row> {
       const r = await w.submit(key, { model: 'lumen-2-flex', prompt: prompts[i] }).catch(() => ({ status: 0, body: undefined }));
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       if (r.status === 200) answered.set(prompts[i]!, r.body.data[0].task_id as string);
-      if (++done === 30) cut = (async () => {
-        t0 = Date.now();
-        await pooler.kill9();
-        await pooler.launch();
-      })();
+      if (++done === 30)
+        cut = (async () => {
+          t0 = Date.now();
+          await pooler.kill9();
+          await pooler.launch();
+        })();
     }
   };
   await Promise.all(Array.from({ length: 8 }, lane));
   await cut;
-  const healedAt = await waitFor(async () => ((await w.healthy()) ? Date.now() : undefined), { timeoutMs: 60_000, intervalMs: 100, what: 'services ready again' }).catch(() => undefined);
+  const healedAt = await waitFor(async () => ((await w.healthy()) ? Date.now() : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    what: 'services ready again',
+  }).catch(() => undefined);
   const rows: Array<{ id: string; prompt: string }> = await w.ds.query(
-    `SELECT id, request->'upstreamBody'->>'prompt' AS prompt FROM tasks WHERE account_id = $1 AND request->'upstreamBody'->>'prompt' LIKE 'pgbouncer cut %'`, [accountId]);
+    `SELECT id, request->'upstreamBody'->>'prompt' AS prompt FROM tasks WHERE account_id = $1 AND request->'upstreamBody'->>'prompt' LIKE 'pgbouncer cut %'`,
+    [accountId],
+  );
   const traces = rows.filter((r) => !answered.has(r.prompt));
   const lost = [...answered.values()].filter((id) => !rows.some((r) => r.id === id));
   const v = await verify(w, accountId, [...ids, ...answered.values()]);
   const dead = w.deadServices();
   const wrong = [...statuses.keys()].filter((s) => s !== 200 && s !== 503);
-  const st = [...statuses.entries()].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s}×${c}`).join(' ');
+  const st = [...statuses.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, c]) => `${s}×${c}`)
+    .join(' ');
   // what a wrong answer was, from the edge's log (its 'unexpected error' lines)
-  const why = wrong.length ? (w.procs.edge?.output() ?? '').split('\n').filter((l) => l.includes('unexpected error')).slice(-1)[0]?.slice(0, 600) : undefined;
-  return { scenario: 'PgBouncer restarted mid-flight (kill -9), 50 in flight + 160 submits through the cut', ...v, healMs: healedAt ? healedAt - t0 : undefined,
+  const why = wrong.length
+    ? (w.procs.edge?.output() ?? '')
+        .split('\n')
+        .filter((l) => l.includes('unexpected error'))
+        .slice(-1)[0]
+        ?.slice(0, 600)
+    : undefined;
+  return {
+    scenario: 'PgBouncer restarted mid-flight (kill -9), 50 in flight + 160 submits through the cut',
+    ...v,
+    healMs: healedAt ? healedAt - t0 : undefined,
     ok: ok(v, dead.length === 0 && healedAt !== undefined && traces.length === 0 && lost.length === 0 && wrong.length === 0),
-    note: `submits ${st}; refused with a trace: ${traces.length}; answered without a row: ${lost.length}${dead.length ? `; crashed: ${dead.join(', ')}` : ''}${why ? `; edge log: ${why}` : ''}` };
+    note: `submits ${st}; refused with a trace: ${traces.length}; answered without a row: ${lost.length}${dead.length ? `; crashed: ${dead.join(', ')}` : ''}${why ? `; edge log: ${why}` : ''}`,
+  };
 }
 
 /**
@@ -420,32 +544,64 @@ export async function clusterMasterKill(w: World): Promise<Row> {
   const key = `${queueKeyPrefix('chaos', QUEUES.image, 0)}:${QUEUES.image}:meta`;
   const slot = Number((await c.cli(probe, 'cluster', 'keyslot', key)).trim());
   // CLUSTER NODES: <id> <ip:port@cport> <flags> <master-id> <ping> <pong> <epoch> <link> <slot ranges…>
-  const owner = (await c.cli(probe, 'cluster', 'nodes')).split('\n').map((l) => l.trim().split(' ')).find((f) =>
-    f[2]?.includes('master') && f.slice(8).some((r) => {
-      const [a, b] = r.split('-').map(Number);
-      return slot >= a! && slot <= (b ?? a)!;
-    }));
+  const owner = (await c.cli(probe, 'cluster', 'nodes'))
+    .split('\n')
+    .map((l) => l.trim().split(' '))
+    .find(
+      (f) =>
+        f[2]?.includes('master') &&
+        f.slice(8).some((r) => {
+          const [a, b] = r.split('-').map(Number);
+          return slot >= a! && slot <= (b ?? a)!;
+        }),
+    );
   if (!owner) throw new Error(`no master owns slot ${slot}`);
   const port = Number(owner[1]!.split('@')[0]!.split(':')[1]);
   const survivor = c.nodes.find((n) => n.port !== port)!.port;
   const t0 = Date.now();
   await c.kill9(port);
   // promoted once the cluster is whole again without it (a surviving node says cluster_state:ok and the slot has a master)
-  const promotedAt = await waitFor(async () => {
-    const info = await c.cli(survivor, 'cluster', 'info').catch(() => '');
-    if (!info.includes('cluster_state:ok')) return undefined;
-    const nodes = await c.cli(survivor, 'cluster', 'nodes').catch(() => '');
-    const serving = nodes.split('\n').map((l) => l.trim().split(' ')).some((f) => f[2]?.includes('master') && !f[2].includes('fail') && !f[1]?.startsWith(`127.0.0.1:${port}@`)
-      && f.slice(8).some((r) => { const [a, b] = r.split('-').map(Number); return slot >= a! && slot <= (b ?? a)!; }));
-    return serving ? Date.now() : undefined;
-  }, { timeoutMs: 30_000, intervalMs: 200, what: 'the replica promoted' }).catch(() => undefined);
+  const promotedAt = await waitFor(
+    async () => {
+      const info = await c.cli(survivor, 'cluster', 'info').catch(() => '');
+      if (!info.includes('cluster_state:ok')) return undefined;
+      const nodes = await c.cli(survivor, 'cluster', 'nodes').catch(() => '');
+      const serving = nodes
+        .split('\n')
+        .map((l) => l.trim().split(' '))
+        .some(
+          (f) =>
+            f[2]?.includes('master') &&
+            !f[2].includes('fail') &&
+            !f[1]?.startsWith(`127.0.0.1:${port}@`) &&
+            f.slice(8).some((r) => {
+              const [a, b] = r.split('-').map(Number);
+              return slot >= a! && slot <= (b ?? a)!;
+            }),
+        );
+      return serving ? Date.now() : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200, what: 'the replica promoted' },
+  ).catch(() => undefined);
   if (!promotedAt) {
-    const seen = (await c.cli(survivor, 'cluster', 'nodes').catch((e: unknown) => String(e))).trim().split('\n').map((l) => l.split(' ').slice(1, 4).join(' ')).join('; ');
-    return { scenario: 'Redis Cluster: kill -9 the image queue\'s master, 50 in flight', ok: false, note: `master :${port} (slot ${slot}) killed; no replica promoted in 30 s; cluster nodes: ${seen}` };
+    const seen = (await c.cli(survivor, 'cluster', 'nodes').catch((e: unknown) => String(e)))
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ').slice(1, 4).join(' '))
+      .join('; ');
+    return {
+      scenario: "Redis Cluster: kill -9 the image queue's master, 50 in flight",
+      ok: false,
+      note: `master :${port} (slot ${slot}) killed; no replica promoted in 30 s; cluster nodes: ${seen}`,
+    };
   }
   const v = await verify(w, accountId, ids, 180_000);
   const dead = w.deadServices();
-  return { scenario: 'Redis Cluster: kill -9 the image queue\'s master, 50 in flight', ...v, healMs: promotedAt ? promotedAt - t0 : undefined,
+  return {
+    scenario: "Redis Cluster: kill -9 the image queue's master, 50 in flight",
+    ...v,
+    healMs: promotedAt ? promotedAt - t0 : undefined,
     ok: ok(v, dead.length === 0 && promotedAt !== undefined),
-    note: `master :${port} (slot ${slot}) killed; replica promoted: ${promotedAt ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed${dead.length ? `; crashed: ${dead.join(', ')}` : ''}` };
+    note: `master :${port} (slot ${slot}) killed; replica promoted: ${promotedAt ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed${dead.length ? `; crashed: ${dead.join(', ')}` : ''}`,
+  };
 }

@@ -32,7 +32,9 @@ async function startFaultyUpstream(target: string): Promise<FaultyUpstream> {
     if (state.failing) {
       state.refused++;
       req.resume();
-      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 503, message: 'upstream outage (chaos)', type: 'service_unavailable' } }));
+      res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 503, message: 'upstream outage (chaos)', type: 'service_unavailable' } }));
       return;
     }
     if (req.method === 'POST') state.forwarded++;
@@ -40,17 +42,32 @@ async function startFaultyUpstream(target: string): Promise<FaultyUpstream> {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
     });
-    up.on('error', () => { if (!res.headersSent) res.writeHead(502).end(); else res.destroy(); });
+    up.on('error', () => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
+    });
     req.pipe(up);
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${port}`,
-    get failing() { return state.failing; },
-    set failing(v: boolean) { state.failing = v; },
-    get refused() { return state.refused; },
-    get forwarded() { return state.forwarded; },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    get failing() {
+      return state.failing;
+    },
+    set failing(v: boolean) {
+      state.failing = v;
+    },
+    get refused() {
+      return state.refused;
+    },
+    get forwarded() {
+      return state.forwarded;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -90,11 +107,18 @@ export class World {
     this.upstream = await startFaultyUpstream(this.simUrl);
     await new ChannelRepository(this.ds).create({ name: 'sim', baseUrl: this.upstream.url });
     const common = {
-      DATABASE_URL: serviceDbUrl, MIGRATION_DATABASE_URL: this.dbUrl, REDIS_URL: this.redis.url, QUEUE_PREFIX: 'chaos', REDIS_REQUIRE_NOEVICTION: 'false',
+      DATABASE_URL: serviceDbUrl,
+      MIGRATION_DATABASE_URL: this.dbUrl,
+      REDIS_URL: this.redis.url,
+      QUEUE_PREFIX: 'chaos',
+      REDIS_REQUIRE_NOEVICTION: 'false',
       ...(this.cluster ? { REDIS_CLUSTER_NODES: this.cluster.nodesEnv } : {}),
     };
     // a short lease life: a killed edge's chat leases are swept within seconds (edge-streams scenario)
-    this.envs.edge = { env: { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: path.join(this.root, 'uploads'), MESSAGES_LEASE_TTL_SECONDS: '3' }, health: `http://127.0.0.1:${edgePort}/healthz` };
+    this.envs.edge = {
+      env: { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: path.join(this.root, 'uploads'), MESSAGES_LEASE_TTL_SECONDS: '3' },
+      health: `http://127.0.0.1:${edgePort}/healthz`,
+    };
     this.envs.worker = {
       env: { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS), WORKER_LOCK_MS: '5000' },
       health: `http://127.0.0.1:${workerPort}/healthz`,
@@ -124,7 +148,13 @@ export class World {
   }
 
   async healthy(): Promise<boolean> {
-    const rs = await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => fetch(this.envs[s]!.health).then((r) => r.ok).catch(() => false)));
+    const rs = await Promise.all(
+      (['edge', 'worker', 'billing'] as const).map((s) =>
+        fetch(this.envs[s]!.health)
+          .then((r) => r.ok)
+          .catch(() => false),
+      ),
+    );
     return rs.every(Boolean);
   }
 
@@ -159,7 +189,11 @@ export class World {
     });
     const text = await r.text();
     let parsed: unknown;
-    try { parsed = JSON.parse(text); } catch { parsed = text; }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
     return { status: r.status, body: parsed };
   }
 
@@ -181,8 +215,10 @@ export class World {
 
   /** Waits until `n` of the tasks are in one of `statuses` (bounded). */
   async waitStatus(ids: string[], statuses: string[], n: number, timeoutMs: number): Promise<void> {
-    await waitFor(async () => (await this.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = ANY($2)`, [ids, statuses])) >= n || undefined,
-      { timeoutMs, intervalMs: 100, what: `${n} tasks ${statuses.join('/')}` });
+    await waitFor(
+      async () => (await this.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = ANY($2)`, [ids, statuses])) >= n || undefined,
+      { timeoutMs, intervalMs: 100, what: `${n} tasks ${statuses.join('/')}` },
+    );
   }
 }
 
@@ -204,20 +240,28 @@ export async function verify(w: World, accountId: string, ids: string[], timeout
   const settledSql = `SELECT count(*)::int AS n FROM tasks t WHERE t.id = ANY($1) AND t.status IN ('completed','failed')
       AND (SELECT count(*) FROM ledger_entries l WHERE l.task_id = t.id AND l.kind = 'hold') = 1
       AND (SELECT count(*) FROM ledger_entries l WHERE l.task_id = t.id AND l.kind IN ('capture','release')) = 1`;
-  await waitFor(async () => (await w.count(settledSql, [ids])) === ids.length || undefined, { timeoutMs, intervalMs: 200, what: 'every task terminal and settled' })
-    .catch(() => undefined);
+  await waitFor(async () => (await w.count(settledSql, [ids])) === ids.length || undefined, {
+    timeoutMs,
+    intervalMs: 200,
+    what: 'every task terminal and settled',
+  }).catch(() => undefined);
   const terminal = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status IN ('completed','failed')`, [ids]);
   const completed = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
   const settledOnce = await w.count(settledSql, [ids]);
   // a busy account's edge holds its tasks from a credit lease (docs/reliability.md, "Hot accounts"): its unspent rest
   // is `held` until the lease closes (TASK_LEASE_IDLE_SECONDS after its last task, or by the sweeper once expired)
-  await waitFor(async () => (await w.count(`SELECT count(*)::int AS n FROM accounts WHERE id = $1 AND held = 0`, [accountId])) === 1 || undefined,
-    { timeoutMs: 60_000, intervalMs: 200, what: 'the account\'s leases closed (held = 0)' }).catch(() => undefined);
+  await waitFor(async () => (await w.count(`SELECT count(*)::int AS n FROM accounts WHERE id = $1 AND held = 0`, [accountId])) === 1 || undefined, {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+    what: "the account's leases closed (held = 0)",
+  }).catch(() => undefined);
   const [acc] = await w.ds.query(`SELECT available::text, held::text FROM accounts WHERE id = $1`, [accountId]);
   const [led] = await w.ds.query(
     `SELECT COALESCE(SUM(amount) FILTER (WHERE kind = 'topup'), 0)::text AS topups,
             COALESCE(SUM(amount) FILTER (WHERE kind = 'capture'), 0)::text AS captures
-       FROM ledger_entries WHERE account_id = $1`, [accountId]);
+       FROM ledger_entries WHERE account_id = $1`,
+    [accountId],
+  );
   const invariant = BigInt(acc.available) + BigInt(acc.held) === BigInt(led.topups) - BigInt(led.captures) && BigInt(acc.held) === 0n;
   return { tasks: ids.length, terminal, settledOnce, invariant, completed, failed: terminal - completed };
 }

@@ -16,8 +16,7 @@ interface Layer {
 
 const asArray = (p: unknown): unknown[] => (Array.isArray(p) ? p.flat(Infinity) : [p]);
 
-const isRouter = (h: unknown): h is { stack: Layer[] } =>
-  typeof h === 'function' && Array.isArray((h as unknown as { stack?: unknown }).stack);
+const isRouter = (h: unknown): h is { stack: Layer[] } => typeof h === 'function' && Array.isArray((h as unknown as { stack?: unknown }).stack);
 
 function joinPath(prefix: string, p: unknown): string {
   if (typeof p !== 'string') throw new Error(`cannot document a non-string route path: ${String(p)}`);

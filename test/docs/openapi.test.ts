@@ -10,9 +10,19 @@ import request from 'supertest';
 import YAML from 'yaml';
 import type { DataSource } from 'typeorm';
 import {
-  ARTGEN_CONTRACTS, CATALOG_CATEGORIES, CATALOG_EXPANDS, customModelSchemaDocument, listCatalog, listModelNames, listModels, modelSchemaDocument, resolveModel, toMinor,
+  ARTGEN_CONTRACTS,
+  CATALOG_CATEGORIES,
+  CATALOG_EXPANDS,
+  customModelSchemaDocument,
+  listCatalog,
+  listModelNames,
+  listModels,
+  modelSchemaDocument,
+  resolveModel,
+  toMinor,
   TASK_FAILURE_TYPES,
-  type PriceTable, type TaskResult,
+  type PriceTable,
+  type TaskResult,
 } from '@gmg/contracts';
 import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
 import { ERROR_CODES } from '@gmg/errors';
@@ -28,7 +38,13 @@ import { jsonBody } from '../../services/api-edge/src/http/json-body';
 import { setPrincipal } from '../../services/api-edge/src/http/principal';
 import { createManagementRouter } from '../../services/api-edge/src/management/management.router';
 import {
-  createAccountSchema, createChannelSchema, createKeySchema, putGroupsSchema, putPricesSchema, topupSchema, updateChannelSchema,
+  createAccountSchema,
+  createChannelSchema,
+  createKeySchema,
+  putGroupsSchema,
+  putPricesSchema,
+  topupSchema,
+  updateChannelSchema,
 } from '../../services/api-edge/src/management/management.schemas';
 import { accountView, channelView, keyView } from '../../services/api-edge/src/management/management.service';
 import { authMiddleware } from '../../services/api-edge/src/middleware/auth.middleware';
@@ -61,14 +77,31 @@ const DOC: Obj = buildOpenApiDocument({ serverUrl: PUBLIC_BASE_URL });
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 // ---------------------------------------------------------------- stubs: nothing here touches a database or Redis
-const silent = createLogger({ service: 'openapi-test', destination: new Writable({ write(_c, _e, cb) { cb(); } }) });
+const silent = createLogger({
+  service: 'openapi-test',
+  destination: new Writable({
+    write(_c, _e, cb) {
+      cb();
+    },
+  }),
+});
 const ADMIN_TOKEN = 'admin-token-for-the-openapi-test';
 const API_KEY = 'sk-openapi-test-key';
 const principal: AuthPrincipal = {
-  keyId: '00000000-0000-4000-8000-000000000001', accountId: '00000000-0000-4000-8000-000000000002', groupName: 'default',
-  keyModels: null, groupModels: null, priceRatio: 1, rpsLimit: null, inflightLimit: null,
+  keyId: '00000000-0000-4000-8000-000000000001',
+  accountId: '00000000-0000-4000-8000-000000000002',
+  groupName: 'default',
+  keyModels: null,
+  groupModels: null,
+  priceRatio: 1,
+  rpsLimit: null,
+  inflightLimit: null,
 };
-const noDb = { query: async () => { throw new Error('no database in a unit test'); } } as unknown as DataSource;
+const noDb = {
+  query: async () => {
+    throw new Error('no database in a unit test');
+  },
+} as unknown as DataSource;
 const PRICES: PriceTable = new Map(
   (JSON.parse(readFileSync(join(ROOT, 'infra', 'prices.json'), 'utf8')) as Array<{ key: string; price: number }>).map((p) => [p.key, toMinor(p.price)]),
 );
@@ -78,8 +111,18 @@ const noStorage: UploadStorage = { put: async () => undefined, get: async () => 
 function taskRecord(t: NewTask, over: Partial<TaskRecord> = {}): TaskRecord {
   const at = new Date('2025-11-22T00:00:00Z');
   return {
-    ...t, status: 'pending', progress: 0, channelId: null, upstreamTaskId: null, result: null, error: null,
-    createdAt: at, startedAt: null, completedAt: null, updatedAt: at, ...over,
+    ...t,
+    status: 'pending',
+    progress: 0,
+    channelId: null,
+    upstreamTaskId: null,
+    result: null,
+    error: null,
+    createdAt: at,
+    startedAt: null,
+    completedAt: null,
+    updatedAt: at,
+    ...over,
   };
 }
 
@@ -103,42 +146,72 @@ function submitDeps(): SubmitTaskDeps {
 const FACTORIES: Record<string, () => Router> = {
   healthRouter: () => healthRouter({ probes: {}, isDraining: () => false }),
   apiDocsRouter: () => apiDocsRouter({ publicBaseUrl: PUBLIC_BASE_URL }),
-  createManagementRouter: () =>
-    createManagementRouter({ ds: noDb, adminToken: ADMIN_TOKEN, authenticate: (s) => keys.authenticate(s), logger: silent }),
+  createManagementRouter: () => createManagementRouter({ ds: noDb, adminToken: ADMIN_TOKEN, authenticate: (s) => keys.authenticate(s), logger: silent }),
   createUploadsRouter: () =>
     createUploadsRouter({
-      storage: noStorage, publicBaseUrl: PUBLIC_BASE_URL, limits: { maxBytes: 1024 * 1024, ttlSeconds: 86400, ...DEFAULT_SIDE_LIMITS },
-      authenticate: authMiddleware(keys), logger: silent,
+      storage: noStorage,
+      publicBaseUrl: PUBLIC_BASE_URL,
+      limits: { maxBytes: 1024 * 1024, ttlSeconds: 86400, ...DEFAULT_SIDE_LIMITS },
+      authenticate: authMiddleware(keys),
+      logger: silent,
     }),
   generationsRouter: () => generationsRouter(submitDeps(), jsonBody(1024 * 1024), []),
   tasksRouter: () =>
-    tasksRouter({ views: { read: async () => null, write: async () => { throw new Error('unused'); } }, tasks: { get: async () => null }, toUnifiedTask, logger: silent }),
+    tasksRouter({
+      views: {
+        read: async () => null,
+        write: async () => {
+          throw new Error('unused');
+        },
+      },
+      tasks: { get: async () => null },
+      toUnifiedTask,
+      logger: silent,
+    }),
   cancelRouter: () =>
     cancelRouter({
-      tasks: { get: async () => null, cancel: async () => ({ outcome: 'not_found' }) }, views: { write: async () => undefined },
-      queue: { requestSettlement: async () => undefined, removeTaskJob: async () => false }, upstream: { cancel: async () => undefined }, logger: silent,
+      tasks: { get: async () => null, cancel: async () => ({ outcome: 'not_found' }) },
+      views: { write: async () => undefined },
+      queue: { requestSettlement: async () => undefined, removeTaskJob: async () => false },
+      upstream: { cancel: async () => undefined },
+      logger: silent,
     }),
   catalogRouter: () => catalogRouter(),
   messagesRouter: () =>
     messagesRouter({
       call: {
-        book: { reserve: async () => { throw new Error('unused'); }, open: () => ({ durable: Promise.resolve() }), finish: () => undefined },
-        client: new MessagesUpstreamClient(), gate: new CircuitBreaker(), limits: { maxAnswerBytes: 1 << 20, maxEventBytes: 1 << 16 },
-        logger: silent, newTaskId: () => 'task_openapi_chat',
+        book: {
+          reserve: async () => {
+            throw new Error('unused');
+          },
+          open: () => ({ durable: Promise.resolve() }),
+          finish: () => undefined,
+        },
+        client: new MessagesUpstreamClient(),
+        gate: new CircuitBreaker(),
+        limits: { maxAnswerBytes: 1 << 20, maxEventBytes: 1 << 16 },
+        logger: silent,
+        newTaskId: () => 'task_openapi_chat',
       },
-      channels: { get: async () => [] }, prices: { get: async () => PRICES }, sweeper: { poke: () => undefined }, maxBodyBytes: 1024 * 1024, guards: [],
+      channels: { get: async () => [] },
+      prices: { get: async () => PRICES },
+      sweeper: { poke: () => undefined },
+      maxBodyBytes: 1024 * 1024,
+      guards: [],
     }),
   avatarRouter: () =>
     avatarRouter(
       {
-        ...submitDeps(), newTaskId: () => 'task_avatar1',
+        ...submitDeps(),
+        newTaskId: () => 'task_avatar1',
         groups: { get: async () => null, list: async () => ({ items: [], hasMore: false }) },
         assets: { get: async () => null, list: async () => ({ items: [], hasMore: false }) },
       },
       jsonBody(1024 * 1024),
       [],
     ),
-  artgenRouter: () => artgenRouter({ ...submitDeps(), views: { write: async () => undefined, read: async () => null }, describeWaitMs: 0 }, jsonBody(1024 * 1024), []),
+  artgenRouter: () =>
+    artgenRouter({ ...submitDeps(), views: { write: async () => undefined, read: async () => null }, describeWaitMs: 0 }, jsonBody(1024 * 1024), []),
 };
 
 // ---------------------------------------------------------------- document helpers
@@ -163,7 +236,12 @@ function allRefs(node: unknown, at = '#', out: Array<{ at: string; ref: string }
   return out;
 }
 
-interface Operation { method: string; path: string; op: Obj; pathItem: Obj }
+interface Operation {
+  method: string;
+  path: string;
+  op: Obj;
+  pathItem: Obj;
+}
 const OPERATIONS: Operation[] = Object.entries(DOC.paths as Obj).flatMap(([path, pathItem]) =>
   HTTP_METHODS.filter((m) => (pathItem as Obj)[m]).map((m) => ({ method: m.toUpperCase(), path, op: (pathItem as Obj)[m] as Obj, pathItem: pathItem as Obj })),
 );
@@ -173,7 +251,8 @@ const securityOf = (o: Operation): string[] => ((o.op.security ?? DOC.security) 
 // Ajv over the document itself: refs are made absolute so any sub-schema compiles on its own.
 const DOC_ID = 'https://gmg.local/openapi.json';
 const absolute = (node: unknown): unknown =>
-  Array.isArray(node) ? node.map(absolute)
+  Array.isArray(node)
+    ? node.map(absolute)
     : node && typeof node === 'object'
       ? Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? `${DOC_ID}${v}` : absolute(v)]))
       : node;
@@ -270,8 +349,11 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
     expect((await request(app).get('/docs/assets/..%2F..%2Fpackage.json')).status).toBe(404);
   });
 
-  it('has every image and video model\'s request body, exactly as the registry publishes it', () => {
-    for (const [body, endpoint] of [['ImageGeneration', '/v1/images/generations'], ['VideoGeneration', '/v1/videos/generations']] as const) {
+  it("has every image and video model's request body, exactly as the registry publishes it", () => {
+    for (const [body, endpoint] of [
+      ['ImageGeneration', '/v1/images/generations'],
+      ['VideoGeneration', '/v1/videos/generations'],
+    ] as const) {
       const alternatives = (DOC.components.requestBodies[body].content['application/json'].schema.oneOf as Obj[]).map(deref);
       const models = listModelNames().filter((m) => modelSchemaDocument(m)?.parameters?.endpoint === endpoint);
       expect(models.length).toBeGreaterThan(5);
@@ -286,7 +368,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
     }
   });
 
-  it('has every art suite action\'s body from its contract, and the action names of the registry', () => {
+  it("has every art suite action's body from its contract, and the action names of the registry", () => {
     for (const [action, c] of Object.entries(ARTGEN_CONTRACTS)) {
       const { description: _x, title, ...schema } = component(`ArtAction.${action}`);
       const { $schema: _d, title: _t, ...published } = c.inputSchema as Obj;
@@ -338,15 +420,19 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
     };
     const key = (method: string, path: string) => `${method} ${routeShape(path)}`;
 
-    it('documents each router\'s routes in its own file (ROUTE_DOCS), no more and no less', () => {
+    it("documents each router's routes in its own file (ROUTE_DOCS), no more and no less", () => {
       for (const { factory, mount } of mounts) {
         const app = Router();
         if (mount) app.use(mount, FACTORIES[factory]());
         else app.use(FACTORIES[factory]());
-        const routes = servedRoutes(app).map((r) => key(r.method, r.path)).sort();
+        const routes = servedRoutes(app)
+          .map((r) => key(r.method, r.path))
+          .sort();
         const file = join(ROOT, 'services', 'api-edge', 'src', ROUTE_DOCS[factory]);
         const paths = (YAML.parse(readFileSync(file, 'utf8')) as Obj).paths as Obj;
-        const documented = Object.entries(paths).flatMap(([p, item]) => HTTP_METHODS.filter((m) => (item as Obj)[m]).map((m) => key(m.toUpperCase(), p))).sort();
+        const documented = Object.entries(paths)
+          .flatMap(([p, item]) => HTTP_METHODS.filter((m) => (item as Obj)[m]).map((m) => key(m.toUpperCase(), p)))
+          .sort();
         expect({ factory, documented }).toEqual({ factory, documented: routes });
       }
     });
@@ -362,7 +448,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
       const routes = new Set(served().map((r) => key(r.method, r.path)));
       // the queue dashboard is a mounted app (bull-board), not a router factory: its page is served under the admin
       // token, as services/api-edge/src/admin/queue-dashboard.int.test.ts shows
-      expect(appSource).toMatch(/app\.use\(QUEUE_DASHBOARD_PATH, createQueueDashboard\(/);
+      expect(appSource).toMatch(/app\.use\(\s*QUEUE_DASHBOARD_PATH,\s*createQueueDashboard\(/);
       routes.add('GET /admin/queues');
       // /metrics and the playground page are mounted on the app itself (app.ts, playground.ts); their answers are
       // tested in test/e2e/observability.e2e.test.ts and test/e2e/playground.e2e.test.ts
@@ -462,12 +548,15 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
     });
 
     const generationExamples = (body: string) =>
-      Object.entries(DOC.components.requestBodies[body].content['application/json'].examples as Obj).map(([name, e]) => ({ name, body: (e as Obj).value as Obj }));
+      Object.entries(DOC.components.requestBodies[body].content['application/json'].examples as Obj).map(([name, e]) => ({
+        name,
+        body: (e as Obj).value as Obj,
+      }));
 
     it.each([
       ['ImageGeneration', '/v1/images/generations'],
       ['VideoGeneration', '/v1/videos/generations'],
-    ])('%s examples pass the model\'s published input_schema (Ajv 2020 strict) and belong to this endpoint', (body, endpoint) => {
+    ])("%s examples pass the model's published input_schema (Ajv 2020 strict) and belong to this endpoint", (body, endpoint) => {
       const strictAjv = new Ajv2020({ strict: true, allErrors: true });
       const examples = generationExamples(body);
       expect(examples.length).toBeGreaterThanOrEqual(2);
@@ -498,8 +587,13 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
 
     it('the management request examples are accepted by the real Joi schemas', () => {
       const joiOf: Record<string, { validate(v: unknown): { error?: Error } }> = {
-        createAccount: createAccountSchema, topupAccount: topupSchema, createKey: createKeySchema, createChannel: createChannelSchema,
-        updateChannel: updateChannelSchema, putPrices: putPricesSchema, putGroups: putGroupsSchema,
+        createAccount: createAccountSchema,
+        topupAccount: topupSchema,
+        createKey: createKeySchema,
+        createChannel: createChannelSchema,
+        updateChannel: updateChannelSchema,
+        putPrices: putPricesSchema,
+        putGroups: putGroupsSchema,
       };
       const withBodies = OPERATIONS.filter((o) => o.path.startsWith('/api/') && o.op.requestBody);
       expect(withBodies.map((o) => o.op.operationId).sort()).toEqual(Object.keys(joiOf).sort());
@@ -524,10 +618,15 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
       return app;
     };
     const exampleBody = (body: string, model: string) =>
-      Object.values(DOC.components.requestBodies[body].content['application/json'].examples as Obj).map((e) => (e as Obj).value as Obj).find((b) => b.model === model)!;
+      Object.values(DOC.components.requestBodies[body].content['application/json'].examples as Obj)
+        .map((e) => (e as Obj).value as Obj)
+        .find((b) => b.model === model)!;
 
     it('every example submits through the real router with the documented status and acknowledgement', async () => {
-      for (const [body, path] of [['ImageGeneration', '/v1/images/generations'], ['VideoGeneration', '/v1/videos/generations']] as const) {
+      for (const [body, path] of [
+        ['ImageGeneration', '/v1/images/generations'],
+        ['VideoGeneration', '/v1/videos/generations'],
+      ] as const) {
         for (const e of Object.values(DOC.components.requestBodies[body].content['application/json'].examples as Obj)) {
           const b = (e as Obj).value as Obj;
           const res = await request(submitApp()).post(path).send(b);
@@ -555,19 +654,31 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         expect({ action, status: res.status }).toEqual({ action, status: 200 });
         expectValid(component('ArtAck'), res.body, `${action} acknowledgement`);
       }
-      const bare = await request(app).post('/v1/artgen/generations').send(operation('POST', '/v1/artgen/generations').requestBody.content['application/json'].example);
+      const bare = await request(app)
+        .post('/v1/artgen/generations')
+        .send(operation('POST', '/v1/artgen/generations').requestBody.content['application/json'].example);
       expectValid(component('ArtAck'), bare.body, 'imagine acknowledgement');
       const missing = await request(app).post('/v1/artgen/generations/upscale').send(examples.upscale.value);
       expect(missing.status).toBe(404);
       expectValid(component('ArtError'), missing.body, 'missing parent');
-      const bad = await request(app).post('/v1/artgen/generations/blend').send({ image_urls: ['https://cdn.example.com/a.png'] });
+      const bad = await request(app)
+        .post('/v1/artgen/generations/blend')
+        .send({ image_urls: ['https://cdn.example.com/a.png'] });
       expect(bad.status).toBe(400);
       expectValid(component('ArtError'), bad.body, 'art refusal');
     });
 
     it('the native art task in every state', () => {
       const base = taskRecord({
-        id: 'task_art1', accountId: 'a', apiKeyId: 'k', model: 'artgen', requestedModel: 'artgen', pool: 'artgen', price: toMinor(0.04), priceSnapshot: {}, deadlineAt: new Date(),
+        id: 'task_art1',
+        accountId: 'a',
+        apiKeyId: 'k',
+        model: 'artgen',
+        requestedModel: 'artgen',
+        pool: 'artgen',
+        price: toMinor(0.04),
+        priceSnapshot: {},
+        deadlineAt: new Date(),
         request: { derived: { action: 'upscale', version: 'v7' }, upstreamBody: { prompt: 'x' } } as never,
       });
       const done = new Date('2025-11-22T00:00:30Z');
@@ -575,7 +686,14 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         base,
         { ...base, status: 'processing', progress: 40, startedAt: done },
         { ...base, status: 'processing', native: { status: 'MODAL' } },
-        { ...base, status: 'completed', progress: 100, completedAt: done, result: { images: [{ url: 'https://cdn.example.com/u.png' }] }, native: { status: 'SUCCESS', width: 2048, height: 2048 } },
+        {
+          ...base,
+          status: 'completed',
+          progress: 100,
+          completedAt: done,
+          result: { images: [{ url: 'https://cdn.example.com/u.png' }] },
+          native: { status: 'SUCCESS', width: 2048, height: 2048 },
+        },
         { ...base, status: 'failed', completedAt: done, error: { code: 'task_failed', message: 'Task timeout', type: 'timeout' } },
       ];
       for (const row of rows) {
@@ -586,7 +704,10 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
     });
 
     it('spark-imagine-image-2.0 answers 202 shape B and echoes X-Service-Response-Version', async () => {
-      const res = await request(submitApp()).post('/v1/images/generations').set('X-Service-Response-Version', '2026-08-01').send(exampleBody('ImageGeneration', 'spark-imagine-image-2.0'));
+      const res = await request(submitApp())
+        .post('/v1/images/generations')
+        .set('X-Service-Response-Version', '2026-08-01')
+        .send(exampleBody('ImageGeneration', 'spark-imagine-image-2.0'));
       expect(res.status).toBe(202);
       expect(res.headers['x-service-response-version']).toBe('2026-08-01');
       expect(deref(operation('POST', '/v1/images/generations').responses['202']).headers['X-Service-Response-Version']).toBeDefined();
@@ -595,7 +716,9 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
     });
 
     it('a contract refusal is a documented error status with the error object', async () => {
-      const res = await request(submitApp()).post('/v1/videos/generations').send({ ...exampleBody('VideoGeneration', 'Omni-Flash-Ext'), duration: 5 });
+      const res = await request(submitApp())
+        .post('/v1/videos/generations')
+        .send({ ...exampleBody('VideoGeneration', 'Omni-Flash-Ext'), duration: 5 });
       expect(res.status).toBe(400);
       expect(res.body.error.type).toBe('invalid_duration');
       expectValid(component('Error'), res.body, 'contract refusal');
@@ -663,7 +786,21 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
 
     it('the unified task when pending, completed (image, video) and failed; failure types are the documented ones', () => {
       const t = (model: string, over: Partial<TaskRecord>) =>
-        taskRecord({ id: 'task_abc123', accountId: 'a', apiKeyId: 'k', model, requestedModel: model, pool: resolveModel(model)!.pool!, request: {} as never, price: toMinor(0.05), priceSnapshot: {}, deadlineAt: new Date() }, over);
+        taskRecord(
+          {
+            id: 'task_abc123',
+            accountId: 'a',
+            apiKeyId: 'k',
+            model,
+            requestedModel: model,
+            pool: resolveModel(model)!.pool!,
+            request: {} as never,
+            price: toMinor(0.05),
+            priceSnapshot: {},
+            deadlineAt: new Date(),
+          },
+          over,
+        );
       const done = new Date('2025-11-22T00:00:30Z');
       const image: TaskResult = { images: [{ url: 'https://cdn.example.com/a.png', width: 1024, height: 1024, format: 'png' }] };
       const video: TaskResult = { videos: [{ url: ['https://cdn.example.com/a.mp4'], expires_at: 1763856490, duration: 5 }] };
@@ -690,24 +827,60 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
       expectValid(component('AckC'), shapeC('task_abc123'), 'shape C');
       const at = new Date('2025-11-22T00:00:00Z');
       const base = {
-        id: 'asset_a1', accountId: 'a', groupId: 'group_g1', taskId: 'task_t1', position: 0, assetType: 'Image' as const, name: 'n',
-        url: 'https://cdn.example.com/a.png', projectName: 'default', createdAt: at, updatedAt: at,
+        id: 'asset_a1',
+        accountId: 'a',
+        groupId: 'group_g1',
+        taskId: 'task_t1',
+        position: 0,
+        assetType: 'Image' as const,
+        name: 'n',
+        url: 'https://cdn.example.com/a.png',
+        projectName: 'default',
+        createdAt: at,
+        updatedAt: at,
       };
-      const assets = [{ ...base, status: 'Active' as const, reason: null }, { ...base, id: 'asset_a2', status: 'Rejected' as const, reason: 'moderation' }];
+      const assets = [
+        { ...base, status: 'Active' as const, reason: null },
+        { ...base, id: 'asset_a2', status: 'Rejected' as const, reason: 'moderation' },
+      ];
       for (const a of assets) {
         expectValid(component('AvatarAsset'), assetView(a), `asset ${a.status}`);
         expectNoUndocumentedKeys(component('AvatarAsset'), assetView(a), `asset ${a.status}`);
       }
-      expectValid(component('AvatarAssetList'), page(assets, true, (a) => a.id, assetView), 'asset page');
+      expectValid(
+        component('AvatarAssetList'),
+        page(assets, true, (a) => a.id, assetView),
+        'asset page',
+      );
       const group = { id: 'group_g1', accountId: 'a', name: 'g', description: '', autoCreated: true, assetCount: 2, createdAt: at };
       expectValid(component('AvatarGroup'), groupView(group), 'group');
       expectNoUndocumentedKeys(component('AvatarGroup'), groupView(group), 'group');
-      expectValid(component('AvatarGroupList'), page([group], false, (g) => g.id, groupView), 'group page');
-      const listed = [{ asset_id: 'asset_a1', asset_url: 'asset://asset_a1', status: 'Active' }, { asset_id: 'asset_a2', asset_url: 'asset://asset_a2', status: 'Rejected', reason: 'moderation' }];
-      const task = toUnifiedTask(taskRecord(
-        { id: 'task_t1', accountId: 'a', apiKeyId: 'k', model: 'motion-2.0-avatar', requestedModel: 'motion-2.0-avatar', pool: 'avatar', request: {} as never, price: toMinor(0.04), priceSnapshot: {}, deadlineAt: at },
-        { status: 'completed', progress: 100, completedAt: at, captureAmount: toMinor(0.02), result: { assets: listed, usable_assets: [listed[0]!] } },
-      ));
+      expectValid(
+        component('AvatarGroupList'),
+        page([group], false, (g) => g.id, groupView),
+        'group page',
+      );
+      const listed = [
+        { asset_id: 'asset_a1', asset_url: 'asset://asset_a1', status: 'Active' },
+        { asset_id: 'asset_a2', asset_url: 'asset://asset_a2', status: 'Rejected', reason: 'moderation' },
+      ];
+      const task = toUnifiedTask(
+        taskRecord(
+          {
+            id: 'task_t1',
+            accountId: 'a',
+            apiKeyId: 'k',
+            model: 'motion-2.0-avatar',
+            requestedModel: 'motion-2.0-avatar',
+            pool: 'avatar',
+            request: {} as never,
+            price: toMinor(0.04),
+            priceSnapshot: {},
+            deadlineAt: at,
+          },
+          { status: 'completed', progress: 100, completedAt: at, captureAmount: toMinor(0.02), result: { assets: listed, usable_assets: [listed[0]!] } },
+        ),
+      );
       expect(task.cost).toBe(0.02);
       expectValid(component('TaskEnvelope'), { code: 200, data: task }, 'avatar task');
       for (const a of listed) expectNoUndocumentedKeys(component('AssetResult'), a, 'listed asset');
@@ -723,14 +896,44 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
 
     it('the management views (account, balance, key, channel)', () => {
       const at = new Date('2025-11-22T00:00:00Z');
-      const account = accountView({ id: principal.accountId, name: 'acme', groupName: 'default', available: toMinor(9.25), held: toMinor(0.5), spent: toMinor(0.25), createdAt: at });
+      const account = accountView({
+        id: principal.accountId,
+        name: 'acme',
+        groupName: 'default',
+        available: toMinor(9.25),
+        held: toMinor(0.5),
+        spent: toMinor(0.25),
+        createdAt: at,
+      });
       expectValid(component('Account'), account, 'account');
       expectNoUndocumentedKeys(component('Account'), account, 'account');
       expectValid(component('Balance'), { account_id: account.id, ...account }, 'balance');
-      const key = keyView({ id: principal.keyId, accountId: principal.accountId, name: 'k', prefix: 'sk-AbCd…', models: null, groupName: null, rpsLimit: 5, inflightLimit: null, status: 'revoked', createdAt: at, revokedAt: at });
+      const key = keyView({
+        id: principal.keyId,
+        accountId: principal.accountId,
+        name: 'k',
+        prefix: 'sk-AbCd…',
+        models: null,
+        groupName: null,
+        rpsLimit: 5,
+        inflightLimit: null,
+        status: 'revoked',
+        createdAt: at,
+        revokedAt: at,
+      });
       expectValid(component('KeyWithSecret'), { ...key, key: 'sk-secret' }, 'key');
       expectNoUndocumentedKeys(component('Key'), key, 'key');
-      const channel = channelView({ id: principal.keyId, name: 'sim', protocol: 'gateway', baseUrl: 'http://127.0.0.1:9090', models: null, groups: ['default'], priority: 0, weight: 1, enabled: true });
+      const channel = channelView({
+        id: principal.keyId,
+        name: 'sim',
+        protocol: 'gateway',
+        baseUrl: 'http://127.0.0.1:9090',
+        models: null,
+        groups: ['default'],
+        priority: 0,
+        weight: 1,
+        enabled: true,
+      });
       expectValid(component('Channel'), channel, 'channel');
       expectNoUndocumentedKeys(component('Channel'), channel, 'channel');
     });
@@ -747,9 +950,12 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
 
     it('admin routes take the admin token and refuse an API key; key routes the reverse; nothing without a token', async () => {
       const ops = OPERATIONS.filter((o) => o.path.startsWith('/api/'));
-      expect(ops.filter((o) => securityOf(o).includes('ApiKeyAuth')).map((o) => o.path).sort()).toEqual([
-        '/api/balance', '/api/logs', '/api/webhooks/deliveries', '/api/webhooks/secret', '/api/webhooks/secret/rotate',
-      ]);
+      expect(
+        ops
+          .filter((o) => securityOf(o).includes('ApiKeyAuth'))
+          .map((o) => o.path)
+          .sort(),
+      ).toEqual(['/api/balance', '/api/logs', '/api/webhooks/deliveries', '/api/webhooks/secret', '/api/webhooks/secret/rotate']);
       for (const o of ops) {
         const [scheme] = securityOf(o);
         const asAdmin = await send(mgmtApp(), o, ADMIN_TOKEN);
@@ -757,14 +963,21 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         const anonymous = await send(mgmtApp(), o);
         const accepted = scheme === 'AdminToken' ? asAdmin : asKey;
         const refused = scheme === 'AdminToken' ? asKey : asAdmin;
-        expect({ op: o.op.operationId, accepted: accepted.status !== 401, refused: refused.status, anonymous: anonymous.status })
-          .toEqual({ op: o.op.operationId, accepted: true, refused: 401, anonymous: 401 });
+        expect({ op: o.op.operationId, accepted: accepted.status !== 401, refused: refused.status, anonymous: anonymous.status }).toEqual({
+          op: o.op.operationId,
+          accepted: true,
+          refused: 401,
+          anonymous: 401,
+        });
         expect(anonymous.body).toEqual({ success: false, message: expect.any(String), data: null });
       }
     });
 
     it('the upload link is public and the upload itself needs a key', async () => {
-      const app = express().use('/v1/uploads', FACTORIES.createUploadsRouter() as RequestHandler).use(routeNotFound).use(errorHandler(silent));
+      const app = express()
+        .use('/v1/uploads', FACTORIES.createUploadsRouter() as RequestHandler)
+        .use(routeNotFound)
+        .use(errorHandler(silent));
       const link = await request(app).get('/v1/uploads/img_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.png');
       expect(link.status).toBe(404);
       const upload = await request(app).post('/v1/uploads/images').send({ image: 'AAAA' });

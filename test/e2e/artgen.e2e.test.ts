@@ -8,8 +8,15 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, PriceRepository, loadPrices } from '@gmg/db';
 import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
-  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+  createTestDatabase,
+  freePort,
+  REPO_ROOT,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  TEST_REDIS_URL,
+  type ServiceProcess,
+  type TestDatabase,
 } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
@@ -34,7 +41,11 @@ describe('art suite e2e: every action through the real services', () => {
   const accounts = () => new AccountRepository(db.dataSource);
 
   const post = async (p: string, body: unknown, apiKey = key, at = base) => {
-    const r = await fetch(`${at}${p}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const r = await fetch(`${at}${p}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: r.status, body: (await r.json()) as Json };
   };
   const native = async (id: string, apiKey = key) => {
@@ -47,10 +58,13 @@ describe('art suite e2e: every action through the real services', () => {
     return r.body.data.task_id;
   };
   const waitStatus = (id: string, statuses: string[], timeoutMs = 20_000) =>
-    waitFor(async () => {
-      const v = await native(id);
-      return statuses.includes(v.body.status) ? v.body : undefined;
-    }, { timeoutMs, intervalMs: 100, what: `art task ${id} to reach ${statuses.join('|')}` });
+    waitFor(
+      async () => {
+        const v = await native(id);
+        return statuses.includes(v.body.status) ? v.body : undefined;
+      },
+      { timeoutMs, intervalMs: 100, what: `art task ${id} to reach ${statuses.join('|')}` },
+    );
   const done = async (id: string) => {
     const v = await waitStatus(id, ['SUCCESS', 'FAILURE']);
     expect({ id, status: v.status, fail_reason: v.fail_reason }).toEqual({ id, status: 'SUCCESS', fail_reason: undefined });
@@ -58,11 +72,17 @@ describe('art suite e2e: every action through the real services', () => {
   };
   /** Waits for the settlement and checks hold and capture (or release) are both exactly `amount`. */
   const expectSettled = async (id: string, kind: 'capture' | 'release', amount: bigint) => {
-    const rows = await waitFor(async () => {
-      const r = await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [id]);
-      return r.length === 2 ? r : undefined;
-    }, { timeoutMs: 15_000, what: `settlement of ${id}` });
-    expect(rows).toEqual([{ kind: 'hold', amount: amount.toString() }, { kind, amount: amount.toString() }]);
+    const rows = await waitFor(
+      async () => {
+        const r = await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [id]);
+        return r.length === 2 ? r : undefined;
+      },
+      { timeoutMs: 15_000, what: `settlement of ${id}` },
+    );
+    expect(rows).toEqual([
+      { kind: 'hold', amount: amount.toString() },
+      { kind, amount: amount.toString() },
+    ]);
   };
   const price = (k: string, quantity = 1) => {
     const p = prices.get(k);
@@ -91,13 +111,23 @@ describe('art suite e2e: every action through the real services', () => {
     uploadDir = path.join(REPO_ROOT, '.data', `e2e-uploads-${prefix}`);
     workerEnv = { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' };
     workerHealth = `http://127.0.0.1:${workerPort}/healthz`;
-    const edgeEnv = (port: number, extra: Record<string, string> = {}) =>
-      ({ ...common, PORT: String(port), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, UPLOAD_DIR: uploadDir, ...extra });
+    const edgeEnv = (port: number, extra: Record<string, string> = {}) => ({
+      ...common,
+      PORT: String(port),
+      ADMIN_TOKEN,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      UPLOAD_DIR: uploadDir,
+      ...extra,
+    });
     [edge, shortEdge, worker, billing] = await Promise.all([
       startService('api-edge', edgeEnv(edgePort), `http://127.0.0.1:${edgePort}/healthz`),
       startService('api-edge', edgeEnv(shortPort, { TASK_TIMEOUT_SECONDS: '4' }), `http://127.0.0.1:${shortPort}/healthz`),
       startService('worker-artgen', workerEnv, workerHealth),
-      startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+      startService(
+        'billing',
+        { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
+        `http://127.0.0.1:${billingPort}/healthz`,
+      ),
     ]);
     base = `http://127.0.0.1:${edgePort}`;
     shortBase = `http://127.0.0.1:${shortPort}`;
@@ -119,7 +149,7 @@ describe('art suite e2e: every action through the real services', () => {
     const gridMeta = await image(grid.grid_image_url);
     expect([gridMeta.format, gridMeta.width, gridMeta.height]).toEqual(['png', tile.width! * 2, tile.height! * 2]);
     expect(grid.buttons.map((b: Json) => b.label)).toEqual(['U1', 'U2', 'U3', 'U4', '🔄', 'V1', 'V2', 'V3', 'V4']);
-    const unified = await (await fetch(`${base}/v1/tasks/${imagine}`, { headers: { authorization: `Bearer ${key}` } })).json() as Json;
+    const unified = (await (await fetch(`${base}/v1/tasks/${imagine}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json;
     expect(unified.data).toMatchObject({ id: imagine, model: 'artgen', status: 'completed' });
     expect(unified.data.result.images.map((i: Json) => i.url)).toEqual(grid.image_urls);
     await expectSettled(imagine, 'capture', price('artgen@imagine'));
@@ -179,7 +209,9 @@ describe('art suite e2e: every action through the real services', () => {
   it('blend of two uploads', async () => {
     const urls: string[] = [];
     for (const color of ['#d00', '#00d']) {
-      const png = await sharp({ create: { width: 256, height: 256, channels: 3, background: color } }).png().toBuffer();
+      const png = await sharp({ create: { width: 256, height: 256, channels: 3, background: color } })
+        .png()
+        .toBuffer();
       const form = new FormData();
       form.append('file', new Blob([png], { type: 'image/png' }), 'x.png');
       const r = await fetch(`${base}/v1/uploads/images`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
@@ -255,16 +287,19 @@ describe('art suite e2e: every action through the real services', () => {
     await expectSettled(id, 'release', price('artgen@imagine'));
   });
 
-  it('an imagine with no channel for the key\'s group fails with No available upstream and is refunded', async () => {
+  it("an imagine with no channel for the key's group fails with No available upstream and is refunded", async () => {
     const stranded = await newKey(null, 'stranded');
     const before = (await accounts().get(stranded.accountId))!;
     const r = await post(`${BASE}/imagine`, { prompt: 'nowhere to go' }, stranded.key);
     expect(r.status).toBe(200);
     const id = r.body.data.task_id;
-    const v = await waitFor(async () => {
-      const n = await native(id, stranded.key);
-      return ['FAILURE', 'SUCCESS'].includes(n.body.status) ? n.body : undefined;
-    }, { timeoutMs: 15_000, what: 'no-upstream failure' });
+    const v = await waitFor(
+      async () => {
+        const n = await native(id, stranded.key);
+        return ['FAILURE', 'SUCCESS'].includes(n.body.status) ? n.body : undefined;
+      },
+      { timeoutMs: 15_000, what: 'no-upstream failure' },
+    );
     expect([v.status, v.fail_reason]).toEqual(['FAILURE', 'No available upstream']);
     await expectSettled(id, 'release', price('artgen@imagine'));
     expect((await accounts().get(stranded.accountId))!.available).toBe(before.available);
@@ -273,10 +308,13 @@ describe('art suite e2e: every action through the real services', () => {
   it('loses nothing when worker-artgen is killed -9 with art tasks in flight: all finish, each captured once', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await submit('imagine', { prompt: `slow ${i} [sim:slow]` }));
-    await waitFor(async () => {
-      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'processing'`, [ids]);
-      return n === ids.length;
-    }, { timeoutMs: 20_000, what: 'art tasks processing' });
+    await waitFor(
+      async () => {
+        const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'processing'`, [ids]);
+        return n === ids.length;
+      },
+      { timeoutMs: 20_000, what: 'art tasks processing' },
+    );
     await worker.kill9();
     const [{ open }] = await db.dataSource.query(`SELECT count(*)::int AS open FROM tasks WHERE id = ANY($1) AND status <> 'completed'`, [ids]);
     expect(open).toBeGreaterThan(0);

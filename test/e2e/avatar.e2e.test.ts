@@ -6,8 +6,15 @@ import path from 'node:path';
 import { toMinor } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, PriceRepository, loadPrices } from '@gmg/db';
 import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
-  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+  createTestDatabase,
+  freePort,
+  REPO_ROOT,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  TEST_REDIS_URL,
+  type ServiceProcess,
+  type TestDatabase,
 } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
@@ -29,15 +36,21 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
   };
   const submitAssets = (key: string, body: unknown) => call('POST', '/v1/motion2/private-avatar', key, body);
   const waitTerminal = (id: string, key: string, timeoutMs = 20_000) =>
-    waitFor(async () => {
-      const t = await call('GET', `/v1/tasks/${id}`, key);
-      return ['completed', 'failed'].includes(t.body.data?.status) ? t.body.data : undefined;
-    }, { timeoutMs, intervalMs: 100, what: `task ${id} to end` });
+    waitFor(
+      async () => {
+        const t = await call('GET', `/v1/tasks/${id}`, key);
+        return ['completed', 'failed'].includes(t.body.data?.status) ? t.body.data : undefined;
+      },
+      { timeoutMs, intervalMs: 100, what: `task ${id} to end` },
+    );
   const ledgerOf = (taskId: string, count: number) =>
-    waitFor(async () => {
-      const rows = await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId]);
-      return rows.length === count ? rows : undefined;
-    }, { timeoutMs: 10_000, what: `${count} ledger entries of ${taskId}` });
+    waitFor(
+      async () => {
+        const rows = await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId]);
+        return rows.length === count ? rows : undefined;
+      },
+      { timeoutMs: 10_000, what: `${count} ledger entries of ${taskId}` },
+    );
   const moneyOf = async (accountId: string) => {
     const a = (await new AccountRepository(db.dataSource).get(accountId))!;
     return { available: a.available, held: a.held, spent: a.spent };
@@ -63,12 +76,18 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
     const sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
     procs.push(sim);
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    procs.push(...await Promise.all([
-      startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
-      startService('worker-avatar', worker(avatarPort), `http://127.0.0.1:${avatarPort}/healthz`),
-      startService('worker-video', worker(videoPort), `http://127.0.0.1:${videoPort}/healthz`),
-      startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
-    ]));
+    procs.push(
+      ...(await Promise.all([
+        startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
+        startService('worker-avatar', worker(avatarPort), `http://127.0.0.1:${avatarPort}/healthz`),
+        startService('worker-video', worker(videoPort), `http://127.0.0.1:${videoPort}/healthz`),
+        startService(
+          'billing',
+          { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
+          `http://127.0.0.1:${billingPort}/healthz`,
+        ),
+      ])),
+    );
     base = `http://127.0.0.1:${edgePort}`;
   }, 120_000);
 
@@ -87,7 +106,13 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
     expect(ack.status).toBe(200);
     expect(ack.body).toEqual({
       code: 200,
-      data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: expect.any(Number), model: 'motion-2.0' },
+      data: {
+        id: expect.stringMatching(/^task_/),
+        object: 'motion.avatar.asset.task',
+        status: 'processing',
+        progress: expect.any(Number),
+        model: 'motion-2.0',
+      },
     });
     const batch = await waitTerminal(ack.body.data.id, owner.key);
     expect(batch.status).toBe('completed');
@@ -97,7 +122,10 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
       expect(a).toEqual({ asset_id: expect.stringMatching(/^asset_/), asset_url: `asset://${a.asset_id}`, status: 'Active' });
     }
     expect(batch.cost).toBe(Number(3n * assetPrice) / 1e6);
-    expect(await ledgerOf(batch.id, 2)).toEqual([{ kind: 'hold', amount: (3n * assetPrice).toString() }, { kind: 'capture', amount: (3n * assetPrice).toString() }]);
+    expect(await ledgerOf(batch.id, 2)).toEqual([
+      { kind: 'hold', amount: (3n * assetPrice).toString() },
+      { kind: 'capture', amount: (3n * assetPrice).toString() },
+    ]);
 
     const groups = await call('GET', '/v1/motion2/groups', owner.key);
     expect(groups.body.data.items).toEqual([expect.objectContaining({ name: 'presenters', description: 'people who present', asset_count: 3 })]);
@@ -111,7 +139,12 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
     expect(rendered.status).toBe('completed');
     expect(rendered.result.videos[0].url[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\/.+\.mp4$/);
     // where a client naturally puts an image (issue 27): the same asset in image_urls renders too
-    const viaImages = await call('POST', '/v1/videos/generations', owner.key, { model: 'motion-2.0', prompt: 'wave hello', image_urls: [assetUrl], duration: 2 });
+    const viaImages = await call('POST', '/v1/videos/generations', owner.key, {
+      model: 'motion-2.0',
+      prompt: 'wave hello',
+      image_urls: [assetUrl],
+      duration: 2,
+    });
     expect(viaImages.status).toBe(200);
     expect((await waitTerminal(viaImages.body.data[0].task_id, owner.key, 30_000)).status).toBe('completed');
 
@@ -128,7 +161,11 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
     const c = await newCustomer();
     const before = await moneyOf(c.accountId);
     const ack = await submitAssets(c.key, {
-      assets: [{ url: IMG(0), name: 'ok one' }, { url: IMG(1), name: 'bad one [sim:moderation]' }, { url: IMG(2), name: 'ok two' }],
+      assets: [
+        { url: IMG(0), name: 'ok one' },
+        { url: IMG(1), name: 'bad one [sim:moderation]' },
+        { url: IMG(2), name: 'ok two' },
+      ],
     });
     expect(ack.status).toBe(200);
     const batch = await waitTerminal(ack.body.data.id, c.key);
@@ -142,10 +179,13 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
       { kind: 'capture', amount: (2n * assetPrice).toString() },
       { kind: 'release', amount: assetPrice.toString() },
     ]);
-    const after = await waitFor(async () => {
-      const m = await moneyOf(c.accountId);
-      return m.held === 0n ? m : undefined;
-    }, { timeoutMs: 10_000, what: 'settled balance' });
+    const after = await waitFor(
+      async () => {
+        const m = await moneyOf(c.accountId);
+        return m.held === 0n ? m : undefined;
+      },
+      { timeoutMs: 10_000, what: 'settled balance' },
+    );
     expect(after).toEqual({ available: before.available - 2n * assetPrice, held: 0n, spent: before.spent + 2n * assetPrice });
     const logs = await call('GET', '/api/logs', c.key);
     const logged = logs.body.data.items.find((i: any) => i.task_id === batch.id);

@@ -11,14 +11,27 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { createMigrationDataSource, pendingMigrations, runMigrations } from '@gmg/db';
-import { REPO_ROOT, TEST_PG_ADMIN_URL, TEST_REDIS_URL, freePort, startService, uniqueRedisPrefix, uniqueSuffix, waitFor, type ServiceProcess } from '@gmg/testing';
+import {
+  REPO_ROOT,
+  TEST_PG_ADMIN_URL,
+  TEST_REDIS_URL,
+  freePort,
+  startService,
+  uniqueRedisPrefix,
+  uniqueSuffix,
+  waitFor,
+  type ServiceProcess,
+} from '@gmg/testing';
 
 const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 
 /** The commit before the newest migration of this build appeared (or PREVIOUS_RELEASE). */
 function previousRelease(): string {
   if (process.env.PREVIOUS_RELEASE) return git('rev-parse', process.env.PREVIOUS_RELEASE);
-  const newest = readdirSync(path.join(REPO_ROOT, 'libs/db/src/migrations')).filter((f) => /^\d{13}-/.test(f)).sort().pop()!;
+  const newest = readdirSync(path.join(REPO_ROOT, 'libs/db/src/migrations'))
+    .filter((f) => /^\d{13}-/.test(f))
+    .sort()
+    .pop()!;
   const added = git('log', '--diff-filter=A', '--format=%H', '-1', '--', `libs/db/src/migrations/${newest}`);
   return git('rev-parse', added ? `${added}^` : 'HEAD');
 }
@@ -43,7 +56,9 @@ describe('expand/contract: the previous release keeps working while the next mig
 
   const startOld = async (service: string, env: Record<string, string>, health: string): Promise<void> => {
     const p = spawn(process.execPath, ['--import', 'tsx', path.join(old.root, 'services', service, 'src', 'main.ts')], {
-      cwd: old.root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'],
+      cwd: old.root,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'ignore', 'inherit'],
     });
     old.procs.push(p);
     await waitFor(async () => (await fetch(health).catch(() => undefined))?.ok, { timeoutMs: 240_000, intervalMs: 250, what: `old ${service}` });
@@ -63,15 +78,27 @@ describe('expand/contract: the previous release keeps working while the next mig
     sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.1' }, `http://127.0.0.1:${simPort}/healthz`, 240_000);
     // The old release's own migrations, prices and a funded demo key (its scripts/migrate.ts, as its Job ran it).
     execFileSync(process.execPath, ['--import', 'tsx', 'scripts/migrate.ts'], {
-      cwd: old.root, stdio: 'inherit',
-      env: { ...process.env, DATABASE_URL: directUrl, MIGRATE_CREATE_DATABASE: '1', PRICES_FILE: path.join(old.root, 'infra/prices.json'),
-        DEMO_API_KEY: apiKey, DEMO_BALANCE: '1000', DEMO_CHANNEL_URL: `http://127.0.0.1:${simPort}` },
+      cwd: old.root,
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        DATABASE_URL: directUrl,
+        MIGRATE_CREATE_DATABASE: '1',
+        PRICES_FILE: path.join(old.root, 'infra/prices.json'),
+        DEMO_API_KEY: apiKey,
+        DEMO_BALANCE: '1000',
+        DEMO_CHANNEL_URL: `http://127.0.0.1:${simPort}`,
+      },
     });
     const common = { DATABASE_URL: directUrl, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix() };
     await Promise.all([
       startOld('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'prev-admin-token-0123456789abcdef' }, `http://127.0.0.1:${edgePort}/healthz`),
       startOld('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1' }, `http://127.0.0.1:${workerPort}/healthz`),
-      startOld('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+      startOld(
+        'billing',
+        { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
+        `http://127.0.0.1:${billingPort}/healthz`,
+      ),
     ]);
     base = `http://127.0.0.1:${edgePort}`;
   }, 600_000);
@@ -94,7 +121,8 @@ describe('expand/contract: the previous release keeps working while the next mig
     const loop = (async () => {
       for (let i = 0; i < 400 && !stop; i++) {
         const r = await fetch(`${base}/v1/images/generations`, {
-          method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'lumen-2-flex', prompt: `expand-contract ${i}` }),
         });
         const body = (await r.json()) as { data?: Array<{ task_id: string }> };
@@ -119,12 +147,17 @@ describe('expand/contract: the previous release keeps working while the next mig
     await loop;
     // every task the old release accepted ends completed with exactly one hold and one capture
     const ids = submitted.map((s) => s.id);
-    await waitFor(async () => {
-      const rows = (await migrator.query(
-        `SELECT t.id, t.status, array_agg(l.kind ORDER BY l.kind) AS kinds FROM tasks t LEFT JOIN ledger_entries l ON l.task_id = t.id
-         WHERE t.id = ANY($1) GROUP BY t.id, t.status`, [ids])) as Array<{ id: string; status: string; kinds: string[] }>;
-      return rows.length === ids.length && rows.every((r) => r.status === 'completed' && r.kinds.join() === 'capture,hold');
-    }, { timeoutMs: 120_000, intervalMs: 500, what: `all ${ids.length} tasks completed and captured once` });
+    await waitFor(
+      async () => {
+        const rows = (await migrator.query(
+          `SELECT t.id, t.status, array_agg(l.kind ORDER BY l.kind) AS kinds FROM tasks t LEFT JOIN ledger_entries l ON l.task_id = t.id
+         WHERE t.id = ANY($1) GROUP BY t.id, t.status`,
+          [ids],
+        )) as Array<{ id: string; status: string; kinds: string[] }>;
+        return rows.length === ids.length && rows.every((r) => r.status === 'completed' && r.kinds.join() === 'capture,hold');
+      },
+      { timeoutMs: 120_000, intervalMs: 500, what: `all ${ids.length} tasks completed and captured once` },
+    );
     await migrator.destroy();
   }, 600_000);
 });

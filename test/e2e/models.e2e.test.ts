@@ -8,8 +8,15 @@ import sharp from 'sharp';
 import { quote, resolveModel, validateRequest, type NormalizedRequest, type PriceTable, type Quote } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, PriceRepository, loadPrices } from '@gmg/db';
 import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
-  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+  createTestDatabase,
+  freePort,
+  REPO_ROOT,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  TEST_REDIS_URL,
+  type ServiceProcess,
+  type TestDatabase,
 } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
@@ -19,7 +26,10 @@ const VIDEO_REF = 'https://videos.example.com/in.mp4';
 const DAY_S = 24 * 3600;
 
 type Body = Record<string, unknown>;
-interface Case { name: string; body: Body }
+interface Case {
+  name: string;
+  body: Body;
+}
 
 /** One valid request per model name of 4.6 (images) and 4.7 (videos); every alias appears at least once. */
 const IMAGE_CASES: Case[] = [
@@ -60,7 +70,7 @@ function mp4Info(buf: Buffer): { brand: string; durationSeconds: number } {
   if (buf.length < 16 || buf.toString('latin1', 4, 8) !== 'ftyp') throw new Error('not an MP4: no leading ftyp box');
   const brand = buf.toString('latin1', 8, 12);
   const findBox = (start: number, end: number, type: string): [number, number] | undefined => {
-    for (let at = start; at + 8 <= end; ) {
+    for (let at = start; at + 8 <= end;) {
       let size = buf.readUInt32BE(at);
       let header = 8;
       if (size === 1) {
@@ -113,10 +123,13 @@ describe('models e2e: every image and video model completes through the real ser
     return (await r.json()) as any;
   };
   const waitTerminal = (pathOrId: string, apiKey: string, timeoutMs = 90_000) =>
-    waitFor(async () => {
-      const t = await getTask(pathOrId, apiKey);
-      return ['completed', 'failed'].includes(t.data?.status) ? t.data : undefined;
-    }, { timeoutMs, intervalMs: 200, what: `task ${pathOrId} to end` });
+    waitFor(
+      async () => {
+        const t = await getTask(pathOrId, apiKey);
+        return ['completed', 'failed'].includes(t.data?.status) ? t.data : undefined;
+      },
+      { timeoutMs, intervalMs: 200, what: `task ${pathOrId} to end` },
+    );
   const newFundedKey = async (name: string, balanceMinor = 1_000_000_000_000n) => {
     const accounts = new AccountRepository(db.dataSource);
     const a = await accounts.create({ name });
@@ -132,7 +145,7 @@ describe('models e2e: every image and video model completes through the real ser
   };
   const quoteOf = (body: Body): Quote => quote(normalize(body).billing, prices);
   const ledgerKinds = async (taskId: string) =>
-    ((await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])) as Array<{ kind: string; amount: string }>);
+    (await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])) as Array<{ kind: string; amount: string }>;
 
   /** Submits and waits in the background; the returned promise is awaited by the test that owns the run. */
   const run = (c: Case, apiKey = main.key, headers: Record<string, string> = {}): Promise<Outcome> => {
@@ -164,7 +177,11 @@ describe('models e2e: every image and video model completes through the real ser
         startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
         startService('worker-image', { ...worker, HEALTH_PORT: String(imagePort) }, `http://127.0.0.1:${imagePort}/healthz`),
         startService('worker-video', { ...worker, HEALTH_PORT: String(videoPort) }, `http://127.0.0.1:${videoPort}/healthz`),
-        startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+        startService(
+          'billing',
+          { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
+          `http://127.0.0.1:${billingPort}/healthz`,
+        ),
       ])),
     );
     base = `http://127.0.0.1:${edgePort}`;
@@ -187,11 +204,17 @@ describe('models e2e: every image and video model completes through the real ser
   const expectCharged = async (c: Case, o: Outcome) => {
     const q = quoteOf(c.body);
     expect(o.task.cost).toBe(Number(q.total) / 1_000_000);
-    const rows = await waitFor(async () => {
-      const r = await ledgerKinds(o.taskId);
-      return r.length === 2 ? r : undefined;
-    }, { timeoutMs: 20_000, what: `capture of ${c.name}` });
-    expect(rows).toEqual([{ kind: 'hold', amount: q.total.toString() }, { kind: 'capture', amount: q.total.toString() }]);
+    const rows = await waitFor(
+      async () => {
+        const r = await ledgerKinds(o.taskId);
+        return r.length === 2 ? r : undefined;
+      },
+      { timeoutMs: 20_000, what: `capture of ${c.name}` },
+    );
+    expect(rows).toEqual([
+      { kind: 'hold', amount: q.total.toString() },
+      { kind: 'capture', amount: q.total.toString() },
+    ]);
   };
 
   it.each(IMAGE_CASES.map((c) => [c.name, c] as const))('%s completes with images of the expected format and size, charged the quote', async (_n, c) => {
@@ -208,33 +231,42 @@ describe('models e2e: every image and video model completes through the real ser
     await expectCharged(c, o);
   });
 
-  it.each(VIDEO_CASES.map((c) => [c.name, c] as const))('%s completes with an MP4 of the requested duration, url array and 24 h expiry, charged the quote', async (_n, c) => {
-    const o = await outcome(c.name);
-    expect(o.task.status).toBe('completed');
-    const expected = normalize(c.body).expected;
-    expect(o.task.result.videos).toHaveLength(1);
-    const v = o.task.result.videos[0];
-    expect(Array.isArray(v.url)).toBe(true);
-    expect(Math.abs(v.expires_at - (Math.floor(Date.now() / 1000) + DAY_S))).toBeLessThan(600);
-    const r = await fetch(v.url[0]);
-    expect(r.status).toBe(200);
-    const mp4 = mp4Info(Buffer.from(await r.arrayBuffer()));
-    expect(Math.abs(mp4.durationSeconds - expected.durationSeconds!)).toBeLessThan(0.3);
-    await expectCharged(c, o);
-  });
+  it.each(VIDEO_CASES.map((c) => [c.name, c] as const))(
+    '%s completes with an MP4 of the requested duration, url array and 24 h expiry, charged the quote',
+    async (_n, c) => {
+      const o = await outcome(c.name);
+      expect(o.task.status).toBe('completed');
+      const expected = normalize(c.body).expected;
+      expect(o.task.result.videos).toHaveLength(1);
+      const v = o.task.result.videos[0];
+      expect(Array.isArray(v.url)).toBe(true);
+      expect(Math.abs(v.expires_at - (Math.floor(Date.now() / 1000) + DAY_S))).toBeLessThan(600);
+      const r = await fetch(v.url[0]);
+      expect(r.status).toBe(200);
+      const mp4 = mp4Info(Buffer.from(await r.arrayBuffer()));
+      expect(Math.abs(mp4.durationSeconds - expected.durationSeconds!)).toBeLessThan(0.3);
+      await expectCharged(c, o);
+    },
+  );
 
-  it.each([...IMAGE_CASES, ...VIDEO_CASES].map((c) => [c.name, c] as const))('%s with [sim:fail] ends failed with cost 0 and its hold released', async (_n, c) => {
-    const o = await outcome(failing(c).name);
-    expect(o.task.status).toBe('failed');
-    expect(o.task.error.code).toBe('task_failed');
-    expect(o.task.cost).toBe(0);
-    const rows = await waitFor(async () => {
-      const r = await ledgerKinds(o.taskId);
-      return r.length === 2 ? r : undefined;
-    }, { timeoutMs: 20_000, what: `release of ${c.name}` });
-    expect(rows.map((x) => x.kind)).toEqual(['hold', 'release']);
-    expect(rows[1].amount).toBe(rows[0].amount);
-  });
+  it.each([...IMAGE_CASES, ...VIDEO_CASES].map((c) => [c.name, c] as const))(
+    '%s with [sim:fail] ends failed with cost 0 and its hold released',
+    async (_n, c) => {
+      const o = await outcome(failing(c).name);
+      expect(o.task.status).toBe('failed');
+      expect(o.task.error.code).toBe('task_failed');
+      expect(o.task.cost).toBe(0);
+      const rows = await waitFor(
+        async () => {
+          const r = await ledgerKinds(o.taskId);
+          return r.length === 2 ? r : undefined;
+        },
+        { timeoutMs: 20_000, what: `release of ${c.name}` },
+      );
+      expect(rows.map((x) => x.kind)).toEqual(['hold', 'release']);
+      expect(rows[1].amount).toBe(rows[0].amount);
+    },
+  );
 
   it('spark-imagine-image-2.0 answers 202 with shape B, echoes the response version, and its poll_url polls to completed', async () => {
     const o = await outcome('spark-imagine-image-2.0');
@@ -266,10 +298,13 @@ describe('models e2e: every image and video model completes through the real ser
       ownImage = image.taskId;
       ownUnfinished = never.data[0].task_id;
       // settled: the refusals below must leave the ledger exactly as it is now
-      await waitFor(async () => (await ledgerKinds(ownImage)).length === 2 && (await ledgerKinds(ownCompleted)).length === 2, { timeoutMs: 20_000, what: 'captures' });
+      await waitFor(async () => (await ledgerKinds(ownImage)).length === 2 && (await ledgerKinds(ownCompleted)).length === 2, {
+        timeoutMs: 20_000,
+        what: 'captures',
+      });
     }, 120_000);
 
-    it('refuses another account\'s task, an unfinished task and a non-pixel-v6 task with 400 before any charge', async () => {
+    it("refuses another account's task, an unfinished task and a non-pixel-v6 task with 400 before any charge", async () => {
       const pixelOfOtherAccount = (await outcome('pixel-v6')).taskId;
       const count = async () => {
         const [t] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [owner.accountId]);
@@ -279,7 +314,12 @@ describe('models e2e: every image and video model completes through the real ser
       };
       const before = await count();
       const refusals: Record<string, { status: number; body: any }> = {};
-      for (const [what, id] of [['foreign', pixelOfOtherAccount], ['missing', 'task_doesnotexist0000'], ['unfinished', ownUnfinished], ['image', ownImage]] as const) {
+      for (const [what, id] of [
+        ['foreign', pixelOfOtherAccount],
+        ['missing', 'task_doesnotexist0000'],
+        ['unfinished', ownUnfinished],
+        ['image', ownImage],
+      ] as const) {
         const r = await submit({ model: 'pixel-v6', prompt: 'extend', extend_from_task_id: id }, owner.key);
         refusals[what] = { status: r.status, body: await r.json() };
       }
@@ -288,14 +328,19 @@ describe('models e2e: every image and video model completes through the real ser
         expect(r.body).toEqual({ error: { code: 400, type: 'invalid_request_error', message: expect.stringMatching(/^`extend_from_task_id`: /) } });
       }
       // a foreign task looks exactly like a missing one
-      expect(refusals.foreign.body.error.message.replace(pixelOfOtherAccount, 'X')).toBe(refusals.missing.body.error.message.replace('task_doesnotexist0000', 'X'));
+      expect(refusals.foreign.body.error.message.replace(pixelOfOtherAccount, 'X')).toBe(
+        refusals.missing.body.error.message.replace('task_doesnotexist0000', 'X'),
+      );
       expect(refusals.unfinished.body.error.message).toMatch(/only a completed pixel-v6 task/);
       expect(refusals.image.body.error.message).toMatch(/lumen-2-flex task/);
       expect(await count()).toEqual(before);
     });
 
     it('extends a completed pixel-v6 task of the same account to completed', async () => {
-      const o = await run({ name: 'ext-ok', body: { model: 'pixel-v6', prompt: 'and then', extend_from_task_id: ownCompleted, duration: 2, resolution: '360p' } }, owner.key);
+      const o = await run(
+        { name: 'ext-ok', body: { model: 'pixel-v6', prompt: 'and then', extend_from_task_id: ownCompleted, duration: 2, resolution: '360p' } },
+        owner.key,
+      );
       expect(o.task.status).toBe('completed');
       expect(mp4Info(Buffer.from(await (await fetch(o.task.result.videos[0].url[0])).arrayBuffer())).durationSeconds).toBeCloseTo(2, 0);
     });

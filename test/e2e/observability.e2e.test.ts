@@ -9,8 +9,15 @@ import path from 'node:path';
 import { QUEUES } from '@gmg/contracts';
 import { ApiKeyRepository, AccountRepository, ChannelRepository, loadPrices } from '@gmg/db';
 import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
-  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+  createTestDatabase,
+  freePort,
+  REPO_ROOT,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  TEST_REDIS_URL,
+  type ServiceProcess,
+  type TestDatabase,
 } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-observability-0123';
@@ -35,7 +42,8 @@ async function startCollector(): Promise<{ url: string; spans: ExportedSpan[]; c
         for (const rs of body.resourceSpans ?? []) {
           const service = rs.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value?.stringValue as string;
           for (const ss of rs.scopeSpans ?? []) {
-            for (const s of ss.spans ?? []) spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name });
+            for (const s of ss.spans ?? [])
+              spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name });
           }
         }
       }
@@ -47,10 +55,11 @@ async function startCollector(): Promise<{ url: string; spans: ExportedSpan[]; c
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -84,11 +93,14 @@ describe('observability e2e: one trace from the edge to billing, and the metrics
     });
   const text = async (url: string, headers: Record<string, string> = {}) => (await fetch(url, { headers })).text();
   const waitTerminal = (id: string) =>
-    waitFor(async () => {
-      const r = await fetch(`${base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } });
-      const t = ((await r.json()) as any).data;
-      return ['completed', 'failed'].includes(t?.status) ? t : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 100, what: `task ${id} to end` });
+    waitFor(
+      async () => {
+        const r = await fetch(`${base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } });
+        const t = ((await r.json()) as any).data;
+        return ['completed', 'failed'].includes(t?.status) ? t : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 100, what: `task ${id} to end` },
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase('gmg_e2e_obs');
@@ -100,12 +112,17 @@ describe('observability e2e: one trace from the edge to billing, and the metrics
     const sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
     procs.push(sim);
     await new ChannelRepository(db.dataSource).create({ name: 'sim-obs', baseUrl: `http://127.0.0.1:${simPort}` });
-    procs.push(...await Promise.all([
-      startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
-      startService('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' },
-        `http://127.0.0.1:${workerPort}/healthz`),
-      startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
-    ]));
+    procs.push(
+      ...(await Promise.all([
+        startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
+        startService(
+          'worker-image',
+          { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' },
+          `http://127.0.0.1:${workerPort}/healthz`,
+        ),
+        startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+      ])),
+    );
     base = `http://127.0.0.1:${edgePort}`;
     workerMetrics = `http://127.0.0.1:${workerPort}/metrics`;
     billingMetrics = `http://127.0.0.1:${billingPort}/metrics`;
@@ -129,11 +146,23 @@ describe('observability e2e: one trace from the edge to billing, and the metrics
     const id = ((await r.json()) as any).data[0].task_id as string;
     expect((await waitTerminal(id)).status).toBe('completed');
 
-    const names = ['POST /v1/images/generations', 'enqueue task', 'task submit', 'upstream submit', 'task poll', 'upstream poll', 'enqueue settle', 'billing settle'];
-    const spans = await waitFor(() => {
-      const mine = collector.spans.filter((s) => s.traceId === traceId);
-      return names.every((n) => mine.some((s) => s.name === n)) ? mine : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 200, what: 'every span of the task in the collector' });
+    const names = [
+      'POST /v1/images/generations',
+      'enqueue task',
+      'task submit',
+      'upstream submit',
+      'task poll',
+      'upstream poll',
+      'enqueue settle',
+      'billing settle',
+    ];
+    const spans = await waitFor(
+      () => {
+        const mine = collector.spans.filter((s) => s.traceId === traceId);
+        return names.every((n) => mine.some((s) => s.name === n)) ? mine : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 200, what: 'every span of the task in the collector' },
+    );
 
     const byId = new Map(spans.map((s) => [s.spanId, s]));
     const parentOf = (s: ExportedSpan) => (s.parentSpanId ? byId.get(s.parentSpanId) : undefined);
@@ -196,19 +225,25 @@ describe('observability e2e: one trace from the edge to billing, and the metrics
     expect(sample(edge, 'gmg_queue_oldest_waiting_seconds', { queue: QUEUES.billing })).toBeGreaterThanOrEqual(0);
     expect(edge).toMatch(/^nodejs_eventloop_lag_seconds\{service="api-edge"\} /m);
 
-    const worker = await waitFor(async () => {
-      const t = await text(workerMetrics);
-      return delta(before.worker, t, 'gmg_tasks_finished_total', { pool: 'image', model: 'lumen-2-flex', status: 'failed' }) === 1 ? t : undefined;
-    }, { timeoutMs: 5000, what: 'worker counters' });
+    const worker = await waitFor(
+      async () => {
+        const t = await text(workerMetrics);
+        return delta(before.worker, t, 'gmg_tasks_finished_total', { pool: 'image', model: 'lumen-2-flex', status: 'failed' }) === 1 ? t : undefined;
+      },
+      { timeoutMs: 5000, what: 'worker counters' },
+    );
     expect(delta(before.worker, worker, 'gmg_tasks_finished_total', { pool: 'image', model: 'lumen-2-flex', status: 'completed' })).toBe(1);
     expect(delta(before.worker, worker, 'gmg_upstream_requests_total', { channel: 'sim-obs', operation: 'submit', outcome: 'ok' })).toBe(2);
     expect(sample(worker, 'gmg_circuit_breaker_state', { channel: 'sim-obs' })).toBe(0);
     expect(sample(worker, 'gmg_task_duration_seconds_count', { pool: 'image', model: 'lumen-2-flex', status: 'completed' })).toBeGreaterThan(0);
 
-    const billing = await waitFor(async () => {
-      const t = await text(billingMetrics);
-      return delta(before.billing, t, 'gmg_settlements_total', { outcome: 'released' }) === 1 ? t : undefined;
-    }, { timeoutMs: 5000, what: 'billing counters' });
+    const billing = await waitFor(
+      async () => {
+        const t = await text(billingMetrics);
+        return delta(before.billing, t, 'gmg_settlements_total', { outcome: 'released' }) === 1 ? t : undefined;
+      },
+      { timeoutMs: 5000, what: 'billing counters' },
+    );
     expect(delta(before.billing, billing, 'gmg_settlements_total', { outcome: 'captured' })).toBe(1);
     expect(sample(billing, 'gmg_ledger_units', { kind: 'hold' })).toBeGreaterThan(0);
     expect(sample(billing, 'gmg_unsettled_tasks', {})).toBeDefined();

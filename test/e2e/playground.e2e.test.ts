@@ -14,8 +14,16 @@ import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
 import {
-  createTestDatabase, freePort, launchTestBrowser, REPO_ROOT, startService, uniqueRedisPrefix,
-  TEST_REDIS_URL, type ServiceProcess, type TestBrowser, type TestDatabase,
+  createTestDatabase,
+  freePort,
+  launchTestBrowser,
+  REPO_ROOT,
+  startService,
+  uniqueRedisPrefix,
+  TEST_REDIS_URL,
+  type ServiceProcess,
+  type TestBrowser,
+  type TestDatabase,
 } from '@gmg/testing';
 
 /** The page's globals, untyped here (no DOM lib in this compilation). */
@@ -45,7 +53,11 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
     procs.push(
       ...(await Promise.all([
-        startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` }, `http://127.0.0.1:${edgePort}/healthz`),
+        startService(
+          'api-edge',
+          { ...common, PORT: String(edgePort), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` },
+          `http://127.0.0.1:${edgePort}/healthz`,
+        ),
         startService('worker-image', worker(imagePort), `http://127.0.0.1:${imagePort}/healthz`),
         startService('worker-video', worker(videoPort), `http://127.0.0.1:${videoPort}/healthz`),
         startService('worker-artgen', worker(artgenPort), `http://127.0.0.1:${artgenPort}/healthz`),
@@ -105,11 +117,15 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await shot('form');
     await page.click('#submit');
     // the progress bar moves while the task renders (or the task is already done: the screenshot is then taken late)
-    await page.waitForFunction(() => {
-      const d = (globalThis as InPage).document;
-      const status = d.body.dataset.taskStatus;
-      return (status === 'processing' && Number(d.querySelector('#progress').value) > 0) || status === 'completed';
-    }, undefined, { timeout: 60_000 });
+    await page.waitForFunction(
+      () => {
+        const d = (globalThis as InPage).document;
+        const status = d.body.dataset.taskStatus;
+        return (status === 'processing' && Number(d.querySelector('#progress').value) > 0) || status === 'completed';
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
     await shot('progress');
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
     const img = page.locator('#result img');
@@ -126,7 +142,7 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await shot('result');
   });
 
-  it('a bad field shows the server\'s error next to that field (a 400: no task)', async () => {
+  it("a bad field shows the server's error next to that field (a 400: no task)", async () => {
     await pick('lumen-2-pro');
     await page.fill('[name=prompt]', 'a lighthouse');
     await page.fill('[name=safety_tolerance]', '9');
@@ -143,7 +159,9 @@ describe('playground e2e: a person renders an image and a video in headless Chro
 
   it('an image field uploads a local file through POST /v1/uploads/images and takes its link', async () => {
     await pick('lumen-2-pro');
-    const png = await sharp({ create: { width: 96, height: 64, channels: 3, background: '#c84' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 96, height: 64, channels: 3, background: '#c84' } })
+      .png()
+      .toBuffer();
     const uploaded = page.waitForResponse((r) => r.url().endsWith('/v1/uploads/images'));
     await page.setInputFiles('input[data-upload-for="image_urls"]', { name: 'reference.png', mimeType: 'image/png', buffer: png });
     expect((await uploaded).status()).toBe(200);
@@ -161,10 +179,14 @@ describe('playground e2e: a person renders an image and a video in headless Chro
     await page.click('#submit');
     await page.waitForSelector('body[data-task-status="completed"]', { timeout: 60_000 });
     // metadata loaded and a duration known: Chromium can decode and play the file
-    await page.waitForFunction(() => {
-      const v = (globalThis as InPage).document.querySelector('#result video');
-      return Boolean(v && v.readyState >= 1 && v.duration > 0);
-    }, undefined, { timeout: 20_000 });
+    await page.waitForFunction(
+      () => {
+        const v = (globalThis as InPage).document.querySelector('#result video');
+        return Boolean(v && v.readyState >= 1 && v.duration > 0);
+      },
+      undefined,
+      { timeout: 20_000 },
+    );
     const video = await page.evaluate(() => {
       const v = (globalThis as InPage).document.querySelector('#result video');
       return { duration: v.duration as number, width: v.videoWidth as number, error: (v.error ? v.error.code : null) as number | null };

@@ -8,8 +8,16 @@ import sharp from 'sharp';
 import { createRedis, createTaskQueue } from '@gmg/queue';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
 import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
-  TEST_REDIS_TARGET, TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+  createTestDatabase,
+  freePort,
+  REPO_ROOT,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  TEST_REDIS_TARGET,
+  TEST_REDIS_URL,
+  type ServiceProcess,
+  type TestDatabase,
 } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
@@ -42,10 +50,13 @@ describe('spine e2e: an image task travels through every service', () => {
     return { status: r.status, body: (await r.json()) as any };
   };
   const waitTerminal = (id: string, timeoutMs: number) =>
-    waitFor(async () => {
-      const t = await getTask(id);
-      return ['completed', 'failed'].includes(t.body.data?.status) ? t.body.data : undefined;
-    }, { timeoutMs, intervalMs: 100, what: `task ${id} to end` });
+    waitFor(
+      async () => {
+        const t = await getTask(id);
+        return ['completed', 'failed'].includes(t.body.data?.status) ? t.body.data : undefined;
+      },
+      { timeoutMs, intervalMs: 100, what: `task ${id} to end` },
+    );
   /** `groupName`: e.g. a group without the default fair-use limits, for bursts that test something else. */
   const newFundedKey = async (balanceMinor: bigint, groupName?: string) => {
     if (groupName) await new GroupRepository(db.dataSource).upsert({ name: groupName, priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
@@ -68,7 +79,11 @@ describe('spine e2e: an image task travels through every service', () => {
     [edge, worker, billing] = await Promise.all([
       startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
       startService('worker-image', workerEnv, workerHealth),
-      startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+      startService(
+        'billing',
+        { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
+        `http://127.0.0.1:${billingPort}/healthz`,
+      ),
     ]);
     base = `http://127.0.0.1:${edgePort}`;
     // the spine's own key is in a group without the default fair-use limits: its kill -9 test submits 20 tasks back to
@@ -96,11 +111,17 @@ describe('spine e2e: an image task travels through every service', () => {
     // the expected charge comes from the price table the operator wrote, not from the code under test
     const q = { total: listedPrice('lumen-2-pro@1MP') };
     expect(task.cost).toBe(Number(q.total) / 1_000_000);
-    await waitFor(async () => {
-      const rows = await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [id]);
-      return rows.length === 2 ? rows : undefined;
-    }, { timeoutMs: 10_000, what: 'capture' }).then((rows: any[]) => {
-      expect(rows).toEqual([{ kind: 'hold', amount: q.total.toString() }, { kind: 'capture', amount: q.total.toString() }]);
+    await waitFor(
+      async () => {
+        const rows = await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [id]);
+        return rows.length === 2 ? rows : undefined;
+      },
+      { timeoutMs: 10_000, what: 'capture' },
+    ).then((rows: any[]) => {
+      expect(rows).toEqual([
+        { kind: 'hold', amount: q.total.toString() },
+        { kind: 'capture', amount: q.total.toString() },
+      ]);
     });
   });
 
@@ -112,10 +133,13 @@ describe('spine e2e: an image task travels through every service', () => {
     expect(task.status).toBe('failed');
     expect(task.error.code).toBe('task_failed');
     expect(task.cost).toBe(0);
-    const after = await waitFor(async () => {
-      const a = (await accounts().get(accountId))!;
-      return a.held === before.held && a.available === before.available ? a : undefined;
-    }, { timeoutMs: 10_000, what: 'release' });
+    const after = await waitFor(
+      async () => {
+        const a = (await accounts().get(accountId))!;
+        return a.held === before.held && a.available === before.available ? a : undefined;
+      },
+      { timeoutMs: 10_000, what: 'release' },
+    );
     expect(after.spent).toBe(before.spent);
     const kinds = await db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [id]);
     expect(kinds.map((k: any) => k.kind)).toEqual(['hold', 'release']);
@@ -148,38 +172,54 @@ describe('spine e2e: an image task travels through every service', () => {
       ids.push(((await r.json()) as any).data[0].task_id);
     }
     // in flight: every task was taken by the worker and sent upstream
-    await waitFor(async () => {
-      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'processing'`, [ids]);
-      return n === 20;
-    }, { timeoutMs: 20_000, what: '20 tasks processing' });
+    await waitFor(
+      async () => {
+        const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'processing'`, [ids]);
+        return n === 20;
+      },
+      { timeoutMs: 20_000, what: '20 tasks processing' },
+    );
     const pid = worker.proc.pid!;
     await worker.kill9();
     expect(() => process.kill(pid, 0)).toThrow(); // really gone
     const [{ open }] = await db.dataSource.query(`SELECT count(*)::int AS open FROM tasks WHERE id = ANY($1) AND status <> 'completed'`, [ids]);
     expect(open).toBeGreaterThan(0); // the kill happened with work in flight
     worker = await startService('worker-image', workerEnv, workerHealth);
-    await waitFor(async () => {
-      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
-      return n === 20;
-    }, { timeoutMs: 90_000, intervalMs: 250, what: '20 tasks completed after the restart' });
-    const rows = await waitFor(async () => {
-      const r = await db.dataSource.query(
-        `SELECT task_id, count(*) FILTER (WHERE kind = 'capture')::int AS captures,
+    await waitFor(
+      async () => {
+        const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);
+        return n === 20;
+      },
+      { timeoutMs: 90_000, intervalMs: 250, what: '20 tasks completed after the restart' },
+    );
+    const rows = await waitFor(
+      async () => {
+        const r = await db.dataSource.query(
+          `SELECT task_id, count(*) FILTER (WHERE kind = 'capture')::int AS captures,
                 count(*) FILTER (WHERE kind = 'release')::int AS releases
-         FROM ledger_entries WHERE task_id = ANY($1) GROUP BY task_id`, [ids]);
-      return r.length === 20 && r.every((x: any) => x.captures === 1) ? r : undefined;
-    }, { timeoutMs: 20_000, what: 'captures' });
+         FROM ledger_entries WHERE task_id = ANY($1) GROUP BY task_id`,
+          [ids],
+        );
+        return r.length === 20 && r.every((x: any) => x.captures === 1) ? r : undefined;
+      },
+      { timeoutMs: 20_000, what: 'captures' },
+    );
     expect(rows.every((x: any) => x.captures === 1 && x.releases === 0)).toBe(true);
     // and the account's money agrees with its ledger: nothing held, balance = topups − captures
-    await waitFor(async () => {
-      const [{ held }] = await db.dataSource.query(`SELECT held::text FROM accounts a JOIN tasks t ON t.account_id = a.id WHERE t.id = $1`, [ids[0]]);
-      return held === '0' ? true : undefined;
-    }, { timeoutMs: 20_000, what: 'nothing held' });
+    await waitFor(
+      async () => {
+        const [{ held }] = await db.dataSource.query(`SELECT held::text FROM accounts a JOIN tasks t ON t.account_id = a.id WHERE t.id = $1`, [ids[0]]);
+        return held === '0' ? true : undefined;
+      },
+      { timeoutMs: 20_000, what: 'nothing held' },
+    );
     const [acct] = await db.dataSource.query(
       `SELECT a.available::text, a.held::text,
               (SELECT sum(amount) FILTER (WHERE kind = 'topup') - COALESCE(sum(amount) FILTER (WHERE kind = 'capture'), 0)
                FROM ledger_entries l WHERE l.account_id = a.id)::text AS balance
-       FROM accounts a JOIN tasks t ON t.account_id = a.id WHERE t.id = $1`, [ids[0]]);
+       FROM accounts a JOIN tasks t ON t.account_id = a.id WHERE t.id = $1`,
+      [ids[0]],
+    );
     expect(BigInt(acct.available) + BigInt(acct.held)).toBe(BigInt(acct.balance));
   });
 

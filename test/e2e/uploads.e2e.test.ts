@@ -9,15 +9,24 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
 import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor,
-  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
+  createTestDatabase,
+  freePort,
+  REPO_ROOT,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  TEST_REDIS_URL,
+  type ServiceProcess,
+  type TestDatabase,
 } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const MAX_BYTES = 256 * 1024;
 
 const image = (format: 'png' | 'jpeg', width: number, height: number) =>
-  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 80, b: 20 } } }).toFormat(format).toBuffer();
+  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 80, b: 20 } } })
+    .toFormat(format)
+    .toBuffer();
 
 describe('uploads e2e: POST /v1/uploads/images and the link as a model reference', () => {
   let db: TestDatabase;
@@ -53,7 +62,11 @@ describe('uploads e2e: POST /v1/uploads/images and the link as a model reference
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
     procs.push(
       ...(await Promise.all([
-        startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: uploadDir, UPLOAD_MAX_BYTES: String(MAX_BYTES) }, `http://127.0.0.1:${edgePort}/healthz`),
+        startService(
+          'api-edge',
+          { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: uploadDir, UPLOAD_MAX_BYTES: String(MAX_BYTES) },
+          `http://127.0.0.1:${edgePort}/healthz`,
+        ),
         startService('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.05' }, `http://127.0.0.1:${workerPort}/healthz`),
         startService('billing', { ...common, HEALTH_PORT: String(billingPort) }, `http://127.0.0.1:${billingPort}/healthz`),
       ])),
@@ -111,14 +124,18 @@ describe('uploads e2e: POST /v1/uploads/images and the link as a model reference
   it('refuses a non-image with 400 naming the field, whatever its declared type', async () => {
     const r = await multipart(Buffer.from('%PDF-1.7 not an image'), 'fake.png', 'image/png');
     expect(r.status).toBe(400);
-    expect(await r.json()).toEqual({ error: { code: 400, type: 'invalid_request_error', message: expect.stringMatching(/^`file` is not a JPEG, PNG, WEBP or BMP image/) } });
+    expect(await r.json()).toEqual({
+      error: { code: 400, type: 'invalid_request_error', message: expect.stringMatching(/^`file` is not a JPEG, PNG, WEBP or BMP image/) },
+    });
   });
 
   it('refuses an image above UPLOAD_MAX_BYTES with 413 in the spec error shape, multipart and JSON', async () => {
     const big = Buffer.concat([await image('png', 32, 32), Buffer.alloc(MAX_BYTES)]);
     const m = await multipart(big, 'big.png', 'image/png');
     expect(m.status).toBe(413);
-    expect(await m.json()).toEqual({ error: { code: 413, type: 'invalid_request_error', message: expect.stringMatching(/larger than the limit of 262144 bytes/) } });
+    expect(await m.json()).toEqual({
+      error: { code: 413, type: 'invalid_request_error', message: expect.stringMatching(/larger than the limit of 262144 bytes/) },
+    });
     const j = await upload({ contentType: 'application/json', body: JSON.stringify({ image: big.toString('base64') }) });
     expect(j.status).toBe(413);
   });
@@ -139,10 +156,13 @@ describe('uploads e2e: POST /v1/uploads/images and the link as a model reference
     const ack = (await r.json()) as any;
     expect(r.status).toBe(200);
     const id = ack.data[0].task_id;
-    const task = await waitFor(async () => {
-      const t = (await (await fetch(`${base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
-      return ['completed', 'failed'].includes(t.data?.status) ? t.data : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 200, what: 'reference task to end' });
+    const task = await waitFor(
+      async () => {
+        const t = (await (await fetch(`${base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
+        return ['completed', 'failed'].includes(t.data?.status) ? t.data : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: 'reference task to end' },
+    );
     expect(task.status).toBe('completed');
     const [{ request }] = await db.dataSource.query(`SELECT request FROM tasks WHERE id = $1`, [id]);
     expect(request.upstreamBody.image_urls).toEqual([pngUrl]);

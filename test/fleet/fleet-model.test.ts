@@ -6,14 +6,26 @@ import type { Snapshot } from '../../scripts/fleet/sampler';
 import { DEFAULT_MIX, KINDS, parseMix, pick, taskIdOf } from '../../scripts/fleet/mix';
 
 const costs: Costs = {
-  measuredAt: '2026-11-25T00:00:00.000Z', machine: 'test',
-  edgeMsPerSubmit: 4, edgeMsPerPoll: 1,
+  measuredAt: '2026-11-25T00:00:00.000Z',
+  machine: 'test',
+  edgeMsPerSubmit: 4,
+  edgeMsPerPoll: 1,
   workerMsPerStep: { image: 2, video: 2, artgen: 2, avatar: 2 },
   stepsPerTask: { image: 3, video: 5, artgen: 3, avatar: 2 },
-  billingMsPerSettlement: 3, webhookShare: 0.5,
-  redisCmdsPerTask: 40, redisCmdsPerPoll: 2, redisUsPerCmd: 5, redisBytesPerTask: 1000,
-  pgTxPerTask: 4, pgMsPerTask: 2, pgWalBytesPerTask: 2000, pgStorageBytesPerTask: 4000, pgMsPerTx: 2, bouncerMsPerTx: 0.05,
-  mix: { image: 70, video: 12, artgen: 10, avatar: 3 }, pollsPerTask: 3,
+  billingMsPerSettlement: 3,
+  webhookShare: 0.5,
+  redisCmdsPerTask: 40,
+  redisCmdsPerPoll: 2,
+  redisUsPerCmd: 5,
+  redisBytesPerTask: 1000,
+  pgTxPerTask: 4,
+  pgMsPerTask: 2,
+  pgWalBytesPerTask: 2000,
+  pgStorageBytesPerTask: 4000,
+  pgMsPerTx: 2,
+  bouncerMsPerTx: 0.05,
+  mix: { image: 70, video: 12, artgen: 10, avatar: 3 },
+  pollsPerTask: 3,
 };
 
 describe('fleet traffic mix and the compressed day', () => {
@@ -58,10 +70,40 @@ describe('capacity model', () => {
 });
 
 describe('per-operation costs of a fleet run', () => {
-  const snap = (at: number, o: { cpu: Record<string, number>; steps: Record<string, number>; settlements: number; redis: number; pgX: number; bx: number; wal: number; mem: number; db: number }): Snapshot => ({
-    at, cpu: o.cpu, rss: {}, redisCommands: { '7000': o.redis }, redisMasters: ['7000'], redisMemory: o.mem, pgXacts: o.pgX, pgWalBytes: o.wal,
-    pgBackends: 0, bouncerClients: 0, bouncerServers: 0, bouncerWaiting: 0, bouncerXacts: o.bx, completed: 0, failed: 0, bouncerActive: 2,
-    dbBytes: o.db, steps: o.steps, settlements: o.settlements, lateness: { buckets: [], count: 0, sum: 0 } as unknown as Snapshot['lateness'],
+  const snap = (
+    at: number,
+    o: {
+      cpu: Record<string, number>;
+      steps: Record<string, number>;
+      settlements: number;
+      redis: number;
+      pgX: number;
+      bx: number;
+      wal: number;
+      mem: number;
+      db: number;
+    },
+  ): Snapshot => ({
+    at,
+    cpu: o.cpu,
+    rss: {},
+    redisCommands: { '7000': o.redis },
+    redisMasters: ['7000'],
+    redisMemory: o.mem,
+    pgXacts: o.pgX,
+    pgWalBytes: o.wal,
+    pgBackends: 0,
+    bouncerClients: 0,
+    bouncerServers: 0,
+    bouncerWaiting: 0,
+    bouncerXacts: o.bx,
+    completed: 0,
+    failed: 0,
+    bouncerActive: 2,
+    dbBytes: o.db,
+    steps: o.steps,
+    settlements: o.settlements,
+    lateness: { buckets: [], count: 0, sum: 0 } as unknown as Snapshot['lateness'],
   });
 
   it('divides every resource of the load phase by what drove it in the same phase, so the costs reproduce their own run', () => {
@@ -71,9 +113,18 @@ describe('per-operation costs of a fleet run', () => {
     const a = snap(0, { cpu: zero, steps: { image: 0, video: 0 }, settlements: 0, redis: 0, pgX: 0, bx: 0, wal: 0, mem: 0, db: 0 });
     const b = snap(100_000, {
       cpu: { 'api-edge#1': 12, 'api-edge#2': 8, 'billing#1': 15, 'worker-image#1': 9, 'worker-video#1': 4, pgbouncer: 3, 'redis:7000': 10, postgres: 25 },
-      steps: { image: 900, video: 210 }, settlements: 1500, redis: 300_000, pgX: 25_000, bx: 20_000, wal: 9e6, mem: 5e6, db: 4e6,
+      steps: { image: 900, video: 210 },
+      settlements: 1500,
+      redis: 300_000,
+      pgX: 25_000,
+      bx: 20_000,
+      wal: 9e6,
+      mem: 5e6,
+      db: 4e6,
     });
-    const end = snap(160_000, { ...{ cpu: { ...b.cpu, 'billing#1': 40 }, steps: { image: 990, video: 240 }, settlements: 1700, redis: 0, pgX: 0, bx: 0, wal: 0, mem: 0, db: 6e6 } });
+    const end = snap(160_000, {
+      ...{ cpu: { ...b.cpu, 'billing#1': 40 }, steps: { image: 990, video: 240 }, settlements: 1700, redis: 0, pgX: 0, bx: 0, wal: 0, mem: 0, db: 6e6 },
+    });
     const tasks = new Map(Array.from({ length: 1000 }, (_, i) => [`t${i}`, { id: `t${i}`, kind: i < 800 ? 'image' : 'video' }]));
     const cal = { edgeMsPerSubmit: 2, edgeMsPerPoll: 0.5, edgeMsPerMessage: 4, redisCmdsPerPoll: 2, edgeIdleCores: 0.01, messagesAnswered: 0 };
     const cfg = { webhookShare: 0.5 } as Parameters<typeof measureCosts>[5];

@@ -14,8 +14,16 @@ import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { SERVICE_NODE_FLAGS, serviceBundlePath } from '@gmg/config';
 import {
-  REPO_ROOT, TEST_PG_ADMIN_URL, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix, uniqueSuffix,
-  type ServiceProcess, type TestDatabase,
+  REPO_ROOT,
+  TEST_PG_ADMIN_URL,
+  TEST_REDIS_URL,
+  createTestDatabase,
+  freePort,
+  startService,
+  uniqueRedisPrefix,
+  uniqueSuffix,
+  type ServiceProcess,
+  type TestDatabase,
 } from '@gmg/testing';
 
 const read = (rel: string): string => readFileSync(path.join(REPO_ROOT, rel), 'utf8');
@@ -35,9 +43,18 @@ const exportedClasses = (dir: string): string[] =>
 /** The npm packages a bundle loads at run time: `require("x…")` and `require.resolve("x…")`, Node's own aside. */
 function packagesLoadedBy(file: string): string[] {
   const specs = [...readFileSync(file, 'utf8').matchAll(/\brequire(?:\.resolve)?\("([^".][^"]*)"\)/g)].map((m) => m[1]!);
-  return [...new Set(specs
-    .filter((x) => !x.startsWith('node:') && !builtinModules.includes(x.split('/')[0]!))
-    .map((x) => x.split('/').slice(0, x.startsWith('@') ? 2 : 1).join('/')))].sort();
+  return [
+    ...new Set(
+      specs
+        .filter((x) => !x.startsWith('node:') && !builtinModules.includes(x.split('/')[0]!))
+        .map((x) =>
+          x
+            .split('/')
+            .slice(0, x.startsWith('@') ? 2 : 1)
+            .join('/'),
+        ),
+    ),
+  ].sort();
 }
 
 describe('the compiled build', () => {
@@ -49,15 +66,25 @@ describe('the compiled build', () => {
 
   beforeAll(async () => {
     const out = execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build.mjs')], { encoding: 'utf8' });
-    expect(out).toContain(`build: ${serviceDirs.length} service bundle(s) in dist/services/ (${serviceDirs.join(', ')}), `
-      + '2 script bundle(s) in dist/scripts/ (migrate, admin)');
+    expect(out).toContain(
+      `build: ${serviceDirs.length} service bundle(s) in dist/services/ (${serviceDirs.join(', ')}), ` + '2 script bundle(s) in dist/scripts/ (migrate, admin)',
+    );
     db = await createTestDatabase('gmg_build');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    edge = await startService('api-edge', {
-      PORT: String(port), DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(),
-      ADMIN_TOKEN: 'build-test-admin-token-0123456789abcdef',
-    }, `${base}/healthz`, 60_000, 'dist');
+    edge = await startService(
+      'api-edge',
+      {
+        PORT: String(port),
+        DATABASE_URL: db.url,
+        REDIS_URL: TEST_REDIS_URL,
+        QUEUE_PREFIX: uniqueRedisPrefix(),
+        ADMIN_TOKEN: 'build-test-admin-token-0123456789abcdef',
+      },
+      `${base}/healthz`,
+      60_000,
+      'dist',
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -94,7 +121,7 @@ describe('the compiled build', () => {
     }
   });
 
-  it('dist/scripts/migrate.js and admin.js run under plain node with the image\'s flags: the migrations, --wait, the CLI', async () => {
+  it("dist/scripts/migrate.js and admin.js run under plain node with the image's flags: the migrations, --wait, the CLI", async () => {
     const name = `gmg_build_migrate_${uniqueSuffix()}`;
     const url = new URL(TEST_PG_ADMIN_URL);
     url.pathname = `/${name}`;
@@ -105,7 +132,9 @@ describe('the compiled build', () => {
       (await execFileAsync(process.execPath, [scriptBundle(script), ...args], { cwd: REPO_ROOT, env: { ...env, ...extra }, encoding: 'utf8' })).stdout;
 
     const migrated = await run('migrate', [], {
-      MIGRATE_CREATE_DATABASE: '1', MIGRATION_DATABASE_URL: url.toString(), PRICES_FILE: path.join(REPO_ROOT, 'infra/prices.json'),
+      MIGRATE_CREATE_DATABASE: '1',
+      MIGRATION_DATABASE_URL: url.toString(),
+      PRICES_FILE: path.join(REPO_ROOT, 'infra/prices.json'),
     });
     const prices = json('infra/prices.json') as unknown as unknown[];
     const shown = new URL(url); // the script redacts a password in what it prints
@@ -164,7 +193,9 @@ describe('the compiled build', () => {
     expect(docker).toContain(`NODE_OPTIONS="${SERVICE_NODE_FLAGS.join(' ')}"`);
     expect(docker).toMatch(/^CMD \["sh", "-c", "exec node dist\/services\/\$\{SERVICE\}\/main\.js"\]$/m);
     // built with the development dependencies (esbuild) of their own stage, which no running image copies
-    expect(docker).toMatch(/^FROM app AS build\n(?:.*\n)*?COPY --from=deps-build \/app\/node_modules \.\/node_modules\n(?:.*\n)*?RUN node scripts\/build\.mjs$/m);
+    expect(docker).toMatch(
+      /^FROM app AS build\n(?:.*\n)*?COPY --from=deps-build \/app\/node_modules \.\/node_modules\n(?:.*\n)*?RUN node scripts\/build\.mjs$/m,
+    );
     expect(docker.match(/--from=deps-build\b/g)).toHaveLength(1);
     // what scripts/build.mjs reads from the root (path.join(ROOT, '…')) is copied into the app or build stage
     const stageText = (name: string): string => docker.slice(docker.indexOf(`AS ${name}\n`), docker.indexOf('\nFROM ', docker.indexOf(`AS ${name}\n`)));

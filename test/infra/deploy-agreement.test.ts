@@ -63,7 +63,9 @@ function sourceText(dir: string): string {
     })
     .join('\n');
 }
-const libsSource = readdirSync(path.join(ROOT, 'libs')).map((l) => sourceText(`libs/${l}/src`)).join('\n');
+const libsSource = readdirSync(path.join(ROOT, 'libs'))
+  .map((l) => sourceText(`libs/${l}/src`))
+  .join('\n');
 
 describe('deployment descriptions agree with each other and with the code', () => {
   it('finds the services, the compose file and the Kubernetes manifests', () => {
@@ -83,8 +85,17 @@ describe('deployment descriptions agree with each other and with the code', () =
     const infra = ['postgres', 'pgbouncer', 'redis', 'migrate'];
     const observability = Object.keys(compose.services).filter((s) => compose.services[s].profiles?.includes('observability'));
     expect(observability.sort()).toEqual(['grafana', 'prometheus']);
-    expect(Object.keys(compose.services).filter((s) => !infra.includes(s) && !observability.includes(s)).sort()).toEqual(serviceDirs);
-    expect(ofKind('Deployment').map((d) => d.metadata.name).filter((n) => n !== 'gmg-pgbouncer').sort()).toEqual(serviceDirs);
+    expect(
+      Object.keys(compose.services)
+        .filter((s) => !infra.includes(s) && !observability.includes(s))
+        .sort(),
+    ).toEqual(serviceDirs);
+    expect(
+      ofKind('Deployment')
+        .map((d) => d.metadata.name)
+        .filter((n) => n !== 'gmg-pgbouncer')
+        .sort(),
+    ).toEqual(serviceDirs);
   });
 
   it.each(serviceDirs)('%s gets the same environment variable names in compose and in Kubernetes', (svc) => {
@@ -130,8 +141,7 @@ describe('deployment descriptions agree with each other and with the code', () =
     expect(d.spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(upstreamMs + 15_000);
   });
 
-  const queueOf = (svc: string): string =>
-    svc === 'billing' ? QUEUES.billing : QUEUES[svc.replace('worker-', '') as keyof typeof QUEUES];
+  const queueOf = (svc: string): string => (svc === 'billing' ? QUEUES.billing : QUEUES[svc.replace('worker-', '') as keyof typeof QUEUES]);
 
   it.each([...workerPools, 'billing'])('%s has its own KEDA ScaledObject on its own BullMQ wait list and never scales to zero', (svc) => {
     const prefix = configMaps.get('gmg-config')!.QUEUE_PREFIX;
@@ -192,7 +202,11 @@ describe('deployment descriptions agree with each other and with the code', () =
     expect(compose.services.migrate.command).toEqual(['node', 'dist/scripts/migrate.js']);
     // DEMO_* seed demo data on a local Docker host only; a cluster's migration Job never does.
     const composeEnv = Object.keys(compose.services.migrate.environment).filter((k) => !k.startsWith('DEMO_'));
-    expect(container(job).env.map((e: Obj) => e.name).sort()).toEqual(composeEnv.sort());
+    expect(
+      container(job)
+        .env.map((e: Obj) => e.name)
+        .sort(),
+    ).toEqual(composeEnv.sort());
     // the bundle's source, and scripts/build.mjs bundles it (test/infra/build.e2e.test.ts runs the bundle)
     expect(existsSync(path.join(ROOT, 'scripts/migrate.ts'))).toBe(true);
     expect(read('scripts/build.mjs')).toMatch(/^const SCRIPTS = \[[^\]]*'migrate'/m);
@@ -201,8 +215,10 @@ describe('deployment descriptions agree with each other and with the code', () =
   it('every gateway Deployment waits for its schema with the migrate bundle; nothing deployed runs tsx', () => {
     for (const svc of serviceDirs.filter((s) => s !== 'upstream-sim')) {
       const init = (deployment(svc)!.spec.template.spec.initContainers ?? []) as Obj[];
-      expect({ svc, init: init.map((c) => [c.name, c.image, c.command]) })
-        .toEqual({ svc, init: [['wait-for-schema', 'gmg:0.1.0', ['node', 'dist/scripts/migrate.js', '--wait']]] });
+      expect({ svc, init: init.map((c) => [c.name, c.image, c.command]) }).toEqual({
+        svc,
+        init: [['wait-for-schema', 'gmg:0.1.0', ['node', 'dist/scripts/migrate.js', '--wait']]],
+      });
     }
     // tsx and esbuild are development dependencies: the image has neither (Dockerfile, `deps` stage)
     const k8sCommands = k8sDocs.flatMap((d) => {
@@ -299,8 +315,13 @@ describe('deployment descriptions agree with each other and with the code', () =
 
     it('alerts cover the unsettled backlog, queue wait age, open breakers, the 5xx ratio and a stopped sweeper', () => {
       const alertExprs = rules.map((r) => r.expr as string).join('\n');
-      for (const m of ['gmg_unsettled_oldest_age_seconds', 'gmg_queue_oldest_waiting_seconds', 'gmg_circuit_breaker_state',
-        'gmg_http_requests_total{status=~"5.."}', 'gmg_sweeper_last_run_timestamp_seconds']) {
+      for (const m of [
+        'gmg_unsettled_oldest_age_seconds',
+        'gmg_queue_oldest_waiting_seconds',
+        'gmg_circuit_breaker_state',
+        'gmg_http_requests_total{status=~"5.."}',
+        'gmg_sweeper_last_run_timestamp_seconds',
+      ]) {
         expect(alertExprs).toContain(m);
       }
       for (const r of rules) expect(read('docs/operations.md')).toContain(`### ${r.alert}`);
@@ -322,7 +343,8 @@ describe('deployment descriptions agree with each other and with the code', () =
       });
       expect([...targets].sort()).toEqual(expected.sort());
       expect(prom.scrape_configs.find((c: Obj) => c.job_name === 'api-edge').authorization.credentials_file).toBe(
-        compose.services.prometheus.configs[0].target);
+        compose.services.prometheus.configs[0].target,
+      );
       expect(compose.configs.admin_token.content).toContain('ADMIN_TOKEN');
       const mounts = (compose.services.grafana.volumes as string[]).map((v) => v.split(':')[0]);
       expect(mounts).toContain('./k8s/monitoring/gmg-dashboard.json');
@@ -337,7 +359,9 @@ describe('deployment descriptions agree with each other and with the code', () =
       const file = mounts.get(prom.rule_files[0]);
       expect(file).toBe('./infra/prometheus/alerts.yml');
       const composeRules = YAML.parse(read(file!)) as Obj;
-      const operatorRule = YAML.parseAllDocuments(read('k8s/monitoring/prometheus-rules.yaml')).map((d) => d.toJS() as Obj).find((d) => d.kind === 'PrometheusRule')!;
+      const operatorRule = YAML.parseAllDocuments(read('k8s/monitoring/prometheus-rules.yaml'))
+        .map((d) => d.toJS() as Obj)
+        .find((d) => d.kind === 'PrometheusRule')!;
       expect(composeRules).toEqual({ groups: operatorRule.spec.groups });
     });
   });

@@ -29,9 +29,22 @@ const K8S = path.join(ROOT, 'k8s');
 // ---------------------------------------------------------------- the reader
 const SUPPORTED_KEYS = new Set(['apiVersion', 'kind', 'namespace', 'resources', 'components', 'images', 'configMapGenerator', 'generatorOptions']);
 /** Kinds kustomize does not put in the kustomization's namespace (the cluster-scoped ones k8s/ may use). */
-const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ClusterTriggerAuthentication', 'PersistentVolume', 'StorageClass']);
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'ClusterTriggerAuthentication',
+  'PersistentVolume',
+  'StorageClass',
+]);
 
-interface ImageRule { name: string; newName?: string; newTag?: string; digest?: string }
+interface ImageRule {
+  name: string;
+  newName?: string;
+  newTag?: string;
+  digest?: string;
+}
 
 function applyImages(obj: Obj, rules: ImageRule[]): void {
   const podSpec: Obj | undefined = obj.spec?.template?.spec ?? obj.spec?.jobTemplate?.spec?.template?.spec;
@@ -48,8 +61,18 @@ function applyImages(obj: Obj, rules: ImageRule[]): void {
   }
 }
 
-interface GeneratorOptions { labels?: Record<string, string>; annotations?: Record<string, string>; disableNameSuffixHash?: boolean }
-interface ConfigMapGenerator { name: string; files?: string[]; literals?: string[]; options?: GeneratorOptions; [other: string]: unknown }
+interface GeneratorOptions {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  disableNameSuffixHash?: boolean;
+}
+interface ConfigMapGenerator {
+  name: string;
+  files?: string[];
+  literals?: string[];
+  options?: GeneratorOptions;
+  [other: string]: unknown;
+}
 
 /**
  * `configMapGenerator` (files, literals, labels, annotations) without the name hash suffix only: the reader does not
@@ -61,7 +84,9 @@ function generateConfigMap(dir: string, g: ConfigMapGenerator, defaults: Generat
   if (unsupported.length) throw new Error(`configMapGenerator ${g.name} uses ${unsupported.join(', ')}: teach test/infra/k8s-manifests.test.ts to render it`);
   const options = { ...defaults, ...g.options };
   if (options.disableNameSuffixHash !== true) {
-    throw new Error(`configMapGenerator ${g.name}: the reader does not compute name hash suffixes; set disableNameSuffixHash: true or teach test/infra/k8s-manifests.test.ts`);
+    throw new Error(
+      `configMapGenerator ${g.name}: the reader does not compute name hash suffixes; set disableNameSuffixHash: true or teach test/infra/k8s-manifests.test.ts`,
+    );
   }
   const data: Record<string, string> = {};
   for (const f of g.files ?? []) {
@@ -89,7 +114,12 @@ function renderKustomization(dir: string): Obj[] {
   for (const entry of (k.resources ?? []) as string[]) {
     const abs = path.join(dir, entry);
     if (existsSync(path.join(abs, 'kustomization.yaml'))) objects.push(...renderKustomization(abs));
-    else objects.push(...YAML.parseAllDocuments(readFileSync(abs, 'utf8')).map((d) => d.toJS() as Obj).filter((o) => o !== null));
+    else
+      objects.push(
+        ...YAML.parseAllDocuments(readFileSync(abs, 'utf8'))
+          .map((d) => d.toJS() as Obj)
+          .filter((o) => o !== null),
+      );
   }
   for (const g of (k.configMapGenerator ?? []) as ConfigMapGenerator[]) objects.push(generateConfigMap(dir, g, (k.generatorOptions ?? {}) as GeneratorOptions));
   // Components (kind: Component) add their objects to this kustomization's, before its namespace and images apply.
@@ -104,7 +134,11 @@ function renderKustomization(dir: string): Obj[] {
 const idOf = (o: Obj): string => `${o.apiVersion} ${o.kind} ${o.metadata?.namespace ?? '-'}/${o.metadata?.name}`;
 
 // ---------------------------------------------------------------- the schemas
-interface ModelClass { apiVersion: string; kind: string; new (data: Obj): { validate(): void } }
+interface ModelClass {
+  apiVersion: string;
+  kind: string;
+  new (data: Obj): { validate(): void };
+}
 const isModel = (v: unknown): v is ModelClass =>
   typeof v === 'function' && typeof (v as Partial<ModelClass>).apiVersion === 'string' && typeof (v as Partial<ModelClass>).kind === 'string';
 
@@ -148,14 +182,21 @@ describe('k8s/ (kustomize render + Kubernetes schemas)', () => {
     const ids = rendered.map(idOf);
     expect(new Set(ids).size).toBe(ids.length);
     for (const o of rendered.filter((x) => !CLUSTER_SCOPED.has(x.kind))) expect({ id: idOf(o), ns: o.metadata.namespace }).toEqual({ id: idOf(o), ns: 'gmg' });
-    const images = rendered.flatMap((o) =>
-      ([...(o.spec?.template?.spec?.containers ?? []), ...(o.spec?.template?.spec?.initContainers ?? [])] as Obj[])
-        .map((c) => ({ workload: String(o.metadata?.name), image: c.image as string })))
+    const images = rendered
+      .flatMap((o) =>
+        ([...(o.spec?.template?.spec?.containers ?? []), ...(o.spec?.template?.spec?.initContainers ?? [])] as Obj[]).map((c) => ({
+          workload: String(o.metadata?.name),
+          image: c.image as string,
+        })),
+      )
       .filter(({ image }) => !image.startsWith('postgres') && !image.startsWith('redis') && !image.startsWith('edoburu/pgbouncer:'));
     expect(images.length).toBeGreaterThan(5);
     // The production image has no ffmpeg; only the simulator runs the `sim` target (Dockerfile).
     for (const { workload, image } of images) {
-      expect({ workload, image }).toEqual({ workload, image: workload === 'upstream-sim' ? 'registry.example.com/gmg-sim:0.1.0' : 'registry.example.com/gmg:0.1.0' });
+      expect({ workload, image }).toEqual({
+        workload,
+        image: workload === 'upstream-sim' ? 'registry.example.com/gmg-sim:0.1.0' : 'registry.example.com/gmg:0.1.0',
+      });
     }
   });
 
@@ -175,8 +216,9 @@ describe('k8s/ (kustomize render + Kubernetes schemas)', () => {
     expect(schemaErrors(scaled)).toMatch(/required property name/);
     expect(schemaErrors({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })).toMatch(/no schema/);
     for (const kind of ['ServiceMonitor', 'PrometheusRule', 'PodMonitor']) expect(MODELS.has(`monitoring.coreos.com/v1 ${kind}`)).toBe(true);
-    expect(schemaErrors({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'r' }, spec: { groups: [{ rules: [] }] } }))
-      .toMatch(/required property name/);
+    expect(
+      schemaErrors({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'r' }, spec: { groups: [{ rules: [] }] } }),
+    ).toMatch(/required property name/);
   });
 
   it('the reader refuses kustomize features it does not render', () => {

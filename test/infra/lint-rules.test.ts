@@ -41,18 +41,68 @@ const LINT_SAMPLES = `
 
 /** [what, the project folder the sample stands in, its text, the rule that must report it] */
 const CASES: Array<[string, string, string, string]> = [
-  ['a floating promise', 'libs/queue/src', 'export function f(p: Promise<void>): void {\n  p.then(() => undefined);\n}\n', '@typescript-eslint/no-floating-promises'],
-  ['an async callback where a void one is expected', 'libs/queue/src', "import { EventEmitter } from 'node:events';\nexport function f(e: EventEmitter): void {\n  e.on('x', async () => { await Promise.resolve(); });\n}\n", '@typescript-eslint/no-misused-promises'],
+  [
+    'a floating promise',
+    'libs/queue/src',
+    'export function f(p: Promise<void>): void {\n  p.then(() => undefined);\n}\n',
+    '@typescript-eslint/no-floating-promises',
+  ],
+  [
+    'an async callback where a void one is expected',
+    'libs/queue/src',
+    "import { EventEmitter } from 'node:events';\nexport function f(e: EventEmitter): void {\n  e.on('x', async () => { await Promise.resolve(); });\n}\n",
+    '@typescript-eslint/no-misused-promises',
+  ],
   ['await of a non-promise', 'libs/queue/src', 'export async function f(): Promise<number> {\n  return await 1;\n}\n', '@typescript-eslint/await-thenable'],
-  ['a switch missing a case', 'libs/queue/src', "export function f(s: 'a' | 'b'): number {\n  switch (s) {\n    case 'a':\n      return 1;\n  }\n  return 0;\n}\n", '@typescript-eslint/switch-exhaustiveness-check'],
+  [
+    'a switch missing a case',
+    'libs/queue/src',
+    "export function f(s: 'a' | 'b'): number {\n  switch (s) {\n    case 'a':\n      return 1;\n  }\n  return 0;\n}\n",
+    '@typescript-eslint/switch-exhaustiveness-check',
+  ],
   // two of the type-checked recommended set (typescript-eslint's recommendedTypeChecked)
-  ['an `any` assigned to a typed variable', 'libs/queue/src', 'export function f(raw: string): string {\n  const v: string = JSON.parse(raw);\n  return v;\n}\n', '@typescript-eslint/no-unsafe-assignment'],
-  ['a method passed on without its object', 'libs/queue/src', 'export function f(c: { get(): number }): () => number {\n  return c.get;\n}\n', '@typescript-eslint/unbound-method'],
-  ['contracts importing another lib', 'libs/contracts/src', "import { createDataSource } from '@gmg/db';\nexport const x = createDataSource;\n", '@nx/enforce-module-boundaries'],
-  ['a lib importing a service by a relative path', 'libs/queue/src', "import { createApp } from '../../../services/api-edge/src/app';\nexport const x = createApp;\n", '@nx/enforce-module-boundaries'],
-  ['a service importing another service', 'services/billing/src', "import { createApp } from '@gmg/svc-api-edge';\nexport const x = createApp;\n", '@nx/enforce-module-boundaries'],
-  ['a deep import into a lib', 'services/billing/src', "import { QUEUES } from '@gmg/contracts/src/queues';\nexport const x = QUEUES;\n", 'no-restricted-imports'],
-  ['raw SQL outside libs/db', 'services/billing/src', "import type { DataSource } from 'typeorm';\nexport async function f(ds: DataSource): Promise<unknown> {\n  return ds.query('SELECT 1');\n}\n", 'no-restricted-syntax'],
+  [
+    'an `any` assigned to a typed variable',
+    'libs/queue/src',
+    'export function f(raw: string): string {\n  const v: string = JSON.parse(raw);\n  return v;\n}\n',
+    '@typescript-eslint/no-unsafe-assignment',
+  ],
+  [
+    'a method passed on without its object',
+    'libs/queue/src',
+    'export function f(c: { get(): number }): () => number {\n  return c.get;\n}\n',
+    '@typescript-eslint/unbound-method',
+  ],
+  [
+    'contracts importing another lib',
+    'libs/contracts/src',
+    "import { createDataSource } from '@gmg/db';\nexport const x = createDataSource;\n",
+    '@nx/enforce-module-boundaries',
+  ],
+  [
+    'a lib importing a service by a relative path',
+    'libs/queue/src',
+    "import { createApp } from '../../../services/api-edge/src/app';\nexport const x = createApp;\n",
+    '@nx/enforce-module-boundaries',
+  ],
+  [
+    'a service importing another service',
+    'services/billing/src',
+    "import { createApp } from '@gmg/svc-api-edge';\nexport const x = createApp;\n",
+    '@nx/enforce-module-boundaries',
+  ],
+  [
+    'a deep import into a lib',
+    'services/billing/src',
+    "import { QUEUES } from '@gmg/contracts/src/queues';\nexport const x = QUEUES;\n",
+    'no-restricted-imports',
+  ],
+  [
+    'raw SQL outside libs/db',
+    'services/billing/src',
+    "import type { DataSource } from 'typeorm';\nexport async function f(ds: DataSource): Promise<unknown> {\n  return ds.query('SELECT 1');\n}\n",
+    'no-restricted-syntax',
+  ],
   ['the SDK importing a project', 'packages/sdk/src', "import { QUEUES } from '@gmg/contracts';\nexport const x = QUEUES;\n", 'no-restricted-imports'],
 ];
 const CLEAN = { dir: 'libs/queue/src', text: "import { QUEUES } from '@gmg/contracts';\nexport const names = Object.values(QUEUES);\n" };
@@ -80,7 +130,12 @@ describe('lint gate (eslint.config.mjs)', () => {
     if (onDisk.length > 0) throw new Error(`lint samples' paths exist on disk: ${onDisk.map((s) => s.file).join(', ')}`);
     const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true' };
     execFileSync(process.execPath, [`${REPO_ROOT}/node_modules/nx/dist/bin/nx.js`, 'show', 'projects'], { cwd: REPO_ROOT, env, stdio: 'ignore' });
-    const json = execFileSync(process.execPath, ['--input-type=module', '-e', LINT_SAMPLES, JSON.stringify(SAMPLES)], { cwd: REPO_ROOT, env, encoding: 'utf8', maxBuffer: 16 << 20 });
+    const json = execFileSync(process.execPath, ['--input-type=module', '-e', LINT_SAMPLES, JSON.stringify(SAMPLES)], {
+      cwd: REPO_ROOT,
+      env,
+      encoding: 'utf8',
+      maxBuffer: 16 << 20,
+    });
     results = JSON.parse(json) as string[][];
   }, 180_000);
 

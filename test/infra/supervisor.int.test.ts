@@ -46,7 +46,9 @@ describe('Supervisor', () => {
     const { sup, lines } = makeSupervisor();
     sup.start({
       name: 'graceful',
-      ...node("process.on('SIGTERM', () => { console.log('draining'); setTimeout(() => process.exit(0), 100); }); console.log('up'); setInterval(() => {}, 1000)"),
+      ...node(
+        "process.on('SIGTERM', () => { console.log('draining'); setTimeout(() => process.exit(0), 100); }); console.log('up'); setInterval(() => {}, 1000)",
+      ),
     });
     await waitFor(() => lines.includes('graceful | up'), { what: 'child up' });
     await sup.stopAll([['graceful']]);

@@ -12,7 +12,8 @@ describe('generated SDK request types', () => {
     const text = renderSdkModels();
     for (const m of listModels()) {
       if (m.contract) expect(text).toContain(`model: ${[m.id, ...m.aliases].map((n) => JSON.stringify(n)).join(' | ')};`);
-      for (const [action, c] of Object.entries(m.actionContracts ?? {})) expect(text).toContain(`${JSON.stringify(action).replace(/^"([a-z]+)"$/, '$1')}: ${JSON.stringify(c.endpoint)}`);
+      for (const [action, c] of Object.entries(m.actionContracts ?? {}))
+        expect(text).toContain(`${JSON.stringify(action).replace(/^"([a-z]+)"$/, '$1')}: ${JSON.stringify(c.endpoint)}`);
     }
   });
 });

@@ -8,9 +8,9 @@ import type { ErrorType, TaskStatus as GatewayTaskStatus } from '@gmg/contracts'
 import type { GatewayErrorType, TaskStatus } from '@gmg/sdk';
 
 /** True only when A and B are the same type (not merely assignable one way). */
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 
-describe('SDK types agree with the gateway\'s', () => {
+describe("SDK types agree with the gateway's", () => {
   it('error types and task statuses are the same sets', () => {
     const errorTypes: Equal<GatewayErrorType, ErrorType> = true;
     const statuses: Equal<TaskStatus, GatewayTaskStatus> = true;

@@ -24,8 +24,13 @@ describe('postgresOptions', () => {
   it('takes the service default pool unless PG_POOL_MAX is set, with documented timeouts, and refuses bad values', () => {
     const e = loadConfig<CommonEnv>(schema, {});
     expect(postgresOptions(e, 20, 'api-edge')).toEqual({
-      url: 'postgres://postgres@127.0.0.1:5432/gmg', poolSize: 20, applicationName: 'api-edge',
-      connectTimeoutMs: 5000, statementTimeoutMs: 30_000, lockTimeoutMs: 10_000, idleInTxTimeoutMs: 60_000,
+      url: 'postgres://postgres@127.0.0.1:5432/gmg',
+      poolSize: 20,
+      applicationName: 'api-edge',
+      connectTimeoutMs: 5000,
+      statementTimeoutMs: 30_000,
+      lockTimeoutMs: 10_000,
+      idleInTxTimeoutMs: 60_000,
     });
     const set = loadConfig<CommonEnv>(schema, { PG_POOL_MAX: '7', PG_STATEMENT_TIMEOUT_MS: '0' });
     expect(postgresOptions(set, 20, 'x')).toMatchObject({ poolSize: 7, statementTimeoutMs: 0 });

@@ -32,8 +32,14 @@ function deepFreeze<T>(o: T): T {
 
 /** Env fragments shared by services. Secrets have no defaults. */
 export const env = {
-  databaseUrl: () => Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).default('postgres://postgres@127.0.0.1:5432/gmg'),
-  redisUrl: () => Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  databaseUrl: () =>
+    Joi.string()
+      .uri({ scheme: ['postgres', 'postgresql'] })
+      .default('postgres://postgres@127.0.0.1:5432/gmg'),
+  redisUrl: () =>
+    Joi.string()
+      .uri({ scheme: ['redis', 'rediss'] })
+      .default('redis://127.0.0.1:6379'),
   logLevel: () => Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   logFlushMs: () => Joi.number().integer().min(0).max(5000).default(100),
   port: (def: number) => Joi.number().integer().min(0).max(65535).default(def),
@@ -77,21 +83,31 @@ export const commonSchema = {
   REDIS_REQUIRE_NOEVICTION: env.bool(false),
   ...redisTopologySchema,
   // no braces: the gateway puts the prefix inside each key's hash tag itself (libs/queue keys.ts)
-  QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_:.-]+$/).max(64).default('gmg')
+  QUEUE_PREFIX: Joi.string()
+    .pattern(/^[A-Za-z0-9_:.-]+$/)
+    .max(64)
+    .default('gmg')
     .messages({ 'string.pattern.base': 'QUEUE_PREFIX may hold letters, digits and _ : . - only (no braces: every key already carries a hash tag)' }),
-  QUEUE_SHARDS: Joi.string().empty('').default(() => oneShardEach()).custom((v: string, h) => {
-    const out = oneShardEach();
-    for (const item of v ? v.split(',') : []) {
-      const m = /^\s*([a-z]+)\s*=\s*(\d+)\s*$/.exec(item);
-      if (!m || !(POOLS as readonly string[]).includes(m[1]!) || Number(m[2]) < 1 || Number(m[2]) > 64) {
-        return h.message({ custom: `must be pool=count pairs (pools ${POOLS.join(', ')}; counts 1 to 64), e.g. image=2,video=2; got {{#item}}` }, { item });
+  QUEUE_SHARDS: Joi.string()
+    .empty('')
+    .default(() => oneShardEach())
+    .custom((v: string, h) => {
+      const out = oneShardEach();
+      for (const item of v ? v.split(',') : []) {
+        const m = /^\s*([a-z]+)\s*=\s*(\d+)\s*$/.exec(item);
+        if (!m || !(POOLS as readonly string[]).includes(m[1]!) || Number(m[2]) < 1 || Number(m[2]) > 64) {
+          return h.message({ custom: `must be pool=count pairs (pools ${POOLS.join(', ')}; counts 1 to 64), e.g. image=2,video=2; got {{#item}}` }, { item });
+        }
+        out[m[1] as Pool] = Number(m[2]);
       }
-      out[m[1] as Pool] = Number(m[2]);
-    }
-    return out;
-  }),
-  OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
-  MIGRATION_DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
+      return out;
+    }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .empty(''),
+  MIGRATION_DATABASE_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .empty(''),
   PG_POOL_MAX: Joi.number().integer().min(1).max(500).empty(''),
   PG_CONNECT_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(5000),
   // 0 turns a timeout off; the defaults are documented in README.md and docs/operations.md (connection budget).

@@ -29,9 +29,17 @@ const HOST_PORT_LIST = /^[A-Za-z0-9_.\-[\]:]+:\d{1,5}(,[A-Za-z0-9_.\-[\]:]+:\d{1
 /** Joi fragments of RedisEnv (beside REDIS_URL): cluster and Sentinel exclude each other; a sentinel list needs its master. */
 export const redisTopologySchema = {
   REDIS_CLUSTER_NODES: Joi.string().pattern(HOST_PORT_LIST, 'host:port,host:port,...').empty(''),
-  REDIS_SENTINELS: Joi.string().pattern(HOST_PORT_LIST, 'host:port,host:port,...').empty('')
-    .when('REDIS_CLUSTER_NODES', { is: Joi.exist(), then: Joi.forbidden().messages({ 'any.unknown': 'REDIS_SENTINELS cannot be combined with REDIS_CLUSTER_NODES' }) }),
-  REDIS_SENTINEL_MASTER: Joi.string().pattern(/^[A-Za-z0-9_.-]+$/).max(100).empty('')
+  REDIS_SENTINELS: Joi.string()
+    .pattern(HOST_PORT_LIST, 'host:port,host:port,...')
+    .empty('')
+    .when('REDIS_CLUSTER_NODES', {
+      is: Joi.exist(),
+      then: Joi.forbidden().messages({ 'any.unknown': 'REDIS_SENTINELS cannot be combined with REDIS_CLUSTER_NODES' }),
+    }),
+  REDIS_SENTINEL_MASTER: Joi.string()
+    .pattern(/^[A-Za-z0-9_.-]+$/)
+    .max(100)
+    .empty('')
     .when('REDIS_SENTINELS', { is: Joi.exist(), then: Joi.required() }),
 };
 

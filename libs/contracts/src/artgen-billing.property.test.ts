@@ -12,8 +12,16 @@ import { quote, type PriceTable } from './pricing';
 // raw version as a client sends it → [normalized without alt style, with alt style] (spec 8; the alternate style
 // applies to the major versions 7 and 6, so 6.1 with it is altstyle6)
 const VERSIONS: Record<string, [string | undefined, string | undefined]> = {
-  '8.2': ['v8.2', 'v8.2'], v8: [undefined, undefined], 'v8.1': ['v8.1', 'v8.1'], '7': ['v7', 'altstyle7'], 'V7.0': ['v7', 'altstyle7'],
-  '6.1': ['v6.1', 'altstyle6'], '6': [undefined, 'altstyle6'], '5.2': ['v5.2', 'v5.2'], 'v5.1': ['v5.1', 'v5.1'], '4': [undefined, undefined],
+  '8.2': ['v8.2', 'v8.2'],
+  v8: [undefined, undefined],
+  'v8.1': ['v8.1', 'v8.1'],
+  '7': ['v7', 'altstyle7'],
+  'V7.0': ['v7', 'altstyle7'],
+  '6.1': ['v6.1', 'altstyle6'],
+  '6': [undefined, 'altstyle6'],
+  '5.2': ['v5.2', 'v5.2'],
+  'v5.1': ['v5.1', 'v5.1'],
+  '4': [undefined, undefined],
 };
 const SPEEDS: Record<string, string | undefined> = { fast: 'fast', turbo: 'turbo', relax: undefined, FAST: 'fast' };
 
@@ -44,12 +52,20 @@ describe('art suite billing key chain (property)', () => {
         // a random subset of the chain is priced (always `artgen`), plus noise keys of other actions
         const table = new Map<string, bigint>([['artgen', BigInt(basePrice)]]);
         const it = coin[Symbol.iterator]();
-        chain.forEach((k, i) => { if (it.next().value) table.set(k, BigInt(basePrice + i + 1)); });
+        chain.forEach((k, i) => {
+          if (it.next().value) table.set(k, BigInt(basePrice + i + 1));
+        });
         table.set(`artgen@${a === 'imagine' ? 'blend' : 'imagine'}-v8.2-fast`, 1n);
         const expectedKey = chain.find((k) => table.has(k))!;
         const quantity = a === 'video' || a === 'video-720p' ? inp.batch : 1;
 
-        const item = artgenBillingItem({ action: inp.asPath ? pathForm(a) : a, version: inp.version, speed: inp.speed, altStyle: inp.altStyle, batchSize: inp.batch });
+        const item = artgenBillingItem({
+          action: inp.asPath ? pathForm(a) : a,
+          version: inp.version,
+          speed: inp.speed,
+          altStyle: inp.altStyle,
+          batchSize: inp.batch,
+        });
         const q = quote([item], table as PriceTable);
         expect(q.lines[0]!.key).toBe(expectedKey);
         expect(q.total).toBe(table.get(expectedKey)! * BigInt(quantity));

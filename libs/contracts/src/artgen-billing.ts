@@ -8,9 +8,8 @@ type BillingOf<A extends ArtgenPathAction> = (typeof ARTGEN_ACTION_TABLE)[A]['bi
  * (ARTGEN_ACTION_TABLE), and `video-720p` (video at 720p) after video.
  */
 export const ARTGEN_ACTIONS = ARTGEN_PATH_ACTIONS.flatMap((a) =>
-  a === 'video' ? [ARTGEN_ACTION_TABLE[a].billing, 'video-720p'] : [ARTGEN_ACTION_TABLE[a].billing]) as ReadonlyArray<
-  BillingOf<ArtgenPathAction> | 'video-720p'
->;
+  a === 'video' ? [ARTGEN_ACTION_TABLE[a].billing, 'video-720p'] : [ARTGEN_ACTION_TABLE[a].billing],
+) as ReadonlyArray<BillingOf<ArtgenPathAction> | 'video-720p'>;
 export type ArtgenAction = (typeof ARTGEN_ACTIONS)[number];
 
 /** Every spelling a billing action is named by: the path (`high-variation`), the key (`high_variation`), `generations`. */

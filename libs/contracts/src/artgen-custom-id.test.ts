@@ -74,7 +74,15 @@ describe('art suite customId grammar', () => {
     const pan = artgenButtons('pan', 'h2', { panCapable: true });
     expect(pan.map((b) => b.label).slice(5)).toEqual(['⬅️', '➡️', '⬆️', '⬇️']);
     expect(pan.map((b) => parseArtgenCustomId(b.customId)?.action)).toEqual([
-      'high-variation', 'low-variation', 'inpaint', 'zoom', 'zoom', 'pan', 'pan', 'pan', 'pan',
+      'high-variation',
+      'low-variation',
+      'inpaint',
+      'zoom',
+      'zoom',
+      'pan',
+      'pan',
+      'pan',
+      'pan',
     ]);
   });
 
@@ -111,11 +119,13 @@ describe('the art action table', () => {
     const template = (ARTGEN_ACTION_TABLE[action] as { customId: string }).customId;
     const slots = [...template.matchAll(/\{([a-z_=0-9]+)\}/g)].map((m) => SLOT_VALUES[m[1]!]!);
     const specs = fc.tuple(...slots).map((parts) => Object.assign({ action }, ...parts) as ArtgenCustomIdAction);
-    fc.assert(fc.property(specs, (x) => {
-      const id = buildArtgenCustomId(x);
-      expect(parseArtgenCustomId(id)).toEqual(x);
-      expect(id.length).toBeLessThanOrEqual(200);
-    }));
+    fc.assert(
+      fc.property(specs, (x) => {
+        const id = buildArtgenCustomId(x);
+        expect(parseArtgenCustomId(id)).toEqual(x);
+        expect(id.length).toBeLessThanOrEqual(200);
+      }),
+    );
   });
 
   it('has a button for every follow-up but modal, and none for an action that starts from nothing', () => {

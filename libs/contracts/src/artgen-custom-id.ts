@@ -42,17 +42,29 @@ export const ARTGEN_ACTION_TABLE = {
   upscale: { billing: 'upscale', native: 'UPSCALE', result: 'single', parent: 'grid', customId: 'MJ::JOB::upsample::{index}::{hash}', label: 'U{index}' },
   variation: { billing: 'variation', native: 'VARIATION', result: 'grid', parent: 'grid', customId: 'MJ::JOB::variation::{index}::{hash}', label: 'V{index}' },
   'high-variation': {
-    billing: 'high_variation', native: 'HIGH_VARIATION', result: 'grid', parent: 'image',
-    customId: 'MJ::JOB::high_variation::{index=1}::{hash}::SOLO', label: 'Vary (Strong)',
+    billing: 'high_variation',
+    native: 'HIGH_VARIATION',
+    result: 'grid',
+    parent: 'image',
+    customId: 'MJ::JOB::high_variation::{index=1}::{hash}::SOLO',
+    label: 'Vary (Strong)',
   },
   'low-variation': {
-    billing: 'low_variation', native: 'LOW_VARIATION', result: 'grid', parent: 'image',
-    customId: 'MJ::JOB::low_variation::{index=1}::{hash}::SOLO', label: 'Vary (Subtle)',
+    billing: 'low_variation',
+    native: 'LOW_VARIATION',
+    result: 'grid',
+    parent: 'image',
+    customId: 'MJ::JOB::low_variation::{index=1}::{hash}::SOLO',
+    label: 'Vary (Subtle)',
   },
   reroll: { billing: 'reroll', native: 'REROLL', result: 'grid', parent: 'grid', customId: 'MJ::JOB::reroll::0::{hash}::SOLO', label: '🔄' },
   zoom: {
-    billing: 'zoom', native: 'ZOOM', result: 'grid', parent: 'image',
-    customId: 'MJ::Outpaint::{zoom_ratio}::1::{hash}::SOLO', label: 'Zoom Out {zoom_ratio}x',
+    billing: 'zoom',
+    native: 'ZOOM',
+    result: 'grid',
+    parent: 'image',
+    customId: 'MJ::Outpaint::{zoom_ratio}::1::{hash}::SOLO',
+    label: 'Zoom Out {zoom_ratio}x',
   },
   pan: { billing: 'pan', native: 'PAN', result: 'single', parent: 'single', customId: 'MJ::JOB::pan_{direction}::1::{hash}::SOLO', label: '{direction}' },
   // a grid once its modal step is done
@@ -60,10 +72,18 @@ export const ARTGEN_ACTION_TABLE = {
   modal: { billing: 'modal', native: 'MODAL', result: 'grid', parent: 'modal' },
   video: { billing: 'video', native: 'VIDEO', result: 'video' },
   'remix-strong': {
-    billing: 'remix_strong', native: 'REMIX_STRONG', result: 'grid', parent: 'imagine', customId: 'MJ::JOB::remix_strong::{index}::{hash}::SOLO',
+    billing: 'remix_strong',
+    native: 'REMIX_STRONG',
+    result: 'grid',
+    parent: 'imagine',
+    customId: 'MJ::JOB::remix_strong::{index}::{hash}::SOLO',
   },
   'remix-subtle': {
-    billing: 'remix_subtle', native: 'REMIX_SUBTLE', result: 'grid', parent: 'imagine', customId: 'MJ::JOB::remix_subtle::{index}::{hash}::SOLO',
+    billing: 'remix_subtle',
+    native: 'REMIX_SUBTLE',
+    result: 'grid',
+    parent: 'imagine',
+    customId: 'MJ::JOB::remix_subtle::{index}::{hash}::SOLO',
   },
 } as const satisfies Record<string, ArtgenActionRow>;
 
@@ -114,7 +134,10 @@ type Fields = Omit<ArtgenCustomIdAction, 'action'>;
 
 const HASH = /^[A-Za-z0-9_-]{1,64}$/;
 const TILE = /^[1-4]$/;
-const OUTPAINT_PERCENT = new Map([['50', 2], ['75', 1.5]]);
+const OUTPAINT_PERCENT = new Map([
+  ['50', 2],
+  ['75', 1.5],
+]);
 const PAN_LABELS: Record<ArtgenPanDirection, string> = { left: '⬅️', right: '➡️', up: '⬆️', down: '⬇️' };
 
 /** One slot of a template: what it writes for a spec (throws when the spec has no such button) and what it reads. */
@@ -174,7 +197,10 @@ const labelText = (label: string, spec: Fields): string => label.replace(/\{([a-
 
 /** Templates by action, compiled once. */
 const CUSTOM_IDS: ReadonlyMap<ArtgenPathAction, readonly Segment[]> = new Map(
-  ARTGEN_PATH_ACTIONS.flatMap((a) => { const t = rowOf(a).customId; return t ? [[a, compile(t)] as const] : []; }),
+  ARTGEN_PATH_ACTIONS.flatMap((a) => {
+    const t = rowOf(a).customId;
+    return t ? [[a, compile(t)] as const] : [];
+  }),
 );
 
 function assertHash(hash: string): void {
@@ -230,8 +256,11 @@ const GRID_BUTTONS: readonly ButtonSpec[] = [
   ...TILES.map((index) => ({ action: 'variation', index }) as const),
 ];
 const SINGLE_IMAGE_BUTTONS: readonly ButtonSpec[] = [
-  { action: 'high-variation' }, { action: 'low-variation' }, { action: 'inpaint' },
-  { action: 'zoom', zoom_ratio: 2 }, { action: 'zoom', zoom_ratio: 1.5 },
+  { action: 'high-variation' },
+  { action: 'low-variation' },
+  { action: 'inpaint' },
+  { action: 'zoom', zoom_ratio: 2 },
+  { action: 'zoom', zoom_ratio: 1.5 },
 ];
 const PAN_BUTTONS: readonly ButtonSpec[] = ARTGEN_PAN_DIRECTIONS.map((direction) => ({ action: 'pan', direction }));
 
@@ -246,8 +275,11 @@ function button(spec: ButtonSpec, hash: string): ArtgenButton {
  * (Region), Zoom Out 2x / 1.5x, and the four pan arrows only when `panCapable`. Anything else: none.
  */
 export function artgenButtons(action: ArtgenPathAction, hash: string, opts: { panCapable?: boolean } = {}): ArtgenButton[] {
-  const specs = rowOf(action).result === 'single'
-    ? [...SINGLE_IMAGE_BUTTONS, ...(opts.panCapable ? PAN_BUTTONS : [])]
-    : rowOf(action).result === 'grid' ? GRID_BUTTONS : [];
+  const specs =
+    rowOf(action).result === 'single'
+      ? [...SINGLE_IMAGE_BUTTONS, ...(opts.panCapable ? PAN_BUTTONS : [])]
+      : rowOf(action).result === 'grid'
+        ? GRID_BUTTONS
+        : [];
   return specs.map((s) => button(s, hash));
 }

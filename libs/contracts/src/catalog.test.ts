@@ -5,7 +5,17 @@ const ids = (items: { id: string }[]) => items.map((i) => i.id);
 describe('listCatalog', () => {
   it('without restrictions lists every model and alias with basic fields only', () => {
     const items = listCatalog({ keyModels: null, groupModels: null });
-    expect(ids(items)).toEqual(expect.arrayContaining(['lumen-2-pro', 'pict-image-2', 'pict-image-2-ext', 'spark-imagine-1.5-ext', 'spark-imagine-1.5-video-ext', 'artgen', 'motion-2.0']));
+    expect(ids(items)).toEqual(
+      expect.arrayContaining([
+        'lumen-2-pro',
+        'pict-image-2',
+        'pict-image-2-ext',
+        'spark-imagine-1.5-ext',
+        'spark-imagine-1.5-video-ext',
+        'artgen',
+        'motion-2.0',
+      ]),
+    );
     for (const i of items) {
       expect(Object.keys(i).sort()).toEqual(['created', 'id', 'object', 'owned_by', 'supported_endpoint_types']);
       expect(i.object).toBe('model');
@@ -38,7 +48,12 @@ describe('listCatalog', () => {
   it('lists for a custom name the endpoints it is callable on, and messages and chat-completions only when a channel names it', () => {
     const items = listCatalog({ keyModels: ['house-gen', 'house-chat'], groupModels: null, customChatModels: new Set(['house-chat']) });
     expect(items.find((i) => i.id === 'house-gen')!.supported_endpoint_types).toEqual(['image-generation', 'video-generation']);
-    expect(items.find((i) => i.id === 'house-chat')!.supported_endpoint_types).toEqual(['image-generation', 'video-generation', 'messages', 'chat-completions']);
+    expect(items.find((i) => i.id === 'house-chat')!.supported_endpoint_types).toEqual([
+      'image-generation',
+      'video-generation',
+      'messages',
+      'chat-completions',
+    ]);
   });
 
   it('gives a custom name its passthrough contract per endpoint with expand=parameters, as its schema document does', () => {

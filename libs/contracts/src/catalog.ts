@@ -68,7 +68,12 @@ function parametersOf(m: ModelDefinition): ModelParameters | undefined {
   const c = m.contract;
   if (!c || (m.category !== 'image' && m.category !== 'video')) return undefined;
   return {
-    operation: c.operation, method: c.method, endpoint: c.endpoint, schema_version: c.schemaVersion, source: c.source, input_schema: c.inputSchema,
+    operation: c.operation,
+    method: c.method,
+    endpoint: c.endpoint,
+    schema_version: c.schemaVersion,
+    source: c.source,
+    input_schema: c.inputSchema,
     max_body_bytes: c.maxBodyBytes,
   };
 }
@@ -78,11 +83,20 @@ function actionParametersOf(contracts: Readonly<Record<string, ModelContract>>):
   const main = contracts.imagine ?? Object.values(contracts)[0];
   if (!main) return undefined;
   const actions = Object.fromEntries(
-    Object.entries(contracts).map(([name, c]) => [name, { method: c.method, endpoint: c.endpoint, input_schema: c.inputSchema, max_body_bytes: c.maxBodyBytes }]),
+    Object.entries(contracts).map(([name, c]) => [
+      name,
+      { method: c.method, endpoint: c.endpoint, input_schema: c.inputSchema, max_body_bytes: c.maxBodyBytes },
+    ]),
   );
   return {
-    operation: main.operation, method: main.method, endpoint: main.endpoint, schema_version: main.schemaVersion, source: main.source,
-    input_schema: main.inputSchema, max_body_bytes: main.maxBodyBytes, actions,
+    operation: main.operation,
+    method: main.method,
+    endpoint: main.endpoint,
+    schema_version: main.schemaVersion,
+    source: main.source,
+    input_schema: main.inputSchema,
+    max_body_bytes: main.maxBodyBytes,
+    actions,
   };
 }
 
@@ -161,7 +175,11 @@ const ACKS: Record<Exclude<AckShape, 'artgen'>, Record<string, unknown>> = {
   B: {
     shape: 'B',
     http_status: 202,
-    fields: { code: 202, request_id: 'string', data: { id: 'task_…', object: 'generation.task', type: 'image', status: 'pending', progress: 0, poll_url: '/v1/tasks/<task_id>' } },
+    fields: {
+      code: 202,
+      request_id: 'string',
+      data: { id: 'task_…', object: 'generation.task', type: 'image', status: 'pending', progress: 0, poll_url: '/v1/tasks/<task_id>' },
+    },
     task_id_path: 'data.id',
   },
   C: {

@@ -68,8 +68,23 @@ describe('mediaUrlProblem', () => {
 });
 
 describe('isPrivateAddress', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00:ec2::254', 'fe80::1', '::ffff:127.0.0.1', '64:ff9b::a00:1', '2002:a00:1::', 'not-an-ip', ''])(
-    'classifies %s as not public', (ip) => expect(isPrivateAddress(ip)).toBe(true),
-  );
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fd00:ec2::254',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '64:ff9b::a00:1',
+    '2002:a00:1::',
+    'not-an-ip',
+    '',
+  ])('classifies %s as not public', (ip) => expect(isPrivateAddress(ip)).toBe(true));
   it.each(['93.184.215.14', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8'])('classifies %s as public', (ip) => expect(isPrivateAddress(ip)).toBe(false));
 });

@@ -35,7 +35,10 @@ describe('tokenCost', () => {
 
 describe('tokenPricesOf', () => {
   it('names every missing key', () => {
-    const table = new Map([['m@input', 1n], ['m@output', 2n]]);
+    const table = new Map([
+      ['m@input', 1n],
+      ['m@output', 2n],
+    ]);
     expect(tokenPricesOf('m', table)).toEqual({ missing: ['m@cache_write', 'm@cache_read'] });
     expect(tokenPricesOf('m', new Map([...table, ['m@cache_write', 3n], ['m@cache_read', 4n]]))).toEqual({
       prices: { input: 1n, output: 2n, cache_write: 3n, cache_read: 4n },

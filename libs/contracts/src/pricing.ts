@@ -28,7 +28,7 @@ export class PriceNotFoundError extends Error {
   constructor(readonly keys: string[]) {
     super(`no price for any of: ${keys.join(', ')}`);
     this.name = 'PriceNotFoundError';
- }
+  }
 }
 
 /** Pure: the price of a request from its billing items, a price table and the group's ratio. */
@@ -43,7 +43,7 @@ export function quote(items: readonly BillingItem[], prices: PriceTable, ratio =
     const amount = BigInt(Math.round(Number(unit) * item.quantity));
     subtotal += amount;
     lines.push({ key, unitPrice: unit.toString(), quantity: item.quantity, amount: amount.toString(), label: item.label });
- }
+  }
   const total = ratio === 1 ? subtotal : BigInt(Math.round(Number(subtotal) * ratio));
   return { total, ratio, lines };
 }

@@ -8,7 +8,8 @@ export const QUEUES = Object.freeze({
   avatar: 'gmg-avatar',
   billing: 'gmg-billing',
   /** Signed webhook deliveries (docs/webhooks.md); consumed by the billing process. */
-  webhook: 'gmg-webhook' } as const);
+  webhook: 'gmg-webhook',
+} as const);
 
 export type Pool = 'image' | 'video' | 'artgen' | 'avatar';
 export const POOLS: readonly Pool[] = Object.freeze(['image', 'video', 'artgen', 'avatar'] as const);

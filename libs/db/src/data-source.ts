@@ -32,13 +32,33 @@ import { TaskRetention1765200000000 } from './migrations/1765200000000-task-rete
 import { LedgerArchive1765300000000 } from './migrations/1765300000000-ledger-archive';
 
 export const ENTITIES = [
-  AccountEntity, ApiKeyEntity, AssetGroupEntity, AvatarAssetEntity, ChannelEntity, CreditLeaseEntity, GroupEntity,
-  LedgerArchiveEntity, LedgerEntryEntity, LedgerTotalEntity, PriceEntity, TaskArchiveEntity, TaskEntity, TaskInflightEntity, WebhookDeliveryEntity, WebhookSecretEntity,
+  AccountEntity,
+  ApiKeyEntity,
+  AssetGroupEntity,
+  AvatarAssetEntity,
+  ChannelEntity,
+  CreditLeaseEntity,
+  GroupEntity,
+  LedgerArchiveEntity,
+  LedgerEntryEntity,
+  LedgerTotalEntity,
+  PriceEntity,
+  TaskArchiveEntity,
+  TaskEntity,
+  TaskInflightEntity,
+  WebhookDeliveryEntity,
+  WebhookSecretEntity,
 ];
 /** In order of their timestamps. A new migration is appended here. */
 export const MIGRATIONS = [
-  InitialSchema1763769600000, TaskSettledAt1763856000000, TaskIdempotencyKey1763942400000, Artgen1764028800000,
-  AvatarAssets1764115200000, MessagesLease1764201600000, TaskIdempotencyFingerprint1764288000000, TopupIdempotency1764374400000,
+  InitialSchema1763769600000,
+  TaskSettledAt1763856000000,
+  TaskIdempotencyKey1763942400000,
+  Artgen1764028800000,
+  AvatarAssets1764115200000,
+  MessagesLease1764201600000,
+  TaskIdempotencyFingerprint1764288000000,
+  TopupIdempotency1764374400000,
   TaskRequestSummary1764547200000,
   DefaultGroupLimits1764633600000,
   TaskOrigin1764720000000,

@@ -24,8 +24,7 @@ export { GroupRepository } from './repositories/group.repository';
 export type { GroupRecord } from './repositories/group.repository';
 export { seedDemo, loadPrices } from './seed';
 export { AssetRepository, newAssetId } from './repositories/asset.repository';
-export type {
-  AssetRecord, AssetReview, AssetStatus, AssetListQuery, UsableAsset } from './repositories/asset.repository';
+export type { AssetRecord, AssetReview, AssetStatus, AssetListQuery, UsableAsset } from './repositories/asset.repository';
 export { AssetGroupRepository, newAssetGroupId } from './repositories/asset-group.repository';
 export type { AssetGroupRecord } from './repositories/asset-group.repository';
 export { ChatCallRepository } from './repositories/chat-call.repository';

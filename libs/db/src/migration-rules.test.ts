@@ -12,11 +12,20 @@ const DIR = path.join(__dirname, 'migrations');
 /** Statements that take a long exclusive lock or rewrite an existing table, with what to do instead. */
 const FORBIDDEN: Array<[RegExp, string]> = [
   [/CREATE\s+(UNIQUE\s+)?INDEX\s+(?!CONCURRENTLY)/i, 'CREATE INDEX without CONCURRENTLY (use createIndexConcurrently, transaction = false)'],
-  [/GENERATED\s+ALWAYS\s+AS\s*\([\s\S]*?\)\s*STORED/i, 'a stored generated column (rewrites the table): add a plain nullable column, write it from the code, backfill in batches'],
+  [
+    /GENERATED\s+ALWAYS\s+AS\s*\([\s\S]*?\)\s*STORED/i,
+    'a stored generated column (rewrites the table): add a plain nullable column, write it from the code, backfill in batches',
+  ],
   [/ALTER\s+COLUMN\s+\w+\s+(SET\s+DATA\s+)?TYPE/i, 'a column type change (rewrites the table): add a new column, dual-write, backfill, switch, drop later'],
   [/SET\s+NOT\s+NULL/i, 'SET NOT NULL (scans under an exclusive lock): add CHECK (col IS NOT NULL) NOT VALID, then VALIDATE CONSTRAINT'],
-  [/ADD\s+(CONSTRAINT\s+\w+\s+)?(FOREIGN\s+KEY|CHECK)\b(?![\s\S]*?NOT\s+VALID)/i, 'a constraint validated under lock: add it NOT VALID, then VALIDATE CONSTRAINT in a later step'],
-  [/DROP\s+COLUMN|RENAME\s+(COLUMN|TO)/i, 'dropping or renaming what the previous release still reads: only in a contract migration one release later (say so with an "expand-contract: contract" comment)'],
+  [
+    /ADD\s+(CONSTRAINT\s+\w+\s+)?(FOREIGN\s+KEY|CHECK)\b(?![\s\S]*?NOT\s+VALID)/i,
+    'a constraint validated under lock: add it NOT VALID, then VALIDATE CONSTRAINT in a later step',
+  ],
+  [
+    /DROP\s+COLUMN|RENAME\s+(COLUMN|TO)/i,
+    'dropping or renaming what the previous release still reads: only in a contract migration one release later (say so with an "expand-contract: contract" comment)',
+  ],
 ];
 
 const lateMigrations = readdirSync(DIR)
@@ -37,7 +46,10 @@ describe('migrations follow expand/contract', () => {
     const found = FORBIDDEN.filter(([re, why]) => re.test(up) && !(contract && why.startsWith('dropping'))).map(([, why]) => why);
     // CREATE TABLE's own constraints and indexes on a table made in the same migration are fine: it is empty.
     const onNewTable = /CREATE\s+TABLE/i.test(up) && !/ALTER\s+TABLE/i.test(up);
-    expect({ file, found: onNewTable ? found.filter((w) => !w.startsWith('a constraint') && !w.startsWith('CREATE INDEX')) : found }).toEqual({ file, found: [] });
+    expect({ file, found: onNewTable ? found.filter((w) => !w.startsWith('a constraint') && !w.startsWith('CREATE INDEX')) : found }).toEqual({
+      file,
+      found: [],
+    });
     if (/CONCURRENTLY/i.test(up)) expect({ file, transaction: /transaction\s*=\s*false/.test(text) }).toEqual({ file, transaction: true });
   });
 

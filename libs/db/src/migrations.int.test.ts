@@ -3,14 +3,17 @@ import { MIGRATIONS, runMigrations } from './data-source';
 
 describe('migrations', () => {
   let db: TestDatabase;
-  beforeAll(async () => { db = await createTestDatabase(); });
-  afterAll(async () => { await db?.drop(); });
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
 
   const q = <T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]> => db.dataSource.query(sql, params);
   const indexes = async (): Promise<string[]> =>
     (await q<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'tasks'`)).map((r) => r.indexname);
-  const lastApplied = async (): Promise<string | undefined> =>
-    (await q<{ name: string }>(`SELECT name FROM migrations ORDER BY id DESC LIMIT 1`))[0]?.name;
+  const lastApplied = async (): Promise<string | undefined> => (await q<{ name: string }>(`SELECT name FROM migrations ORDER BY id DESC LIMIT 1`))[0]?.name;
   /** Reverts the newest migrations down to and including `name` (later migrations are added over time). */
   const revertThrough = async (name: string): Promise<void> => {
     for (let i = 0; i < MIGRATIONS.length; i++) {
@@ -29,12 +32,8 @@ describe('migrations', () => {
     (await q(`SELECT 1 FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'settled_at'`)).length === 1;
 
   it('create every table and refuse ledger updates', async () => {
-    const rows = await q<{ table_name: string }>(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema='public' ORDER BY 1`,
-    );
-    expect(rows.map((r) => r.table_name)).toEqual(
-      expect.arrayContaining(['accounts', 'api_keys', 'channels', 'groups', 'ledger_entries', 'prices', 'tasks']),
-    );
+    const rows = await q<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema='public' ORDER BY 1`);
+    expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['accounts', 'api_keys', 'channels', 'groups', 'ledger_entries', 'prices', 'tasks']));
     const [acc] = await q<{ id: string }>(`INSERT INTO accounts (name) VALUES ('a') RETURNING id`);
     await q(`INSERT INTO ledger_entries (account_id, kind, amount) VALUES ($1, 'topup', 5)`, [acc.id]);
     await expect(q(`UPDATE ledger_entries SET amount = 6`)).rejects.toThrow(/append-only/);
@@ -51,7 +50,9 @@ describe('migrations', () => {
   it('messages-lease adds credit_leases, channels.version_header and the chat index, and reverts', async () => {
     const [lease] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'credit_leases'`);
     expect(lease.n).toBe(1);
-    const [col] = await q<{ column_default: string }>(`SELECT column_default FROM information_schema.columns WHERE table_name = 'channels' AND column_name = 'version_header'`);
+    const [col] = await q<{ column_default: string }>(
+      `SELECT column_default FROM information_schema.columns WHERE table_name = 'channels' AND column_name = 'version_header'`,
+    );
     expect(col.column_default).toContain('anthropic-version');
     expect(await indexes()).toContain('tasks_chat_open_deadline_idx');
     await revertThrough('MessagesLease1764201600000');
@@ -65,25 +66,30 @@ describe('migrations', () => {
     const [key] = await q<{ id: string }>(`INSERT INTO api_keys (account_id, key_hash, prefix) VALUES ($1, 'h-cap', 'p') RETURNING id`, [acc.id]);
     await q(
       `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, request, price, price_snapshot, deadline_at)
-       VALUES ('task_cap', $1, $2, 'm', 'm', 'avatar', '{}', 10, '{}', now())`, [acc.id, key.id],
+       VALUES ('task_cap', $1, $2, 'm', 'm', 'avatar', '{}', 10, '{}', now())`,
+      [acc.id, key.id],
     );
     await expect(q(`UPDATE tasks SET capture_amount = 11 WHERE id = 'task_cap'`)).rejects.toThrow(/tasks_capture_amount_check/);
     await q(`UPDATE tasks SET capture_amount = 4 WHERE id = 'task_cap'`);
     await q(`INSERT INTO asset_groups (id, account_id, name) VALUES ('group_a', $1, 'g')`, [acc.id]);
-    await expect(q(
-      `INSERT INTO avatar_assets (id, account_id, group_id, task_id, position, asset_type, name, url, project_name, status)
-       VALUES ('asset_a', $1, 'group_a', 'task_cap', 0, 'Image', 'n', 'https://x', 'default', 'Approved')`, [acc.id],
-    )).rejects.toThrow(/check/i);
+    await expect(
+      q(
+        `INSERT INTO avatar_assets (id, account_id, group_id, task_id, position, asset_type, name, url, project_name, status)
+       VALUES ('asset_a', $1, 'group_a', 'task_cap', 0, 'Image', 'n', 'https://x', 'default', 'Approved')`,
+        [acc.id],
+      ),
+    ).rejects.toThrow(/check/i);
     await revertThrough('AvatarAssets1764115200000');
     const tables = await q(`SELECT 1 FROM information_schema.tables WHERE table_name IN ('asset_groups','avatar_assets')`);
     expect(tables).toHaveLength(0);
     await q(`DELETE FROM tasks WHERE id = 'task_cap'`);
   });
 
-  it('artgen adds the nullable native column (the upstream\'s own task view), and reverts', async () => {
-    const native = () => q<{ is_nullable: string; data_type: string }>(
-      `SELECT is_nullable, data_type FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'native'`,
-    );
+  it("artgen adds the nullable native column (the upstream's own task view), and reverts", async () => {
+    const native = () =>
+      q<{ is_nullable: string; data_type: string }>(
+        `SELECT is_nullable, data_type FROM information_schema.columns WHERE table_name = 'tasks' AND column_name = 'native'`,
+      );
     expect(await native()).toEqual([{ is_nullable: 'YES', data_type: 'jsonb' }]);
     await revertThrough('Artgen1764028800000');
     expect(await native()).toEqual([]);
@@ -104,14 +110,14 @@ describe('migrations', () => {
     expect(await indexes()).toContain('tasks_terminal_completed_idx');
 
     const [acc] = await q<{ id: string }>(`INSERT INTO accounts (name) VALUES ('b') RETURNING id`);
-    const [key] = await q<{ id: string }>(
-      `INSERT INTO api_keys (account_id, key_hash, prefix) VALUES ($1, 'h-backfill', 'p') RETURNING id`, [acc.id],
-    );
-    const task = (id: string, status: string) => q(
-      `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, request, price, price_snapshot,
+    const [key] = await q<{ id: string }>(`INSERT INTO api_keys (account_id, key_hash, prefix) VALUES ($1, 'h-backfill', 'p') RETURNING id`, [acc.id]);
+    const task = (id: string, status: string) =>
+      q(
+        `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, request, price, price_snapshot,
                           completed_at, deadline_at)
-       VALUES ($1, $2, $3, 'm', 'm', 'image', $4, '{}', 10, '{}', now(), now())`, [id, acc.id, key.id, status],
-    );
+       VALUES ($1, $2, $3, 'm', 'm', 'image', $4, '{}', 10, '{}', now(), now())`,
+        [id, acc.id, key.id, status],
+      );
     const entry = (taskId: string, kind: string) =>
       q(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1, $2, $3, 10)`, [acc.id, taskId, kind]);
     await task('task_captured', 'completed');
@@ -140,9 +146,7 @@ describe('migrations', () => {
     expect(await indexes()).not.toContain('tasks_unsettled_completed_idx');
 
     await db.dataSource.undoLastMigration();
-    const rows = await q<{ n: string }>(
-      `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema='public' AND table_name='tasks'`,
-    );
+    const rows = await q<{ n: string }>(`SELECT count(*) AS n FROM information_schema.tables WHERE table_schema='public' AND table_name='tasks'`);
     expect(Number(rows[0].n)).toBe(0);
   });
 });

@@ -20,8 +20,15 @@ interface DbColumn {
 
 /** TypeORM's column type → Postgres udt_name. */
 const UDT: Record<string, string> = {
-  text: 'text', uuid: 'uuid', bigint: 'int8', integer: 'int4', int: 'int4', timestamptz: 'timestamptz', jsonb: 'jsonb',
-  boolean: 'bool', numeric: 'numeric',
+  text: 'text',
+  uuid: 'uuid',
+  bigint: 'int8',
+  integer: 'int4',
+  int: 'int4',
+  timestamptz: 'timestamptz',
+  jsonb: 'jsonb',
+  boolean: 'bool',
+  numeric: 'numeric',
 };
 
 async function migratedColumns(): Promise<DbColumn[]> {

@@ -41,7 +41,12 @@ export async function seedDemo(ds: DataSource, s: DemoSeed): Promise<{ accountId
   for (const [name, protocol] of DEMO_CHANNELS) {
     const ch: Row[] = await ds.query(`SELECT id FROM channels WHERE name = $1`, [name]);
     if (ch.length === 0) {
-      await ds.query(`INSERT INTO channels (name, protocol, base_url, api_key) VALUES ($1,$2,$3,$4)`, [name, protocol, s.channelBaseUrl, s.channelApiKey ?? '']);
+      await ds.query(`INSERT INTO channels (name, protocol, base_url, api_key) VALUES ($1,$2,$3,$4)`, [
+        name,
+        protocol,
+        s.channelBaseUrl,
+        s.channelApiKey ?? '',
+      ]);
     } else {
       await ds.query(`UPDATE channels SET base_url = $2, api_key = $3, updated_at = now() WHERE name = $1`, [name, s.channelBaseUrl, s.channelApiKey ?? '']);
     }
@@ -53,8 +58,6 @@ export async function seedDemo(ds: DataSource, s: DemoSeed): Promise<{ accountId
 export async function loadPrices(ds: DataSource, filePath: string): Promise<number> {
   const list = JSON.parse(await readFile(filePath, 'utf8')) as Array<{ key: string; price: number; description?: string }>;
   if (!Array.isArray(list)) throw new Error(`${filePath}: expected an array of {key, price, description}`);
-  await new PriceRepository(ds).upsertMany(
-    list.map((p) => ({ key: p.key, unitPrice: toMinor(p.price), description: p.description ?? '' })),
-  );
+  await new PriceRepository(ds).upsertMany(list.map((p) => ({ key: p.key, unitPrice: toMinor(p.price), description: p.description ?? '' })));
   return list.length;
 }

@@ -8,7 +8,10 @@ import path from 'node:path';
 const INDEX = path.join(__dirname, 'index.ts');
 
 function child(script: string): { lines: string[]; waitFor: (text: string, ms: number) => Promise<void>; exited: Promise<number | null>; kill: () => void } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.join(__dirname, '..', '..', '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', '-e', script], {
+    cwd: path.join(__dirname, '..', '..', '..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   const waiters: Array<() => void> = [];
   let buf = '';
@@ -20,16 +23,17 @@ function child(script: string): { lines: string[]; waitFor: (text: string, ms: n
     waiters.splice(0).forEach((w) => w());
   });
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const waitFor = (text: string, ms: number): Promise<void> => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no line with ${text} within ${ms} ms: ${lines.join(' | ')}`)), ms);
-    const check = (): void => {
-      if (lines.some((l) => l.includes(text))) {
-        clearTimeout(timer);
-        resolve();
-      } else waiters.push(check);
-    };
-    check();
-  });
+  const waitFor = (text: string, ms: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no line with ${text} within ${ms} ms: ${lines.join(' | ')}`)), ms);
+      const check = (): void => {
+        if (lines.some((l) => l.includes(text))) {
+          clearTimeout(timer);
+          resolve();
+        } else waiters.push(check);
+      };
+      check();
+    });
   return { lines, waitFor, exited, kill: () => proc.kill('SIGKILL') };
 }
 

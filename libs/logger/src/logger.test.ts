@@ -4,7 +4,12 @@ import { createLogger, safeUrl } from './index';
 describe('logger', () => {
   it('never writes an authorization header or api key', () => {
     const lines: string[] = [];
-    const dest = new Writable({ write(chunk, _e, cb) { lines.push(String(chunk)); cb(); } });
+    const dest = new Writable({
+      write(chunk, _e, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
     const log = createLogger({ service: 't', destination: dest });
     log.info({ req: { headers: { authorization: 'Bearer sk-secret' } }, channel: { api_key: 'up-secret' } }, 'hello');
     const out = lines.join('');
@@ -17,7 +22,12 @@ describe('logger', () => {
   });
   it('drops the query parameters a database error carries (a channel key, a prompt)', () => {
     const lines: string[] = [];
-    const dest = new Writable({ write(chunk, _e, cb) { lines.push(String(chunk)); cb(); } });
+    const dest = new Writable({
+      write(chunk, _e, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
     const log = createLogger({ service: 't', destination: dest });
     const err = Object.assign(new Error('connection reset'), {
       query: 'INSERT INTO channels (api_key) VALUES ($1)',

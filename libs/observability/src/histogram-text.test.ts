@@ -50,12 +50,18 @@ describe('adding, diffing and quantiles', () => {
     const a = proc('worker-image');
     const b = proc('worker-video');
     a.h.observe({ pool: 'image' }, 0.03); // before the window
-    const before = addHistograms(parseHistogram(await a.reg.metrics(), 'gmg_poll_lateness_seconds'), parseHistogram(await b.reg.metrics(), 'gmg_poll_lateness_seconds'));
+    const before = addHistograms(
+      parseHistogram(await a.reg.metrics(), 'gmg_poll_lateness_seconds'),
+      parseHistogram(await b.reg.metrics(), 'gmg_poll_lateness_seconds'),
+    );
     // the window: 100 polls, 50 of them in (0.05, 0.1], 49 in (0.1, 0.25], 1 in (1, 2]
     for (let i = 0; i < 50; i++) a.h.observe({ pool: 'image' }, 0.07);
     for (let i = 0; i < 49; i++) b.h.observe({ pool: 'video' }, 0.2);
     b.h.observe({ pool: 'video' }, 1.5);
-    const after = addHistograms(parseHistogram(await a.reg.metrics(), 'gmg_poll_lateness_seconds'), parseHistogram(await b.reg.metrics(), 'gmg_poll_lateness_seconds'));
+    const after = addHistograms(
+      parseHistogram(await a.reg.metrics(), 'gmg_poll_lateness_seconds'),
+      parseHistogram(await b.reg.metrics(), 'gmg_poll_lateness_seconds'),
+    );
     const w = diffHistograms(after, before);
     expect(w.count).toBe(100);
     // rank 50 is the last of the (0.05, 0.1] bucket: its upper bound
@@ -74,7 +80,7 @@ describe('adding, diffing and quantiles', () => {
     expect(histogramQuantile(h, 0.99)).toBe(2);
   });
 
-  it('adds histograms whose bounds differ using each one\'s count at the largest bound below', () => {
+  it("adds histograms whose bounds differ using each one's count at the largest bound below", () => {
     const sum = addHistograms({ le: [1, Infinity], cum: [2, 3], count: 3 }, { le: [0.5, 1, 2, Infinity], cum: [1, 1, 2, 2], count: 2 });
     expect(sum).toEqual({ le: [0.5, 1, 2, Infinity], cum: [1, 3, 4, 5], count: 5 });
   });

@@ -1,6 +1,15 @@
 export {
-  collectProcessMetrics, recordSweep, recordTaskFinished, submits, upstreamRequests, upstreamDuration, settlements,
-  largeBodies, largeBodiesWaiting, largeBodyBytesInFlight, pollLateness,
+  collectProcessMetrics,
+  recordSweep,
+  recordTaskFinished,
+  submits,
+  upstreamRequests,
+  upstreamDuration,
+  settlements,
+  largeBodies,
+  largeBodiesWaiting,
+  largeBodyBytesInFlight,
+  pollLateness,
 } from './metrics';
 export { addHistograms, diffHistograms, emptyHistogram, histogramQuantile, parseHistogram, shareAtMost, sumSamples } from './histogram-text';
 export type { HistogramBuckets } from './histogram-text';

@@ -18,11 +18,15 @@ describe('cached', () => {
     let t = 0;
     let calls = 0;
     let fail = false;
-    const get = cached(async () => {
-      calls++;
-      if (fail) throw new Error('down');
-      return calls;
-    }, 1000, () => t);
+    const get = cached(
+      async () => {
+        calls++;
+        if (fail) throw new Error('down');
+        return calls;
+      },
+      1000,
+      () => t,
+    );
     expect(await Promise.all([get(), get()])).toEqual([1, 1]);
     t = 999;
     expect(await get()).toBe(1);
@@ -57,6 +61,10 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     expect(out).toEqual({ carrier: undefined, traceId: undefined });
   });
   it('rethrows what the work throws', async () => {
-    await expect(withSpan('x', {}, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      withSpan('x', {}, async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
   });
 });

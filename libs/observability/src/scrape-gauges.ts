@@ -8,7 +8,9 @@ export function cached<T>(load: () => Promise<T>, ttlMs: number, now: () => numb
     if (value && now() - value.at < ttlMs) return value.p;
     const p = load();
     value = { at: now(), p };
-    p.catch(() => { value = undefined; });
+    p.catch(() => {
+      value = undefined;
+    });
     return p;
   };
 }
@@ -107,7 +109,7 @@ const breakers = new Map<string, () => BreakerState>();
 
 new Gauge({
   name: 'gmg_circuit_breaker_state',
-  help: "Circuit breaker state per channel as this worker process sees it: 0 closed, 1 half-open, 2 open",
+  help: 'Circuit breaker state per channel as this worker process sees it: 0 closed, 1 half-open, 2 open',
   labelNames: ['channel'] as const,
   registers: [registry],
   collect() {

@@ -1,6 +1,4 @@
-import {
-  ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span,
-} from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -40,10 +38,9 @@ export function startTracing(opts: TracingOptions): Tracing {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': opts.service }),
     spanProcessors: [
-      new BatchSpanProcessor(
-        new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/+$/, '')}/v1/traces` }),
-        { scheduledDelayMillis: opts.flushIntervalMs ?? 2000 },
-      ),
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/+$/, '')}/v1/traces` }), {
+        scheduledDelayMillis: opts.flushIntervalMs ?? 2000,
+      }),
     ],
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -105,7 +102,8 @@ export async function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Sp
  * everything after them run inside it. Sets `X-Trace-Id` on the response. A no-op when tracing is off.
  */
 export function traceRequestsMiddleware(
-  routeOf: (req: Parameters<RequestHandler>[0]) => string, ignore: (path: string) => boolean = () => false,
+  routeOf: (req: Parameters<RequestHandler>[0]) => string,
+  ignore: (path: string) => boolean = () => false,
 ): RequestHandler {
   return (req, res, next) => {
     if (!propagation.fields().includes('traceparent') || ignore(req.path)) return next();

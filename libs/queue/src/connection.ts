@@ -28,9 +28,10 @@ function urlOptions(url: string): RedisOptions {
  */
 export function createRedis(target: RedisTarget | string, role: Role = 'client', extra: RedisOptions = {}): Redis {
   const t: RedisTarget = typeof target === 'string' ? { kind: 'standalone', url: target } : target;
-  const base: RedisOptions = role === 'worker'
-    ? { maxRetriesPerRequest: null, enableReadyCheck: true }
-    : { maxRetriesPerRequest: 2, enableOfflineQueue: role !== 'producer', connectTimeout: 5000 };
+  const base: RedisOptions =
+    role === 'worker'
+      ? { maxRetriesPerRequest: null, enableReadyCheck: true }
+      : { maxRetriesPerRequest: 2, enableOfflineQueue: role !== 'producer', connectTimeout: 5000 };
   if (t.kind === 'standalone') return new IORedis(t.url, { ...base, ...extra, lazyConnect: false });
   if (t.kind === 'sentinel') {
     return new IORedis({ ...urlOptions(t.url), ...base, ...extra, sentinels: t.sentinels, name: t.master, lazyConnect: false });
@@ -43,7 +44,8 @@ export function createRedis(target: RedisTarget | string, role: Role = 'client',
     enableReadyCheck: true,
     lazyConnect: false,
     ...(extra.enableOfflineQueue !== undefined || base.enableOfflineQueue !== undefined
-      ? { enableOfflineQueue: extra.enableOfflineQueue ?? base.enableOfflineQueue } : {}),
+      ? { enableOfflineQueue: extra.enableOfflineQueue ?? base.enableOfflineQueue }
+      : {}),
     ...(extra.enableAutoPipelining !== undefined ? { enableAutoPipelining: extra.enableAutoPipelining } : {}),
     ...(extra.retryStrategy !== undefined ? { clusterRetryStrategy: (n: number) => extra.retryStrategy!(n) ?? null } : {}),
   };
@@ -59,8 +61,14 @@ export function redisPrimaries(redis: Redis): IORedis[] {
 export function redisReady(redis: Redis, timeoutMs = 10_000): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => { redis.off('ready', onReady); reject(new Error(`Redis not ready within ${timeoutMs} ms`)); }, timeoutMs);
-    const onReady = (): void => { clearTimeout(t); resolve(); };
+    const t = setTimeout(() => {
+      redis.off('ready', onReady);
+      reject(new Error(`Redis not ready within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = (): void => {
+      clearTimeout(t);
+      resolve();
+    };
     redis.once('ready', onReady);
   });
 }
@@ -68,10 +76,12 @@ export function redisReady(redis: Redis, timeoutMs = 10_000): Promise<void> {
 /** Reads maxmemory-policy; queues need `noeviction` or jobs can vanish. On a cluster, the first primary that differs. */
 export async function redisEvictionPolicy(redis: Redis): Promise<string> {
   await redisReady(redis);
-  const policies = await Promise.all(redisPrimaries(redis).map(async (node) => {
-    const res = (await node.config('GET', 'maxmemory-policy')) as unknown as string[];
-    return res?.[1] ?? 'unknown';
-  }));
+  const policies = await Promise.all(
+    redisPrimaries(redis).map(async (node) => {
+      const res = (await node.config('GET', 'maxmemory-policy')) as unknown as string[];
+      return res?.[1] ?? 'unknown';
+    }),
+  );
   return policies.find((p) => p !== 'noeviction') ?? policies[0] ?? 'unknown';
 }
 

@@ -26,7 +26,10 @@ describe('due polls of a shard', () => {
     await polls.add('task_later', t0 + 60_000, 0);
 
     const first = await polls.claim(t0 + 250, 2);
-    expect(first.polls.map((p) => [p.taskId, p.dueAt, p.reclaimed])).toEqual([['task_0', t0, false], ['task_1', t0 + 100, false]]);
+    expect(first.polls.map((p) => [p.taskId, p.dueAt, p.reclaimed])).toEqual([
+      ['task_0', t0, false],
+      ['task_1', t0 + 100, false],
+    ]);
     // a full batch: the caller claims again at once, no sleep hint needed
     expect(first.nextDueAt).toBeNull();
     const second = await polls.claim(t0 + 250, 10);
@@ -92,9 +95,15 @@ describe('due polls of a shard', () => {
     await polls.add('traced', now - 2, 0, trace);
     await polls.add('plain', now - 1, 0);
     const first = await polls.claim(now, 10);
-    expect(first.polls.map((p) => [p.taskId, p.trace])).toEqual([['traced', trace], ['plain', undefined]]);
+    expect(first.polls.map((p) => [p.taskId, p.trace])).toEqual([
+      ['traced', trace],
+      ['plain', undefined],
+    ]);
     // a steady settle leaves it; the next claim still has it
-    await polls.settle([{ taskId: 'traced', dueAt: now + 10, failures: 0, previousFailures: 0 }, { taskId: 'plain', failures: 0, previousFailures: 0 }]);
+    await polls.settle([
+      { taskId: 'traced', dueAt: now + 10, failures: 0, previousFailures: 0 },
+      { taskId: 'plain', failures: 0, previousFailures: 0 },
+    ]);
     expect((await polls.claim(now + 10, 10)).polls[0]?.trace).toEqual(trace);
     await polls.settle([{ taskId: 'traced', failures: 0, previousFailures: 0 }]);
     expect(await redis.exists(polls.keys.trace)).toBe(0);

@@ -131,7 +131,11 @@ export class DuePolls {
   private readonly scripts: PollScripts;
 
   /** `leaseMs`: a claim not settled this long is taken again by any worker (WORKER_LOCK_MS). */
-  constructor(private readonly redis: Redis, queuePrefix: string, private readonly leaseMs: number) {
+  constructor(
+    private readonly redis: Redis,
+    queuePrefix: string,
+    private readonly leaseMs: number,
+  ) {
     this.keys = duePollKeys(queuePrefix);
     this.scripts = scriptsOn(redis);
   }
@@ -143,8 +147,15 @@ export class DuePolls {
    */
   async claim(now: number, limit: number): Promise<{ polls: ClaimedPoll[]; nextDueAt: number | null }> {
     const n = Math.max(1, Math.min(MAX_CLAIM_BATCH, Math.floor(limit)));
-    const [flat, nextDue, failures, fresh, traces] = await this.scripts.gmgClaimPolls(this.keys.due, this.keys.claimed, this.keys.failures,
-      this.keys.trace, String(now), String(n), String(this.leaseMs));
+    const [flat, nextDue, failures, fresh, traces] = await this.scripts.gmgClaimPolls(
+      this.keys.due,
+      this.keys.claimed,
+      this.keys.failures,
+      this.keys.trace,
+      String(now),
+      String(n),
+      String(this.leaseMs),
+    );
     const polls: ClaimedPoll[] = [];
     for (let i = 0; i < flat.length; i += 2) {
       const p: ClaimedPoll = { taskId: flat[i]!, dueAt: Number(flat[i + 1]), failures: Number(failures[i / 2] ?? 0) || 0, reclaimed: i / 2 >= Number(fresh) };
@@ -161,8 +172,12 @@ export class DuePolls {
       const argv: string[] = [];
       for (const s of batch.slice(from, from + MAX_CLAIM_BATCH)) {
         const f = s.failures === s.previousFailures ? '' : String(s.failures);
-        argv.push(s.taskId, s.dueAt === undefined ? '' : String(Math.round(s.dueAt)), s.dueAt === undefined && s.previousFailures > 0 ? '0' : f,
-          s.dueAt !== undefined && s.trace ? JSON.stringify(s.trace) : '');
+        argv.push(
+          s.taskId,
+          s.dueAt === undefined ? '' : String(Math.round(s.dueAt)),
+          s.dueAt === undefined && s.previousFailures > 0 ? '0' : f,
+          s.dueAt !== undefined && s.trace ? JSON.stringify(s.trace) : '',
+        );
       }
       await this.scripts.gmgSettlePolls(this.keys.due, this.keys.claimed, this.keys.failures, this.keys.trace, ...argv);
     }
@@ -212,7 +227,9 @@ export class DuePolls {
     for (const [err] of res) if (err) throw err;
     const first = res[3]?.[1] as string[] | undefined;
     return {
-      waiting: Number(res[0]?.[1] ?? 0), overdue: Number(res[1]?.[1] ?? 0), claimed: Number(res[2]?.[1] ?? 0),
+      waiting: Number(res[0]?.[1] ?? 0),
+      overdue: Number(res[1]?.[1] ?? 0),
+      claimed: Number(res[2]?.[1] ?? 0),
       oldestDueAt: first && first[1] !== undefined ? Number(first[1]) : null,
     };
   }

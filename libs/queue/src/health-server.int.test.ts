@@ -35,8 +35,14 @@ describe('health server', () => {
   it('answers /readyz 503 naming the failing and the hanging dependency, with the detail in the log only', async () => {
     const failures: string[] = [];
     const base = await start({
-      port: 0, checkTimeoutMs: 100,
-      checks: { postgres: async () => { throw new Error('connection refused 10.0.0.7:5432'); }, redis: () => new Promise(() => undefined) },
+      port: 0,
+      checkTimeoutMs: 100,
+      checks: {
+        postgres: async () => {
+          throw new Error('connection refused 10.0.0.7:5432');
+        },
+        redis: () => new Promise(() => undefined),
+      },
       onCheckFailed: (name, err) => failures.push(`${name}: ${err.message}`),
     });
     const r = await fetch(`${base}/readyz`);
@@ -56,7 +62,8 @@ describe('health server', () => {
   it('stays ready while a degradable dependency (Postgres) hangs, naming it degraded; a required one still fails it', async () => {
     const failures: string[] = [];
     const base = await start({
-      port: 0, checkTimeoutMs: 100,
+      port: 0,
+      checkTimeoutMs: 100,
       checks: { redis: async () => 'PONG' },
       degradable: { postgres: () => new Promise(() => undefined) },
       onCheckFailed: (name) => failures.push(name),

@@ -17,13 +17,15 @@ export interface HealthServerOptions extends Omit<ReadinessOptions, 'timeoutMs'>
 
 /** The /healthz answer: 200 when every liveness check holds. */
 export function evaluateLiveness(liveness: Record<string, () => boolean> = {}): { status: 200 | 503; body: { status: 'ok' | 'failing'; failing?: string[] } } {
-  const failing = Object.entries(liveness).filter(([, alive]) => {
-    try {
-      return !alive();
-    } catch {
-      return true;
-    }
-  }).map(([name]) => name);
+  const failing = Object.entries(liveness)
+    .filter(([, alive]) => {
+      try {
+        return !alive();
+      } catch {
+        return true;
+      }
+    })
+    .map(([name]) => name);
   return failing.length ? { status: 503, body: { status: 'failing', failing } } : { status: 200, body: { status: 'ok' } };
 }
 
@@ -51,10 +53,13 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       return send(live.status, live.body);
     }
     if (path === '/metrics') {
-      void renderMetrics().then(({ contentType, body }) => {
-        res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
-        res.end(body);
-      }, (err: unknown) => send(500, { status: 'error', message: err instanceof Error ? err.message : String(err) }));
+      void renderMetrics().then(
+        ({ contentType, body }) => {
+          res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+          res.end(body);
+        },
+        (err: unknown) => send(500, { status: 'error', message: err instanceof Error ? err.message : String(err) }),
+      );
       return;
     }
     void evaluateReadiness({ ...opts, timeoutMs: opts.checkTimeoutMs }).then((r) => send(r.status, r.body));
@@ -65,9 +70,10 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -1,7 +1,16 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import {
-  QUEUES, POOLS, settleJobId, taskJobId, webhookJobId,
-  type BillingJobCatalog, type Pool, type SettleJobData, type TaskJobCatalog, type TaskJobData, type WebhookJobCatalog,
+  QUEUES,
+  POOLS,
+  settleJobId,
+  taskJobId,
+  webhookJobId,
+  type BillingJobCatalog,
+  type Pool,
+  type SettleJobData,
+  type TaskJobCatalog,
+  type TaskJobData,
+  type WebhookJobCatalog,
   type WebhookJobData,
 } from '@gmg/contracts';
 import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
@@ -52,7 +61,8 @@ export function createBillingQueue(connection: Redis, prefix: string): BillingQu
  */
 export function createWebhookQueue(connection: Redis, prefix: string, retry: { attempts: number; backoffMs: number }): WebhookQueue {
   return new Queue(QUEUES.webhook, {
-    connection, prefix: queueKeyPrefix(prefix, QUEUES.webhook),
+    connection,
+    prefix: queueKeyPrefix(prefix, QUEUES.webhook),
     defaultJobOptions: {
       attempts: retry.attempts,
       backoff: { type: 'exponential', delay: retry.backoffMs },
@@ -69,11 +79,15 @@ export async function enqueueWebhook(queue: WebhookQueue, data: WebhookJobData):
 
 /** The one way to ask for a settlement. jobId = settle-<taskId>: a duplicate request collapses into the existing job. */
 export async function enqueueSettlement(billing: BillingQueue, taskId: string): Promise<void> {
-  await withSpan('enqueue settle', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES.billing, 'gmg.task_id': taskId } }, async () => {
-    const trace = traceCarrier();
-    const data: SettleJobData = { taskId, ...(trace ? { trace } : {}) };
-    await billing.add('settle', data, { jobId: settleJobId(taskId) });
-  });
+  await withSpan(
+    'enqueue settle',
+    { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES.billing, 'gmg.task_id': taskId } },
+    async () => {
+      const trace = traceCarrier();
+      const data: SettleJobData = { taskId, ...(trace ? { trace } : {}) };
+      await billing.add('settle', data, { jobId: settleJobId(taskId) });
+    },
+  );
 }
 
 /** One producer per pool shard plus billing. */
@@ -85,8 +99,9 @@ export class Producers {
   readonly billing: BillingQueue;
   constructor(connection: Redis, prefix: string, shards: Readonly<Partial<Record<Pool, number>>> = {}) {
     this.tasks = Object.fromEntries(POOLS.map((p) => [p, createTaskQueueShards(p, connection, prefix, shards[p] ?? 1)])) as Record<Pool, TaskQueue[]>;
-    this.polls = Object.fromEntries(POOLS.map((p) => [p, this.tasks[p].map((_, i) =>
-      new DuePolls(connection, queueKeyPrefix(prefix, QUEUES[p], i), WORKER_LOCK_DEFAULTS.lockDuration))])) as Record<Pool, DuePolls[]>;
+    this.polls = Object.fromEntries(
+      POOLS.map((p) => [p, this.tasks[p].map((_, i) => new DuePolls(connection, queueKeyPrefix(prefix, QUEUES[p], i), WORKER_LOCK_DEFAULTS.lockDuration))]),
+    ) as Record<Pool, DuePolls[]>;
     this.billing = createBillingQueue(connection, prefix);
   }
 
@@ -114,27 +129,32 @@ export class Producers {
   async jobCounts(now = Date.now()): Promise<QueueCounts> {
     const queues: Array<TaskQueue | BillingQueue> = [...Object.values(this.tasks).flat(), this.billing];
     const polls: Array<DuePolls | undefined> = [...Object.values(this.polls).flat(), undefined];
-    const stats = await Promise.all(queues.map(async (q, i) => {
-      const [counts, oldest, p] = await Promise.all([
-        q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
-        // getWaiting lists oldest first: element 0 is the job waiting longest
-        q.getWaiting(0, 0),
-        polls[i]?.counts(now),
-      ]);
-      // ready since it was added, or since its last step ended (a resumed step machine job)
-      let since = oldest[0] ? Math.max(oldest[0].timestamp, oldest[0].processedOn ?? 0) : now;
-      if (p) {
-        counts.polling = p.waiting + p.claimed;
-        counts.polls_overdue = p.overdue;
-        if (p.overdue > 0 && p.oldestDueAt !== null) since = Math.min(since, p.oldestDueAt);
-      }
-      return { counts, oldestWaitingSeconds: Math.max(0, (now - since) / 1000) };
-    }));
+    const stats = await Promise.all(
+      queues.map(async (q, i) => {
+        const [counts, oldest, p] = await Promise.all([
+          q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
+          // getWaiting lists oldest first: element 0 is the job waiting longest
+          q.getWaiting(0, 0),
+          polls[i]?.counts(now),
+        ]);
+        // ready since it was added, or since its last step ended (a resumed step machine job)
+        let since = oldest[0] ? Math.max(oldest[0].timestamp, oldest[0].processedOn ?? 0) : now;
+        if (p) {
+          counts.polling = p.waiting + p.claimed;
+          counts.polls_overdue = p.overdue;
+          if (p.overdue > 0 && p.oldestDueAt !== null) since = Math.min(since, p.oldestDueAt);
+        }
+        return { counts, oldestWaitingSeconds: Math.max(0, (now - since) / 1000) };
+      }),
+    );
     const out: QueueCounts = {};
     queues.forEach((q, i) => {
       const s = stats[i]!;
       const prev = out[q.name];
-      if (!prev) { out[q.name] = s; return; }
+      if (!prev) {
+        out[q.name] = s;
+        return;
+      }
       for (const [k, v] of Object.entries(s.counts)) prev.counts[k] = (prev.counts[k] ?? 0) + v;
       prev.oldestWaitingSeconds = Math.max(prev.oldestWaitingSeconds, s.oldestWaitingSeconds);
     });
@@ -168,6 +188,11 @@ export class Producers {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...Object.values(this.tasks).flat().map((q) => q.close()), this.billing.close()]);
+    await Promise.all([
+      ...Object.values(this.tasks)
+        .flat()
+        .map((q) => q.close()),
+      this.billing.close(),
+    ]);
   }
 }

@@ -11,14 +11,16 @@ const field = (info: string, name: string): string | undefined => new RegExp(`^$
 
 /** INFO memory of every primary (one on a standalone server or Sentinel primary). */
 export async function redisMemory(redis: Redis): Promise<RedisMemory[]> {
-  return Promise.all(redisPrimaries(redis).map(async (node) => {
-    const info = await node.info('memory');
-    return {
-      usedBytes: Number(field(info, 'used_memory') ?? 0),
-      maxBytes: Number(field(info, 'maxmemory') ?? 0),
-      policy: field(info, 'maxmemory_policy') ?? 'unknown',
-    };
-  }));
+  return Promise.all(
+    redisPrimaries(redis).map(async (node) => {
+      const info = await node.info('memory');
+      return {
+        usedBytes: Number(field(info, 'used_memory') ?? 0),
+        maxBytes: Number(field(info, 'maxmemory') ?? 0),
+        policy: field(info, 'maxmemory_policy') ?? 'unknown',
+      };
+    }),
+  );
 }
 
 /**
@@ -43,7 +45,9 @@ export async function checkRedisReady(redis: Redis): Promise<void> {
   await redis.ping();
   const full = (await redisMemory(redis)).filter((m) => m.maxBytes > 0 && m.policy === 'noeviction' && m.usedBytes >= FULL_RATIO * m.maxBytes);
   if (full.length) {
-    throw new RedisFullError(`Redis is full: ${full.map((m) => `${m.usedBytes} of maxmemory ${m.maxBytes} bytes used`).join('; ')}; under noeviction every write fails`);
+    throw new RedisFullError(
+      `Redis is full: ${full.map((m) => `${m.usedBytes} of maxmemory ${m.maxBytes} bytes used`).join('; ')}; under noeviction every write fails`,
+    );
   }
 }
 
@@ -87,7 +91,12 @@ interface RedisLoad {
 export function redisMaxmemoryFor(load: RedisLoad): number {
   const b = REDIS_BYTES_PER_TASK;
   const eventTasks = Math.min(load.tasksPerHour + load.openTasks, (EVENTS_PER_QUEUE / EVENTS_PER_TASK) * (load.shards + 2));
-  const bytes = REDIS_BASE_BYTES + b.view * (load.tasksPerHour + load.openTasks) + b.open * load.openTasks + b.events * eventTasks
-    + b.settle * Math.min(load.tasksPerDay, 100_000) + b.idempotency * load.keyedSubmitsPerDay;
+  const bytes =
+    REDIS_BASE_BYTES +
+    b.view * (load.tasksPerHour + load.openTasks) +
+    b.open * load.openTasks +
+    b.events * eventTasks +
+    b.settle * Math.min(load.tasksPerDay, 100_000) +
+    b.idempotency * load.keyedSubmitsPerDay;
   return Math.ceil(bytes * 1.3);
 }

@@ -10,8 +10,9 @@ describe('typed worker', () => {
 
   it('refuses to start with a handler missing, before touching Redis', () => {
     const incomplete = { task: async () => undefined } as unknown as JobHandlers<TaskJobCatalog>;
-    expect(() => createTypedWorker<TaskJobCatalog>('q', incomplete, TASK_JOB_NAMES, { connection: {} as Redis, prefix: 'p', concurrency: 1 }))
-      .toThrow('no handler for job(s) sweep');
+    expect(() => createTypedWorker<TaskJobCatalog>('q', incomplete, TASK_JOB_NAMES, { connection: {} as Redis, prefix: 'p', concurrency: 1 })).toThrow(
+      'no handler for job(s) sweep',
+    );
   });
 
   it('accepts a job payload with a task id and rejects one without', () => {

@@ -10,7 +10,10 @@ export type JobHandlers<C> = {
 
 /** Every job name of a catalog, listed at runtime: a name missing from the list is a compile error too. */
 type ExactNames<C, L extends readonly string[]> = Exclude<keyof C & string, L[number]> extends never ? L : never;
-const names = <C>() => <L extends readonly (keyof C & string)[]>(list: ExactNames<C, L>): L => list;
+const names =
+  <C>() =>
+  <L extends readonly (keyof C & string)[]>(list: ExactNames<C, L>): L =>
+    list;
 
 export const TASK_JOB_NAMES = names<TaskJobCatalog>()(['task', 'sweep'] as const);
 export const BILLING_JOB_NAMES = names<BillingJobCatalog>()(['settle', 'sweep'] as const);

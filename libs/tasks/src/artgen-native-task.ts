@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import {
-  artgenButtons, artgenNativeAction, isArtgenPanVersion, isArtgenPathAction,
-  type ArtgenNativeStatus, type ArtgenNativeTask, type ArtgenParentFacts,
+  artgenButtons,
+  artgenNativeAction,
+  isArtgenPanVersion,
+  isArtgenPathAction,
+  type ArtgenNativeStatus,
+  type ArtgenNativeTask,
+  type ArtgenParentFacts,
 } from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
 

@@ -2,16 +2,27 @@ import type { ChannelWithSecret } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
 import { ChannelSecretCache } from './channel-secret-cache';
 
-const channel = (id: string, apiKey: string): ChannelWithSecret => ({ id, name: id, apiKey } as unknown as ChannelWithSecret);
+const channel = (id: string, apiKey: string): ChannelWithSecret => ({ id, name: id, apiKey }) as unknown as ChannelWithSecret;
 
 function repo(rows: Map<string, ChannelWithSecret>) {
   const reads: string[] = [];
-  return { reads, getWithSecret: async (id: string) => { reads.push(id); return rows.get(id) ?? null; } };
+  return {
+    reads,
+    getWithSecret: async (id: string) => {
+      reads.push(id);
+      return rows.get(id) ?? null;
+    },
+  };
 }
 
 describe('ChannelSecretCache (the channel a poll step needs)', () => {
   it('reads a channel once while it is fresh, and each channel on its own', async () => {
-    const r = repo(new Map([['ch1', channel('ch1', 'k1')], ['ch2', channel('ch2', 'k2')]]));
+    const r = repo(
+      new Map([
+        ['ch1', channel('ch1', 'k1')],
+        ['ch2', channel('ch2', 'k2')],
+      ]),
+    );
     const cache = new ChannelSecretCache(r, 60_000);
     expect((await cache.getWithSecret('ch1'))?.apiKey).toBe('k1');
     expect((await cache.getWithSecret('ch1'))?.apiKey).toBe('k1');

@@ -13,7 +13,11 @@ export const CHANNEL_CACHE_MS = 5_000;
 export class ChannelSecretCache {
   private readonly cache: LRUCache<string, ChannelWithSecret>;
 
-  constructor(private readonly channels: Pick<ChannelRepository, 'getWithSecret'>, ttlMs = CHANNEL_CACHE_MS, max = 1_000) {
+  constructor(
+    private readonly channels: Pick<ChannelRepository, 'getWithSecret'>,
+    ttlMs = CHANNEL_CACHE_MS,
+    max = 1_000,
+  ) {
     this.cache = new LRUCache({ max, ttl: ttlMs });
   }
 

@@ -37,21 +37,27 @@ function start(step: Step, concurrency: number): { seen: string[]; maxAtOnce: ()
   const seen: string[] = [];
   let now = 0;
   let max = 0;
-  loop = new PollLoop({
-    pool: 'image', shards: [polls], logger, requeue: async () => undefined,
-    tasks: { getMany: async (ids) => new Map(ids.map((id) => [id, { id } as TaskRecord])) },
-    processor: {
-      pollStep: async (taskId) => {
-        seen.push(taskId);
-        max = Math.max(max, ++now);
-        try {
-          return await step(taskId);
-        } finally {
-          now--;
-        }
+  loop = new PollLoop(
+    {
+      pool: 'image',
+      shards: [polls],
+      logger,
+      requeue: async () => undefined,
+      tasks: { getMany: async (ids) => new Map(ids.map((id) => [id, { id } as TaskRecord])) },
+      processor: {
+        pollStep: async (taskId) => {
+          seen.push(taskId);
+          max = Math.max(max, ++now);
+          try {
+            return await step(taskId);
+          } finally {
+            now--;
+          }
+        },
       },
     },
-  }, { concurrency, batch: 10, idleMaxMs: 20, errorBackoffMs: 60_000 });
+    { concurrency, batch: 10, idleMaxMs: 20, errorBackoffMs: 60_000 },
+  );
   loop.start();
   return { seen, maxAtOnce: () => max };
 }
@@ -70,7 +76,10 @@ describe('poll loop', () => {
       await new Promise((r) => setImmediate(r));
       return again(60_000);
     }, 4);
-    await waitFor(async () => ((await redis.zcount(polls.keys.due, t0 + 60_000, '+inf')) === 30 ? true : undefined), { timeoutMs: 10_000, what: '30 polls due again' });
+    await waitFor(async () => ((await redis.zcount(polls.keys.due, t0 + 60_000, '+inf')) === 30 ? true : undefined), {
+      timeoutMs: 10_000,
+      what: '30 polls due again',
+    });
     expect([...run.seen].sort()).toEqual(ids);
     expect(run.maxAtOnce()).toBeLessThanOrEqual(4);
     expect(await redis.zcard(polls.keys.claimed)).toBe(0);
@@ -84,8 +93,11 @@ describe('poll loop', () => {
       if (id === 'broken') throw new Error('Postgres went away');
       return { kind: 'done' };
     }, 2);
-    await waitFor(async () => ((await where('broken')).due ?? 0) >= t0 + 60_000 && !(await where('ended')).claimed && (await where('ended')).due === null ? true : undefined,
-      { timeoutMs: 10_000, what: 'both settled' });
+    await waitFor(
+      async () =>
+        ((await where('broken')).due ?? 0) >= t0 + 60_000 && !(await where('ended')).claimed && (await where('ended')).due === null ? true : undefined,
+      { timeoutMs: 10_000, what: 'both settled' },
+    );
     expect(await where('broken')).toMatchObject({ claimed: false });
     expect(await where('ended')).toEqual({ due: null, claimed: false });
   });
@@ -93,7 +105,9 @@ describe('poll loop', () => {
   it('stop() lets a running step end and settles it before it resolves', async () => {
     await polls.add('slow', Date.now() - 1, 0);
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     let started = false;
     start(async () => {
       started = true;

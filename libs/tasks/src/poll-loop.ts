@@ -56,7 +56,10 @@ export class PollLoop {
   private readonly flushes = new Set<Promise<void>>();
   private readonly steps = new Set<Promise<void>>();
 
-  constructor(private readonly d: PollLoopDeps, private readonly o: PollLoopOptions) {
+  constructor(
+    private readonly d: PollLoopDeps,
+    private readonly o: PollLoopOptions,
+  ) {
     this.batch = Math.max(1, o.batch ?? 100);
     this.idleMaxMs = Math.max(1, o.idleMaxMs ?? 250);
     this.errorBackoffMs = Math.max(1, o.errorBackoffMs ?? 1000);
@@ -115,8 +118,12 @@ export class PollLoop {
     try {
       rows = await this.d.tasks.getMany(batch.map((c) => c.taskId));
     } catch (e) {
-      this.d.logger.warn({ pool: this.d.pool, polls: batch.length, err: (e as Error).message }, 'reading the rows of due polls failed; due again after a pause');
-      for (const c of batch) this.settle(polls, { taskId: c.taskId, dueAt: Date.now() + this.errorBackoffMs, failures: c.failures, previousFailures: c.failures });
+      this.d.logger.warn(
+        { pool: this.d.pool, polls: batch.length, err: (e as Error).message },
+        'reading the rows of due polls failed; due again after a pause',
+      );
+      for (const c of batch)
+        this.settle(polls, { taskId: c.taskId, dueAt: Date.now() + this.errorBackoffMs, failures: c.failures, previousFailures: c.failures });
       this.release(batch.length);
       return;
     }

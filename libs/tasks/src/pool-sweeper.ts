@@ -76,10 +76,18 @@ export class PoolSweeper {
     const r = { timedOut: 0, readded: 0, failed: 0 };
     await this.timeouts(r);
     const from = await this.d.redis.get(this.d.cursorKey).catch(() => null);
-    const walk = await forEachIdPage((limit, after) => this.d.recovery.openIds(this.d.pool, this.d.orphanAfterMs, limit, after), this.maxRows, async (ids) => {
-      const { jobless } = await this.inspect(ids, false);
-      for (const id of jobless) await this.isolated(id, r, async () => { if (await this.requeue(id)) r.readded++; });
-    }, from ?? undefined);
+    const walk = await forEachIdPage(
+      (limit, after) => this.d.recovery.openIds(this.d.pool, this.d.orphanAfterMs, limit, after),
+      this.maxRows,
+      async (ids) => {
+        const { jobless } = await this.inspect(ids, false);
+        for (const id of jobless)
+          await this.isolated(id, r, async () => {
+            if (await this.requeue(id)) r.readded++;
+          });
+      },
+      from ?? undefined,
+    );
     // the end reached: the next sweep starts from the first id again
     if (walk.done || walk.lastId === undefined) await this.d.redis.del(this.d.cursorKey);
     else await this.d.redis.set(this.d.cursorKey, walk.lastId, 'EX', CURSOR_TTL_SECONDS);
@@ -91,32 +99,43 @@ export class PoolSweeper {
   async rebuild(): Promise<PoolRebuildResult> {
     const r = { timedOut: 0, readded: 0, failed: 0, views: 0 };
     await this.timeouts(r);
-    await forEachIdPage((limit, after) => this.d.recovery.openIds(this.d.pool, 0, limit, after), this.maxRebuildRows, async (ids) => {
-      const { jobless, viewless } = await this.inspect(ids, true);
-      for (const id of jobless) await this.isolated(id, r, async () => { if (await this.requeue(id)) r.readded++; });
-      for (const id of viewless) {
-        await this.isolated(id, r, async () => {
-          const row = await this.d.tasks.get(id);
-          if (row) {
-            await this.d.views.write(row);
-            r.views++;
-          }
-        });
-      }
-    });
+    await forEachIdPage(
+      (limit, after) => this.d.recovery.openIds(this.d.pool, 0, limit, after),
+      this.maxRebuildRows,
+      async (ids) => {
+        const { jobless, viewless } = await this.inspect(ids, true);
+        for (const id of jobless)
+          await this.isolated(id, r, async () => {
+            if (await this.requeue(id)) r.readded++;
+          });
+        for (const id of viewless) {
+          await this.isolated(id, r, async () => {
+            const row = await this.d.tasks.get(id);
+            if (row) {
+              await this.d.views.write(row);
+              r.views++;
+            }
+          });
+        }
+      },
+    );
     this.d.logger.warn({ pool: this.d.pool, ...r }, 'pool rebuilt from Postgres after a Redis loss');
     return r;
   }
 
   /** (a): overdue open tasks fail with Task timeout. */
   private async timeouts(r: PoolSweepResult): Promise<void> {
-    await forEachIdPage((limit, after) => this.d.recovery.overdueIds(this.d.pool, limit, after), this.maxRows, async (ids) => {
-      for (const id of ids) {
-        await this.isolated(id, r, async () => {
-          if (await this.d.lifecycle.fail(id, TASK_TIMEOUT_MESSAGE, TASK_FAILURE_TYPES.timeout)) r.timedOut++;
-        });
-      }
-    });
+    await forEachIdPage(
+      (limit, after) => this.d.recovery.overdueIds(this.d.pool, limit, after),
+      this.maxRows,
+      async (ids) => {
+        for (const id of ids) {
+          await this.isolated(id, r, async () => {
+            if (await this.d.lifecycle.fail(id, TASK_TIMEOUT_MESSAGE, TASK_FAILURE_TYPES.timeout)) r.timedOut++;
+          });
+        }
+      },
+    );
   }
 
   private async isolated(taskId: string, r: PoolSweepResult, fn: () => Promise<void>): Promise<void> {
@@ -147,21 +166,33 @@ export class PoolSweeper {
       if (list) list.push(id);
       else byShard.set(shard, [id]);
     }
-    await Promise.all([...byShard].map(async ([shard, some]) => {
-      (await polls[shard]!.present(some)).forEach((p, i) => { if (p) live.add(some[i]!); });
-    }));
+    await Promise.all(
+      [...byShard].map(async ([shard, some]) => {
+        (await polls[shard]!.present(some)).forEach((p, i) => {
+          if (p) live.add(some[i]!);
+        });
+      }),
+    );
     // 2. the rest (submitting, or after a reshard on another shard): a job or a due poll on any shard
     const rest = ids.filter((id) => !live.has(id));
     if (rest.length > 0) {
       const jobIds = rest.map((id) => taskJobId(id));
-      await Promise.all(queues.map(async (queue) => {
-        (await jobPresence(queue, jobIds)).forEach((p, i) => { if (p === 'live') live.add(rest[i]!); });
-      }));
-      await Promise.all(polls.map(async (shardPolls, shard) => {
-        const others = rest.filter((id) => !live.has(id) && shardOf(id, queues.length) !== shard);
-        if (others.length === 0) return;
-        (await shardPolls.present(others)).forEach((p, i) => { if (p) live.add(others[i]!); });
-      }));
+      await Promise.all(
+        queues.map(async (queue) => {
+          (await jobPresence(queue, jobIds)).forEach((p, i) => {
+            if (p === 'live') live.add(rest[i]!);
+          });
+        }),
+      );
+      await Promise.all(
+        polls.map(async (shardPolls, shard) => {
+          const others = rest.filter((id) => !live.has(id) && shardOf(id, queues.length) !== shard);
+          if (others.length === 0) return;
+          (await shardPolls.present(others)).forEach((p, i) => {
+            if (p) live.add(others[i]!);
+          });
+        }),
+      );
     }
     const jobless = ids.filter((id) => !live.has(id));
     if (!views) return { jobless, viewless: [] };

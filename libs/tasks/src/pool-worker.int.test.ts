@@ -43,15 +43,34 @@ async function world(): Promise<World> {
   const settledDone: string[] = [];
   const workers: PoolWorker[] = [];
   const w: World = {
-    db, redis, prefix, tasks, settled, settledDone, workers,
+    db,
+    redis,
+    prefix,
+    tasks,
+    settled,
+    settledDone,
+    workers,
     account: await seedAccount(db.dataSource),
     views: new TaskViewStore(redis, prefix),
     async start({ shards, ...opts } = {}, adapters = gateway(), breaker?: CircuitBreaker) {
       const pw = await startPoolWorker(
         {
-          pool: 'image', ds: db.dataSource, redis, prefix, adapters, logger, breaker, shards,
+          pool: 'image',
+          ds: db.dataSource,
+          redis,
+          prefix,
+          adapters,
+          logger,
+          breaker,
+          shards,
           // Stands in for billing: records who enqueued, settles right away.
-          settlements: { enqueueSettlement: async (id) => { settled.push(id); await settleTask(db.dataSource, id); settledDone.push(id); } },
+          settlements: {
+            enqueueSettlement: async (id) => {
+              settled.push(id);
+              await settleTask(db.dataSource, id);
+              settledDone.push(id);
+            },
+          },
         },
         { concurrency: 5, pollIntervalScale: 0.05, sweepIntervalMs: 0, retryBaseMs: 200, ...opts },
       );
@@ -62,10 +81,13 @@ async function world(): Promise<World> {
       await pw.queue.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
     },
     async waitTerminal(id, timeoutMs = 15_000) {
-      return waitFor(async () => {
-        const t = await tasks.get(id);
-        return t && (t.status === 'completed' || t.status === 'failed') ? t : undefined;
-      }, { timeoutMs, what: `task ${id} to end` });
+      return waitFor(
+        async () => {
+          const t = await tasks.get(id);
+          return t && (t.status === 'completed' || t.status === 'failed') ? t : undefined;
+        },
+        { timeoutMs, what: `task ${id} to end` },
+      );
     },
     async close() {
       for (const pw of workers) await pw.close(true).catch(() => undefined);
@@ -131,10 +153,13 @@ describe('pool worker step machine', () => {
     const pw = await w.start();
     const t = await seedTask(w.db.dataSource, w.account, 'a slow cat');
     await w.enqueue(pw, t);
-    const upstreamId = await waitFor(async () => {
-      const row = await w.tasks.get(t.id);
-      return row?.upstreamTaskId && (up.polls.get(row.upstreamTaskId)?.length ?? 0) >= 1 ? row.upstreamTaskId : undefined;
-    }, { what: 'the task polled once' });
+    const upstreamId = await waitFor(
+      async () => {
+        const row = await w.tasks.get(t.id);
+        return row?.upstreamTaskId && (up.polls.get(row.upstreamTaskId)?.length ?? 0) >= 1 ? row.upstreamTaskId : undefined;
+      },
+      { what: 'the task polled once' },
+    );
     const out = await w.tasks.cancel(t.id, w.account.accountId, { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' });
     expect(out.outcome).toBe('cancelled');
     // Its due poll is left in place: the next poll step must end it by itself.
@@ -195,8 +220,15 @@ describe('pool worker step machine', () => {
     await waitFor(() => (w.settledDone.length >= 2 ? true : undefined), { timeoutMs: 5_000, what: 'two settlements' });
     const ledger = await new LogsRepository(w.db.dataSource).entriesOf(w.account.accountId, [partial.id, whole.id]);
     const of = (id: string) => ledger.filter((e) => e.taskId === id).map((e) => [e.kind, e.amount]);
-    expect(of(partial.id)).toEqual([['hold', 4000n], ['capture', 1000n], ['release', 3000n]]);
-    expect(of(whole.id)).toEqual([['hold', 4000n], ['capture', 4000n]]);
+    expect(of(partial.id)).toEqual([
+      ['hold', 4000n],
+      ['capture', 1000n],
+      ['release', 3000n],
+    ]);
+    expect(of(whole.id)).toEqual([
+      ['hold', 4000n],
+      ['capture', 4000n],
+    ]);
     expect(await available(w)).toBe(1_000_000n - 1000n - 4000n);
     expect((await w.views.read(partial.id))?.task).toMatchObject({ status: 'completed', cost: 0.001 });
   });
@@ -274,7 +306,10 @@ describe('pool worker step machine', () => {
     expect(u.submits.get(refused.id)).toBe(3);
     // the running task is still polled successfully, and that does not close the circuit again
     const pollsAtOpen = (u.polls.get(u.idOf(running.id)) ?? []).length;
-    await waitFor(() => ((u.polls.get(u.idOf(running.id)) ?? []).length >= pollsAtOpen + 3 ? true : undefined), { timeoutMs: 10_000, what: 'more successful polls' });
+    await waitFor(() => ((u.polls.get(u.idOf(running.id)) ?? []).length >= pollsAtOpen + 3 ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'more successful polls',
+    });
     expect(breaker.state(channelId)).toBe('open');
     expect(u.submits.get(refused.id)).toBe(3);
   });
@@ -295,7 +330,9 @@ describe('pool worker step machine', () => {
     };
     // every UPDATE of the task row, counted by Postgres itself
     await w.db.dataSource.query(`CREATE TABLE task_updates (n int)`);
-    await w.db.dataSource.query(`CREATE FUNCTION count_task_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO task_updates VALUES (1); RETURN NEW; END $$`);
+    await w.db.dataSource.query(
+      `CREATE FUNCTION count_task_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO task_updates VALUES (1); RETURN NEW; END $$`,
+    );
     await w.db.dataSource.query(`CREATE TRIGGER task_update_counter AFTER UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION count_task_update()`);
     const updates = async (): Promise<number> => (await w.db.dataSource.query(`SELECT count(*)::int AS n FROM task_updates`))[0].n;
     const pw = await w.start({}, createAdapterRegistry([steady]));
@@ -384,20 +421,26 @@ describe('pool sweeper and crash recovery', () => {
     await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
     const two = await w.start({ shards: 2, orphanAfterMs: 0 });
     const list: TaskRecord[] = [];
-    for (let i = 0; i < 40 && !([0, 1].every((s) => list.filter((t) => shardOf(t.id, 2) === s).length >= 2)); i++) {
+    for (let i = 0; i < 40 && ![0, 1].every((s) => list.filter((t) => shardOf(t.id, 2) === s).length >= 2); i++) {
       list.push(await seedTask(w.db.dataSource, w.account, `resharded ${i}`));
     }
-    for (const t of list) await two.queues[shardOf(t.id, 2)]!.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
-    await waitFor(async () => {
-      for (const t of list) if (!(await two.polls[shardOf(t.id, 2)]!.present([t.id]))[0]) return undefined;
-      return true;
-    }, { what: 'every task polling on its shard of two' });
+    for (const t of list)
+      await two.queues[shardOf(t.id, 2)]!.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
+    await waitFor(
+      async () => {
+        for (const t of list) if (!(await two.polls[shardOf(t.id, 2)]!.present([t.id]))[0]) return undefined;
+        return true;
+      },
+      { what: 'every task polling on its shard of two' },
+    );
     await two.close(true);
 
     const one = await w.start({ shards: 1, orphanAfterMs: 0 });
     const onShard1 = list.filter((t) => shardOf(t.id, 2) === 1);
     expect((await one.sweeper.sweep()).readded).toBe(onShard1.length);
-    await waitFor(async () => ((await one.polls[0]!.present(list.map((t) => t.id))).every(Boolean) ? true : undefined), { what: 'every task polling on the one shard' });
+    await waitFor(async () => ((await one.polls[0]!.present(list.map((t) => t.id))).every(Boolean) ? true : undefined), {
+      what: 'every task polling on the one shard',
+    });
     for (const t of list) expect(up.submits.get(t.id)).toBe(1);
   });
 
@@ -464,7 +507,9 @@ describe('pool sweeper and crash recovery', () => {
     const a = await w.start(lock, createAdapterRegistry([hanging]));
     const list = await Promise.all(['one', 'two', 'stuck'].map((p) => seedTask(w.db.dataSource, w.account, p)));
     for (const t of list) await w.enqueue(a, t);
-    await waitFor(async () => stuckEntered && (await w.tasks.get(list[0].id))?.upstreamTaskId && (await w.tasks.get(list[1].id))?.upstreamTaskId, { what: 'tasks in flight' });
+    await waitFor(async () => stuckEntered && (await w.tasks.get(list[0].id))?.upstreamTaskId && (await w.tasks.get(list[1].id))?.upstreamTaskId, {
+      what: 'tasks in flight',
+    });
     await a.close(true);
 
     await w.start(lock);

@@ -33,8 +33,13 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   const adapters = createAdapterRegistry([createGatewayAdapter({ timeoutMs: config.UPSTREAM_TIMEOUT_MS })]);
   const pw = await startPoolWorker(
     { pool, ds, redis, prefix: config.QUEUE_PREFIX, shards: config.QUEUE_SHARDS[pool], adapters, logger, completion: opts.completion?.(ds) },
-    { concurrency: config.WORKER_CONCURRENCY, pollIntervalScale: config.POLL_INTERVAL_SCALE, sweepIntervalMs: config.SWEEP_INTERVAL_MS,
-      lockDuration: config.WORKER_LOCK_MS, stalledInterval: config.WORKER_LOCK_MS },
+    {
+      concurrency: config.WORKER_CONCURRENCY,
+      pollIntervalScale: config.POLL_INTERVAL_SCALE,
+      sweepIntervalMs: config.SWEEP_INTERVAL_MS,
+      lockDuration: config.WORKER_LOCK_MS,
+      stalledInterval: config.WORKER_LOCK_MS,
+    },
   );
   let draining = false;
   const health = await startHealthServer({
@@ -46,13 +51,16 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
     onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });
   logger.info({ pool, healthPort: health.port }, 'worker ready');
-  onShutdownSignals(async () => {
-    draining = true;
-    await pw.close();
-    await health.close();
-    await redis.quit();
-    await ds.destroy();
-    await tracing.shutdown();
-    logger.info('worker stopped');
-  }, { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) });
+  onShutdownSignals(
+    async () => {
+      draining = true;
+      await pw.close();
+      await health.close();
+      await redis.quit();
+      await ds.destroy();
+      await tracing.shutdown();
+      logger.info('worker stopped');
+    },
+    { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) },
+  );
 }

@@ -5,8 +5,21 @@ import { ChannelGroupResolver, ChannelRepository, TaskRecoveryRepository, TaskRe
 import type { Logger } from '@gmg/logger';
 import { recordSweep } from '@gmg/observability';
 import {
-  DuePolls, TASK_JOB_NAMES, WORKER_LOCK_DEFAULTS, createBillingQueue, createTaskQueueShards, createTypedWorker, enqueueSettlement,
-  healSentinelKey, queueKeyPrefix, shardOf, sweepCursorKey, type BillingQueue, type JobHandlers, type Redis, type TaskQueue,
+  DuePolls,
+  TASK_JOB_NAMES,
+  WORKER_LOCK_DEFAULTS,
+  createBillingQueue,
+  createTaskQueueShards,
+  createTypedWorker,
+  enqueueSettlement,
+  healSentinelKey,
+  queueKeyPrefix,
+  shardOf,
+  sweepCursorKey,
+  type BillingQueue,
+  type JobHandlers,
+  type Redis,
+  type TaskQueue,
 } from '@gmg/queue';
 import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
 import { ChannelSecretCache } from './channel-secret-cache';
@@ -101,18 +114,37 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   const polls = queues.map((_, shard) => new DuePolls(redis, queueKeyPrefix(prefix, QUEUES[pool], shard), leaseMs));
   const processor = new TaskStepProcessor(
     {
-      tasks, channels: channelsForSteps(new ChannelRepository(ds)), groups: new ChannelGroupResolver(ds), adapters: deps.adapters,
-      breaker: deps.breaker ?? new CircuitBreaker(), lifecycle, logger,
+      tasks,
+      channels: channelsForSteps(new ChannelRepository(ds)),
+      groups: new ChannelGroupResolver(ds),
+      adapters: deps.adapters,
+      breaker: deps.breaker ?? new CircuitBreaker(),
+      lifecycle,
+      logger,
     },
     { ...opts, timeScale: opts.pollIntervalScale },
     // Once polling, a task's polls wait in its shard's due set (PollLoop), not in BullMQ's delayed set.
     (taskId, dueAt, failures, trace) => polls[shardOf(taskId, polls.length)]!.add(taskId, dueAt, failures, trace),
   );
   const orphanAfterMs = opts.orphanAfterMs ?? Math.max(10_000, 2 * opts.sweepIntervalMs);
-  const sweeper = new PoolSweeper({ pool, tasks, recovery: new TaskRecoveryRepository(ds), lifecycle, views, queues, polls, redis, cursorKey: sweepCursorKey(queueKeyPrefix(prefix, QUEUES[pool], 0)), logger, orphanAfterMs,
+  const sweeper = new PoolSweeper({
+    pool,
+    tasks,
+    recovery: new TaskRecoveryRepository(ds),
+    lifecycle,
+    views,
+    queues,
+    polls,
+    redis,
+    cursorKey: sweepCursorKey(queueKeyPrefix(prefix, QUEUES[pool], 0)),
+    logger,
+    orphanAfterMs,
     maxRowsPerSweep: opts.maxRowsPerSweep,
   });
-  const pollLoop = new PollLoop({ pool, shards: polls, processor, tasks, requeue: (taskId) => sweeper.requeue(taskId), logger }, { concurrency: opts.concurrency, batch: opts.pollBatch });
+  const pollLoop = new PollLoop(
+    { pool, shards: polls, processor, tasks, requeue: (taskId) => sweeper.requeue(taskId), logger },
+    { concurrency: opts.concurrency, batch: opts.pollBatch },
+  );
 
   const handlers: JobHandlers<TaskJobCatalog> = {
     task: (job, token) => processor.process(job, token),
@@ -125,8 +157,13 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   const perShard = Math.max(1, Math.ceil(opts.concurrency / queues.length));
   const workers = queues.map((_, shard) => {
     const w = createTypedWorker<TaskJobCatalog>(QUEUES[pool], handlers, TASK_JOB_NAMES, {
-      connection: redis, prefix, shard, concurrency: perShard,
-      lockDuration: opts.lockDuration, stalledInterval: opts.stalledInterval, maxStalledCount: opts.maxStalledCount,
+      connection: redis,
+      prefix,
+      shard,
+      concurrency: perShard,
+      lockDuration: opts.lockDuration,
+      stalledInterval: opts.stalledInterval,
+      maxStalledCount: opts.maxStalledCount,
     });
     w.on('failed', (job, err) => logger.error({ shard, jobId: job?.id, job: job?.name, err: err.message }, 'job failed'));
     w.on('error', (err) => logger.error({ shard, err: err.message }, 'worker error'));
@@ -139,11 +176,21 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   if (opts.sweepIntervalMs > 0) {
     const every = opts.sweepIntervalMs;
     keeper = new SweepKeeper({
-      name: `pool ${pool}`, redis, intervalMs: every, logger,
+      name: `pool ${pool}`,
+      redis,
+      intervalMs: every,
+      logger,
       sentinelKey: queues.map((_, shard) => healSentinelKey(queueKeyPrefix(prefix, QUEUES[pool], shard))),
-      ensureSchedule: () => queue.upsertJobScheduler('sweep', { every }, {
-        name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
-      }),
+      ensureSchedule: () =>
+        queue.upsertJobScheduler(
+          'sweep',
+          { every },
+          {
+            name: 'sweep',
+            data: {},
+            opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
+          },
+        ),
       rebuild: () => sweeper.rebuild(),
     });
     await keeper.start();
@@ -151,7 +198,15 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   logger.info({ pool, queue: QUEUES[pool], shards: queues.length, concurrency: opts.concurrency, scale: opts.pollIntervalScale }, 'pool worker started');
 
   return {
-    worker, queue, workers, queues, processor, polls, pollLoop, sweeper, keeper,
+    worker,
+    queue,
+    workers,
+    queues,
+    processor,
+    polls,
+    pollLoop,
+    sweeper,
+    keeper,
     async close(force = false) {
       await keeper?.stop();
       await Promise.all([...workers.map((w) => w.close(force)), pollLoop.stop()]);

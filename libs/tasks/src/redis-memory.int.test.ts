@@ -1,8 +1,6 @@
 import { QUEUES } from '@gmg/contracts';
 import { createLogger } from '@gmg/logger';
-import {
-  REDIS_BYTES_PER_TASK, checkRedisReady, createRedis, queueKeyPrefix, redisMaxmemoryFor, redisMemory, taskViewKey, type Redis,
-} from '@gmg/queue';
+import { REDIS_BYTES_PER_TASK, checkRedisReady, createRedis, queueKeyPrefix, redisMaxmemoryFor, redisMemory, taskViewKey, type Redis } from '@gmg/queue';
 import { createTestDatabase, startLocalRedis, waitFor, type LocalRedis, type TestDatabase } from '@gmg/testing';
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { startPoolWorker } from './pool-worker';
@@ -66,8 +64,11 @@ async function runLoad(server: LocalRedis, n: number, onWarm: (redis: Redis) => 
       ids.push(t.id);
     }
     total += count;
-    await waitFor(async () => ((await redis.llen(`${billing}:${QUEUES.billing}:wait`)) >= total ? true : undefined),
-      { timeoutMs: 120_000, intervalMs: 200, what: `${total} settlements requested` });
+    await waitFor(async () => ((await redis.llen(`${billing}:${QUEUES.billing}:wait`)) >= total ? true : undefined), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: `${total} settlements requested`,
+    });
     const done = (await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]))[0].n;
     expect(done).toBe(count);
   };
@@ -84,7 +85,9 @@ describe('Redis memory per task', () => {
     const free = await startLocalRedis();
     cleanup.push(() => free.stop());
     let before = 0;
-    const { redis } = await runLoad(free, N, async (r) => { before = (await redisMemory(r))[0]!.usedBytes; });
+    const { redis } = await runLoad(free, N, async (r) => {
+      before = (await redisMemory(r))[0]!.usedBytes;
+    });
     const after = (await redisMemory(redis))[0]!.usedBytes;
     const perTask = (after - before) / N;
     const someId: string = (await db.dataSource.query(`SELECT id FROM tasks LIMIT 1`))[0].id;
@@ -92,9 +95,11 @@ describe('Redis memory per task', () => {
     const sampleView = await usage(taskViewKey(PREFIX, someId));
     const taskKeys = queueKeyPrefix(PREFIX, QUEUES.image, 0);
     const billingKeys = queueKeyPrefix(PREFIX, QUEUES.billing);
-    process.stdout.write(`job ${await usage(`${taskKeys}:${QUEUES.image}:${someId}`)} settle ${await usage(`${billingKeys}:${QUEUES.billing}:settle-${someId}`)} `
-      + `events ${await usage(`${taskKeys}:${QUEUES.image}:events`)}/${await redis.xlen(`${taskKeys}:${QUEUES.image}:events`)} `
-      + `bevents ${await usage(`${billingKeys}:${QUEUES.billing}:events`)} completed ${await usage(`${taskKeys}:${QUEUES.image}:completed`)}\n`);
+    process.stdout.write(
+      `job ${await usage(`${taskKeys}:${QUEUES.image}:${someId}`)} settle ${await usage(`${billingKeys}:${QUEUES.billing}:settle-${someId}`)} ` +
+        `events ${await usage(`${taskKeys}:${QUEUES.image}:events`)}/${await redis.xlen(`${taskKeys}:${QUEUES.image}:events`)} ` +
+        `bevents ${await usage(`${billingKeys}:${QUEUES.billing}:events`)} completed ${await usage(`${taskKeys}:${QUEUES.image}:completed`)}\n`,
+    );
     const budget = REDIS_BYTES_PER_TASK.view + REDIS_BYTES_PER_TASK.events + REDIS_BYTES_PER_TASK.settle;
     // the sample view is one task's; the per-task figure is the whole delta (keys, set entries, capped event streams)
     process.stdout.write(`redis bytes per finished task: ${perTask.toFixed(0)} (view ${sampleView}); budget ${budget}\n`);
@@ -115,7 +120,9 @@ describe('Redis memory per task', () => {
     // 3. past its maxmemory, writes fail and readiness says why
     let refusal: Error | undefined;
     for (let i = 0; i < 10_000 && !refusal; i++) {
-      await r2.redis.set(`${PREFIX}:filler:${i}`, 'x'.repeat(64 * 1024)).catch((e: Error) => { refusal = e; });
+      await r2.redis.set(`${PREFIX}:filler:${i}`, 'x'.repeat(64 * 1024)).catch((e: Error) => {
+        refusal = e;
+      });
     }
     expect(refusal?.message).toMatch(/OOM/);
     await expect(checkRedisReady(r2.redis)).rejects.toMatchObject({ readiness: 'full' });
@@ -139,12 +146,15 @@ describe('Redis memory per task', () => {
       }
       // A task's due poll is added inside its submit job, which is removed only after that: wait for both, so the
       // memory read below never counts a job still finishing.
-      await waitFor(async () => {
-        const polls = await pw.polls[0]!.counts();
-        if (polls.waiting + polls.claimed < from + count) return undefined;
-        const jobs = await pw.queue.getJobCounts('waiting', 'active', 'delayed');
-        return jobs.waiting + jobs.active + jobs.delayed === 0 ? true : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 100, what: `${from + count} tasks polling, their submit jobs gone` });
+      await waitFor(
+        async () => {
+          const polls = await pw.polls[0]!.counts();
+          if (polls.waiting + polls.claimed < from + count) return undefined;
+          const jobs = await pw.queue.getJobCounts('waiting', 'active', 'delayed');
+          return jobs.waiting + jobs.active + jobs.delayed === 0 ? true : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 100, what: `${from + count} tasks polling, their submit jobs gone` },
+      );
     };
     await start(20, 0);
     const before = (await redisMemory(redis))[0]!.usedBytes;
@@ -152,7 +162,9 @@ describe('Redis memory per task', () => {
     const perOpen = ((await redisMemory(redis))[0]!.usedBytes - before) / N;
     // every submit job is gone (removeOnComplete): only the due poll and the view stay per task
     expect(await pw.queue.getJobCounts('completed', 'waiting', 'active')).toMatchObject({ completed: 0, waiting: 0, active: 0 });
-    process.stdout.write(`redis bytes per task in flight: ${perOpen.toFixed(0)}; budget ${REDIS_BYTES_PER_TASK.open + REDIS_BYTES_PER_TASK.view + REDIS_BYTES_PER_TASK.events}\n`);
+    process.stdout.write(
+      `redis bytes per task in flight: ${perOpen.toFixed(0)}; budget ${REDIS_BYTES_PER_TASK.open + REDIS_BYTES_PER_TASK.view + REDIS_BYTES_PER_TASK.events}\n`,
+    );
     expect(perOpen).toBeLessThanOrEqual(REDIS_BYTES_PER_TASK.open + REDIS_BYTES_PER_TASK.view + REDIS_BYTES_PER_TASK.events);
   });
 });

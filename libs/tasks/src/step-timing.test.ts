@@ -37,7 +37,7 @@ describe('per-model poll cadence (spec 4.2)', () => {
     expect(pollDelayMs('Omni-Flash-Ext', { scale: 1, random: () => 0.999 })).toBeGreaterThan(9900);
     expect(pollDelayMs('Omni-Flash-Ext', { scale: 1, random: () => 0.999 })).toBeLessThanOrEqual(10_000);
   });
-  it('polls an art suite task at its action\'s cadence (describe answers in 1-3 s, so its first poll is soon)', () => {
+  it("polls an art suite task at its action's cadence (describe answers in 1-3 s, so its first poll is soon)", () => {
     const describe = { model: 'artgen', derived: { action: 'describe' } };
     const imagine = { model: 'artgen', derived: { action: 'imagine' } };
     expect(pollDelayMs('artgen', { scale: 1, random: () => 0.999 }, describe)).toBeLessThanOrEqual(1000);

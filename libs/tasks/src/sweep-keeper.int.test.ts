@@ -42,14 +42,24 @@ afterEach(async () => {
   await db.drop();
 });
 
-const start = (sweepIntervalMs = INTERVAL_MS): Promise<PoolWorker> => startPoolWorker(
-  {
-    pool: 'image', ds: db.dataSource, redis, prefix, adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]), logger,
-    settlements: { enqueueSettlement: async (id) => { await settleTask(db.dataSource, id); } },
-  },
-  // a long orphan age: the plain sweep would not touch these fresh tasks, only the rebuild does
-  { concurrency: 5, pollIntervalScale: 0.05, sweepIntervalMs, orphanAfterMs: 600_000, retryBaseMs: 200 },
-);
+const start = (sweepIntervalMs = INTERVAL_MS): Promise<PoolWorker> =>
+  startPoolWorker(
+    {
+      pool: 'image',
+      ds: db.dataSource,
+      redis,
+      prefix,
+      adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]),
+      logger,
+      settlements: {
+        enqueueSettlement: async (id) => {
+          await settleTask(db.dataSource, id);
+        },
+      },
+    },
+    // a long orphan age: the plain sweep would not touch these fresh tasks, only the rebuild does
+    { concurrency: 5, pollIntervalScale: 0.05, sweepIntervalMs, orphanAfterMs: 600_000, retryBaseMs: 200 },
+  );
 
 /**
  * Simulates a FLUSHALL for this test's keys only (the sentinel and the sweep scheduler among them), and returns when
@@ -68,11 +78,17 @@ describe('sweep keeper: the gateway heals itself after a Redis loss', () => {
     pw = await start();
     expect(await pw.queue.getJobScheduler('sweep')).toBeTruthy();
     const lostAt = await loseRedis();
-    const back = await waitFor(async () => ((await pw!.queue.getJobScheduler('sweep')) ? Date.now() : undefined),
-      { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'the sweep scheduler to come back' });
+    const back = await waitFor(async () => ((await pw!.queue.getJobScheduler('sweep')) ? Date.now() : undefined), {
+      timeoutMs: 10 * INTERVAL_MS,
+      intervalMs: 50,
+      what: 'the sweep scheduler to come back',
+    });
     expect(back - lostAt).toBeLessThanOrEqual(2 * INTERVAL_MS);
     // the loss was noticed (the sentinel is claimed again) and the scheduler holds its next sweep job
-    await waitFor(async () => (await redis.exists(healSentinelKey(queueKeyPrefix(prefix, QUEUES.image, 0)))) === 1, { timeoutMs: 10 * INTERVAL_MS, what: 'sentinel' });
+    await waitFor(async () => (await redis.exists(healSentinelKey(queueKeyPrefix(prefix, QUEUES.image, 0)))) === 1, {
+      timeoutMs: 10 * INTERVAL_MS,
+      what: 'sentinel',
+    });
     expect(await pw.queue.getJobSchedulersCount()).toBe(1);
   });
 
@@ -91,22 +107,30 @@ describe('sweep keeper: the gateway heals itself after a Redis loss', () => {
     const views = new TaskViewStore(redis, prefix);
     // driven again: a job (submitting, or about to hand the task to the poll path) or a due poll
     const driven = async (id: string): Promise<boolean> => Boolean(await pw!.queue.getJob(id)) || (await pw!.polls[0]!.present([id]))[0] === true;
-    await waitFor(async () => {
-      for (const t of all) {
-        if (!(await driven(t.id)) || !(await views.read(t.id))) return undefined;
-      }
-      return true;
-    }, { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'every open task rebuilt (job or due poll + view)' });
+    await waitFor(
+      async () => {
+        for (const t of all) {
+          if (!(await driven(t.id)) || !(await views.read(t.id))) return undefined;
+        }
+        return true;
+      },
+      { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'every open task rebuilt (job or due poll + view)' },
+    );
 
     for (const t of all) expect((await views.read(t.id))?.task.id).toBe(t.id);
     // the rebuilt jobs drive their tasks: the never-enqueued one is submitted, the others are polled, not resubmitted
     await waitFor(async () => up.submits.get(unqueued.id) === 1, { timeoutMs: 10_000, what: 'the unqueued task submitted' });
     const pollsBefore = submitted.map((t) => up.polls.get(up.idOf(t.id))?.length ?? 0);
-    await waitFor(async () => submitted.every((t, i) => (up.polls.get(up.idOf(t.id))?.length ?? 0) > pollsBefore[i]!),
-      { timeoutMs: 10_000, what: 'the submitted tasks polled again' });
+    await waitFor(async () => submitted.every((t, i) => (up.polls.get(up.idOf(t.id))?.length ?? 0) > pollsBefore[i]!), {
+      timeoutMs: 10_000,
+      what: 'the submitted tasks polled again',
+    });
     for (const t of submitted) expect(up.submits.get(t.id)).toBe(1);
     // a second rebuild finds every task driven (all four polling by now) and adds nothing
-    await waitFor(async () => ((await pw!.polls[0]!.present(all.map((t) => t.id))).every(Boolean) ? true : undefined), { timeoutMs: 10_000, what: 'all four polling' });
+    await waitFor(async () => ((await pw!.polls[0]!.present(all.map((t) => t.id))).every(Boolean) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'all four polling',
+    });
     expect((await pw.sweeper.rebuild()).readded).toBe(0);
     const counts = await Promise.all(all.map(async (t) => ((await driven(t.id)) ? 1 : 0)));
     expect(counts).toEqual([1, 1, 1, 1]);

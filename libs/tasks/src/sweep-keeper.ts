@@ -43,7 +43,9 @@ export class SweepKeeper {
 
   /** One check; while one runs, a second call returns the running one. */
   tick(): Promise<SweepKeeperTick> {
-    this.running ??= this.check().finally(() => { this.running = undefined; });
+    this.running ??= this.check().finally(() => {
+      this.running = undefined;
+    });
     return this.running;
   }
 
@@ -56,7 +58,12 @@ export class SweepKeeper {
     this.timer = undefined;
     if (!this.running) return;
     let t: NodeJS.Timeout | undefined;
-    await Promise.race([this.running, new Promise<void>((resolve) => { t = setTimeout(resolve, graceMs); })]);
+    await Promise.race([
+      this.running,
+      new Promise<void>((resolve) => {
+        t = setTimeout(resolve, graceMs);
+      }),
+    ]);
     clearTimeout(t);
   }
 

@@ -1,7 +1,5 @@
 import { DelayedError, type Job } from 'bullmq';
-import {
-  MODERATION_MESSAGE, canonicalJson, NO_UPSTREAM_MESSAGE, TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData,
-} from '@gmg/contracts';
+import { MODERATION_MESSAGE, canonicalJson, NO_UPSTREAM_MESSAGE, TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData } from '@gmg/contracts';
 import type { ChannelGroupResolver, ChannelRepository, ChannelWithSecret, TaskRecord, TaskRepository } from '@gmg/db';
 import { UpstreamError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
@@ -66,9 +64,18 @@ export class TaskStepProcessor {
    * `handOff`: a step whose next step is a poll puts the task on the steady poll path (PollLoop) and its BullMQ job
    * ends; only a submit retry waits in BullMQ's delayed set.
    */
-  constructor(private readonly d: TaskProcessorDeps, opts: TaskProcessorOptions, private readonly handOff: PollHandOff) {
+  constructor(
+    private readonly d: TaskProcessorDeps,
+    opts: TaskProcessorOptions,
+    private readonly handOff: PollHandOff,
+  ) {
     this.o = {
-      retryBaseMs: 1000, retryMaxMs: 60_000, failuresPerChannel: 3, maxSubmitAttempts: 10, maxPollFailures: 20, ...opts,
+      retryBaseMs: 1000,
+      retryMaxMs: 60_000,
+      failuresPerChannel: 3,
+      maxSubmitAttempts: 10,
+      maxPollFailures: 20,
+      ...opts,
     };
   }
 
@@ -76,8 +83,9 @@ export class TaskStepProcessor {
   async process(job: Job<TaskJobData>, token: string | undefined): Promise<void> {
     const taskId = requireTaskId(job.data);
     // One span per step, continuing the submission's trace carried in the job data.
-    const out = await withSpan(`task step ${job.queueName}`, { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': taskId } },
-      () => this.step(taskId, { ...job.data }));
+    const out = await withSpan(`task step ${job.queueName}`, { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': taskId } }, () =>
+      this.step(taskId, { ...job.data }),
+    );
     if (out.kind === 'done') return;
     if (out.next === 'poll') {
       // Polling from now on: its polls wait in the shard's due set; this job completes (the add comes first, so a
@@ -97,8 +105,9 @@ export class TaskStepProcessor {
    * submission's trace as the job did.
    */
   async pollStep(taskId: string, row: TaskRecord | null, pollFailures: number, trace?: Record<string, string>): Promise<Outcome> {
-    return withSpan('task step', { kind: SpanKind.CONSUMER, parent: trace, attributes: { 'gmg.task_id': taskId } },
-      () => this.step(taskId, { taskId, pollFailures }, row));
+    return withSpan('task step', { kind: SpanKind.CONSUMER, parent: trace, attributes: { 'gmg.task_id': taskId } }, () =>
+      this.step(taskId, { taskId, pollFailures }, row),
+    );
   }
 
   /** One step from the row's state (`row`: already read; undefined: read it now). Exposed for tests. */
@@ -115,9 +124,7 @@ export class TaskStepProcessor {
     }
     const polling = Boolean(task.upstreamTaskId && task.channelId);
     updateActiveSpan(`task ${polling ? 'poll' : 'submit'}`, { 'gmg.pool': task.pool, 'gmg.model': task.model });
-    const out = task.upstreamTaskId && task.channelId
-      ? await this.poll(task, task.channelId, task.upstreamTaskId, s)
-      : await this.submit(task, s);
+    const out = task.upstreamTaskId && task.channelId ? await this.poll(task, task.channelId, task.upstreamTaskId, s) : await this.submit(task, s);
     if (out.kind === 'delay') {
       // Wake up by the deadline at the latest, so a timeout is noticed on time even with a long interval.
       out.ms = Math.max(MIN_STEP_DELAY_MS, Math.min(out.ms, task.deadlineAt.getTime() - Date.now() + MIN_STEP_DELAY_MS));
@@ -155,8 +162,11 @@ export class TaskStepProcessor {
       const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
       if (!rec) {
         // Ended meanwhile (cancelled by its owner, timed out): the upstream task just made is not wanted any more.
-        await adapter.cancel?.(targetOf(ch), upstreamTaskId, task.request).catch((err: unknown) =>
-          this.d.logger.warn({ taskId: task.id, channel: ch.name, err: (err as Error).message }, 'upstream cancel of an ended task failed'));
+        await adapter
+          .cancel?.(targetOf(ch), upstreamTaskId, task.request)
+          .catch((err: unknown) =>
+            this.d.logger.warn({ taskId: task.id, channel: ch.name, err: (err as Error).message }, 'upstream cancel of an ended task failed'),
+          );
         return DONE;
       }
       this.d.logger.info({ taskId: task.id, channel: ch.name, upstreamTaskId }, 'task submitted upstream');
@@ -213,14 +223,17 @@ export class TaskStepProcessor {
       // Fewer images than billed, or a shorter video: charge what was delivered, release the rest.
       const capture = deliveredCapture(task.price, task.request.expected, p.result!);
       if (capture !== undefined) {
-        this.d.logger.info({ taskId: task.id, channel: ch.name, price: task.price.toString(), capture: capture.toString() }, 'partial result: charging what was delivered');
+        this.d.logger.info(
+          { taskId: task.id, channel: ch.name, price: task.price.toString(), capture: capture.toString() },
+          'partial result: charging what was delivered',
+        );
       }
       await this.d.lifecycle.complete(task.id, p.result!, p.native, capture);
       return DONE;
     }
     if (p.status === 'failed') {
       const moderation = p.error?.moderation === true;
-      const message = moderation ? MODERATION_MESSAGE : (p.error?.message || 'Generation failed');
+      const message = moderation ? MODERATION_MESSAGE : p.error?.message || 'Generation failed';
       await this.d.lifecycle.fail(task.id, message, p.error?.type ?? (moderation ? TASK_FAILURE_TYPES.moderation : undefined), p.native);
       return DONE;
     }

@@ -24,11 +24,28 @@ const T0 = Date.parse('2025-11-22T00:00:00Z');
 /** A task row as read at `atMs` past T0. */
 function row(id: string, over: Partial<TaskRecord>, atMs: number): TaskRecord {
   return {
-    id, accountId: '00000000-0000-4000-8000-000000000001', apiKeyId: '00000000-0000-4000-8000-000000000002',
-    model: 'lumen-2-flex', requestedModel: 'lumen-2-flex', pool: 'image', status: 'pending', progress: 0,
-    request: {} as TaskRecord['request'], price: 1000n, priceSnapshot: {}, channelId: null, upstreamTaskId: null,
-    result: null, error: null, createdAt: new Date(T0), startedAt: null, completedAt: null,
-    deadlineAt: new Date(T0 + 3_600_000), updatedAt: new Date(T0 + atMs), settledAt: null, ...over,
+    id,
+    accountId: '00000000-0000-4000-8000-000000000001',
+    apiKeyId: '00000000-0000-4000-8000-000000000002',
+    model: 'lumen-2-flex',
+    requestedModel: 'lumen-2-flex',
+    pool: 'image',
+    status: 'pending',
+    progress: 0,
+    request: {} as TaskRecord['request'],
+    price: 1000n,
+    priceSnapshot: {},
+    channelId: null,
+    upstreamTaskId: null,
+    result: null,
+    error: null,
+    createdAt: new Date(T0),
+    startedAt: null,
+    completedAt: null,
+    deadlineAt: new Date(T0 + 3_600_000),
+    updatedAt: new Date(T0 + atMs),
+    settledAt: null,
+    ...over,
   };
 }
 const newId = () => `task_viewtest${++n}`;
@@ -61,7 +78,11 @@ describe('TaskViewStore.write (compare-and-set on the view version)', () => {
     await store.write(row(id, { status: 'processing', progress: 20 }, 1_000));
     await store.write(row(id, {}, 0));
     const view = await store.read(id);
-    expect(view).toEqual({ accountId: '00000000-0000-4000-8000-000000000001', pool: 'image', task: expect.objectContaining({ status: 'processing', progress: 60 }) });
+    expect(view).toEqual({
+      accountId: '00000000-0000-4000-8000-000000000001',
+      pool: 'image',
+      task: expect.objectContaining({ status: 'processing', progress: 60 }),
+    });
     expect(await redis.ttl(store.key(id))).toBeGreaterThan(TASK_VIEW_TTL_SECONDS.open - 60);
   });
 

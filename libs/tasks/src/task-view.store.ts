@@ -51,9 +51,7 @@ redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[5])
 return false
 `;
 
-type WriteCommand = (
-  key: string, json: string, rank: string, progress: string, updatedMs: string, ttl: string, ifAbsent: '0' | '1',
-) => Promise<string | null>;
+type WriteCommand = (key: string, json: string, rank: string, progress: string, updatedMs: string, ttl: string, ifAbsent: '0' | '1') => Promise<string | null>;
 
 export interface TaskViewWriteOptions {
   /**
@@ -70,7 +68,10 @@ export interface TaskViewWriteOptions {
  * a view built from an older row never replaces a newer one.
  */
 export class TaskViewStore {
-  constructor(private readonly redis: Redis, private readonly prefix: string) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {
     if (!(WRITE_COMMAND in redis)) redis.defineCommand(WRITE_COMMAND, { numberOfKeys: 1, lua: WRITE_LUA });
   }
 
@@ -101,7 +102,12 @@ export class TaskViewStore {
     const stored: StoredView = Object.assign({}, view, { version });
     const run = (this.redis as unknown as Record<typeof WRITE_COMMAND, WriteCommand>)[WRITE_COMMAND];
     const winner = await run.call(
-      this.redis, this.key(t.id), JSON.stringify(stored), String(version[0]), String(version[1]), String(version[2]),
+      this.redis,
+      this.key(t.id),
+      JSON.stringify(stored),
+      String(version[0]),
+      String(version[1]),
+      String(version[2]),
       String(version[0] === STATUS_RANK.completed ? TASK_VIEW_TTL_SECONDS.terminal : TASK_VIEW_TTL_SECONDS.open),
       opts.ifAbsent ? '1' : '0',
     );

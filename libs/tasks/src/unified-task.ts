@@ -12,8 +12,9 @@ function chatCost(t: TaskRecord): string | undefined {
 /** The unified task of spec 2.2 from a task row. `cost`: 0 once failed (refunded), what was captured once completed. */
 export function toUnifiedTask(t: TaskRecord): UnifiedTask {
   // A custom (whitelisted, unregistered) model runs on the base contract of its pool.
-  const contract = requestContract({ model: t.model, derived: t.request?.derived ?? {} })
-    ?? (t.pool === 'image' || t.pool === 'video' ? baseContract(t.model, t.pool === 'video' ? 'video_generation' : 'image_generation') : undefined);
+  const contract =
+    requestContract({ model: t.model, derived: t.request?.derived ?? {} }) ??
+    (t.pool === 'image' || t.pool === 'video' ? baseContract(t.model, t.pool === 'video' ? 'video_generation' : 'image_generation') : undefined);
   const u: UnifiedTask = {
     id: t.id,
     object: 'generation.task',

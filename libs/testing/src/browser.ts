@@ -6,7 +6,15 @@ import { chromium, type BrowserContext } from 'playwright-core';
 /** Debian's Chromium (scripts/ensure-browser.sh, run by `npm test` and `.ci/run`, installs it when missing); CHROMIUM_PATH overrides. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** What CI needs: no sandbox as root, no GPU, nothing phoned home (this machine's network is closed). */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface TestBrowser {
   context: BrowserContext;

@@ -47,7 +47,12 @@ function parseQuestion(msg: Buffer): { name: string; type: number; end: number }
       i++;
       break;
     }
-    labels.push(msg.subarray(i + 1, i + 1 + len).toString('ascii').toLowerCase());
+    labels.push(
+      msg
+        .subarray(i + 1, i + 1 + len)
+        .toString('ascii')
+        .toLowerCase(),
+    );
     i += 1 + len;
   }
   if (i + 4 > msg.length) return undefined;

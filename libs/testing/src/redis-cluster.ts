@@ -39,41 +39,72 @@ export async function startLocalRedisCluster(opts: { masters?: number; replicasP
   const cli = async (port: number, ...args: string[]): Promise<string> =>
     (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 30_000 })).stdout;
   const stop = async (): Promise<void> => {
-    await Promise.all(nodes.map(async (n) => {
-      if (n.proc.exitCode !== null || n.proc.signalCode !== null) return;
-      const exited = new Promise((r) => n.proc.once('exit', r));
-      n.proc.kill('SIGKILL');
-      await exited;
-    }));
+    await Promise.all(
+      nodes.map(async (n) => {
+        if (n.proc.exitCode !== null || n.proc.signalCode !== null) return;
+        const exited = new Promise((r) => n.proc.once('exit', r));
+        n.proc.kill('SIGKILL');
+        await exited;
+      }),
+    );
     rmSync(dir, { recursive: true, force: true });
   };
   try {
     for (let i = 0; i < masters * (1 + replicas); i++) {
       const port = await freePort();
-      const proc = spawn('redis-server', [
-        '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-        '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2000),
-        '--dir', dir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--protected-mode', 'no',
-      ], { stdio: 'ignore' });
-      const reap = (): void => { proc.kill('SIGKILL'); };
+      const proc = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          String(opts.nodeTimeoutMs ?? 2000),
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--maxmemory-policy',
+          'noeviction',
+          '--protected-mode',
+          'no',
+        ],
+        { stdio: 'ignore' },
+      );
+      const reap = (): void => {
+        proc.kill('SIGKILL');
+      };
       process.once('exit', reap);
       proc.once('exit', () => process.removeListener('exit', reap));
       nodes.push({ port, proc });
       await waitFor(async () => (await cli(port, 'ping')).trim() === 'PONG', { timeoutMs: 10_000, what: `redis-server on ${port}` });
     }
-    await run('redis-cli', [
-      '--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes',
-    ], { timeout: 60_000 });
+    await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], {
+      timeout: 60_000,
+    });
     for (const n of nodes) {
-      await waitFor(async () => (await cli(n.port, 'cluster', 'info')).includes('cluster_state:ok'), { timeoutMs: 30_000, what: `cluster_state:ok on ${n.port}` });
+      await waitFor(async () => (await cli(n.port, 'cluster', 'info')).includes('cluster_state:ok'), {
+        timeoutMs: 30_000,
+        what: `cluster_state:ok on ${n.port}`,
+      });
     }
     // a replica that has not finished its first sync would refuse to fail over (its data counts as too old): a
     // failover test must start with every replica linked to its master
     for (const n of nodes) {
-      await waitFor(async () => {
-        const repl = await cli(n.port, 'info', 'replication');
-        return !repl.includes('role:slave') || (repl.includes('master_link_status:up') && repl.includes('master_sync_in_progress:0'));
-      }, { timeoutMs: 60_000, intervalMs: 200, what: `replica ${n.port} in sync with its master` });
+      await waitFor(
+        async () => {
+          const repl = await cli(n.port, 'info', 'replication');
+          return !repl.includes('role:slave') || (repl.includes('master_link_status:up') && repl.includes('master_sync_in_progress:0'));
+        },
+        { timeoutMs: 60_000, intervalMs: 200, what: `replica ${n.port} in sync with its master` },
+      );
     }
   } catch (e) {
     await stop();
@@ -104,18 +135,36 @@ export interface LocalRedis {
 /** One standalone `redis-server` on a free port (no persistence, noeviction, `maxmemory` when given), for tests. */
 export async function startLocalRedis(opts: { maxmemory?: number } = {}): Promise<LocalRedis> {
   const port = await freePort();
-  const proc = spawn('redis-server', [
-    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction',
-    '--maxmemory', String(opts.maxmemory ?? 0),
-  ], { stdio: 'ignore' });
-  const reap = (): void => { proc.kill('SIGKILL'); };
+  const proc = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'noeviction',
+      '--maxmemory',
+      String(opts.maxmemory ?? 0),
+    ],
+    { stdio: 'ignore' },
+  );
+  const reap = (): void => {
+    proc.kill('SIGKILL');
+  };
   process.once('exit', reap);
   proc.once('exit', () => process.removeListener('exit', reap));
   const cli = async (...args: string[]): Promise<string> =>
     (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 30_000 })).stdout;
   await waitFor(async () => (await cli('ping')).trim() === 'PONG', { timeoutMs: 10_000, what: `redis-server on ${port}` });
   return {
-    port, url: `redis://127.0.0.1:${port}`, cli,
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    cli,
     async stop() {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));

@@ -45,7 +45,11 @@ const defaultRuntime = (): ServiceRuntime => (process.env.GMG_SERVICE_RUNTIME ==
  * `healthUrl` answers 200.
  */
 export async function startService(
-  name: string, env: Record<string, string>, healthUrl: string, timeoutMs = 60_000, runtime: ServiceRuntime = defaultRuntime(),
+  name: string,
+  env: Record<string, string>,
+  healthUrl: string,
+  timeoutMs = 60_000,
+  runtime: ServiceRuntime = defaultRuntime(),
   /** Node flags before the service's own (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept). */
   nodeArgs: readonly string[] = [],
 ): Promise<ServiceProcess> {
@@ -55,15 +59,20 @@ export async function startService(
   if (runtime === 'dist' && !existsSync(args[args.length - 1])) throw new Error(`${args[args.length - 1]} does not exist: run npm run build first`);
   // TEST_REDIS_CLUSTER=1 (index.ts TEST_REDIS_CLUSTER_NODES): a service pointed at the test Redis uses the cluster
   const clusterNodes = process.env.TEST_REDIS_CLUSTER_NODES;
-  const onCluster = clusterNodes && env.REDIS_URL !== undefined && env.REDIS_URL === (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379')
-    && env.REDIS_CLUSTER_NODES === undefined;
+  const onCluster =
+    clusterNodes &&
+    env.REDIS_URL !== undefined &&
+    env.REDIS_URL === (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379') &&
+    env.REDIS_CLUSTER_NODES === undefined;
   const proc = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...(onCluster ? { REDIS_CLUSTER_NODES: clusterNodes } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const keep = (d: Buffer) => { out = (out + d.toString()).slice(-20_000); };
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+  };
   proc.stdout?.on('data', keep);
   proc.stderr?.on('data', keep);
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
@@ -72,14 +81,19 @@ export async function startService(
   process.once('exit', reap);
   void exited.then(() => process.removeListener('exit', reap));
   let dead = false;
-  void exited.then(() => { dead = true; });
+  void exited.then(() => {
+    dead = true;
+  });
   try {
     await Promise.race([
-      waitFor(async () => {
-        if (dead) return true;
-        const r = await fetch(healthUrl).catch(() => undefined);
-        return r?.ok;
-      }, { timeoutMs, intervalMs: 100, what: `${name} health at ${healthUrl}` }),
+      waitFor(
+        async () => {
+          if (dead) return true;
+          const r = await fetch(healthUrl).catch(() => undefined);
+          return r?.ok;
+        },
+        { timeoutMs, intervalMs: 100, what: `${name} health at ${healthUrl}` },
+      ),
       exited.then(() => undefined),
     ]);
     if (dead) throw new Error(`${name} exited during start (code ${proc.exitCode})`);

@@ -1,7 +1,10 @@
 import { inspect } from 'node:util';
 
 /** Polls `fn` until it returns a truthy value or the deadline passes. Never a fixed sleep. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
   const interval = opts.intervalMs ?? 50;
   let last: unknown;

@@ -26,7 +26,7 @@ describe('selectChannel', () => {
   it('approximates the weight ratio over many picks', () => {
     const cands = [ch('a', 1, 1), ch('b', 1, 3)];
     let state = 42;
-    const lcg = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const lcg = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const counts = { a: 0, b: 0 } as Record<string, number>;
     for (let i = 0; i < 4000; i++) counts[selectChannel(cands, { random: lcg })!.id]++;
     expect(counts.b / counts.a).toBeGreaterThan(2.5);
@@ -71,4 +71,3 @@ describe('pickChannel', () => {
     expect(pickChannel([ch('a', 5, 1), ch('b', 1, 1)], gate)).toBeUndefined();
   });
 });
-

@@ -55,11 +55,7 @@ const weightOf = (c: ChannelCandidate): number => (Number.isFinite(c.weight) && 
  * selectChannel plus the circuit breaker's half-open rule: a channel whose single trial call is taken by another
  * task is skipped and the choice made again, so at most one call probes a recovering channel.
  */
-export function pickChannel<T extends ChannelCandidate>(
-  candidates: readonly T[],
-  gate: ChannelGate,
-  opts: Omit<SelectOptions, 'isOpen'> = {},
-): T | undefined {
+export function pickChannel<T extends ChannelCandidate>(candidates: readonly T[], gate: ChannelGate, opts: Omit<SelectOptions, 'isOpen'> = {}): T | undefined {
   const exclude = new Set(opts.exclude ?? []);
   for (let i = 0; i < candidates.length; i++) {
     const c = selectChannel(candidates, { exclude, random: opts.random, isOpen: (id) => !gate.isAvailable(id) });

@@ -74,9 +74,7 @@ describe('gateway adapter against a local HTTP upstream', () => {
     up.setReply((_req, res) => res.json({ code: 200, data: [{ status: 'submitted', task_id: 'task_up1' }] }));
     const got = await adapter.submit(ch, request(), { taskId: 'task_ours1' });
     expect(got).toEqual({ upstreamTaskId: 'task_up1' });
-    expect(up.seen).toEqual([
-      { path: '/v1/images/generations', auth: `Bearer ${API_KEY}`, idem: 'task_ours1', body: request().upstreamBody },
-    ]);
+    expect(up.seen).toEqual([{ path: '/v1/images/generations', auth: `Bearer ${API_KEY}`, idem: 'task_ours1', body: request().upstreamBody }]);
   });
 
   it('reads ack shape B answered with HTTP 202', async () => {
@@ -155,7 +153,10 @@ describe('gateway adapter against a local HTTP upstream', () => {
 
   it('polls a failed moderation task as moderation', async () => {
     up.setReply((_req, res) =>
-      res.json({ code: 200, data: { id: 't', status: 'failed', progress: 0, error: { code: 'task_failed', message: 'Banned prompt detected', type: 'moderation' } } }),
+      res.json({
+        code: 200,
+        data: { id: 't', status: 'failed', progress: 0, error: { code: 'task_failed', message: 'Banned prompt detected', type: 'moderation' } },
+      }),
     );
     await expect(adapter.poll(ch, 't')).resolves.toMatchObject({ status: 'failed', error: { moderation: true } });
   });

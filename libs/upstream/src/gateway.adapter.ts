@@ -85,15 +85,17 @@ function createUpstreamClient(opts: GatewayAdapterOptions): UpstreamHttp {
   });
 }
 
-const headersFor = (ch: ChannelTarget): Record<string, string> =>
-  ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {};
+const headersFor = (ch: ChannelTarget): Record<string, string> => (ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {});
 
 /**
  * One upstream call, counted and timed by channel name and operation (`outcome`: ok or the failure kind), in its
  * own client span.
  */
 async function callUpstream(
-  ch: ChannelTarget, operation: 'submit' | 'poll' | 'cancel', describe: string, send: () => Promise<UpstreamAnswer>,
+  ch: ChannelTarget,
+  operation: 'submit' | 'poll' | 'cancel',
+  describe: string,
+  send: () => Promise<UpstreamAnswer>,
 ): Promise<UpstreamAnswer> {
   const labels = { channel: ch.name, operation };
   const end = upstreamDuration.startTimer(labels);
@@ -204,27 +206,35 @@ function mapResult(r: Record<string, unknown>): TaskResult {
 }
 
 function mapImages(list: unknown[]): NonNullable<TaskResult['images']> {
-  return list.filter(isObj).filter((i) => typeof i.url === 'string').map((i) => ({
-    url: i.url as string,
-    ...(typeof i.width === 'number' ? { width: i.width } : {}),
-    ...(typeof i.height === 'number' ? { height: i.height } : {}),
-    ...(typeof i.format === 'string' ? { format: i.format } : {}),
-  }));
+  return list
+    .filter(isObj)
+    .filter((i) => typeof i.url === 'string')
+    .map((i) => ({
+      url: i.url as string,
+      ...(typeof i.width === 'number' ? { width: i.width } : {}),
+      ...(typeof i.height === 'number' ? { height: i.height } : {}),
+      ...(typeof i.format === 'string' ? { format: i.format } : {}),
+    }));
 }
 
 function mapVideos(list: unknown[]): NonNullable<TaskResult['videos']> {
   return list.filter(isObj).flatMap((v) => {
     const urls = Array.isArray(v.url) ? v.url.filter((u): u is string => typeof u === 'string') : typeof v.url === 'string' ? [v.url] : [];
     if (urls.length === 0) return [];
-    return [{ url: urls, expires_at: typeof v.expires_at === 'number' ? v.expires_at : 0, ...(typeof v.duration === 'number' ? { duration: v.duration } : {}) }];
+    return [
+      { url: urls, expires_at: typeof v.expires_at === 'number' ? v.expires_at : 0, ...(typeof v.duration === 'number' ? { duration: v.duration } : {}) },
+    ];
   });
 }
 
 function mapAssets(list: unknown[]): NonNullable<TaskResult['assets']> {
-  return list.filter(isObj).filter((a) => typeof a.asset_id === 'string').map((a) => ({
-    asset_id: a.asset_id as string,
-    asset_url: typeof a.asset_url === 'string' ? a.asset_url : `asset://${String(a.asset_id)}`,
-    status: typeof a.status === 'string' ? a.status : 'Active',
-    ...(typeof a.reason === 'string' && a.reason ? { reason: truncate(a.reason, 500) } : {}),
-  }));
+  return list
+    .filter(isObj)
+    .filter((a) => typeof a.asset_id === 'string')
+    .map((a) => ({
+      asset_id: a.asset_id as string,
+      asset_url: typeof a.asset_url === 'string' ? a.asset_url : `asset://${String(a.asset_id)}`,
+      status: typeof a.status === 'string' ? a.status : 'Active',
+      ...(typeof a.reason === 'string' && a.reason ? { reason: truncate(a.reason, 500) } : {}),
+    }));
 }

@@ -18,10 +18,7 @@ export interface PublicHostResolverOptions {
  * - `private`: at least one address is loopback, private, link-local, metadata... (`addresses` lists them).
  * - `unresolved`: DNS did not answer in time or failed; nothing is known, so the caller must not accept the URL.
  */
-export type HostVerdict =
-  | { kind: 'public' }
-  | { kind: 'private'; addresses: string[] }
-  | { kind: 'unresolved'; reason: string };
+export type HostVerdict = { kind: 'public' } | { kind: 'private'; addresses: string[] } | { kind: 'unresolved'; reason: string };
 
 /** Answers that mean "no such record": the name is definitively absent in this family. */
 const ABSENT = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN']);
@@ -47,7 +44,10 @@ export class PublicHostResolver {
   }
 
   async checkHost(hostname: string): Promise<HostVerdict> {
-    const host = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+    const host = hostname
+      .toLowerCase()
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '');
     if (isIP(host)) return isPrivateAddress(host) ? { kind: 'private', addresses: [host] } : { kind: 'public' };
     const cached = this.cache?.get(host);
     if (cached) return cached;

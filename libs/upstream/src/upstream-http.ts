@@ -14,7 +14,10 @@ export interface UpstreamHttp {
 
 /** A transport failure, with a code `classifyHttpFailure` knows (ECONNREFUSED, ETIMEDOUT, …). Never holds headers. */
 export class UpstreamTransportError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'UpstreamTransportError';
   }
@@ -49,7 +52,9 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions): UpstreamHttp {
     const signal = AbortSignal.timeout(opts.timeoutMs);
     try {
       const res = await request(url, {
-        method, dispatcher, signal,
+        method,
+        dispatcher,
+        signal,
         headers: body === undefined ? { ...base, ...headers } : { ...base, 'content-type': 'application/json', ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
       });

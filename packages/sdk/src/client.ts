@@ -81,7 +81,8 @@ export class GatewayClient {
 
   /** The art suite (`/v1/artgen/generations/*`, model `artgen` implied): one method per action, plus buttons and the native task. */
   readonly artgen = {
-    submit: <A extends ArtgenAction>(action: A, body: ArtgenRequests[A], opts?: RequestOptions): Promise<Submitted> => this.submit(ARTGEN_PATHS[action], body, opts),
+    submit: <A extends ArtgenAction>(action: A, body: ArtgenRequests[A], opts?: RequestOptions): Promise<Submitted> =>
+      this.submit(ARTGEN_PATHS[action], body, opts),
     imagine: (body: ArtgenRequests['imagine'], opts?: RequestOptions) => this.artgen.submit('imagine', body, opts),
     blend: (body: ArtgenRequests['blend'], opts?: RequestOptions) => this.artgen.submit('blend', body, opts),
     /** Synchronous on the server: the acknowledgement usually carries the text already (`ack.data.prompt`). */

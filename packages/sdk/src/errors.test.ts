@@ -1,6 +1,17 @@
 import {
-  ArtgenNotFoundError, AuthenticationError, GatewayError, InternalError, InvalidDurationError, InvalidRequestError, NotFoundError,
-  RateLimitError, ServerError, ServiceUnavailableError, errorFromResponse, paramOf, parseRetryAfter,
+  ArtgenNotFoundError,
+  AuthenticationError,
+  GatewayError,
+  InternalError,
+  InvalidDurationError,
+  InvalidRequestError,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  ServiceUnavailableError,
+  errorFromResponse,
+  paramOf,
+  parseRetryAfter,
 } from './errors';
 
 const headers = (h: Record<string, string> = {}) => new Headers(h);
@@ -28,7 +39,9 @@ describe('errorFromResponse', () => {
   });
 
   it('names the field: the body param, else the back-quoted name the message starts with', () => {
-    expect(errorFromResponse(400, { error: { type: 'invalid_request_error', message: '`size` must be one of 1:1, 16:9; got \'x\'' } }, headers()).param).toBe('size');
+    expect(errorFromResponse(400, { error: { type: 'invalid_request_error', message: "`size` must be one of 1:1, 16:9; got 'x'" } }, headers()).param).toBe(
+      'size',
+    );
     expect(errorFromResponse(400, { error: { type: 'invalid_request_error', message: 'whatever', param: 'duration' } }, headers()).param).toBe('duration');
     expect(paramOf('Request body is not valid JSON')).toBeUndefined();
   });

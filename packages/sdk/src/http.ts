@@ -119,7 +119,8 @@ export class Transport {
   async json<T>(req: HttpRequest): Promise<T> {
     const res = await this.send(req);
     const parsed = await readJson(res);
-    if (parsed === undefined) throw new GatewayError({ status: res.status, type: 'server_error', message: `${req.method} ${req.path}: the answer is not JSON` });
+    if (parsed === undefined)
+      throw new GatewayError({ status: res.status, type: 'server_error', message: `${req.method} ${req.path}: the answer is not JSON` });
     return parsed as T;
   }
 

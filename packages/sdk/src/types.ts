@@ -132,7 +132,12 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> };
+    message: {
+      role: 'assistant';
+      content: string | null;
+      refusal: null;
+      tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+    };
     logprobs: null;
     finish_reason: 'stop' | 'length' | 'tool_calls' | 'content_filter';
   }>;

@@ -20,7 +20,11 @@ describe('sdk build (tsc → dist, ESM + types)', () => {
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
   it('emits the files package.json exports name', () => {
-    const pkg = JSON.parse(readFileSync(path.join(PKG, 'package.json'), 'utf8')) as { type: string; exports: { '.': { types: string; import: string } }; dependencies?: unknown };
+    const pkg = JSON.parse(readFileSync(path.join(PKG, 'package.json'), 'utf8')) as {
+      type: string;
+      exports: { '.': { types: string; import: string } };
+      dependencies?: unknown;
+    };
     expect(pkg.type).toBe('module');
     expect(pkg.dependencies).toBeUndefined();
     const files = readdirSync(out);
@@ -33,7 +37,9 @@ describe('sdk build (tsc → dist, ESM + types)', () => {
     const script = `const m = await import(${JSON.stringify(entry)}); console.log(JSON.stringify({ keys: Object.keys(m).sort(), upscale: m.ARTGEN_PATHS.upscale, client: typeof new m.GatewayClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' }).images.generate }));`;
     const printed = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: os.tmpdir(), encoding: 'utf8' });
     const result = JSON.parse(printed) as { keys: string[]; upscale: string; client: string };
-    expect(result.keys).toEqual(expect.arrayContaining(['GatewayClient', 'GatewayError', 'InvalidRequestError', 'RateLimitError', 'TaskFailedError', 'waitForTask', 'ARTGEN_PATHS']));
+    expect(result.keys).toEqual(
+      expect.arrayContaining(['GatewayClient', 'GatewayError', 'InvalidRequestError', 'RateLimitError', 'TaskFailedError', 'waitForTask', 'ARTGEN_PATHS']),
+    );
     expect(result.upscale).toBe('/v1/artgen/generations/upscale');
     expect(result.client).toBe('function');
   });

@@ -5,13 +5,19 @@
 import path from 'node:path';
 import sharp from 'sharp';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
+import { createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, TEST_REDIS_URL, type ServiceProcess, type TestDatabase } from '@gmg/testing';
 import {
-  createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix,
-  TEST_REDIS_URL, type ServiceProcess, type TestDatabase,
-} from '@gmg/testing';
-import {
-  ArtgenNotFoundError, AuthenticationError, GatewayClient, GatewayError, InvalidRequestError, NotFoundError, PaymentRequiredError,
-  RateLimitError, TaskFailedError, WaitTimeoutError, type Task,
+  ArtgenNotFoundError,
+  AuthenticationError,
+  GatewayClient,
+  GatewayError,
+  InvalidRequestError,
+  NotFoundError,
+  PaymentRequiredError,
+  RateLimitError,
+  TaskFailedError,
+  WaitTimeoutError,
+  type Task,
 } from '../src/index.js';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
@@ -43,14 +49,28 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
     const sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
     procs.push(sim);
     await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    await new ChannelRepository(db.dataSource).create({ name: 'sim-chat', protocol: 'messages', baseUrl: `http://127.0.0.1:${simPort}`, models: ['lumen-chat-1'], priority: 0 });
+    await new ChannelRepository(db.dataSource).create({
+      name: 'sim-chat',
+      protocol: 'messages',
+      baseUrl: `http://127.0.0.1:${simPort}`,
+      models: ['lumen-chat-1'],
+      priority: 0,
+    });
     procs.push(
       ...(await Promise.all([
-        startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` }, `http://127.0.0.1:${edgePort}/healthz`),
+        startService(
+          'api-edge',
+          { ...common, PORT: String(edgePort), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` },
+          `http://127.0.0.1:${edgePort}/healthz`,
+        ),
         startService('worker-image', worker(imagePort), `http://127.0.0.1:${imagePort}/healthz`),
         startService('worker-video', worker(videoPort), `http://127.0.0.1:${videoPort}/healthz`),
         startService('worker-artgen', worker(artgenPort), `http://127.0.0.1:${artgenPort}/healthz`),
-        startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+        startService(
+          'billing',
+          { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
+          `http://127.0.0.1:${billingPort}/healthz`,
+        ),
       ])),
     );
     base = `http://127.0.0.1:${edgePort}`;
@@ -195,7 +215,9 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
     const schema = await gmg.models.schema('lumen-2-pro');
     expect(schema).toMatchObject({ id: 'lumen-2-pro', idempotency: { header: 'Idempotency-Key' } });
 
-    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3a6' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3a6' } })
+      .png()
+      .toBuffer();
     const upload = await gmg.uploads.image(new Blob([new Uint8Array(png)], { type: 'image/png' }), { filename: 'ref.png' });
     expect(upload).toMatchObject({ mime: 'image/png', width: 64, height: 48, url: expect.stringContaining(`${base}/v1/uploads/`) });
     const viaBase64 = await gmg.uploads.image(png.toString('base64'));
@@ -221,7 +243,9 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
   });
 
   it('avatars.submit and messages.create reach their endpoints (refusals come back typed, naming the field)', async () => {
-    const both = await gmg.avatars.submit({ url: 'https://cdn.example.com/a.png', name: 'a', assets: [{ url: 'https://cdn.example.com/b.png', name: 'b' }] }).catch((e: unknown) => e);
+    const both = await gmg.avatars
+      .submit({ url: 'https://cdn.example.com/a.png', name: 'a', assets: [{ url: 'https://cdn.example.com/b.png', name: 'b' }] })
+      .catch((e: unknown) => e);
     expect(both).toBeInstanceOf(InvalidRequestError);
     expect((both as InvalidRequestError).status).toBe(400);
 
@@ -246,7 +270,10 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
   it('chat.completions.create speaks chat-completions: the parsed completion, the raw chunk stream, refusals typed with their param', async () => {
     const messages = [{ role: 'user' as const, content: 'Say hello' }];
     const answer = await gmg.chat.completions.create({ model: 'lumen-chat-1', messages });
-    expect(answer).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'Hello! You said: Say hello' }, finish_reason: 'stop' }] });
+    expect(answer).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ message: { role: 'assistant', content: 'Hello! You said: Say hello' }, finish_reason: 'stop' }],
+    });
     expect(answer.usage.total_tokens).toBeGreaterThan(0);
 
     const res = await gmg.chat.completions.create({ model: 'lumen-chat-1', messages, stream: true, stream_options: { include_usage: true } });

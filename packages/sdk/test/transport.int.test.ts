@@ -39,8 +39,16 @@ describe('sdk transport: retries of 429/503 honouring Retry-After', () => {
     await new Promise((r) => server.close(r));
   });
 
-  const unavailable = (retryAfter: string) => ({ status: 503, headers: { 'retry-after': retryAfter }, body: { error: { code: 503, type: 'service_unavailable', message: 'busy' } } });
-  const limited = (retryAfter: string) => ({ status: 429, headers: { 'retry-after': retryAfter }, body: { error: { code: 429, type: 'rate_limit_error', message: 'slow down' } } });
+  const unavailable = (retryAfter: string) => ({
+    status: 503,
+    headers: { 'retry-after': retryAfter },
+    body: { error: { code: 503, type: 'service_unavailable', message: 'busy' } },
+  });
+  const limited = (retryAfter: string) => ({
+    status: 429,
+    headers: { 'retry-after': retryAfter },
+    body: { error: { code: 429, type: 'rate_limit_error', message: 'slow down' } },
+  });
   const ack = { status: 200, body: { code: 200, data: [{ status: 'submitted', task_id: 'task_abc' }] } };
 
   it('waits the Retry-After of a 503, then resends the submission with the same Idempotency-Key', async () => {

@@ -18,7 +18,6 @@ const OPTIONS: ts.CompilerOptions = {
   lib: ['lib.es2022.d.ts'],
   types: ['node'],
   baseUrl: ROOT,
-  
 };
 
 /** Diagnostics of FILE compiled with `text` as its content, as 1-based line numbers. */
@@ -28,12 +27,11 @@ function errorLines(text: string): number[] {
   host.getSourceFile = (name, lang, onError, create) =>
     path.resolve(name) === FILE ? ts.createSourceFile(name, text, lang) : getSourceFile(name, lang, onError, create);
   const program = ts.createProgram([FILE], OPTIONS, host);
-  return ts
-    .getPreEmitDiagnostics(program)
-    .map((d) => {
-      if (!d.file || path.resolve(d.file.fileName) !== FILE) throw new Error(`unexpected error elsewhere: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
-      return d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1;
-    });
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    if (!d.file || path.resolve(d.file.fileName) !== FILE)
+      throw new Error(`unexpected error elsewhere: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    return d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1;
+  });
 }
 
 describe('sdk type tests (per-model request types)', () => {

@@ -33,12 +33,14 @@ describe('authentication', () => {
     ['an unknown key', { Authorization: 'Bearer sk-unknownunknownunknownunknownunknown0000' }],
     ['an empty Bearer value', { Authorization: 'Bearer ' }],
   ])('answers 401 authentication_error for %s', async (_what, headers) => {
-    const res = await api().get('/v1/models').set(headers as Record<string, string>);
+    const res = await api()
+      .get('/v1/models')
+      .set(headers as Record<string, string>);
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: { code: 401, type: 'authentication_error', message: expect.any(String) } });
   });
 
-  it('does not take x-api-key outside the messages endpoint and its clients\' model list', async () => {
+  it("does not take x-api-key outside the messages endpoint and its clients' model list", async () => {
     const res = await api().get('/v1/tasks/task_x').set('x-api-key', key);
     expect(res.status).toBe(401);
   });
@@ -48,7 +50,11 @@ describe('authentication', () => {
     expect((await api().get('/v1/models').set(auth(c.key))).status).toBe(200);
     await new ApiKeyRepository(h.db.dataSource).revoke(c.keyId);
     // the TTL plus one polling interval and a request's own time; the exact expiry is unit-tested with a clock
-    await waitFor(async () => (await api().get('/v1/models').set(auth(c.key))).status === 401, { timeoutMs: 500 + 250, intervalMs: 50, what: 'revoked key rejected' });
+    await waitFor(async () => (await api().get('/v1/models').set(auth(c.key))).status === 401, {
+      timeoutMs: 500 + 250,
+      intervalMs: 50,
+      what: 'revoked key rejected',
+    });
   });
 
   it('checks the key before parsing the body (invalid JSON without a key is 401)', async () => {
@@ -84,7 +90,10 @@ describe('error shapes', () => {
   });
 
   it('answers an oversized body with 413 in the error shape and creates no task', async () => {
-    const res = await api().post(IMAGES).set(auth()).send({ ...lumen, prompt: 'x'.repeat(100_000) });
+    const res = await api()
+      .post(IMAGES)
+      .set(auth())
+      .send({ ...lumen, prompt: 'x'.repeat(100_000) });
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ error: { code: 413, type: 'invalid_request_error', message: expect.stringContaining('65536') } });
   });
@@ -108,7 +117,7 @@ describe('error shapes', () => {
 });
 
 describe('GET /v1/tasks/:id', () => {
-  it('returns the caller\'s own task from the Redis view', async () => {
+  it("returns the caller's own task from the Redis view", async () => {
     const id = await submit();
     const res = await api().get(`/v1/tasks/${id}`).set(auth());
     expect(res.status).toBe(200);
@@ -168,7 +177,13 @@ describe('catalog', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, object: 'list' });
     const pro = res.body.data.find((m: { id: string }) => m.id === 'lumen-2-pro');
-    expect(pro).toEqual({ id: 'lumen-2-pro', object: 'model', created: expect.any(Number), owned_by: expect.any(String), supported_endpoint_types: expect.any(Array) });
+    expect(pro).toEqual({
+      id: 'lumen-2-pro',
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: expect.any(String),
+      supported_endpoint_types: expect.any(Array),
+    });
   });
 
   it('adds category and capability tags with expand=category and filters by category', async () => {
@@ -179,7 +194,7 @@ describe('catalog', () => {
     expect(res.body.data.find((m: { id: string }) => m.id === 'lumen-2-pro').capability_tags).toContain('Text to Image');
   });
 
-  it('keeps the same scope with or without expand, and only the key\'s allowed models', async () => {
+  it("keeps the same scope with or without expand, and only the key's allowed models", async () => {
     const c = await h.newCustomer({ balance: 1, models: ['lumen-2-flex'] });
     const ids = async (q: string) => ((await api().get(`/v1/models${q}`).set(auth(c.key))).body.data as Array<{ id: string }>).map((m) => m.id).sort();
     expect(await ids('')).toEqual(['lumen-2-flex']);
@@ -202,7 +217,12 @@ describe('catalog', () => {
   it('serves one model schema with idempotency and response-contract blocks, by path and by query', async () => {
     const byPath = await api().get('/v1/models/lumen-2-pro/schema').set(auth());
     expect(byPath.status).toBe(200);
-    expect(byPath.body).toMatchObject({ id: 'lumen-2-pro', parameters: expect.any(Object), idempotency: expect.any(Object), response_contract: expect.any(Object) });
+    expect(byPath.body).toMatchObject({
+      id: 'lumen-2-pro',
+      parameters: expect.any(Object),
+      idempotency: expect.any(Object),
+      response_contract: expect.any(Object),
+    });
     const byQuery = await api().get('/v1/model-schema').query({ model: 'lumen-2-pro' }).set(auth());
     expect(byQuery.body).toEqual(byPath.body);
   });

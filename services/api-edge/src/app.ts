@@ -2,8 +2,18 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
 import { maxBodyBytesOfPath } from '@gmg/contracts';
 import {
-  ApiKeyRepository, AssetGroupRepository, AssetRepository, ChannelRepository, ChatCallRepository, CreditLeaseRepository, PriceRepository,
-  HoldBatchingTaskRepository, TaskLeaseBook, TaskRepository, newTaskId, pingDatabase,
+  ApiKeyRepository,
+  AssetGroupRepository,
+  AssetRepository,
+  ChannelRepository,
+  ChatCallRepository,
+  CreditLeaseRepository,
+  PriceRepository,
+  HoldBatchingTaskRepository,
+  TaskLeaseBook,
+  TaskRepository,
+  newTaskId,
+  pingDatabase,
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
@@ -52,13 +62,39 @@ import { mountPlayground } from './playground';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
-  | 'publicBaseUrl' | 'adminToken' | 'taskTimeoutSeconds' | 'maxBodyBytes' | 'maxBodyBytesInFlight' | 'bodyBudgetWaitMs' | 'bodyBudgetKeyShare' | 'authCacheTtlMs' | 'authStaleIfErrorMs' | 'priceCacheTtlMs' | 'queuePrefix' | 'queueShards'
-  | 'uploadDir' | 'uploadMaxBytes' | 'uploadTtlSeconds' | 'uploadSweepIntervalMs' | 'uploadQuotaBytes' | 'uploadQuotaFiles'
-  | 'messagesLeaseMinor' | 'messagesLeaseTtlMs' | 'messagesChannelCacheTtlMs' | 'messagesRelay' | 'webhookAllowInsecure'
+  | 'publicBaseUrl'
+  | 'adminToken'
+  | 'taskTimeoutSeconds'
+  | 'maxBodyBytes'
+  | 'maxBodyBytesInFlight'
+  | 'bodyBudgetWaitMs'
+  | 'bodyBudgetKeyShare'
+  | 'authCacheTtlMs'
+  | 'authStaleIfErrorMs'
+  | 'priceCacheTtlMs'
+  | 'queuePrefix'
+  | 'queueShards'
+  | 'uploadDir'
+  | 'uploadMaxBytes'
+  | 'uploadTtlSeconds'
+  | 'uploadSweepIntervalMs'
+  | 'uploadQuotaBytes'
+  | 'uploadQuotaFiles'
+  | 'messagesLeaseMinor'
+  | 'messagesLeaseTtlMs'
+  | 'messagesChannelCacheTtlMs'
+  | 'messagesRelay'
+  | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
-  | 'trustProxy' | 'failedAuthLimit' | 'failedAuthWindowSeconds' | 'failedAuthBlockSeconds'
-  | 'mediaDnsServers' | 'mediaDnsTimeoutMs' | 'mediaDnsCacheTtlMs'
-> & Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs'>>;
+  | 'trustProxy'
+  | 'failedAuthLimit'
+  | 'failedAuthWindowSeconds'
+  | 'failedAuthBlockSeconds'
+  | 'mediaDnsServers'
+  | 'mediaDnsTimeoutMs'
+  | 'mediaDnsCacheTtlMs'
+> &
+  Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs'>>;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
 export interface AppDeps {
@@ -134,8 +170,12 @@ export function createApp(deps: AppDeps): App {
   // Submission bodies: JSON, then `callback_url` taken out and checked (docs/webhooks.md).
   const submitBody = [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure, hostCheck: mediaHosts })];
   const authThrottle = new FailedAuthThrottle({
-    redis, prefix: config.queuePrefix, logger,
-    limit: config.failedAuthLimit, windowSeconds: config.failedAuthWindowSeconds, blockSeconds: config.failedAuthBlockSeconds,
+    redis,
+    prefix: config.queuePrefix,
+    logger,
+    limit: config.failedAuthLimit,
+    windowSeconds: config.failedAuthWindowSeconds,
+    blockSeconds: config.failedAuthBlockSeconds,
   });
   // Task holds paid from this edge's credit leases: the hold statements touch no account row, so edges holding for
   // one busy account never wait for each other (docs/reliability.md, "Hot accounts"); expired leases of a dead edge
@@ -143,8 +183,10 @@ export function createApp(deps: AppDeps): App {
   // (absent from a config built by hand, as in most tests: no leases)
   const taskLeases = config.taskLeaseMinor
     ? new TaskLeaseBook(new CreditLeaseRepository(dataSource), {
-      targetMinor: config.taskLeaseMinor, ttlMs: config.taskLeaseTtlMs ?? 30_000, idleCloseMs: config.taskLeaseIdleMs ?? 5000,
-    })
+        targetMinor: config.taskLeaseMinor,
+        ttlMs: config.taskLeaseTtlMs ?? 30_000,
+        idleCloseMs: config.taskLeaseIdleMs ?? 5000,
+      })
     : undefined;
   // submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts)
   const tasks = new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs });
@@ -178,7 +220,11 @@ export function createApp(deps: AppDeps): App {
       submitMetricsMiddleware,
       createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
       createIdempotencyMiddleware({
-        redis, prefix: config.queuePrefix, bodyParsers: json, logger, taskAnswers: { get: (id) => tasks.get(id), shapes: TASK_ANSWER_SHAPES },
+        redis,
+        prefix: config.queuePrefix,
+        bodyParsers: json,
+        logger,
+        taskAnswers: { get: (id) => tasks.get(id), shapes: TASK_ANSWER_SHAPES },
       }),
     ],
   };
@@ -202,18 +248,32 @@ export function createApp(deps: AppDeps): App {
   mountCancel(app, parts);
   mountAvatar(app, parts);
   mountArtgen(app, parts);
-  app.use('/v1', catalogRouter({
-    // a custom name is served by POST /v1/messages and /v1/chat/completions only on channels that list it by name (messages.router.ts)
-    // (unknown while Postgres is away: not listed, the rest of the catalog still answers)
-    customChat: (name, group) =>
-      parts.messagesChannels.get(name, group).then((cs) => cs.some((c) => c.models?.includes(name) ?? false), () => false),
-  }));
+  app.use(
+    '/v1',
+    catalogRouter({
+      // a custom name is served by POST /v1/messages and /v1/chat/completions only on channels that list it by name (messages.router.ts)
+      // (unknown while Postgres is away: not listed, the rest of the catalog still answers)
+      customChat: (name, group) =>
+        parts.messagesChannels.get(name, group).then(
+          (cs) => cs.some((c) => c.models?.includes(name) ?? false),
+          () => false,
+        ),
+    }),
+  );
   mountProbes(app, deps, authThrottle);
   app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
   mountManagement(app, parts);
-  app.use(QUEUE_DASHBOARD_PATH, createQueueDashboard({
-    adminToken: config.adminToken, redis, prefix: config.queuePrefix, shards: config.queueShards, allowWrites: config.adminQueuesWrite, throttle: authThrottle,
-  }));
+  app.use(
+    QUEUE_DASHBOARD_PATH,
+    createQueueDashboard({
+      adminToken: config.adminToken,
+      redis,
+      prefix: config.queuePrefix,
+      shards: config.queueShards,
+      allowWrites: config.adminQueuesWrite,
+      throttle: authThrottle,
+    }),
+  );
   mountPlayground(app);
   app.use(routeNotFound);
   app.use(errorHandler(logger));
@@ -311,10 +371,16 @@ function mountGenerations(app: App, parts: AppParts): void {
 
 /** POST /v1/tasks/<id>/cancel and the art suite's /v1/artgen/<id>/cancel. */
 function mountCancel(app: App, { deps, tasks, views }: AppParts): void {
-  app.use('/v1', cancelRouter({
-    tasks, views, queue: deps.producers, logger: deps.logger,
-    upstream: new UpstreamCanceller(new ChannelRepository(deps.dataSource), createAdapterRegistry([createGatewayAdapter({ timeoutMs: 10_000 })])),
-  }));
+  app.use(
+    '/v1',
+    cancelRouter({
+      tasks,
+      views,
+      queue: deps.producers,
+      logger: deps.logger,
+      upstream: new UpstreamCanceller(new ChannelRepository(deps.dataSource), createAdapterRegistry([createGatewayAdapter({ timeoutMs: 10_000 })])),
+    }),
+  );
 }
 
 /**
@@ -326,7 +392,11 @@ function mountMessages(app: App, { deps, prices, bodyBudget, messagesChannels }:
   const chatCalls = new ChatCallRepository(dataSource);
   const leaseRepo = new CreditLeaseRepository(dataSource);
   const creditLeases = new CreditLeaseBook({
-    leases: leaseRepo, calls: chatCalls, logger, targetMinor: config.messagesLeaseMinor, ttlMs: config.messagesLeaseTtlMs,
+    leases: leaseRepo,
+    calls: chatCalls,
+    logger,
+    targetMinor: config.messagesLeaseMinor,
+    ttlMs: config.messagesLeaseTtlMs,
   });
   const chatCallSweeper = new ChatCallSweeper(chatCalls, leaseRepo, Math.max(1000, Math.floor(config.messagesLeaseTtlMs / 3)), logger);
   Object.defineProperty(app, 'chatCallSweeper', { value: chatCallSweeper });
@@ -355,11 +425,7 @@ function mountAvatar(app: App, parts: AppParts): void {
   const ds = parts.deps.dataSource;
   app.use(
     '/v1/motion2',
-    avatarRouter(
-      { ...submitDeps(parts), groups: new AssetGroupRepository(ds), assets: new AssetRepository(ds) },
-      parts.submitBody,
-      parts.submitGuards,
-    ),
+    avatarRouter({ ...submitDeps(parts), groups: new AssetGroupRepository(ds), assets: new AssetRepository(ds) }, parts.submitBody, parts.submitGuards),
   );
 }
 

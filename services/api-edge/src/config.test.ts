@@ -24,7 +24,9 @@ describe('parseConfig', () => {
 
   it('derives PUBLIC_BASE_URL from PORT and strips a trailing slash from an explicit one', () => {
     expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', PORT: '9000' }).publicBaseUrl).toBe('http://127.0.0.1:9000');
-    expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
+    expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe(
+      'https://api.example.com',
+    );
   });
 
   it('refuses a short or placeholder ADMIN_TOKEN (it grants money and keys)', () => {
@@ -56,8 +58,13 @@ describe('parseConfig: fair use and media URL resolution', () => {
   const base = { ADMIN_TOKEN: 'admin-secret-0123456789abcdef' };
   it('defaults: trust no proxy, 20 failed authentications per 60 s then 300 s blocked, system DNS with 2 s timeout', () => {
     expect(parseConfig(base)).toMatchObject({
-      trustProxy: false, failedAuthLimit: 20, failedAuthWindowSeconds: 60, failedAuthBlockSeconds: 300,
-      mediaDnsServers: [], mediaDnsTimeoutMs: 2000, mediaDnsCacheTtlMs: 60_000,
+      trustProxy: false,
+      failedAuthLimit: 20,
+      failedAuthWindowSeconds: 60,
+      failedAuthBlockSeconds: 300,
+      mediaDnsServers: [],
+      mediaDnsTimeoutMs: 2000,
+      mediaDnsCacheTtlMs: 60_000,
     });
   });
   it('reads TRUST_PROXY as a number of hops or a list of proxy addresses, and refuses `true` and nonsense', () => {
@@ -69,7 +76,11 @@ describe('parseConfig: fair use and media URL resolution', () => {
     expect(() => parseConfig({ ...base, TRUST_PROXY: 'proxy.internal' })).toThrow(/TRUST_PROXY/);
   });
   it('reads MEDIA_DNS_SERVERS as addresses with optional ports, and refuses host names', () => {
-    expect(parseConfig({ ...base, MEDIA_DNS_SERVERS: '127.0.0.1:5353, [::1]:53,10.0.0.2' }).mediaDnsServers).toEqual(['127.0.0.1:5353', '[::1]:53', '10.0.0.2']);
+    expect(parseConfig({ ...base, MEDIA_DNS_SERVERS: '127.0.0.1:5353, [::1]:53,10.0.0.2' }).mediaDnsServers).toEqual([
+      '127.0.0.1:5353',
+      '[::1]:53',
+      '10.0.0.2',
+    ]);
     expect(() => parseConfig({ ...base, MEDIA_DNS_SERVERS: 'dns.example.com' })).toThrow(/MEDIA_DNS_SERVERS/);
     expect(() => parseConfig({ ...base, MEDIA_DNS_SERVERS: '127.0.0.1:70000' })).toThrow(/MEDIA_DNS_SERVERS/);
   });

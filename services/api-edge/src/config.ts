@@ -128,15 +128,19 @@ const proxyEntry = (e: string): boolean => {
 };
 
 // The default skips the rules below (Joi), so it is the parsed value itself.
-const trustProxySchema = Joi.string().trim().default(false).custom((v: string, h) => {
-  if (v === 'false') return false;
-  if (/^\d+$/.test(v)) return Number(v);
-  // `true` would believe the leftmost X-Forwarded-For, which any client writes itself.
-  if (v === 'true') return h.message({ custom: 'true trusts every hop (a client could pick its own address): give the number of proxies or their addresses' });
-  const entries = v.split(',').map((x) => x.trim());
-  if (entries.every(proxyEntry)) return entries.join(',');
-  return h.message({ custom: 'must be false, a number of proxies, or a comma-separated list of addresses/CIDRs (or loopback, linklocal, uniquelocal)' });
-});
+const trustProxySchema = Joi.string()
+  .trim()
+  .default(false)
+  .custom((v: string, h) => {
+    if (v === 'false') return false;
+    if (/^\d+$/.test(v)) return Number(v);
+    // `true` would believe the leftmost X-Forwarded-For, which any client writes itself.
+    if (v === 'true')
+      return h.message({ custom: 'true trusts every hop (a client could pick its own address): give the number of proxies or their addresses' });
+    const entries = v.split(',').map((x) => x.trim());
+    if (entries.every(proxyEntry)) return entries.join(',');
+    return h.message({ custom: 'must be false, a number of proxies, or a comma-separated list of addresses/CIDRs (or loopback, linklocal, uniquelocal)' });
+  });
 
 /** A DNS server as node:dns takes it: an IP, `ipv4:port`, or `[ipv6]:port`. */
 const dnsServerEntry = (e: string): boolean => {
@@ -145,11 +149,17 @@ const dnsServerEntry = (e: string): boolean => {
   return !!m && isIP(m[1] ?? m[2]) !== 0 && Number(m[3]) > 0 && Number(m[3]) < 65536;
 };
 
-const dnsServersSchema = Joi.string().allow('').default('').custom((v: string, h) => {
-  const entries = v.split(',').map((x) => x.trim()).filter(Boolean);
-  if (entries.every(dnsServerEntry)) return entries.join(',');
-  return h.message({ custom: 'must be a comma-separated list of DNS server addresses (ip, ip:port or [ipv6]:port)' });
-});
+const dnsServersSchema = Joi.string()
+  .allow('')
+  .default('')
+  .custom((v: string, h) => {
+    const entries = v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+    if (entries.every(dnsServerEntry)) return entries.join(',');
+    return h.message({ custom: 'must be a comma-separated list of DNS server addresses (ip, ip:port or [ipv6]:port)' });
+  });
 
 const MIB = 1024 * 1024;
 
@@ -158,11 +168,22 @@ const schema = Joi.object({
   PORT: env.port(8080),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   // A management token grants money and keys: long, and never a copied placeholder.
-  ADMIN_TOKEN: Joi.string().min(24).pattern(/change-?me/i, { invert: true, name: 'placeholder' }).required(),
+  ADMIN_TOKEN: Joi.string()
+    .min(24)
+    .pattern(/change-?me/i, { invert: true, name: 'placeholder' })
+    .required(),
   TASK_TIMEOUT_SECONDS: env.positiveInt(1800),
-  MAX_BODY_BYTES: Joi.number().integer().min(1024).max(200 * MIB).default(25 * MIB),
+  MAX_BODY_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .max(200 * MIB)
+    .default(25 * MIB),
   // Large bodies (≥ 256 KiB) held at once by one process, and how long one waits for room (http/body-budget.ts).
-  MAX_BODY_BYTES_IN_FLIGHT: Joi.number().integer().min(MIB).max(4096 * MIB).default(64 * MIB),
+  MAX_BODY_BYTES_IN_FLIGHT: Joi.number()
+    .integer()
+    .min(MIB)
+    .max(4096 * MIB)
+    .default(64 * MIB),
   BODY_BUDGET_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(10_000),
   // One key's most of that budget: its slow large bodies cannot take every other key's room (http/body-budget.ts).
   BODY_BUDGET_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
@@ -175,11 +196,25 @@ const schema = Joi.object({
   AUTH_STALE_IF_ERROR_MS: Joi.number().integer().min(0).max(3_600_000).default(300_000),
   PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
-  UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).max(100 * MIB).default(10 * MIB),
-  UPLOAD_TTL_SECONDS: Joi.number().integer().min(60).max(30 * 86400).default(86400),
+  UPLOAD_MAX_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .max(100 * MIB)
+    .default(10 * MIB),
+  UPLOAD_TTL_SECONDS: Joi.number()
+    .integer()
+    .min(60)
+    .max(30 * 86400)
+    .default(86400),
   UPLOAD_SWEEP_INTERVAL_MS: Joi.number().integer().min(100).max(86_400_000).default(600_000),
   // Per account, over unexpired uploads; 0 = off. At least one largest image, or no upload could ever fit.
-  UPLOAD_QUOTA_BYTES: Joi.alternatives(Joi.number().valid(0), Joi.number().integer().min(Joi.ref('UPLOAD_MAX_BYTES')).max(1024 * 1024 * MIB))
+  UPLOAD_QUOTA_BYTES: Joi.alternatives(
+    Joi.number().valid(0),
+    Joi.number()
+      .integer()
+      .min(Joi.ref('UPLOAD_MAX_BYTES'))
+      .max(1024 * 1024 * MIB),
+  )
     .default(1024 * MIB)
     .messages({ 'alternatives.match': '"UPLOAD_QUOTA_BYTES" must be 0 (no quota) or at least UPLOAD_MAX_BYTES' }),
   UPLOAD_QUOTA_FILES: Joi.number().integer().min(0).max(10_000_000).default(1000),
@@ -193,8 +228,16 @@ const schema = Joi.object({
   MESSAGES_HEADERS_TIMEOUT_SECONDS: Joi.number().min(0.1).max(600).default(15),
   MESSAGES_STREAM_IDLE_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(60),
   MESSAGES_ANSWER_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(600),
-  MESSAGES_MAX_ANSWER_BYTES: Joi.number().integer().min(1024).max(1024 * MIB).default(32 * MIB),
-  MESSAGES_MAX_EVENT_BYTES: Joi.number().integer().min(1024).max(256 * MIB).default(4 * MIB),
+  MESSAGES_MAX_ANSWER_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .max(1024 * MIB)
+    .default(32 * MIB),
+  MESSAGES_MAX_EVENT_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .max(256 * MIB)
+    .default(4 * MIB),
   MESSAGES_BREAKER_FAILURES: Joi.number().integer().min(1).max(1000).default(3),
   MESSAGES_BREAKER_COOLDOWN_SECONDS: Joi.number().min(0).max(3600).default(30),
   ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
@@ -313,7 +356,9 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     failedAuthLimit: e.FAILED_AUTH_LIMIT,
     failedAuthWindowSeconds: e.FAILED_AUTH_WINDOW_SECONDS,
     failedAuthBlockSeconds: e.FAILED_AUTH_BLOCK_SECONDS,
-    mediaDnsServers: e.MEDIA_DNS_SERVERS.split(',').map((x) => x.trim()).filter(Boolean),
+    mediaDnsServers: e.MEDIA_DNS_SERVERS.split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
     mediaDnsTimeoutMs: e.MEDIA_DNS_TIMEOUT_MS,
     mediaDnsCacheTtlMs: e.MEDIA_DNS_CACHE_TTL_MS,
   });

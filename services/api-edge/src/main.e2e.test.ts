@@ -3,7 +3,18 @@ import path from 'node:path';
 import { toMinor } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, PriceRepository } from '@gmg/db';
 import { createRedis, createTaskQueue, shardOf, type Redis } from '@gmg/queue';
-import { REPO_ROOT, TEST_REDIS_TARGET, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, startService, uniqueRedisPrefix, type ServiceProcess, type TestDatabase } from '@gmg/testing';
+import {
+  REPO_ROOT,
+  TEST_REDIS_TARGET,
+  TEST_REDIS_URL,
+  createTestDatabase,
+  deleteRedisPrefix,
+  freePort,
+  startService,
+  uniqueRedisPrefix,
+  type ServiceProcess,
+  type TestDatabase,
+} from '@gmg/testing';
 
 /** api-edge as a real process (main.ts under tsx): env parsing, wiring, listening, SIGTERM drain. */
 describe('api-edge process', () => {
@@ -29,7 +40,9 @@ describe('api-edge process', () => {
     delete env.ADMIN_TOKEN;
     const proc = spawn(tsx, [path.join(REPO_ROOT, 'services/api-edge/src/main.ts')], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    proc.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    proc.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
     expect(code).toBe(1);
     expect(stderr).toMatch(/ADMIN_TOKEN/);

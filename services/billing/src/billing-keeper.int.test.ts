@@ -42,9 +42,24 @@ it('after its keys are gone: the billing sweep schedule is back within two inter
   const ids: string[] = [];
   for (const outcome of ['completed', 'failed'] as const) {
     const t = await tasks.createWithHold({
-      id: newTaskId(), accountId, apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
-      request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-      price: 2500n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+      id: newTaskId(),
+      accountId,
+      apiKeyId,
+      model: 'lumen-2',
+      requestedModel: 'lumen-2',
+      pool: 'image',
+      request: {
+        model: 'lumen-2',
+        requestedModel: 'lumen-2',
+        pool: 'image',
+        upstreamBody: {},
+        derived: {},
+        billing: [],
+        expected: { kind: 'images', count: 1 },
+      },
+      price: 2500n,
+      priceSnapshot: {},
+      deadlineAt: new Date(Date.now() + 60_000),
     });
     // ended, and its settle job was in the Redis that is about to be lost
     if (outcome === 'completed') await tasks.complete(t.id, {});
@@ -54,15 +69,23 @@ it('after its keys are gone: the billing sweep schedule is back within two inter
 
   expect(await deleteRedisPrefix(redis, prefix)).toBeGreaterThan(0);
   const lostAt = Date.now();
-  const back = await waitFor(async () => ((await billing!.queue.getJobScheduler('sweep')) ? Date.now() : undefined),
-    { timeoutMs: 10 * INTERVAL_MS, intervalMs: 50, what: 'the billing sweep scheduler to come back' });
+  const back = await waitFor(async () => ((await billing!.queue.getJobScheduler('sweep')) ? Date.now() : undefined), {
+    timeoutMs: 10 * INTERVAL_MS,
+    intervalMs: 50,
+    what: 'the billing sweep scheduler to come back',
+  });
   expect(back - lostAt).toBeLessThanOrEqual(2 * INTERVAL_MS);
 
-  const kinds = await waitFor(async () => {
-    const rows: Array<{ task_id: string; kind: string }> = await db.dataSource.query(
-      `SELECT task_id, kind FROM ledger_entries WHERE task_id = ANY($1) AND kind <> 'hold'`, [ids]);
-    return rows.length === 2 ? rows : undefined;
-  }, { timeoutMs: 10 * INTERVAL_MS, what: 'both tasks settled' });
+  const kinds = await waitFor(
+    async () => {
+      const rows: Array<{ task_id: string; kind: string }> = await db.dataSource.query(
+        `SELECT task_id, kind FROM ledger_entries WHERE task_id = ANY($1) AND kind <> 'hold'`,
+        [ids],
+      );
+      return rows.length === 2 ? rows : undefined;
+    },
+    { timeoutMs: 10 * INTERVAL_MS, what: 'both tasks settled' },
+  );
   expect(Object.fromEntries(kinds.map((r) => [r.task_id, r.kind]))).toEqual({ [ids[0]!]: 'capture', [ids[1]!]: 'release' });
   const [{ held }] = await db.dataSource.query(`SELECT held FROM accounts WHERE id = $1`, [accountId]);
   expect(held).toBe('0');

@@ -24,13 +24,23 @@ beforeAll(async () => {
   apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
 });
 
-afterAll(async () => { await db?.drop(); });
-
-const newTask = (): Promise<TaskRecord> => tasks.createWithHold({
-  id: newTaskId(), accountId, apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
-  request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-  price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+afterAll(async () => {
+  await db?.drop();
 });
+
+const newTask = (): Promise<TaskRecord> =>
+  tasks.createWithHold({
+    id: newTaskId(),
+    accountId,
+    apiKeyId,
+    model: 'lumen-2',
+    requestedModel: 'lumen-2',
+    pool: 'image',
+    request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
+    price: PRICE,
+    priceSnapshot: {},
+    deadlineAt: new Date(Date.now() + 60_000),
+  });
 const unsettledIds = (olderThanMs = 0): Promise<string[]> => new TaskRecoveryRepository(db.dataSource).unsettledIds(olderThanMs, 1000);
 const kinds = async (taskId: string): Promise<string[]> =>
   (await db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])).map((r: { kind: string }) => r.kind);
@@ -80,8 +90,9 @@ describe('billing sweeper', () => {
     const connection = redis.duplicate();
     const worker = new Worker(QUEUES.billing, async () => 'noop', { connection, prefix: queueKeyPrefix(prefix, QUEUES.billing) });
     try {
-      await waitFor(async () => (await Promise.all(taskIds.map(async (id) => (await queue.getJob(settleJobId(id)))?.isCompleted()))).every(Boolean),
-        { what: 'settle jobs completed' });
+      await waitFor(async () => (await Promise.all(taskIds.map(async (id) => (await queue.getJob(settleJobId(id)))?.isCompleted()))).every(Boolean), {
+        what: 'settle jobs completed',
+      });
     } finally {
       await worker.close();
       connection.disconnect();
@@ -93,7 +104,7 @@ describe('billing sweeper', () => {
     await tasks.complete(poisoned.id, {});
     const healthy = await newTask();
     await tasks.complete(healthy.id, {});
-    expect([...await unsettledIds()].sort()).toEqual([poisoned.id, healthy.id].sort());
+    expect([...(await unsettledIds())].sort()).toEqual([poisoned.id, healthy.id].sort());
 
     // A finished settle job holds each settle id, so the sweeper settles directly through the settler.
     await finishedSettleJobs([poisoned.id, healthy.id]);
@@ -117,10 +128,20 @@ describe('billing sweeper', () => {
     for (const t of [lost, waiting, finished]) await tasks.complete(t.id, {});
     await finishedSettleJobs([finished.id]);
     await queue.add('settle', { taskId: waiting.id }, { jobId: settleJobId(waiting.id) });
-    expect(await jobPresence(queue, [lost, waiting, finished].map((t) => settleJobId(t.id)))).toEqual(['missing', 'live', 'finished']);
+    expect(
+      await jobPresence(
+        queue,
+        [lost, waiting, finished].map((t) => settleJobId(t.id)),
+      ),
+    ).toEqual(['missing', 'live', 'finished']);
 
     const settled: string[] = [];
-    const settler = { settle: async (id: string) => { settled.push(id); return settleTask(db.dataSource, id); } } as unknown as SettleTaskHandler;
+    const settler = {
+      settle: async (id: string) => {
+        settled.push(id);
+        return settleTask(db.dataSource, id);
+      },
+    } as unknown as SettleTaskHandler;
     const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), queue, settler, logger, 0);
     expect(await sweeper.sweep()).toEqual({ resent: 1, settledDirectly: 1, failed: 0, webhooksResent: 0 });
     expect(settled).toEqual([finished.id]);

@@ -46,27 +46,31 @@ export class BillingSweeper {
     let resent = 0;
     let settledDirectly = 0;
     let failed = 0;
-    await forEachIdPage((limit, afterId) => this.recovery.unsettledIds(olderThanMs, limit, afterId), MAX_ROWS_PER_SWEEP, async (ids) => {
-      let presence: JobPresence[];
-      try {
-        // One pipelined round trip for the page (no per-task getState: it scans the wait list).
-        presence = await jobPresence(this.queue, ids.map(settleJobId));
-      } catch (e) {
-        failed += ids.length;
-        this.logger.error({ tasks: ids.length, err: (e as Error).message }, 'billing sweep could not read the settle jobs of a page; retried next sweep');
-        return;
-      }
-      for (const [i, id] of ids.entries()) {
+    await forEachIdPage(
+      (limit, afterId) => this.recovery.unsettledIds(olderThanMs, limit, afterId),
+      MAX_ROWS_PER_SWEEP,
+      async (ids) => {
+        let presence: JobPresence[];
         try {
-          const r = await this.sweepOne(id, presence[i]!);
-          if (r === 'resent') resent++;
-          if (r === 'settled') settledDirectly++;
+          // One pipelined round trip for the page (no per-task getState: it scans the wait list).
+          presence = await jobPresence(this.queue, ids.map(settleJobId));
         } catch (e) {
-          failed++;
-          this.logger.error({ taskId: id, err: (e as Error).message }, 'billing sweep could not settle a task; retried next sweep');
+          failed += ids.length;
+          this.logger.error({ tasks: ids.length, err: (e as Error).message }, 'billing sweep could not read the settle jobs of a page; retried next sweep');
+          return;
         }
-      }
-    });
+        for (const [i, id] of ids.entries()) {
+          try {
+            const r = await this.sweepOne(id, presence[i]!);
+            if (r === 'resent') resent++;
+            if (r === 'settled') settledDirectly++;
+          } catch (e) {
+            failed++;
+            this.logger.error({ taskId: id, err: (e as Error).message }, 'billing sweep could not settle a task; retried next sweep');
+          }
+        }
+      },
+    );
     if (resent || settledDirectly || failed) {
       this.logger.warn({ resent, settledDirectly, failed }, 'billing sweep found unsettled tasks');
     }
@@ -75,8 +79,9 @@ export class BillingSweeper {
       return 0;
     });
     // Housekeeping on the same beat: Idempotency-Keys past their 24 h are unbound from their tasks.
-    await this.tasks.expireIdempotencyKeys().catch((e: unknown) =>
-      this.logger.warn({ err: (e as Error).message }, 'could not expire idempotency keys; retried next sweep'));
+    await this.tasks
+      .expireIdempotencyKeys()
+      .catch((e: unknown) => this.logger.warn({ err: (e as Error).message }, 'could not expire idempotency keys; retried next sweep'));
     return { resent, settledDirectly, failed, webhooksResent };
   }
 
@@ -90,14 +95,21 @@ export class BillingSweeper {
     const { repo, queue } = this.webhooks;
     const withinMs = olderThanMs === 0 ? this.webhooks.maxAgeMs : this.webhooks.lookbackMs;
     let resent = 0;
-    await forEachIdPage((limit, afterId) => repo.owedIds(olderThanMs, withinMs, limit, afterId), MAX_ROWS_PER_SWEEP, async (owed) => {
-      const presence = await jobPresence(queue, owed.map((o) => webhookJobId(o.id, o.event)));
-      for (const [i, o] of owed.entries()) {
-        if (presence[i] !== 'missing') continue;
-        await enqueueWebhook(queue, { taskId: o.id, event: o.event });
-        resent++;
-      }
-    });
+    await forEachIdPage(
+      (limit, afterId) => repo.owedIds(olderThanMs, withinMs, limit, afterId),
+      MAX_ROWS_PER_SWEEP,
+      async (owed) => {
+        const presence = await jobPresence(
+          queue,
+          owed.map((o) => webhookJobId(o.id, o.event)),
+        );
+        for (const [i, o] of owed.entries()) {
+          if (presence[i] !== 'missing') continue;
+          await enqueueWebhook(queue, { taskId: o.id, event: o.event });
+          resent++;
+        }
+      },
+    );
     if (resent) this.logger.warn({ webhooksResent: resent }, 'billing sweep re-enqueued owed webhooks Redis had lost');
     return resent;
   }

@@ -39,11 +39,19 @@ afterAll(async () => {
   await db.drop();
 });
 
-const newTask = (id = newTaskId()): Promise<TaskRecord> => tasks.createWithHold({
-  id, accountId, apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
-  request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-  price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
-});
+const newTask = (id = newTaskId()): Promise<TaskRecord> =>
+  tasks.createWithHold({
+    id,
+    accountId,
+    apiKeyId,
+    model: 'lumen-2',
+    requestedModel: 'lumen-2',
+    pool: 'image',
+    request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
+    price: PRICE,
+    priceSnapshot: {},
+    deadlineAt: new Date(Date.now() + 60_000),
+  });
 const account = async () => (await new AccountRepository(db.dataSource).get(accountId))!;
 const entries = async (taskId: string): Promise<string[]> =>
   (await db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])).map((r: { kind: string }) => r.kind);

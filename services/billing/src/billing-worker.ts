@@ -5,8 +5,16 @@ import { RetentionRepository, TaskRecoveryRepository, TaskRepository, WebhookRep
 import type { Logger } from '@gmg/logger';
 import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
 import {
-  BILLING_JOB_NAMES, createBillingQueue, createTypedWorker, healSentinelKey, queueKeyPrefix, requireTaskId,
-  type BillingQueue, type JobHandlers, type Redis, type WebhookQueue,
+  BILLING_JOB_NAMES,
+  createBillingQueue,
+  createTypedWorker,
+  healSentinelKey,
+  queueKeyPrefix,
+  requireTaskId,
+  type BillingQueue,
+  type JobHandlers,
+  type Redis,
+  type WebhookQueue,
 } from '@gmg/queue';
 import { SweepKeeper } from '@gmg/tasks';
 import { BillingSweeper } from './billing-sweeper';
@@ -62,27 +70,38 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   const settler = new SettleTaskHandler(ds, logger, notifier);
   const retention = new RetentionRepository(ds);
   const owed = deps.webhooks && {
-    repo: new WebhookRepository(ds), queue: deps.webhooks,
-    lookbackMs: opts.webhookLookbackMs ?? 10 * 60_000, maxAgeMs: opts.webhookMaxAgeMs ?? 24 * 3600_000,
+    repo: new WebhookRepository(ds),
+    queue: deps.webhooks,
+    lookbackMs: opts.webhookLookbackMs ?? 10 * 60_000,
+    maxAgeMs: opts.webhookMaxAgeMs ?? 24 * 3600_000,
   };
   const sweeper = new BillingSweeper(new TaskRepository(ds), new TaskRecoveryRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000, owed);
   const handlers: JobHandlers<BillingJobCatalog> = {
-    settle: (job) => withSpan('billing settle', { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': String(job.data.taskId) } },
-      () => settler.settle(requireTaskId(job.data))),
+    settle: (job) =>
+      withSpan('billing settle', { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': String(job.data.taskId) } }, () =>
+        settler.settle(requireTaskId(job.data)),
+      ),
     sweep: async () => {
       const r = await sweeper.sweep();
       recordSweep('billing', { resent: r.resent, settled_late: r.settledDirectly, webhook_resent: r.webhooksResent });
       // on the same beat: tables that stay small (bounded batches; a failure is retried at the next beat)
-      const kept = opts.retention && await retention.sweep(opts.retention).catch((e: unknown) => {
-        logger.warn({ err: (e as Error).message }, 'retention batch failed; retried next sweep');
-        return undefined;
-      });
-      if (kept && (kept.archivedTasks || kept.archivedLedgerEntries || kept.prunedDeliveries)) logger.info(kept, 'retention: tasks and ledger entries archived, webhook deliveries pruned');
+      const kept =
+        opts.retention &&
+        (await retention.sweep(opts.retention).catch((e: unknown) => {
+          logger.warn({ err: (e as Error).message }, 'retention batch failed; retried next sweep');
+          return undefined;
+        }));
+      if (kept && (kept.archivedTasks || kept.archivedLedgerEntries || kept.prunedDeliveries))
+        logger.info(kept, 'retention: tasks and ledger entries archived, webhook deliveries pruned');
       return { ...r, ...kept };
     },
   };
   const worker = createTypedWorker<BillingJobCatalog>(QUEUES.billing, handlers, BILLING_JOB_NAMES, {
-    connection: redis, prefix, concurrency: opts.concurrency, lockDuration: opts.lockDuration, stalledInterval: opts.stalledInterval,
+    connection: redis,
+    prefix,
+    concurrency: opts.concurrency,
+    lockDuration: opts.lockDuration,
+    stalledInterval: opts.stalledInterval,
   });
   worker.on('failed', (job, err) => logger.error({ jobId: job?.id, job: job?.name, attempts: job?.attemptsMade, err: err.message }, 'billing job failed'));
   worker.on('error', (err) => logger.error({ err: err.message }, 'billing worker error'));
@@ -90,12 +109,22 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   if (opts.sweepIntervalMs > 0) {
     const every = opts.sweepIntervalMs;
     keeper = new SweepKeeper({
-      name: 'billing', redis, intervalMs: every, logger,
+      name: 'billing',
+      redis,
+      intervalMs: every,
+      logger,
       // the webhook queue lives in a slot of its own: losing it alone (its shard failed over empty) rebuilds too
       sentinelKey: [QUEUES.billing, ...(deps.webhooks ? [QUEUES.webhook] : [])].map((q) => healSentinelKey(queueKeyPrefix(prefix, q))),
-      ensureSchedule: () => queue.upsertJobScheduler('sweep', { every }, {
-        name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
-      }),
+      ensureSchedule: () =>
+        queue.upsertJobScheduler(
+          'sweep',
+          { every },
+          {
+            name: 'sweep',
+            data: {},
+            opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
+          },
+        ),
       // the settle (or webhook) jobs went with the data: settle every unsettled terminal task now, not after
       // unsettledAfterMs, and enqueue again every webhook owed within its max age
       rebuild: () => sweeper.sweep(0),
@@ -103,7 +132,11 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
     await keeper.start();
   }
   return {
-    worker, queue, settler, sweeper, keeper,
+    worker,
+    queue,
+    settler,
+    sweeper,
+    keeper,
     async close(force = false) {
       await keeper?.stop();
       await worker.close(force);

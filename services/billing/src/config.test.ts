@@ -2,13 +2,24 @@ import { loadBillingConfig } from './config';
 
 describe('billing config', () => {
   it('fills the defaults: health port 9105, 20 settlements at once, 15 s sweeps', () => {
-    expect(loadBillingConfig({})).toMatchObject({ HEALTH_PORT: 9105, SETTLE_CONCURRENCY: 20, SWEEP_INTERVAL_MS: 15_000, UNSETTLED_AFTER_MS: 30_000, QUEUE_PREFIX: 'gmg' });
+    expect(loadBillingConfig({})).toMatchObject({
+      HEALTH_PORT: 9105,
+      SETTLE_CONCURRENCY: 20,
+      SWEEP_INTERVAL_MS: 15_000,
+      UNSETTLED_AFTER_MS: 30_000,
+      QUEUE_PREFIX: 'gmg',
+    });
   });
 
   it('fills the webhook defaults: production mode, 14 attempts from 10 s, 24 h horizon', () => {
     expect(loadBillingConfig({})).toMatchObject({
-      WEBHOOK_ALLOW_INSECURE: false, WEBHOOK_CONCURRENCY: 20, WEBHOOK_TIMEOUT_MS: 10_000, WEBHOOK_MAX_RESPONSE_BYTES: 65_536,
-      WEBHOOK_ATTEMPTS: 14, WEBHOOK_BACKOFF_MS: 10_000, WEBHOOK_MAX_AGE_HOURS: 24,
+      WEBHOOK_ALLOW_INSECURE: false,
+      WEBHOOK_CONCURRENCY: 20,
+      WEBHOOK_TIMEOUT_MS: 10_000,
+      WEBHOOK_MAX_RESPONSE_BYTES: 65_536,
+      WEBHOOK_ATTEMPTS: 14,
+      WEBHOOK_BACKOFF_MS: 10_000,
+      WEBHOOK_MAX_AGE_HOURS: 24,
     });
     expect(loadBillingConfig({ WEBHOOK_ALLOW_INSECURE: '1' }).WEBHOOK_ALLOW_INSECURE).toBe(true);
     // The documented horizon: the delays before attempts 2..14 (10 s doubling) add up to about 22.7 h, under 24 h.

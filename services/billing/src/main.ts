@@ -19,21 +19,30 @@ async function main(): Promise<void> {
   await ds.initialize();
   const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
-  const webhooks = startWebhookWorker({ ds, redis, prefix: config.QUEUE_PREFIX, logger }, {
-    concurrency: config.WEBHOOK_CONCURRENCY,
-    allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
-    attempts: config.WEBHOOK_ATTEMPTS,
-    backoffMs: config.WEBHOOK_BACKOFF_MS,
-    maxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
-  });
+  const webhooks = startWebhookWorker(
+    { ds, redis, prefix: config.QUEUE_PREFIX, logger },
+    {
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
+      attempts: config.WEBHOOK_ATTEMPTS,
+      backoffMs: config.WEBHOOK_BACKOFF_MS,
+      maxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
+    },
+  );
   if (config.WEBHOOK_ALLOW_INSECURE) logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhooks may call loopback and private addresses (local mode only)');
   const billing = await startBillingWorker(
     { ds, redis, prefix: config.QUEUE_PREFIX, logger, webhooks: webhooks.queue },
     {
-      concurrency: config.SETTLE_CONCURRENCY, sweepIntervalMs: config.SWEEP_INTERVAL_MS, unsettledAfterMs: config.UNSETTLED_AFTER_MS,
-      retention: { taskDays: config.TASK_RETENTION_DAYS, webhookDeliveryDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS, ledgerDays: config.LEDGER_RETENTION_DAYS },
+      concurrency: config.SETTLE_CONCURRENCY,
+      sweepIntervalMs: config.SWEEP_INTERVAL_MS,
+      unsettledAfterMs: config.UNSETTLED_AFTER_MS,
+      retention: {
+        taskDays: config.TASK_RETENTION_DAYS,
+        webhookDeliveryDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,
+        ledgerDays: config.LEDGER_RETENTION_DAYS,
+      },
       webhookMaxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
     },
   );
@@ -56,16 +65,19 @@ async function main(): Promise<void> {
     onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });
   logger.info({ healthPort: health.port }, 'billing ready');
-  onShutdownSignals(async () => {
-    draining = true;
-    await billing.close();
-    await webhooks.close();
-    await health.close();
-    await redis.quit();
-    await ds.destroy();
-    await tracing.shutdown();
-    logger.info('billing stopped');
-  }, { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) });
+  onShutdownSignals(
+    async () => {
+      draining = true;
+      await billing.close();
+      await webhooks.close();
+      await health.close();
+      await redis.quit();
+      await ds.destroy();
+      await tracing.shutdown();
+      logger.info('billing stopped');
+    },
+    { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) },
+  );
 }
 
 main().catch((e: unknown) => {

@@ -25,15 +25,28 @@ beforeAll(async () => {
 });
 afterAll(async () => db.drop());
 
-const newTask = (callbackUrl?: string): Promise<TaskRecord> => tasks.createWithHold({
-  id: newTaskId(), accountId, apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', callbackUrl,
-  request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-  price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
-});
+const newTask = (callbackUrl?: string): Promise<TaskRecord> =>
+  tasks.createWithHold({
+    id: newTaskId(),
+    accountId,
+    apiKeyId,
+    model: 'lumen-2',
+    requestedModel: 'lumen-2',
+    pool: 'image',
+    callbackUrl,
+    request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
+    price: PRICE,
+    priceSnapshot: {},
+    deadlineAt: new Date(Date.now() + 60_000),
+  });
 
 it('tells the webhook hook about settled tasks with a callback_url only, duplicates included', async () => {
   const told: string[] = [];
-  const handler = new SettleTaskHandler(db.dataSource, logger, { taskSettled: async (id) => { told.push(id); } });
+  const handler = new SettleTaskHandler(db.dataSource, logger, {
+    taskSettled: async (id) => {
+      told.push(id);
+    },
+  });
   const withHook = await newTask('https://hooks.example.com/gmg');
   const without = await newTask();
   await tasks.complete(withHook.id, { images: [{ url: 'http://127.0.0.1/a.png' }] });
@@ -63,7 +76,10 @@ it('settles jobs arriving together in shared statements: each task once, its oth
   // three deliveries of every task, all at once: they queue behind one another in batches
   const outcomes = await Promise.all(list.flatMap((t) => [1, 2, 3].map(async () => [t.id, await handler.settle(t.id)] as const)));
   for (const [i, t] of list.entries()) {
-    const mine = outcomes.filter(([id]) => id === t.id).map(([, o]) => o).sort();
+    const mine = outcomes
+      .filter(([id]) => id === t.id)
+      .map(([, o]) => o)
+      .sort();
     expect(mine).toEqual([i % 3 === 0 ? 'released' : 'captured', 'duplicate', 'duplicate'].sort());
   }
   // from before the holds: nothing held any more, the completed ones spent, the failed ones back

@@ -5,7 +5,11 @@ import { settlements } from '@gmg/observability';
 
 type Settlement = Awaited<ReturnType<typeof settle>>;
 // function properties, not methods: the promise's own resolve/reject, passed on unbound
-interface Waiter { taskId: string; resolve: (s: Settlement) => void; reject: (e: unknown) => void }
+interface Waiter {
+  taskId: string;
+  resolve: (s: Settlement) => void;
+  reject: (e: unknown) => void;
+}
 
 /**
  * Settles one task (capture or release, exactly once: the settlement statement is idempotent). The task view needs

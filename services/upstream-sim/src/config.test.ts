@@ -3,7 +3,14 @@ import { parseSimConfig } from './config';
 
 describe('parseSimConfig', () => {
   it('applies the documented defaults', () => {
-    expect(parseSimConfig({})).toEqual({ port: 9090, timeScale: 1, publicUrl: 'http://127.0.0.1:9090', maxTasks: 50_000, logLevel: 'info', messagesSlowDeltaMs: 50 });
+    expect(parseSimConfig({})).toEqual({
+      port: 9090,
+      timeScale: 1,
+      publicUrl: 'http://127.0.0.1:9090',
+      maxTasks: 50_000,
+      logLevel: 'info',
+      messagesSlowDeltaMs: 50,
+    });
   });
 
   it('derives the public URL from PORT and strips a trailing slash from SIM_PUBLIC_URL', () => {

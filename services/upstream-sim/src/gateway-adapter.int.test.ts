@@ -35,12 +35,19 @@ describe('gateway adapter against upstream-sim (SIM_TIME_SCALE 0.05)', () => {
   });
 
   const untilTerminal = (id: string): Promise<UpstreamPoll> =>
-    waitFor(async () => {
-      const p = await adapter.poll(ch, id);
-      return p.status === 'completed' || p.status === 'failed' ? p : undefined;
-    }, { timeoutMs: 5000, what: `sim task ${id} terminal` });
+    waitFor(
+      async () => {
+        const p = await adapter.poll(ch, id);
+        return p.status === 'completed' || p.status === 'failed' ? p : undefined;
+      },
+      { timeoutMs: 5000, what: `sim task ${id} terminal` },
+    );
 
-  const errorOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as UpstreamError);
+  const errorOf = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (e: unknown) => e as UpstreamError,
+    );
 
   it('submits a lumen task and polls it to a completed result with the expected image link', async () => {
     const req = normalized({ model: 'lumen-2-pro', prompt: 'a lighthouse', resolution: '1MP', size: '3:2' });

@@ -18,10 +18,15 @@ describe('upstream-sim process', () => {
     });
     expect(sub.status).toBe(200);
     const id = ((await sub.json()) as { data: Array<{ task_id: string }> }).data[0].task_id;
-    const url = await waitFor(async () => {
-      const t = (await (await fetch(`${base}/v1/tasks/${id}`, { headers })).json()) as { data: { status: string; result?: { images: Array<{ url: string }> } } };
-      return t.data.status === 'completed' ? t.data.result!.images[0].url : undefined;
-    }, { timeoutMs: 10_000, what: 'task completed' });
+    const url = await waitFor(
+      async () => {
+        const t = (await (await fetch(`${base}/v1/tasks/${id}`, { headers })).json()) as {
+          data: { status: string; result?: { images: Array<{ url: string }> } };
+        };
+        return t.data.status === 'completed' ? t.data.result!.images[0].url : undefined;
+      },
+      { timeoutMs: 10_000, what: 'task completed' },
+    );
     expect(url.startsWith(`${base}/files/`)).toBe(true);
     const file = await fetch(url);
     expect(file.headers.get('content-type')).toBe('image/jpeg');

@@ -43,17 +43,23 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
   });
 
   it('runs an image task to completion and serves a PNG of exactly the expected size', async () => {
-    const sub = await request(app).post('/v1/images/generations').send(lumen('a fox', { output_format: 'png' })).expect(200);
+    const sub = await request(app)
+      .post('/v1/images/generations')
+      .send(lumen('a fox', { output_format: 'png' }))
+      .expect(200);
     expect(sub.body).toEqual({ code: 200, data: [{ status: 'submitted', task_id: expect.stringMatching(/^task_/) }] });
     const id = taskId(sub);
     const first = await request(app).get(`/v1/tasks/${id}`).expect(200);
     // Real time: a loaded machine may answer after the ~150 ms task ended; the state progression itself is
     // asserted with the manual clock below.
     expect(['pending', 'processing', 'completed']).toContain(first.body.data.status);
-    const done = await waitFor(async () => {
-      const r = await request(app).get(`/v1/tasks/${id}`);
-      return r.body.data.status === 'completed' ? r.body : undefined;
-    }, { timeoutMs: 5000, what: 'image task completed' });
+    const done = await waitFor(
+      async () => {
+        const r = await request(app).get(`/v1/tasks/${id}`);
+        return r.body.data.status === 'completed' ? r.body : undefined;
+      },
+      { timeoutMs: 5000, what: 'image task completed' },
+    );
     expect(done).toMatchObject({ code: 200, data: { id, status: 'completed', progress: 100, model: 'lumen-2-pro' } });
     expect(done.data.completed).toBeGreaterThanOrEqual(done.data.created);
     const url: string = done.data.result.images[0].url;
@@ -68,11 +74,17 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
     ['jpeg', {}, 'image/jpeg', 1024, 1024, { size: '1:1' }],
     ['webp', { output_format: 'webp' }, 'image/webp', 1152, 864, { size: '4:3' }],
   ])('serves %s results in the requested format and size', async (fmt, extra, ctype, w, h, size) => {
-    const sub = await request(app).post('/v1/images/generations').send(lumen('x', { ...extra, ...size })).expect(200);
-    const done = await waitFor(async () => {
-      const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
-      return r.body.data.status === 'completed' ? r.body : undefined;
-    }, { timeoutMs: 5000 });
+    const sub = await request(app)
+      .post('/v1/images/generations')
+      .send(lumen('x', { ...extra, ...size }))
+      .expect(200);
+    const done = await waitFor(
+      async () => {
+        const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
+        return r.body.data.status === 'completed' ? r.body : undefined;
+      },
+      { timeoutMs: 5000 },
+    );
     const file = await request(app).get(filePath(done.data.result.images[0].url)).buffer(true).parse(binary).expect(200);
     expect(file.headers['content-type']).toBe(ctype);
     const meta = await sharp(file.body as Buffer).metadata();
@@ -81,10 +93,13 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
 
   it('serves a real H.264 MP4 whose duration matches the request', async () => {
     const sub = await request(app).post('/v1/videos/generations').send({ model: 'test-video', prompt: 'waves', duration: 3 }).expect(200);
-    const done = await waitFor(async () => {
-      const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
-      return r.body.data.status === 'completed' ? r.body : undefined;
-    }, { timeoutMs: 10_000, what: 'video task completed' });
+    const done = await waitFor(
+      async () => {
+        const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
+        return r.body.data.status === 'completed' ? r.body : undefined;
+      },
+      { timeoutMs: 10_000, what: 'video task completed' },
+    );
     const v = done.data.result.videos[0];
     expect(Array.isArray(v.url)).toBe(true);
     expect(v.expires_at - done.data.completed).toBe(86_400);
@@ -100,10 +115,14 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
   it('[sim:partial] delivers half the images asked and a video half as long, its duration reported and real', async () => {
     const img = await request(app).post('/v1/images/generations').send({ model: 'pict-image-2', prompt: 'cats [sim:partial]', n: 4 }).expect(200);
     const vid = await request(app).post('/v1/videos/generations').send({ model: 'test-video', prompt: 'waves [sim:partial]', duration: 4 }).expect(200);
-    const doneOf = (id: string) => waitFor(async () => {
-      const r = await request(app).get(`/v1/tasks/${id}`);
-      return r.body.data.status === 'completed' ? r.body.data : undefined;
-    }, { timeoutMs: 10_000, what: `${id} completed` });
+    const doneOf = (id: string) =>
+      waitFor(
+        async () => {
+          const r = await request(app).get(`/v1/tasks/${id}`);
+          return r.body.data.status === 'completed' ? r.body.data : undefined;
+        },
+        { timeoutMs: 10_000, what: `${id} completed` },
+      );
     const [i, v] = [await doneOf(taskId(img)), await doneOf(taskId(vid))];
     expect(i.result.images).toHaveLength(2);
     expect(v.result.videos[0].duration).toBe(2);
@@ -116,8 +135,12 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
     let base = '';
     beforeAll(async () => {
       // stands in for the gateway's own upload links (a path like theirs, on loopback)
-      const wide = await sharp({ create: { width: 1920, height: 1080, channels: 3, background: '#336699' } }).png().toBuffer();
-      const tall = await sharp({ create: { width: 900, height: 1600, channels: 3, background: '#996633' } }).jpeg().toBuffer();
+      const wide = await sharp({ create: { width: 1920, height: 1080, channels: 3, background: '#336699' } })
+        .png()
+        .toBuffer();
+      const tall = await sharp({ create: { width: 900, height: 1600, channels: 3, background: '#996633' } })
+        .jpeg()
+        .toBuffer();
       server = http.createServer((req, res) => {
         const body = req.url === '/v1/uploads/img_wide.png' ? wide : req.url === '/v1/uploads/img_tall.jpg' ? tall : undefined;
         if (!body) return void res.writeHead(404).end();
@@ -132,10 +155,13 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
 
     const renderedSize = async (body: Record<string, unknown>) => {
       const sub = await request(app).post('/v1/images/generations').send(body).expect(200);
-      const done = await waitFor(async () => {
-        const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
-        return r.body.data.status === 'completed' ? r.body.data : undefined;
-      }, { timeoutMs: 10_000, what: 'auto-size task completed' });
+      const done = await waitFor(
+        async () => {
+          const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
+          return r.body.data.status === 'completed' ? r.body.data : undefined;
+        },
+        { timeoutMs: 10_000, what: 'auto-size task completed' },
+      );
       const file = await request(app).get(filePath(done.result.images[0].url)).buffer(true).parse(binary).expect(200);
       const meta = await sharp(file.body as Buffer).metadata();
       return [meta.width, meta.height];
@@ -150,8 +176,10 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
     });
 
     it('answers 400 naming image_urls.0 when the first reference cannot be fetched', async () => {
-      const res = await request(app).post('/v1/images/generations')
-        .send(lumen('x', { size: 'auto', image_urls: [`http://127.0.0.1:${await freePort()}/gone.png`] })).expect(400);
+      const res = await request(app)
+        .post('/v1/images/generations')
+        .send(lumen('x', { size: 'auto', image_urls: [`http://127.0.0.1:${await freePort()}/gone.png`] }))
+        .expect(400);
       expect(res.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('image_urls.0') });
     });
   });
@@ -162,7 +190,10 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
   });
 
   it('answers a contract violation in the spec error shape', async () => {
-    const res = await request(app).post('/v1/images/generations').send(lumen('x', { steps: 5 })).expect(400);
+    const res = await request(app)
+      .post('/v1/images/generations')
+      .send(lumen('x', { steps: 5 }))
+      .expect(400);
     expect(res.body.error).toMatchObject({ code: 400, type: 'invalid_request_error', message: expect.stringContaining('steps') });
   });
 
@@ -179,11 +210,17 @@ describe('upstream-sim, real time (SIM_TIME_SCALE 0.05)', () => {
     expect(res.body).toEqual({
       code: 202,
       request_id: expect.any(String),
-      data: { id: expect.stringMatching(/^task_/), object: 'generation.task', type: 'image', status: 'pending', progress: 0, poll_url: `/v1/tasks/${res.body.data.id}` },
+      data: {
+        id: expect.stringMatching(/^task_/),
+        object: 'generation.task',
+        type: 'image',
+        status: 'pending',
+        progress: 0,
+        poll_url: `/v1/tasks/${res.body.data.id}`,
+      },
     });
   });
 });
-
 
 describe('upstream-sim, manual clock', () => {
   const clock = manualClock();
@@ -296,19 +333,25 @@ describe('upstream-sim with the real model registry', () => {
     const res = await request(app).post('/v1/images/generations').send({ model: 'spark-imagine-image-2.0', prompt: 'a kite', n: 2 }).expect(202);
     expect(res.body).toMatchObject({ code: 202, data: { object: 'generation.task', type: 'image', status: 'pending', progress: 0 } });
     expect(res.body.data.poll_url).toBe(`/v1/tasks/${res.body.data.id}`);
-    const done = await waitFor(async () => {
-      const r = await request(app).get(`/v1/tasks/${res.body.data.id}`);
-      return r.body.data.status === 'completed' ? r.body : undefined;
-    }, { timeoutMs: 5000 });
+    const done = await waitFor(
+      async () => {
+        const r = await request(app).get(`/v1/tasks/${res.body.data.id}`);
+        return r.body.data.status === 'completed' ? r.body : undefined;
+      },
+      { timeoutMs: 5000 },
+    );
     expect(done.data.result.images).toHaveLength(2);
   });
 
   it('runs a pixel-v6 video task to an MP4 of the requested duration', async () => {
     const sub = await request(app).post('/v1/videos/generations').send({ model: 'pixel-v6', prompt: 'rain', duration: 2 }).expect(200);
-    const done = await waitFor(async () => {
-      const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
-      return r.body.data.status === 'completed' ? r.body : undefined;
-    }, { timeoutMs: 10_000, what: 'pixel-v6 completed' });
+    const done = await waitFor(
+      async () => {
+        const r = await request(app).get(`/v1/tasks/${taskId(sub)}`);
+        return r.body.data.status === 'completed' ? r.body : undefined;
+      },
+      { timeoutMs: 10_000, what: 'pixel-v6 completed' },
+    );
     const file = await request(app).get(filePath(done.data.result.videos[0].url[0])).buffer(true).parse(binary).expect(200);
     expect(mp4DurationSeconds(file.body as Buffer)).toBeCloseTo(2, 1);
   }, 30_000);

@@ -75,7 +75,12 @@ export function submitHandler(deps: SubmitDeps): RequestHandler {
 
     const referenceSizes = await autoReferenceSizes(b, measure);
     if (referenceSizes === null) {
-      return sendError(res, 400, 'invalid_request_error', '`image_urls.0`: the first reference image could not be fetched or read, so `size: auto` has no ratio to follow');
+      return sendError(
+        res,
+        400,
+        'invalid_request_error',
+        '`image_urls.0`: the first reference image could not be fetched or read, so `size: auto` has no ratio to follow',
+      );
     }
     const outcome = deps.models.validateRequest(model, body, name, { ...VALIDATE_OPTS, ...(referenceSizes ? { referenceSizes } : {}) });
     if (!outcome.ok) return sendError(res, outcome.violation.status, outcome.violation.type, outcome.violation.message);

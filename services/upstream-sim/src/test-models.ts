@@ -34,7 +34,13 @@ function stub(id: string, endpoint: string, ack: 'A' | 'B', expected: (b: Record
           return { ok: false, violation: { status: 400, type: 'invalid_request_error', field: 'prompt', rule: 'required', message: '`prompt` is required' } };
         }
         const value: NormalizedRequest = {
-          model: id, requestedModel, pool: 'image', upstreamBody: b, derived: {}, billing: [], expected: expected(b),
+          model: id,
+          requestedModel,
+          pool: 'image',
+          upstreamBody: b,
+          derived: {},
+          billing: [],
+          expected: expected(b),
         };
         return { ok: true, value };
       },

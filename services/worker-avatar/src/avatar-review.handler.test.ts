@@ -2,17 +2,36 @@ import type { AssetRecord, AssetReview, TaskRecord } from '@gmg/db';
 import { AvatarReviewHandler, BAD_REFERENCE_REASON, NO_REVIEW_REASON, captureFor, motionAssetUrlPattern, reviewOf } from './avatar-review.handler';
 
 const asset = (i: number): AssetRecord => ({
-  id: `asset_ours${i}`, accountId: 'acc', groupId: 'group_g', taskId: 'task_t', position: i, assetType: 'Image', name: `n${i}`,
-  url: 'https://cdn.example.com/a.png', projectName: 'default', status: 'Pending', reason: null, createdAt: new Date(), updatedAt: new Date(),
+  id: `asset_ours${i}`,
+  accountId: 'acc',
+  groupId: 'group_g',
+  taskId: 'task_t',
+  position: i,
+  assetType: 'Image',
+  name: `n${i}`,
+  url: 'https://cdn.example.com/a.png',
+  projectName: 'default',
+  status: 'Pending',
+  reason: null,
+  createdAt: new Date(),
+  updatedAt: new Date(),
 });
 
 describe('reviewOf', () => {
   it('approves an Active upstream asset under its own id', () => {
-    expect(reviewOf(2, { asset_id: 'up_1', asset_url: 'asset://up_1', status: 'Active' }))
-      .toEqual({ position: 2, status: 'Active', upstreamAssetId: 'up_1', upstreamAssetUrl: 'asset://up_1' });
+    expect(reviewOf(2, { asset_id: 'up_1', asset_url: 'asset://up_1', status: 'Active' })).toEqual({
+      position: 2,
+      status: 'Active',
+      upstreamAssetId: 'up_1',
+      upstreamAssetUrl: 'asset://up_1',
+    });
   });
   it('rejects any other upstream status, keeping the upstream reason or naming the status', () => {
-    expect(reviewOf(0, { asset_id: 'u', asset_url: 'asset://u', status: 'Rejected', reason: 'nudity' })).toEqual({ position: 0, status: 'Rejected', reason: 'nudity' });
+    expect(reviewOf(0, { asset_id: 'u', asset_url: 'asset://u', status: 'Rejected', reason: 'nudity' })).toEqual({
+      position: 0,
+      status: 'Rejected',
+      reason: 'nudity',
+    });
     expect(reviewOf(0, { asset_id: 'u', asset_url: 'asset://u', status: 'Failed' }).reason).toContain('Failed');
   });
   it('rejects an asset the upstream did not list, or approved under a reference motion-2.0 cannot carry', () => {

@@ -7,8 +7,7 @@ import type { CompletionHandler } from '@gmg/tasks';
  * upstream id outside it could never be rendered, so such an approval is useless.
  */
 export function motionAssetUrlPattern(): RegExp {
-  const schema = resolveModel('motion-2.0')?.contract?.inputSchema as
-    { properties?: { asset_urls?: { items?: { pattern?: unknown } } } } | undefined;
+  const schema = resolveModel('motion-2.0')?.contract?.inputSchema as { properties?: { asset_urls?: { items?: { pattern?: unknown } } } } | undefined;
   const pattern = schema?.properties?.asset_urls?.items?.pattern;
   if (typeof pattern !== 'string') throw new Error('motion-2.0 contract has no asset_urls item pattern');
   return new RegExp(pattern);
@@ -35,7 +34,10 @@ export function captureFor(price: bigint, approved: number, total: number): bigi
 }
 
 const listed = (a: AssetRecord, r: AssetReview): AssetResult => ({
-  asset_id: a.id, asset_url: `asset://${a.id}`, status: r.status, ...(r.reason ? { reason: r.reason } : {}),
+  asset_id: a.id,
+  asset_url: `asset://${a.id}`,
+  status: r.status,
+  ...(r.reason ? { reason: r.reason } : {}),
 });
 
 /**

@@ -1,7 +1,15 @@
 import type { NormalizedRequest } from '@gmg/contracts';
 import {
-  AccountRepository, ApiKeyRepository, AssetGroupRepository, AssetRepository, ChannelRepository, TaskRepository, newAssetGroupId,
-  newAssetId, newTaskId, settleTask,
+  AccountRepository,
+  ApiKeyRepository,
+  AssetGroupRepository,
+  AssetRepository,
+  ChannelRepository,
+  TaskRepository,
+  newAssetGroupId,
+  newAssetId,
+  newTaskId,
+  settleTask,
 } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
@@ -34,10 +42,14 @@ describe('avatar review completion (real Postgres)', () => {
   });
 
   const ds = () => db.dataSource;
-  const lifecycle = () => new TaskLifecycle(
-    new TaskRepository(ds()), new TaskViewStore(redis, prefix), { enqueueSettlement: async (id) => void settled.push(id) },
-    createLogger({ service: 'test', level: 'silent' }), new AvatarReviewHandler(new AssetRepository(ds())),
-  );
+  const lifecycle = () =>
+    new TaskLifecycle(
+      new TaskRepository(ds()),
+      new TaskViewStore(redis, prefix),
+      { enqueueSettlement: async (id) => void settled.push(id) },
+      createLogger({ service: 'test', level: 'silent' }),
+      new AvatarReviewHandler(new AssetRepository(ds())),
+    );
 
   /** A batch of 3 as the edge writes it (hold, task, group, Pending assets), submitted upstream on `channelId`. */
   async function batch(): Promise<{ taskId: string; accountId: string; assetIds: string[] }> {
@@ -45,17 +57,43 @@ describe('avatar review completion (real Postgres)', () => {
     await new AccountRepository(ds()).topup(account.id, 1000n);
     const { key } = await new ApiKeyRepository(ds()).create({ accountId: account.id });
     const taskId = newTaskId();
-    const request = { model: 'motion-2.0-avatar', requestedModel: 'motion-2.0-avatar', pool: 'avatar', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'assets', count: 3 } } as NormalizedRequest;
+    const request = {
+      model: 'motion-2.0-avatar',
+      requestedModel: 'motion-2.0-avatar',
+      pool: 'avatar',
+      upstreamBody: {},
+      derived: {},
+      billing: [],
+      expected: { kind: 'assets', count: 3 },
+    } as NormalizedRequest;
     await new TaskRepository(ds()).createWithHold({
-      id: taskId, accountId: account.id, apiKeyId: key.id, model: request.model, requestedModel: request.model, pool: 'avatar',
-      request, price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+      id: taskId,
+      accountId: account.id,
+      apiKeyId: key.id,
+      model: request.model,
+      requestedModel: request.model,
+      pool: 'avatar',
+      request,
+      price: PRICE,
+      priceSnapshot: {},
+      deadlineAt: new Date(Date.now() + 60_000),
     });
     const groupId = newAssetGroupId();
     await new AssetGroupRepository(ds()).create({ id: groupId, accountId: account.id, name: 'g', description: '', autoCreated: true });
     const assetIds = [0, 1, 2].map(() => newAssetId());
-    await new AssetRepository(ds()).insertBatch(account.id, groupId, taskId, assetIds.map((id, i) => ({
-      id, position: i, assetType: 'Image', name: `n${i}`, url: 'https://cdn.example.com/a.png', projectName: 'default',
-    })));
+    await new AssetRepository(ds()).insertBatch(
+      account.id,
+      groupId,
+      taskId,
+      assetIds.map((id, i) => ({
+        id,
+        position: i,
+        assetType: 'Image',
+        name: `n${i}`,
+        url: 'https://cdn.example.com/a.png',
+        projectName: 'default',
+      })),
+    );
     await new TaskRepository(ds()).markSubmitted(taskId, channelId, 'task_upstream');
     return { taskId, accountId: account.id, assetIds };
   }
@@ -90,7 +128,11 @@ describe('avatar review completion (real Postgres)', () => {
     const outcomes = await Promise.all([1, 2, 3].map(() => settleTask(ds(), b.taskId)));
     expect(outcomes.filter((o) => o === 'captured')).toHaveLength(1);
     const entries = await ds().query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [b.taskId]);
-    expect(entries).toEqual([{ kind: 'hold', amount: '300' }, { kind: 'capture', amount: '200' }, { kind: 'release', amount: '100' }]);
+    expect(entries).toEqual([
+      { kind: 'hold', amount: '300' },
+      { kind: 'capture', amount: '200' },
+      { kind: 'release', amount: '100' },
+    ]);
     expect(await money(b.accountId)).toEqual({ available: 800n, held: 0n, spent: 200n });
   });
 
@@ -103,7 +145,11 @@ describe('avatar review completion (real Postgres)', () => {
     expect(await lifecycle().complete(b.taskId, upstream)).toBeNull();
     expect((await new AssetRepository(ds()).usable(b.accountId, b.assetIds)).size).toBe(0);
     const listed = await new AssetRepository(ds()).forTask(b.taskId);
-    expect(listed.map((a) => [a.status, a.reason])).toEqual([['Failed', 'Task timeout'], ['Failed', 'Task timeout'], ['Failed', 'Task timeout']]);
+    expect(listed.map((a) => [a.status, a.reason])).toEqual([
+      ['Failed', 'Task timeout'],
+      ['Failed', 'Task timeout'],
+      ['Failed', 'Task timeout'],
+    ]);
     expect(await settleTask(ds(), b.taskId)).toBe('released');
     expect(await money(b.accountId)).toEqual({ available: 1000n, held: 0n, spent: 0n });
   });

@@ -3,8 +3,17 @@ import { AccountRepository, ApiKeyRepository, ChannelRepository, TaskRepository,
 import { Producers, createRedis, type Redis } from '@gmg/queue';
 import { TaskViewStore } from '@gmg/tasks';
 import {
-  createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_TARGET, TEST_REDIS_URL,
-  type ServiceProcess, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
+  createTestDatabase,
+  freePort,
+  startService,
+  uniqueRedisPrefix,
+  waitFor,
+  TEST_REDIS_TARGET,
+  TEST_REDIS_URL,
+  type ServiceProcess,
+  type TestDatabase,
+  deleteRedisPrefix,
+} from '@gmg/testing';
 
 /**
  * The real processes: upstream-sim, billing and worker-image. The worker is killed with SIGKILL while tasks are in
@@ -34,7 +43,9 @@ beforeAll(async () => {
   const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, SWEEP_INTERVAL_MS: '1000' };
   procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '2', SIM_API_KEY: 'sk-sim-e2e-secret' }, `${simUrl}/healthz`));
   const billingPort = await freePort();
-  procs.push(await startService('billing', { ...common, HEALTH_PORT: String(billingPort), UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`));
+  procs.push(
+    await startService('billing', { ...common, HEALTH_PORT: String(billingPort), UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+  );
   workerEnv = { ...common, POLL_INTERVAL_SCALE: '0.1', WORKER_LOCK_MS: '1000', WORKER_CONCURRENCY: '4' };
 });
 
@@ -53,8 +64,6 @@ async function startWorker(): Promise<ServiceProcess> {
   return p;
 }
 
-
-
 // kill -9 with work in flight is proven in test/e2e/spine.e2e.test.ts (balances included); this file proves the
 // graceful path: SIGTERM with tasks in flight exits 0, and a replacement worker finishes every task exactly once.
 it('drains on SIGTERM with tasks in flight (exit 0), and a replacement worker finishes and captures every task once', async () => {
@@ -69,8 +78,16 @@ it('drains on SIGTERM with tasks in flight (exit 0), and a replacement worker fi
     const v = validateRequest(resolveModel(MODEL)!, { model: MODEL, prompt }, MODEL);
     if (!v.ok) throw new Error(v.violation.message);
     const t = await tasks.createWithHold({
-      id: newTaskId(), accountId: account.id, apiKeyId: key.id, model: MODEL, requestedModel: MODEL, pool: 'image',
-      request: v.value, price: PRICE, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 120_000),
+      id: newTaskId(),
+      accountId: account.id,
+      apiKeyId: key.id,
+      model: MODEL,
+      requestedModel: MODEL,
+      pool: 'image',
+      request: v.value,
+      price: PRICE,
+      priceSnapshot: {},
+      deadlineAt: new Date(Date.now() + 120_000),
     });
     await producers.enqueueTask('image', t.id);
     return t;
@@ -82,10 +99,13 @@ it('drains on SIGTERM with tasks in flight (exit 0), and a replacement worker fi
   expect(await ready.json()).toMatchObject({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
 
   const list = await Promise.all([1, 2, 3, 4, 5].map((i) => newTask(`a lighthouse ${i}`)));
-  await waitFor(async () => {
-    const rows = await Promise.all(list.map((t) => tasks.get(t.id)));
-    return rows.every((r) => r?.status === 'processing' && r.upstreamTaskId);
-  }, { timeoutMs: 30_000, what: 'all tasks submitted upstream' });
+  await waitFor(
+    async () => {
+      const rows = await Promise.all(list.map((t) => tasks.get(t.id)));
+      return rows.every((r) => r?.status === 'processing' && r.upstreamTaskId);
+    },
+    { timeoutMs: 30_000, what: 'all tasks submitted upstream' },
+  );
   const drained = await first.stop();
   expect({ code: drained, output: drained === 0 ? '' : first.output() }).toEqual({ code: 0, output: '' });
 
@@ -93,16 +113,24 @@ it('drains on SIGTERM with tasks in flight (exit 0), and a replacement worker fi
   list.push(await newTask('a harbour after the crash'));
   const second = await startWorker();
 
-  const ends = await waitFor(async () => {
-    const rows = await Promise.all(list.map((t) => tasks.get(t.id)));
-    return rows.every((r) => r?.status === 'completed') ? rows : undefined;
-  }, { timeoutMs: 60_000, what: 'every task completed' });
+  const ends = await waitFor(
+    async () => {
+      const rows = await Promise.all(list.map((t) => tasks.get(t.id)));
+      return rows.every((r) => r?.status === 'completed') ? rows : undefined;
+    },
+    { timeoutMs: 60_000, what: 'every task completed' },
+  );
   expect(ends.map((r) => r?.result?.images?.length)).toEqual(list.map(() => 1));
 
-  await waitFor(async () => {
-    const rows: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'capture' AND account_id = $1`, [account.id]);
-    return rows[0].n === list.length;
-  }, { timeoutMs: 30_000, what: 'every task captured' });
+  await waitFor(
+    async () => {
+      const rows: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'capture' AND account_id = $1`, [
+        account.id,
+      ]);
+      return rows[0].n === list.length;
+    },
+    { timeoutMs: 30_000, what: 'every task captured' },
+  );
   const a = (await accounts.get(account.id))!;
   expect([a.available, a.held, a.spent]).toEqual([START - PRICE * BigInt(list.length), 0n, PRICE * BigInt(list.length)]);
   const view = await new TaskViewStore(redis, prefix).read(list[0].id);

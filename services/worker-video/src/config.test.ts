@@ -4,8 +4,14 @@ import { loadWorkerConfig } from './config';
 describe('worker-video config', () => {
   it('fills every default, with health port 9102', () => {
     expect(loadWorkerConfig({})).toMatchObject({
-      QUEUE_PREFIX: 'gmg', HEALTH_PORT: 9102, WORKER_CONCURRENCY: 50, POLL_INTERVAL_SCALE: 1,
-      UPSTREAM_TIMEOUT_MS: 30_000, SWEEP_INTERVAL_MS: 15_000, WORKER_LOCK_MS: 30_000, REDIS_REQUIRE_NOEVICTION: false,
+      QUEUE_PREFIX: 'gmg',
+      HEALTH_PORT: 9102,
+      WORKER_CONCURRENCY: 50,
+      POLL_INTERVAL_SCALE: 1,
+      UPSTREAM_TIMEOUT_MS: 30_000,
+      SWEEP_INTERVAL_MS: 15_000,
+      WORKER_LOCK_MS: 30_000,
+      REDIS_REQUIRE_NOEVICTION: false,
     });
   });
 

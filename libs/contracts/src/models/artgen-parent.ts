@@ -1,7 +1,12 @@
 import { artgenBillingItem } from '../artgen-billing';
 import {
-  ARTGEN_GRID_ACTIONS, ARTGEN_SINGLE_IMAGE_ACTIONS, artgenParentKindOf, isArtgenPanVersion, isArtgenPathAction,
-  type ArtgenParentKind, type ArtgenPathAction,
+  ARTGEN_GRID_ACTIONS,
+  ARTGEN_SINGLE_IMAGE_ACTIONS,
+  artgenParentKindOf,
+  isArtgenPanVersion,
+  isArtgenPathAction,
+  type ArtgenParentKind,
+  type ArtgenPathAction,
 } from '../artgen-custom-id';
 import type { TaskStatus } from '../task';
 import type { ContractViolation, NormalizedRequest } from './types';
@@ -66,10 +71,18 @@ export function applyArtgenParent(req: NormalizedRequest, parent: ArtgenParentFa
     return refuse('task_id', 'parent-kind', `\`task_id\`: ${action} applies to ${kind.words}; task '${parentId}' is ${parentAction}`);
   }
   if (action === 'pan' && !isArtgenPanVersion(parent.version)) {
-    return refuse('task_id', 'parent-version', `\`task_id\`: pan needs a parent of version v6, v6.1, v7, v8.1, v8.2 or altstyle6; task '${parentId}' is ${parent.version ?? 'unknown'}`);
+    return refuse(
+      'task_id',
+      'parent-version',
+      `\`task_id\`: pan needs a parent of version v6, v6.1, v7, v8.1, v8.2 or altstyle6; task '${parentId}' is ${parent.version ?? 'unknown'}`,
+    );
   }
   if ((action === 'remix-strong' || action === 'remix-subtle') && !(ARTGEN_REMIX_VERSIONS as readonly string[]).includes(parent.version ?? '')) {
-    return refuse('task_id', 'parent-version', `\`task_id\`: ${action} needs a v8.1 or v8.2 imagine parent; task '${parentId}' is ${parent.version ?? 'unknown'}`);
+    return refuse(
+      'task_id',
+      'parent-version',
+      `\`task_id\`: ${action} needs a v8.1 or v8.2 imagine parent; task '${parentId}' is ${parent.version ?? 'unknown'}`,
+    );
   }
   const index = req.derived.index;
   if (typeof index === 'number' && index > parent.imageCount) {

@@ -30,7 +30,11 @@ describe('art suite contracts', () => {
   });
 
   it('imagine: structured fields and metadata are accepted; version defaults to 7; niji is the alternate style', () => {
-    expect(ok('imagine', { prompt: 'x', size: '3:2', version: 'v6.1', speed: 'turbo', metadata: { a: 1 } }).derived).toMatchObject({ version: 'v6.1', speed: 'turbo', aspect: '3:2' });
+    expect(ok('imagine', { prompt: 'x', size: '3:2', version: 'v6.1', speed: 'turbo', metadata: { a: 1 } }).derived).toMatchObject({
+      version: 'v6.1',
+      speed: 'turbo',
+      aspect: '3:2',
+    });
     expect(ok('imagine', { prompt: 'x' }).derived.version).toBe('v7');
     expect(ok('imagine', { prompt: 'x --niji 6' }).derived.version).toBe('altstyle6');
     expect(ok('imagine', { prompt: 'x', version: '7', alt_style: true }).billing[0].keys[0]).toBe('artgen@imagine-altstyle7');
@@ -55,7 +59,11 @@ describe('art suite contracts', () => {
   it('tolerates unknown structured fields (passed upstream); relax is omitted; version spellings normalize like --v', () => {
     expect(ok('upscale', { task_id: PARENT, index: 1, extra: { a: [1] } }).upstreamBody).toMatchObject({ extra: { a: [1] } });
     const relax = ok('imagine', { prompt: 'x', speed: 'relax' });
-    expect({ speed: relax.derived.speed, upstream: relax.upstreamBody.speed, key: relax.billing[0].keys[0] }).toEqual({ speed: undefined, upstream: undefined, key: 'artgen@imagine-v7' });
+    expect({ speed: relax.derived.speed, upstream: relax.upstreamBody.speed, key: relax.billing[0].keys[0] }).toEqual({
+      speed: undefined,
+      upstream: undefined,
+      key: 'artgen@imagine-v7',
+    });
     expect(ok('imagine', { prompt: 'x', version: 'V8.0' }).upstreamBody.version).toBe('v8');
     expect(ok('imagine', { prompt: 'x', version: '6.1', alt_style: true }).upstreamBody).toMatchObject({ version: 'v6.1', alt_style: true });
     expect(ok('video', { image_urls: [URL1], speed: 'fast' }).billing[0].keys).toEqual(['artgen@video-v7', 'artgen@video', 'artgen']);
@@ -130,7 +138,13 @@ describe('art suite contracts', () => {
 });
 
 describe('follow-ups against their parent', () => {
-  const grid = (over: Partial<ArtgenParentFacts> = {}): ArtgenParentFacts => ({ action: 'imagine', version: 'v7', status: 'completed', imageCount: 4, ...over });
+  const grid = (over: Partial<ArtgenParentFacts> = {}): ArtgenParentFacts => ({
+    action: 'imagine',
+    version: 'v7',
+    status: 'completed',
+    imageCount: 4,
+    ...over,
+  });
   const single = (over: Partial<ArtgenParentFacts> = {}): ArtgenParentFacts => grid({ action: 'upscale', imageCount: 1, ...over });
   const apply = (action: keyof typeof ARTGEN_CONTRACTS, body: Record<string, unknown>, parent: ArtgenParentFacts) =>
     applyArtgenParent(ok(action, { task_id: PARENT, ...body }), parent);
@@ -142,7 +156,10 @@ describe('follow-ups against their parent', () => {
   });
 
   it('refuses an unfinished parent and an index beyond its images', () => {
-    expect(apply('upscale', { index: 1 }, grid({ status: 'processing' }))).toMatchObject({ ok: false, violation: { field: 'task_id', rule: 'server:parent-state' } });
+    expect(apply('upscale', { index: 1 }, grid({ status: 'processing' }))).toMatchObject({
+      ok: false,
+      violation: { field: 'task_id', rule: 'server:parent-state' },
+    });
     expect(apply('variation', { index: 2 }, single({ action: 'zoom', imageCount: 1 }))).toMatchObject({ ok: false, violation: { field: 'index' } });
   });
 
@@ -159,7 +176,10 @@ describe('follow-ups against their parent', () => {
     expect(apply('remix-strong', { index: 1 }, grid({ version: 'v8.2' })).ok).toBe(true);
     expect(apply('remix-subtle', { index: 1 }, grid({ version: 'v8.1' })).ok).toBe(true);
     expect(apply('remix-strong', { index: 1 }, grid({ version: 'v7' }))).toMatchObject({ ok: false, violation: { rule: 'server:parent-version' } });
-    expect(apply('remix-strong', { index: 1 }, grid({ action: 'variation', version: 'v8.2' }))).toMatchObject({ ok: false, violation: { rule: 'server:parent-kind' } });
+    expect(apply('remix-strong', { index: 1 }, grid({ action: 'variation', version: 'v8.2' }))).toMatchObject({
+      ok: false,
+      violation: { rule: 'server:parent-kind' },
+    });
   });
 
   it('modal needs an inpaint task in MODAL', () => {
@@ -179,14 +199,21 @@ describe('follow-ups against their parent', () => {
 
 describe('prompt flags', () => {
   it('parses aspect, version, alternate style, speed and style; ignores unknown flags', () => {
-    expect(parseArtgenFlags('a --ar 2:3 --v 6.1 --style raw --turbo --chaos 50')).toEqual({ ok: true, flags: { aspect: '2:3', version: '6.1', style: 'raw', speed: 'turbo' } });
+    expect(parseArtgenFlags('a --ar 2:3 --v 6.1 --style raw --turbo --chaos 50')).toEqual({
+      ok: true,
+      flags: { aspect: '2:3', version: '6.1', style: 'raw', speed: 'turbo' },
+    });
     expect(parseArtgenFlags('a --niji 6 --aspect 1:1')).toEqual({ ok: true, flags: { altStyle: true, altStyleVersion: '6', aspect: '1:1' } });
     expect(parseArtgenFlags('a --niji')).toEqual({ ok: true, flags: { altStyle: true } });
     expect(parseArtgenFlags('a --ar --v 7').ok).toBe(false);
   });
 
-  it.each([['8.2', false, 'v8.2'], ['v6', false, 'v6'], ['6', true, 'altstyle6'], ['7.0', false, 'v7'], ['altstyle7', false, 'altstyle7'], ['x', false, undefined]])(
-    'version %p (alt %p) is %p',
-    (raw, alt, name) => expect(artgenVersionName(raw as string, alt as boolean)).toBe(name),
-  );
+  it.each([
+    ['8.2', false, 'v8.2'],
+    ['v6', false, 'v6'],
+    ['6', true, 'altstyle6'],
+    ['7.0', false, 'v7'],
+    ['altstyle7', false, 'altstyle7'],
+    ['x', false, undefined],
+  ])('version %p (alt %p) is %p', (raw, alt, name) => expect(artgenVersionName(raw as string, alt as boolean)).toBe(name));
 });

@@ -12,8 +12,14 @@ describe('baseContract', () => {
   it('image_generation: source base, ack A, image pool cadence, billed per image then per name, body passed upstream as sent', () => {
     const c = baseContract(NAME, 'image_generation');
     expect(c).toMatchObject({
-      operation: 'image_generation', method: 'POST', endpoint: '/v1/images/generations', source: 'base', ack: 'A',
-      schemaVersion: SCHEMA_VERSION, estimatedSeconds: 60, pollIntervalMs: { min: 2000, max: 5000 },
+      operation: 'image_generation',
+      method: 'POST',
+      endpoint: '/v1/images/generations',
+      source: 'base',
+      ack: 'A',
+      schemaVersion: SCHEMA_VERSION,
+      estimatedSeconds: 60,
+      pollIntervalMs: { min: 2000, max: 5000 },
     });
     const body = { model: NAME, prompt: 'a fox', quality: 'ultra', image_urls: ['https://cdn.example.com/a.png'] };
     const out = c.validate(body, NAME);
@@ -66,17 +72,20 @@ describe('baseContract', () => {
     let accepted = 0;
     let rejected = 0;
     fc.assert(
-      fc.property(fc.boolean().chain((clean) => bodyArbitrary(c, [NAME], clean)), (body) => {
-        const schemaOk = check(body);
-        const joiOk = c.joiSchema.validate(body, JOI_OPTIONS).error === undefined;
-        if (schemaOk !== joiOk) throw new Error(`Ajv says ${schemaOk}, Joi says ${joiOk}: ${ajv.errorsText(check.errors)}`);
-        const full = c.validate(body, NAME);
-        if (full.ok) accepted++;
-        else {
-          rejected++;
-          if (schemaOk) expect(full.violation.rule).toBe('server:media-url');
-        }
-      }),
+      fc.property(
+        fc.boolean().chain((clean) => bodyArbitrary(c, [NAME], clean)),
+        (body) => {
+          const schemaOk = check(body);
+          const joiOk = c.joiSchema.validate(body, JOI_OPTIONS).error === undefined;
+          if (schemaOk !== joiOk) throw new Error(`Ajv says ${schemaOk}, Joi says ${joiOk}: ${ajv.errorsText(check.errors)}`);
+          const full = c.validate(body, NAME);
+          if (full.ok) accepted++;
+          else {
+            rejected++;
+            if (schemaOk) expect(full.violation.rule).toBe('server:media-url');
+          }
+        },
+      ),
       { numRuns: 200, seed: 20250601 },
     );
     expect(accepted).toBeGreaterThan(10);

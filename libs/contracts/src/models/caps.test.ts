@@ -39,7 +39,9 @@ describe('caps on every contract', () => {
   it('inlineMedia lists only the Base64 / data-URI values of media fields, with their paths', () => {
     const lumen = listModels().find((m) => m.id === 'lumen-2-pro')!.contract!;
     const b64 = 'QUJDREVGR0hJSktMTU5PUA==';
-    expect(lumen.inlineMedia({ image_urls: ['https://x.example/a.png', b64, `data:image/png;base64,${b64}`], extra: b64 }))
-      .toEqual([{ field: 'image_urls.1', value: b64 }, { field: 'image_urls.2', value: `data:image/png;base64,${b64}` }]);
+    expect(lumen.inlineMedia({ image_urls: ['https://x.example/a.png', b64, `data:image/png;base64,${b64}`], extra: b64 })).toEqual([
+      { field: 'image_urls.1', value: b64 },
+      { field: 'image_urls.2', value: `data:image/png;base64,${b64}` },
+    ]);
   });
 });

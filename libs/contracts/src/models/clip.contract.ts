@@ -22,14 +22,28 @@ export function clipContract(model: 'clipq3-pro' | 'clipq3-turbo'): BuiltContrac
       required: ['model'],
       anyOf: ['prompt', 'image_urls'],
       anyOfMessage: '`prompt` is required for text-to-video; send a `prompt`, `image_urls`, or both',
-      conflicts: [{ id: 'ratio-with-images', a: ['aspect_ratio'], b: ['image_urls'], status: 400, message: '`aspect_ratio` applies only without `image_urls` (the images set the ratio); remove one of them' }],
+      conflicts: [
+        {
+          id: 'ratio-with-images',
+          a: ['aspect_ratio'],
+          b: ['image_urls'],
+          status: 400,
+          message: '`aspect_ratio` applies only without `image_urls` (the images set the ratio); remove one of them',
+        },
+      ],
       additionalProperties: true,
     },
     normalize(body) {
       const images = arr(body.image_urls).length;
       const res = body.resolution as string;
       const mode = images === 2 ? 'first-last-frame' : images === 1 ? 'image-to-video' : 'text-to-video';
-      const r = videoResult({ model, tier: res, seconds: body.duration as number, mode, dims: images ? undefined : videoDims(res, (body.aspect_ratio as string | undefined) ?? '16:9') });
+      const r = videoResult({
+        model,
+        tier: res,
+        seconds: body.duration as number,
+        mode,
+        dims: images ? undefined : videoDims(res, (body.aspect_ratio as string | undefined) ?? '16:9'),
+      });
       return { ...r, derived: { ...r.derived, audio: body.audio } };
     },
   });

@@ -115,7 +115,14 @@ export function videoResult(v: VideoNormalizeInput) {
   const billing = [videoSecondsItem(v.model, v.tier, v.seconds)];
   if (v.audio) billing.push(audioSurchargeItem(v.model, v.tier, v.seconds));
   return {
-    derived: { mode: v.mode, tier: v.tier, durationSeconds: v.seconds, ...(v.audio !== undefined ? { audio: v.audio } : {}), ...(v.dims ?? {}), ...v.extraDerived },
+    derived: {
+      mode: v.mode,
+      tier: v.tier,
+      durationSeconds: v.seconds,
+      ...(v.audio !== undefined ? { audio: v.audio } : {}),
+      ...(v.dims ?? {}),
+      ...v.extraDerived,
+    },
     billing,
     expected: { kind: 'videos' as const, count: 1, format: 'mp4', durationSeconds: v.seconds, ...(v.dims ?? {}) },
   };
@@ -123,7 +130,11 @@ export function videoResult(v: VideoNormalizeInput) {
 
 /** What every video contract shares: its operation, endpoint, schema version, pool and acknowledgement. */
 export const VIDEO_COMMON = {
-  operation: 'video_generation' as const, endpoint: VIDEO_ENDPOINT, schemaVersion: SCHEMA_VERSION, pool: 'video' as const, ack: 'A' as const,
+  operation: 'video_generation' as const,
+  endpoint: VIDEO_ENDPOINT,
+  schemaVersion: SCHEMA_VERSION,
+  pool: 'video' as const,
+  ack: 'A' as const,
   refuseForeignMedia: true,
 };
 

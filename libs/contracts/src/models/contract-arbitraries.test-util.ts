@@ -7,7 +7,15 @@ import type { FieldSpec } from './field-dsl';
 const PUBLIC_URLS = ['https://cdn.example.com/a.png', 'http://images.example.org/b.jpg', 'https://media.example.net/v.mp4'];
 const DATA_URI = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
-const junk = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string({ maxLength: 8 }), fc.constant([]), fc.constant({}));
+const junk = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.string({ maxLength: 8 }),
+  fc.constant([]),
+  fc.constant({}),
+);
 
 export function validValue(f: FieldSpec): fc.Arbitrary<unknown> {
   switch (f.type) {
@@ -28,7 +36,12 @@ export function validValue(f: FieldSpec): fc.Arbitrary<unknown> {
       if (f.enum) {
         const values = fc.constantFrom(...f.enum);
         const cased = f.caseInsensitive ? fc.constantFrom(...f.enum.map((v) => v.toUpperCase()), ...f.enum.map((v) => v.toLowerCase())) : values;
-        return f.orPattern ? fc.oneof(cased, fc.tuple(fc.integer({ min: 64, max: 2048 }), fc.integer({ min: 64, max: 2048 })).map(([w, h]) => `${w}x${h}`)) : cased;
+        return f.orPattern
+          ? fc.oneof(
+              cased,
+              fc.tuple(fc.integer({ min: 64, max: 2048 }), fc.integer({ min: 64, max: 2048 })).map(([w, h]) => `${w}x${h}`),
+            )
+          : cased;
       }
       if (f.pattern?.startsWith('^task_')) return fc.nat().map((n) => `task_${n.toString(36)}`);
       if (f.pattern?.startsWith('^asset://')) return fc.nat().map((n) => `asset://a${n.toString(36)}`);
@@ -47,10 +60,9 @@ export function validValue(f: FieldSpec): fc.Arbitrary<unknown> {
     }
     case 'object': {
       const keys = Object.keys(f.properties);
-      return fc.record(
-        Object.fromEntries(keys.map((k) => [k, validValue(f.properties[k]!)])),
-        { requiredKeys: (f.required ?? []) as string[] },
-      ) as fc.Arbitrary<unknown>;
+      return fc.record(Object.fromEntries(keys.map((k) => [k, validValue(f.properties[k]!)])), {
+        requiredKeys: (f.required ?? []) as string[],
+      }) as fc.Arbitrary<unknown>;
     }
   }
 }
@@ -110,12 +122,16 @@ export function bodyArbitrary(c: BuiltContract, modelNames: string[], clean: boo
         : fc.oneof({ weight: 4, arbitrary: validValue(f) }, { weight: bad, arbitrary: invalidValue(f) });
     // required fields are usually present; optional ones about half the time (clean bodies: fewer, to meet pairing rules)
     const presence = c.bodySpec.required.includes(k) ? (clean ? 1 : 0.95) : f.type === 'forbidden' && clean ? 0 : clean ? 0.3 : 0.5;
-    return fc.tuple(fc.constant(k), fc.double({ min: 0, max: 1, noNaN: true }).chain((p) => (p < presence ? value.map((v) => ({ v })) : fc.constant(undefined))));
+    return fc.tuple(
+      fc.constant(k),
+      fc.double({ min: 0, max: 1, noNaN: true }).chain((p) => (p < presence ? value.map((v) => ({ v })) : fc.constant(undefined))),
+    );
   });
-  return fc.tuple(fc.tuple(...entries), fc.option(fc.dictionary(fc.constantFrom('extra', 'metadata', 'user'), junk), { nil: undefined })).map(([pairs, extra]) => {
-    const body: Record<string, unknown> = { ...(extra ?? {}) };
-    for (const [k, present] of pairs) if (present) body[k] = present.v;
-    return clean ? withPairingRules(c, body) : body;
-  });
+  return fc
+    .tuple(fc.tuple(...entries), fc.option(fc.dictionary(fc.constantFrom('extra', 'metadata', 'user'), junk), { nil: undefined }))
+    .map(([pairs, extra]) => {
+      const body: Record<string, unknown> = { ...(extra ?? {}) };
+      for (const [k, present] of pairs) if (present) body[k] = present.v;
+      return clean ? withPairingRules(c, body) : body;
+    });
 }
-

@@ -3,7 +3,17 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import type { Pool } from '../queues';
 import type { ErrorType } from '../error-types';
 import { isBareBase64, isDataUri, mediaUrlProblem } from '../media-url';
-import type { AckShape, BillingItem, ContractViolation, ExpectedOutput, MediaUrlRef, ModelContract, Operation, ValidateOptions, ValidationOutcome } from './types';
+import type {
+  AckShape,
+  BillingItem,
+  ContractViolation,
+  ExpectedOutput,
+  MediaUrlRef,
+  ModelContract,
+  Operation,
+  ValidateOptions,
+  ValidationOutcome,
+} from './types';
 import type { BodySpec, FieldSpec, MediaKind } from './field-dsl';
 import { bodyToJoi, JOI_OPTIONS } from './dsl-to-joi';
 import { bodyToJsonSchema } from './dsl-to-json-schema';
@@ -146,7 +156,11 @@ function externalMediaUrls(spec: BodySpec, body: Body, trusted: readonly string[
 }
 
 function canHoldMedia(f: FieldSpec): boolean {
-  return (f.type === 'string' && !!f.media) || (f.type === 'array' && canHoldMedia(f.items)) || (f.type === 'object' && Object.values(f.properties).some(canHoldMedia));
+  return (
+    (f.type === 'string' && !!f.media) ||
+    (f.type === 'array' && canHoldMedia(f.items)) ||
+    (f.type === 'object' && Object.values(f.properties).some(canHoldMedia))
+  );
 }
 
 function hasMedia(props: Readonly<Record<string, FieldSpec>>): boolean {
@@ -182,8 +196,15 @@ function compileSchema(schema: object): ValidateFunction {
 
 /** The names the spec and our contracts use for media a video is made from (frames, references, assets). */
 export const REFERENCE_FIELDS = [
-  'image_urls', 'first_frame_image', 'last_frame_image', 'image_with_roles', 'video_urls',
-  'reference_image_urls', 'reference_video_urls', 'reference_audio_urls', 'asset_urls',
+  'image_urls',
+  'first_frame_image',
+  'last_frame_image',
+  'image_with_roles',
+  'video_urls',
+  'reference_image_urls',
+  'reference_video_urls',
+  'reference_audio_urls',
+  'asset_urls',
 ] as const;
 
 /** The body with every reference name it does not list as a forbidden field naming what the model takes instead. */
@@ -192,7 +213,12 @@ function withForeignMediaRefused(model: string, body: BodySpec): BodySpec {
   const takes = own.length ? `${model} takes media in ${own.map((f) => `\`${f}\``).join(', ')}` : `${model} takes no media references`;
   const foreign = REFERENCE_FIELDS.filter((f) => !(f in body.properties));
   if (!foreign.length) return body;
-  const forbidden = Object.fromEntries(foreign.map((f) => [f, { type: 'forbidden' as const, message: `\`${f}\` is not a field of ${model}: it would be ignored and change what the request means; ${takes}` }]));
+  const forbidden = Object.fromEntries(
+    foreign.map((f) => [
+      f,
+      { type: 'forbidden' as const, message: `\`${f}\` is not a field of ${model}: it would be ignored and change what the request means; ${takes}` },
+    ]),
+  );
   return { ...body, properties: { ...body.properties, ...forbidden } };
 }
 
@@ -217,7 +243,9 @@ export function defineContract(input: ContractDefinition): BuiltContract {
     }
     const raw = body as Body;
     const ctx: RuleContext = {
-      model: def.model, requestedModel, trustedUrlPrefixes: opts?.trustedUrlPrefixes ?? [],
+      model: def.model,
+      requestedModel,
+      trustedUrlPrefixes: opts?.trustedUrlPrefixes ?? [],
       ...(opts?.referenceSizes ? { referenceSizes: opts.referenceSizes } : {}),
     };
     for (const r of rules) {

@@ -51,9 +51,7 @@ export function fieldToJoi(f: FieldSpec): Joi.Schema {
       return s;
     }
     case 'object': {
-      const keys = Object.fromEntries(
-        Object.entries(f.properties).map(([k, v]) => [k, f.required?.includes(k) ? fieldToJoi(v).required() : fieldToJoi(v)]),
-      );
+      const keys = Object.fromEntries(Object.entries(f.properties).map(([k, v]) => [k, f.required?.includes(k) ? fieldToJoi(v).required() : fieldToJoi(v)]));
       return Joi.object(keys).unknown(f.additionalProperties);
     }
   }
@@ -61,9 +59,7 @@ export function fieldToJoi(f: FieldSpec): Joi.Schema {
 
 /** The whole body as a Joi object schema (object-level rules map to and / or / nand). */
 export function bodyToJoi(spec: BodySpec): Joi.ObjectSchema {
-  const keys = Object.fromEntries(
-    Object.entries(spec.properties).map(([k, v]) => [k, spec.required.includes(k) ? fieldToJoi(v).required() : fieldToJoi(v)]),
-  );
+  const keys = Object.fromEntries(Object.entries(spec.properties).map(([k, v]) => [k, spec.required.includes(k) ? fieldToJoi(v).required() : fieldToJoi(v)]));
   let s = Joi.object(keys).unknown(spec.additionalProperties);
   if (spec.anyOf?.length) s = s.or(...spec.anyOf);
   for (const g of spec.together ?? []) s = s.and(...g.fields);

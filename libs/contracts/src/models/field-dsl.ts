@@ -103,9 +103,7 @@ export interface BodySpec {
 /** Case-insensitive enum as a regex: `720p` → `^(?:720[pP])$`. */
 export function caseInsensitivePattern(values: readonly string[]): string {
   const esc = (c: string) => (/[.*+?^${}()|[\]\\/]/.test(c) ? `\\${c}` : c);
-  const alt = values.map((v) =>
-    [...v].map((c) => (c.toLowerCase() !== c.toUpperCase() ? `[${c.toLowerCase()}${c.toUpperCase()}]` : esc(c))).join(''),
-  );
+  const alt = values.map((v) => [...v].map((c) => (c.toLowerCase() !== c.toUpperCase() ? `[${c.toLowerCase()}${c.toUpperCase()}]` : esc(c))).join(''));
   return `^(?:${alt.join('|')})$`;
 }
 

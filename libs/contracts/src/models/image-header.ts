@@ -30,15 +30,16 @@ export function base64ImageSize(data: string): ImageSize | undefined {
 
 /** Format and size from the header, or undefined when the bytes are not a readable image of a known format. */
 export function readImageHeader(b: Buffer): ImageHeader | undefined {
-  const size = b.length >= 24 && b.subarray(0, 8).equals(PNG_SIGNATURE) && b.toString('latin1', 12, 16) === 'IHDR'
-    ? { format: 'png' as const, width: b.readUInt32BE(16), height: b.readUInt32BE(20) }
-    : b.length >= 10 && b.toString('latin1', 0, 3) === 'GIF'
-      ? { format: 'gif' as const, width: b.readUInt16LE(6), height: b.readUInt16LE(8) }
-      : b.length >= 30 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP'
-        ? withFormat('webp', webpSize(b))
-        : b.length >= 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff
-          ? withFormat('jpeg', jpegSize(b))
-          : withFormat('bmp', bmpSize(b));
+  const size =
+    b.length >= 24 && b.subarray(0, 8).equals(PNG_SIGNATURE) && b.toString('latin1', 12, 16) === 'IHDR'
+      ? { format: 'png' as const, width: b.readUInt32BE(16), height: b.readUInt32BE(20) }
+      : b.length >= 10 && b.toString('latin1', 0, 3) === 'GIF'
+        ? { format: 'gif' as const, width: b.readUInt16LE(6), height: b.readUInt16LE(8) }
+        : b.length >= 30 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP'
+          ? withFormat('webp', webpSize(b))
+          : b.length >= 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff
+            ? withFormat('jpeg', jpegSize(b))
+            : withFormat('bmp', bmpSize(b));
   return size && size.width > 0 && size.height > 0 ? size : undefined;
 }
 

@@ -146,7 +146,13 @@ export function sparkImage2Contract(): BuiltContract {
       },
       required: ['model', 'prompt'],
       conflicts: [
-        { id: 'quality-with-images', a: ['quality'], b: ['image_urls'], status: 400, message: '`quality` applies to text-to-image only; remove it when sending `image_urls`' },
+        {
+          id: 'quality-with-images',
+          a: ['quality'],
+          b: ['image_urls'],
+          status: 400,
+          message: '`quality` applies to text-to-image only; remove it when sending `image_urls`',
+        },
       ],
       additionalProperties: true,
     },

@@ -40,13 +40,19 @@ export function kineticContract(): BuiltContract {
     serverRules: [
       {
         id: 'video-base-no-frames',
-        description: 'With a `video_list` of refer_type `base`, no start/end frames (`image_urls`) may be set; with `feature`, `image_urls` holds at most a first frame.',
+        description:
+          'With a `video_list` of refer_type `base`, no start/end frames (`image_urls`) may be set; with `feature`, `image_urls` holds at most a first frame.',
         check(b) {
           const v = arr(b.video_list)[0] as Body | undefined;
           if (!v) return undefined;
           const frames = arr(b.image_urls).length;
-          if ((v.refer_type ?? 'base') === 'base' && frames > 0) return { field: 'image_urls', message: '`image_urls` (start/end frames) cannot be used with a `base` reference video; remove them or use refer_type feature' };
-          if (v.refer_type === 'feature' && frames > 1) return { field: 'image_urls', message: 'with a `feature` reference video `image_urls` may hold only a first frame' };
+          if ((v.refer_type ?? 'base') === 'base' && frames > 0)
+            return {
+              field: 'image_urls',
+              message: '`image_urls` (start/end frames) cannot be used with a `base` reference video; remove them or use refer_type feature',
+            };
+          if (v.refer_type === 'feature' && frames > 1)
+            return { field: 'image_urls', message: 'with a `feature` reference video `image_urls` may hold only a first frame' };
           return undefined;
         },
       },

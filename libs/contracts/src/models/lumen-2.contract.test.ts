@@ -104,7 +104,8 @@ describe('lumen-2 output dimensions', () => {
     const url = 'https://gw.example/v1/uploads/img_1.png';
     const r = resolveModel('lumen-2-pro')!.contract!.validate(
       { model: 'lumen-2-pro', prompt: 'x', size: 'auto', resolution, image_urls: [url, 'https://cdn.example.com/other.png'] },
-      'lumen-2-pro', { referenceSizes: new Map([[url, ref]]) },
+      'lumen-2-pro',
+      { referenceSizes: new Map([[url, ref]]) },
     );
     if (!r.ok) throw new Error(r.violation.message);
     expect(r.value.derived).toMatchObject({ width, height, ratio, dimensionSource: 'auto-reference' });
@@ -113,17 +114,17 @@ describe('lumen-2 output dimensions', () => {
 
   it('counts a measured URL reference in the 9 MP budget (output + references)', () => {
     const url = 'https://gw.example/v1/uploads/img_big.png';
-    const r = resolveModel('lumen-2-pro')!.contract!.validate(
-      { model: 'lumen-2-pro', prompt: 'x', resolution: '4MP', image_urls: [url] }, 'lumen-2-pro',
-      { referenceSizes: new Map([[url, { width: 3000, height: 2000 }]]) },
-    );
+    const r = resolveModel('lumen-2-pro')!.contract!.validate({ model: 'lumen-2-pro', prompt: 'x', resolution: '4MP', image_urls: [url] }, 'lumen-2-pro', {
+      referenceSizes: new Map([[url, { width: 3000, height: 2000 }]]),
+    });
     expect(r.ok ? undefined : r.violation).toMatchObject({ field: 'image_urls', rule: 'server:total-pixels' });
   });
 
-  it('lists its http(s) media URLs for resolution at submit, without the gateway\'s own links or Base64', () => {
+  it("lists its http(s) media URLs for resolution at submit, without the gateway's own links or Base64", () => {
     const r = resolveModel('lumen-2-pro')!.contract!.validate(
       { model: 'lumen-2-pro', prompt: 'x', image_urls: ['https://cdn.example.com/a.png', 'https://gw.example/v1/uploads/img_1.png', jpegBase64(10, 10)] },
-      'lumen-2-pro', { trustedUrlPrefixes: ['https://gw.example/v1/uploads/'] },
+      'lumen-2-pro',
+      { trustedUrlPrefixes: ['https://gw.example/v1/uploads/'] },
     );
     expect(r.ok && r.mediaUrls).toEqual([{ field: 'image_urls.0', url: 'https://cdn.example.com/a.png' }]);
   });
@@ -206,7 +207,7 @@ describe('lumen-2 limits and rules', () => {
 });
 
 describe('defaults applied to a body that names `__proto__` (lumen-2 passes unknown fields through)', () => {
-  it('keeps it an own field of the upstream body and never changes the body\'s prototype', () => {
+  it("keeps it an own field of the upstream body and never changes the body's prototype", () => {
     const body = JSON.parse('{"model":"lumen-2-pro","prompt":"a red fox","__proto__":{"polluted":true}}') as Record<string, unknown>;
     const r = resolveModel('lumen-2-pro')!.contract!.validate(body, 'lumen-2-pro');
     if (!r.ok) throw new Error(JSON.stringify(r.violation));

@@ -86,7 +86,7 @@ const RULES: ServerRule[] = [
   {
     id: 'total-pixels',
     description:
-      'Output plus all reference images at most 9 MP. Base64 references are measured from their header, the gateway\'s own uploads from their stored size; other URL references are not fetched at the edge and count as 0 here (the upstream enforces the limit for them).',
+      "Output plus all reference images at most 9 MP. Base64 references are measured from their header, the gateway's own uploads from their stored size; other URL references are not fetched at the edge and count as 0 here (the upstream enforces the limit for them).",
     check(body, ctx) {
       const refs = Array.isArray(body.image_urls) ? (body.image_urls as string[]) : [];
       if (refs.length === 0) return undefined;
@@ -97,7 +97,10 @@ const RULES: ServerRule[] = [
         if (s) total += s.width * s.height;
       }
       return total > MAX_TOTAL_PIXELS
-        ? { field: 'image_urls', message: `output plus reference images is ${fmtMP(total)}; at most 9 MP is allowed (use smaller references or a lower resolution)` }
+        ? {
+            field: 'image_urls',
+            message: `output plus reference images is ${fmtMP(total)}; at most 9 MP is allowed (use smaller references or a lower resolution)`,
+          }
         : undefined;
     },
   },

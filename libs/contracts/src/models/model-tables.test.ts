@@ -180,7 +180,10 @@ describe('normalization rules', () => {
   it('spark-imagine-image-2.0 answers with shape B and drops the default quality for edits', () => {
     expect(resolveModel('spark-imagine-image-2.0')!.contract!.ack).toBe('B');
     expect(ok('spark-imagine-image-2.0', { prompt: 'p', image_urls: [U] }).upstreamBody.quality).toBeUndefined();
-    expect(ok('spark-imagine-image-2.0', { prompt: 'p', n: 3 }).billing[0]).toMatchObject({ keys: ['spark-imagine-image-2.0@1k-medium', 'spark-imagine-image-2.0@1k', 'spark-imagine-image-2.0'], quantity: 3 });
+    expect(ok('spark-imagine-image-2.0', { prompt: 'p', n: 3 }).billing[0]).toMatchObject({
+      keys: ['spark-imagine-image-2.0@1k-medium', 'spark-imagine-image-2.0@1k', 'spark-imagine-image-2.0'],
+      quantity: 3,
+    });
   });
 
   it('Omni-Flash-Ext accepts resolution in any case and drops duration for motion references', () => {

@@ -24,7 +24,13 @@ export function motionProContract(model: 'motion-1-0-pro-fast' | 'motion-1-0-pro
     normalize(body) {
       const images = arr(body.image_urls).length;
       const res = body.resolution as string;
-      const r = videoResult({ model, tier: res, seconds: body.duration as number, mode: images === 2 ? 'first-last-frame' : images === 1 ? 'image-to-video' : 'text-to-video', dims: images ? undefined : videoDims(res, body.aspect_ratio as string) });
+      const r = videoResult({
+        model,
+        tier: res,
+        seconds: body.duration as number,
+        mode: images === 2 ? 'first-last-frame' : images === 1 ? 'image-to-video' : 'text-to-video',
+        dims: images ? undefined : videoDims(res, body.aspect_ratio as string),
+      });
       if (body.nsfw_check === true) r.billing.push({ keys: [`${model}@nsfw_check`], quantity: 1, label: 'moderation before submission' });
       return r;
     },
@@ -55,7 +61,13 @@ export function motion2Contract(): BuiltContract {
         model: modelField([model]),
         prompt: promptField(),
         asset_urls: { type: 'array', minItems: 1, maxItems: 4, items: ASSET_ITEM, description: 'approved avatar assets (asset://<asset_id>), 1..4' },
-        image_urls: { type: 'array', minItems: 1, maxItems: 4, items: ASSET_ITEM, description: 'the same as asset_urls (approved avatar assets, asset://<asset_id>), 1..4' },
+        image_urls: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 4,
+          items: ASSET_ITEM,
+          description: 'the same as asset_urls (approved avatar assets, asset://<asset_id>), 1..4',
+        },
         first_frame_image: { ...ASSET_ITEM, description: 'one approved avatar asset (asset://<asset_id>), the same as asset_urls with one item' },
         audio_url: { type: 'string', media: 'url', pattern: URL_PATTERN, patternLabel: 'a public http(s) URL', description: 'optional speech audio' },
         duration: { type: 'integer', minimum: 2, maximum: 12, default: 5 },
@@ -66,8 +78,20 @@ export function motion2Contract(): BuiltContract {
       anyOf: MOTION2_ASSET_FIELDS,
       anyOfMessage: '`asset_urls` is required: 1..4 approved avatar assets (asset://<asset_id>; `image_urls` or `first_frame_image` work the same)',
       conflicts: [
-        { id: 'one-asset-field', a: ['asset_urls'], b: ['image_urls', 'first_frame_image'], status: 400, message: 'send the assets in one field: `asset_urls`, `image_urls` or `first_frame_image`' },
-        { id: 'one-asset-field-frames', a: ['image_urls'], b: ['first_frame_image'], status: 400, message: 'send the assets in one field: `asset_urls`, `image_urls` or `first_frame_image`' },
+        {
+          id: 'one-asset-field',
+          a: ['asset_urls'],
+          b: ['image_urls', 'first_frame_image'],
+          status: 400,
+          message: 'send the assets in one field: `asset_urls`, `image_urls` or `first_frame_image`',
+        },
+        {
+          id: 'one-asset-field-frames',
+          a: ['image_urls'],
+          b: ['first_frame_image'],
+          status: 400,
+          message: 'send the assets in one field: `asset_urls`, `image_urls` or `first_frame_image`',
+        },
       ],
       additionalProperties: true,
     },
@@ -76,7 +100,14 @@ export function motion2Contract(): BuiltContract {
       const field = MOTION2_ASSET_FIELDS.find((f) => body[f] !== undefined) ?? 'asset_urls';
       const urls = field === 'first_frame_image' ? [String(body[field])] : arr(body[field]).map(String);
       const assetIds = urls.map((u) => u.slice('asset://'.length));
-      const r = videoResult({ model, tier: res, seconds: body.duration as number, mode: 'avatar-to-video', dims: videoDims(res, body.aspect_ratio as string), extraDerived: { assetIds, assetField: field } });
+      const r = videoResult({
+        model,
+        tier: res,
+        seconds: body.duration as number,
+        mode: 'avatar-to-video',
+        dims: videoDims(res, body.aspect_ratio as string),
+        extraDerived: { assetIds, assetField: field },
+      });
       // the upstream gets the one field it knows; the alias the client used is not sent twice
       const { image_urls: _i, first_frame_image: _f, ...rest } = body;
       return { ...r, upstreamBody: { ...rest, asset_urls: urls, model } };

@@ -1,7 +1,13 @@
 import { defineContract, type Body, type BuiltContract } from './define-contract';
 import { SCHEMA_VERSION, VIDEO_ENDPOINT, arr, mediaArray, mediaString, modelField, promptField, videoDims, videoResult } from './common-fields';
 
-const VIDEO_COMMON = { operation: 'video_generation' as const, endpoint: VIDEO_ENDPOINT, schemaVersion: SCHEMA_VERSION, pool: 'video' as const, ack: 'A' as const };
+const VIDEO_COMMON = {
+  operation: 'video_generation' as const,
+  endpoint: VIDEO_ENDPOINT,
+  schemaVersion: SCHEMA_VERSION,
+  pool: 'video' as const,
+  ack: 'A' as const,
+};
 
 export const TASK_ID_PATTERN = '^task_[A-Za-z0-9_-]{1,128}$';
 
@@ -31,7 +37,12 @@ export function pixelContract(): BuiltContract {
         prompt: promptField({ maxLength: 5000 }),
         resolution: { type: 'string', enum: ['360p', '540p', '720p', '1080p'], default: '540p', description: 'affects price' },
         duration: { type: 'integer', minimum: 1, maximum: 15, default: 5, description: 'seconds; transition mode only 5 or 8' },
-        size: { type: 'string', enum: ['16:9', '4:3', '1:1', '3:4', '9:16', '2:3', '3:2', '21:9'], default: '16:9', description: 'effective only in text-to-video and multi-reference modes' },
+        size: {
+          type: 'string',
+          enum: ['16:9', '4:3', '1:1', '3:4', '9:16', '2:3', '3:2', '21:9'],
+          default: '16:9',
+          description: 'effective only in text-to-video and multi-reference modes',
+        },
         seed: { type: 'integer', minimum: 0, maximum: 2147483647, default: 0 },
         negative_prompt: { type: 'string', maxLength: 2048 },
         audio: { type: 'boolean', default: false, description: 'adds audio and raises price' },
@@ -42,7 +53,12 @@ export function pixelContract(): BuiltContract {
         first_frame_image: mediaString('url', 'transition start frame (with last_frame_image)'),
         last_frame_image: mediaString('url', 'transition end frame (with first_frame_image)'),
         img_references: mediaArray('url', { minItems: 1, maxItems: 7, description: 'multi-reference fusion, 1..7 images' }),
-        extend_from_task_id: { type: 'string', pattern: TASK_ID_PATTERN, patternLabel: 'a task id (task_…) of a completed pixel-v6 task', description: 'a completed pixel-v6 task owned by the caller' },
+        extend_from_task_id: {
+          type: 'string',
+          pattern: TASK_ID_PATTERN,
+          patternLabel: 'a task id (task_…) of a completed pixel-v6 task',
+          description: 'a completed pixel-v6 task owned by the caller',
+        },
       },
       required: ['model', 'prompt'],
       together: [{ fields: ['first_frame_image', 'last_frame_image'], message: '`first_frame_image` and `last_frame_image` must be given together' }],
@@ -63,12 +79,16 @@ export function pixelContract(): BuiltContract {
         check(body) {
           const mode = pixelMode(body);
           if (body.generate_multi_clip_switch !== true || mode === 'text-to-video' || mode === 'image-to-video') return undefined;
-          return { field: 'generate_multi_clip_switch', message: `\`generate_multi_clip_switch\` works only for text-to-video and image-to-video; this request is ${mode}` };
+          return {
+            field: 'generate_multi_clip_switch',
+            message: `\`generate_multi_clip_switch\` works only for text-to-video and image-to-video; this request is ${mode}`,
+          };
         },
       },
       {
         id: 'extension-ownership',
-        description: '`extend_from_task_id` must name a completed pixel-v6 task of the caller (checked by the edge against the task store, not by this contract).',
+        description:
+          '`extend_from_task_id` must name a completed pixel-v6 task of the caller (checked by the edge against the task store, not by this contract).',
         check: () => undefined,
       },
     ],
@@ -112,12 +132,30 @@ export function omniContract(): BuiltContract {
         resolution: { type: 'string', enum: ['720p', '1080p', '4k'], caseInsensitive: true, default: '720p', errorType: 'invalid_resolution' },
         aspect_ratio: { ...ratio, default: '16:9', description: '16:9 landscape or 9:16 portrait' },
         size: { ...ratio, description: 'synonym of aspect_ratio; must match it when both are sent' },
-        image_urls: { ...mediaArray('url'), counts: [0, 1, 3], errorType: 'unsupported_image_count', errorTypeRules: ['count'], description: '0 (text-to-video), 1 (image-to-video) or 3 (reference fusion) images' },
-        video_urls: { ...mediaArray('url', { maxItems: 1 }), errorType: 'unsupported_video_count', errorTypeRules: ['maxItems'], description: '0 or 1 motion-reference video' },
+        image_urls: {
+          ...mediaArray('url'),
+          counts: [0, 1, 3],
+          errorType: 'unsupported_image_count',
+          errorTypeRules: ['count'],
+          description: '0 (text-to-video), 1 (image-to-video) or 3 (reference fusion) images',
+        },
+        video_urls: {
+          ...mediaArray('url', { maxItems: 1 }),
+          errorType: 'unsupported_video_count',
+          errorTypeRules: ['maxItems'],
+          description: '0 or 1 motion-reference video',
+        },
       },
       required: ['model', 'prompt'],
       conflicts: [
-        { id: 'duration-with-video', a: ['duration'], b: ['video_urls'], status: 400, type: 'invalid_duration', message: '`duration` must be omitted when `video_urls` is sent (the reference video sets the length)' },
+        {
+          id: 'duration-with-video',
+          a: ['duration'],
+          b: ['video_urls'],
+          status: 400,
+          type: 'invalid_duration',
+          message: '`duration` must be omitted when `video_urls` is sent (the reference video sets the length)',
+        },
       ],
       additionalProperties: true,
     },
@@ -127,7 +165,10 @@ export function omniContract(): BuiltContract {
         description: '`size` is a synonym of `aspect_ratio`: when both are sent they must be equal.',
         check(body) {
           if (body.size === undefined || body.aspect_ratio === undefined || body.size === body.aspect_ratio) return undefined;
-          return { field: 'size', message: `\`size\` (${body.size as string}) and \`aspect_ratio\` (${body.aspect_ratio as string}) disagree; send one of them or the same value` };
+          return {
+            field: 'size',
+            message: `\`size\` (${body.size as string}) and \`aspect_ratio\` (${body.aspect_ratio as string}) disagree; send one of them or the same value`,
+          };
         },
       },
     ],

@@ -19,7 +19,11 @@ describe('infra/prices.json covers every billing item', () => {
     }
   });
 
-  it.each(listModels().filter((m) => m.contract).map((m) => [m.id, m] as const))('%s: valid bodies quote with their most specific key', (_id, m) => {
+  it.each(
+    listModels()
+      .filter((m) => m.contract)
+      .map((m) => [m.id, m] as const),
+  )('%s: valid bodies quote with their most specific key', (_id, m) => {
     const c = m.contract as BuiltContract;
     let quoted = 0;
     fc.assert(

@@ -35,22 +35,49 @@ export function reelContract(model: 'reel-v4-fast' | 'reel-v4-std'): BuiltContra
           type: 'array',
           minItems: 1,
           maxItems: 9,
-          items: { type: 'object', properties: { url: mediaString('url'), role: { type: 'string', description: 'e.g. reference_image' } }, required: ['url'], additionalProperties: true },
+          items: {
+            type: 'object',
+            properties: { url: mediaString('url'), role: { type: 'string', description: 'e.g. reference_image' } },
+            required: ['url'],
+            additionalProperties: true,
+          },
           description: 'multimodal reference images as [{url, role}] (the same as reference_image_urls, with roles)',
         },
         video_urls: mediaArray('url', { minItems: 1, maxItems: 3, description: 'multimodal reference videos (the same as reference_video_urls)' }),
       },
       required: ['model', 'prompt'],
-      together: [{ fields: ['first_frame_image', 'last_frame_image'], message: '`first_frame_image` and `last_frame_image` must be given together (a single first frame goes in `image_urls`)' }],
+      together: [
+        {
+          fields: ['first_frame_image', 'last_frame_image'],
+          message: '`first_frame_image` and `last_frame_image` must be given together (a single first frame goes in `image_urls`)',
+        },
+      ],
       conflicts: [
-        { id: 'i2v-with-multimodal', a: REEL_I2V, b: REEL_MULTIMODAL, status: 422, message: 'image-to-video fields (`image_urls`, `first_frame_image`, `last_frame_image`) and multimodal reference fields (`reference_*_urls`, `image_with_roles`, `video_urls`) cannot be combined; choose one mode' },
+        {
+          id: 'i2v-with-multimodal',
+          a: REEL_I2V,
+          b: REEL_MULTIMODAL,
+          status: 422,
+          message:
+            'image-to-video fields (`image_urls`, `first_frame_image`, `last_frame_image`) and multimodal reference fields (`reference_*_urls`, `image_with_roles`, `video_urls`) cannot be combined; choose one mode',
+        },
       ],
       additionalProperties: true,
     },
     normalize(body) {
-      const mode = REEL_I2V.some((f) => body[f] !== undefined) ? 'image-to-video' : REEL_MULTIMODAL.some((f) => body[f] !== undefined) ? 'multimodal-reference' : 'text-to-video';
+      const mode = REEL_I2V.some((f) => body[f] !== undefined)
+        ? 'image-to-video'
+        : REEL_MULTIMODAL.some((f) => body[f] !== undefined)
+          ? 'multimodal-reference'
+          : 'text-to-video';
       const res = body.resolution as string;
-      return videoResult({ model, tier: res, seconds: body.duration as number, mode, dims: mode === 'image-to-video' ? undefined : videoDims(res, body.aspect_ratio as string) });
+      return videoResult({
+        model,
+        tier: res,
+        seconds: body.duration as number,
+        mode,
+        dims: mode === 'image-to-video' ? undefined : videoDims(res, body.aspect_ratio as string),
+      });
     },
   });
 }

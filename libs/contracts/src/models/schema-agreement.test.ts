@@ -20,22 +20,25 @@ describe('published JSON Schema and Joi validator agree', () => {
     let accepted = 0;
     let rejected = 0;
     fc.assert(
-      fc.property(fc.boolean().chain((clean) => bodyArbitrary(contract, [m.id, ...m.aliases], clean)), (body) => {
-        const schemaOk = check(body);
-        const joiOk = contract.joiSchema.validate(body, JOI_OPTIONS).error === undefined;
-        if (schemaOk !== joiOk) throw new Error(`Ajv says ${schemaOk}, Joi says ${joiOk}: ${JSON.stringify(ajv.errorsText(check.errors))}`);
-        const full = contract.validate(body, String(body.model));
-        if (full.ok) {
-          accepted++;
-          if (!schemaOk) throw new Error('contract accepted a body the schema rejects');
-        } else {
-          rejected++;
-          // only listed server rules may reject what the schema accepts
-          if (schemaOk && !full.violation.rule.startsWith('server:')) throw new Error(`schema accepts but contract rejects with ${full.violation.rule}`);
-          if (full.violation.rule.startsWith('server:')) expect(contract.serverRules.map((r) => `server:${r.id}`)).toContain(full.violation.rule);
-          expect(full.violation.message.length).toBeGreaterThan(10);
-        }
-      }),
+      fc.property(
+        fc.boolean().chain((clean) => bodyArbitrary(contract, [m.id, ...m.aliases], clean)),
+        (body) => {
+          const schemaOk = check(body);
+          const joiOk = contract.joiSchema.validate(body, JOI_OPTIONS).error === undefined;
+          if (schemaOk !== joiOk) throw new Error(`Ajv says ${schemaOk}, Joi says ${joiOk}: ${JSON.stringify(ajv.errorsText(check.errors))}`);
+          const full = contract.validate(body, String(body.model));
+          if (full.ok) {
+            accepted++;
+            if (!schemaOk) throw new Error('contract accepted a body the schema rejects');
+          } else {
+            rejected++;
+            // only listed server rules may reject what the schema accepts
+            if (schemaOk && !full.violation.rule.startsWith('server:')) throw new Error(`schema accepts but contract rejects with ${full.violation.rule}`);
+            if (full.violation.rule.startsWith('server:')) expect(contract.serverRules.map((r) => `server:${r.id}`)).toContain(full.violation.rule);
+            expect(full.violation.message.length).toBeGreaterThan(10);
+          }
+        },
+      ),
       { numRuns: 250, seed: 20250601 },
     );
     // the generator must exercise both sides, else the property proves little

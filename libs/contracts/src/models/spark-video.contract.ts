@@ -25,7 +25,13 @@ export function sparkVideoContract(): BuiltContract {
     normalize(body) {
       const refs = arr(body.image_urls).length;
       const res = body.resolution as string;
-      return videoResult({ model, tier: res, seconds: body.duration as number, mode: refs ? 'image-to-video' : 'text-to-video', dims: refs ? undefined : videoDims(res, body.size as string) });
+      return videoResult({
+        model,
+        tier: res,
+        seconds: body.duration as number,
+        mode: refs ? 'image-to-video' : 'text-to-video',
+        dims: refs ? undefined : videoDims(res, body.size as string),
+      });
     },
   });
 }

@@ -83,9 +83,7 @@ export interface MediaUrlRef {
  * `mediaUrls` (optional, added for host resolution at submit): the request's http(s) media URLs other than the
  * gateway's own links (`trustedUrlPrefixes`), which the edge resolves before accepting the request.
  */
-export type ValidationOutcome =
-  | { ok: true; value: NormalizedRequest; mediaUrls?: readonly MediaUrlRef[] }
-  | { ok: false; violation: ContractViolation };
+export type ValidationOutcome = { ok: true; value: NormalizedRequest; mediaUrls?: readonly MediaUrlRef[] } | { ok: false; violation: ContractViolation };
 
 /** Options of ModelContract.validate (additive). */
 export interface ValidateOptions {

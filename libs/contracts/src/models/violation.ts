@@ -136,7 +136,9 @@ export function joiToViolation(spec: BodySpec, err: Joi.ValidationError): Contra
   if (rule === 'conflict') {
     const main = d.context?.main as string;
     const peers = (d.context?.peers as string[] | undefined) ?? [];
-    const c = spec.conflicts?.find((r) => (r.a.includes(main) && peers.some((p) => r.b.includes(p))) || (r.b.includes(main) && peers.some((p) => r.a.includes(p))));
+    const c = spec.conflicts?.find(
+      (r) => (r.a.includes(main) && peers.some((p) => r.b.includes(p))) || (r.b.includes(main) && peers.some((p) => r.a.includes(p))),
+    );
     return {
       status: c?.status ?? 400,
       type: c?.type ?? type,
@@ -150,7 +152,8 @@ export function joiToViolation(spec: BodySpec, err: Joi.ValidationError): Contra
   }
 
   const f = fieldAt(spec, path);
-  if (d.type === 'string.empty') rule = f?.type === 'string' && f.minLength ? 'minLength' : f?.type === 'string' && (f.enum || f.orPattern) ? 'enum' : 'pattern';
+  if (d.type === 'string.empty')
+    rule = f?.type === 'string' && f.minLength ? 'minLength' : f?.type === 'string' && (f.enum || f.orPattern) ? 'enum' : 'pattern';
   message = fieldMessage(field, f, rule, d);
   // a field's own error type applies to violations on the field itself, not inside its items
   const top = path.length === 1 ? spec.properties[String(path[0])] : undefined;

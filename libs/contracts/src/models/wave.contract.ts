@@ -21,7 +21,11 @@ export function waveI2vContract(): BuiltContract {
     body: {
       properties: {
         model: modelField([model]),
-        image_urls: mediaArray('url-or-base64', { minItems: 1, maxItems: 1, description: 'exactly one first-frame image: URL or Base64 data URI (JPEG, PNG, BMP, WEBP; 240..8000 px; <= 10 MB)' }),
+        image_urls: mediaArray('url-or-base64', {
+          minItems: 1,
+          maxItems: 1,
+          description: 'exactly one first-frame image: URL or Base64 data URI (JPEG, PNG, BMP, WEBP; 240..8000 px; <= 10 MB)',
+        }),
         prompt: { type: 'string', maxLength: DEFAULT_PROMPT_MAX_LENGTH, description: 'optional, recommended' },
         negative_prompt: { type: 'string', maxLength: 500 },
         resolution: { type: 'string', enum: ['720p', '1080p'], default: '1080p', description: 'the ratio comes from the input image' },

@@ -14,10 +14,16 @@ export class SweepKeysetIndexes1765100000000 implements MigrationInterface {
   transaction = false as const;
 
   async up(q: QueryRunner): Promise<void> {
-    await createIndexConcurrently(q, 'tasks_open_pool_id_idx',
-      `ON tasks (pool, id) INCLUDE (deadline_at, updated_at) WHERE status IN ('pending','processing')`);
-    await createIndexConcurrently(q, 'tasks_unsettled_id_idx',
-      `ON tasks (id) INCLUDE (completed_at) WHERE settled_at IS NULL AND status IN ('completed','failed')`);
+    await createIndexConcurrently(
+      q,
+      'tasks_open_pool_id_idx',
+      `ON tasks (pool, id) INCLUDE (deadline_at, updated_at) WHERE status IN ('pending','processing')`,
+    );
+    await createIndexConcurrently(
+      q,
+      'tasks_unsettled_id_idx',
+      `ON tasks (id) INCLUDE (completed_at) WHERE settled_at IS NULL AND status IN ('completed','failed')`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

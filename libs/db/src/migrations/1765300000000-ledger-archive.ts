@@ -41,8 +41,7 @@ export class LedgerArchive1765300000000 implements MigrationInterface {
         END IF;
         RAISE EXCEPTION 'ledger_entries is append-only (an entry leaves it only into ledger_archive)';
       END $$`);
-    await createIndexConcurrently(q, 'ledger_untasked_created_idx',
-      `ON ledger_entries (created_at) WHERE task_id IS NULL OR task_id LIKE 'lease\\_%'`);
+    await createIndexConcurrently(q, 'ledger_untasked_created_idx', `ON ledger_entries (created_at) WHERE task_id IS NULL OR task_id LIKE 'lease\\_%'`);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -7,9 +7,9 @@ import type { QueryRunner } from 'typeorm';
  * calls this declares `transaction = false` (CONCURRENTLY cannot run inside a transaction).
  */
 export async function createIndexConcurrently(q: QueryRunner, name: string, definition: string): Promise<void> {
-  const invalid = (await q.query(
-    `SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1 AND NOT i.indisvalid`, [name],
-  )) as unknown[];
+  const invalid = (await q.query(`SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1 AND NOT i.indisvalid`, [
+    name,
+  ])) as unknown[];
   if (invalid.length) await q.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
   await q.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ${definition}`);
 }

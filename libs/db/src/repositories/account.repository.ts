@@ -44,16 +44,11 @@ export class AccountRepository {
   async topup(id: string, amount: bigint, meta: Record<string, unknown> = {}): Promise<AccountRecord | null> {
     if (amount <= 0n) throw new RangeError('topup amount must be positive');
     return this.ds.transaction(async (m: EntityManager) => {
-      const list = rowsOf(await m.query(
-        `UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
-        [id, amount.toString()],
-      ));
+      const list = rowsOf(
+        await m.query(`UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`, [id, amount.toString()]),
+      );
       if (!list[0]) return null;
-      await m.query(`INSERT INTO ledger_entries (account_id, kind, amount, meta) VALUES ($1,'topup',$2,$3)`, [
-        id,
-        amount.toString(),
-        JSON.stringify(meta),
-      ]);
+      await m.query(`INSERT INTO ledger_entries (account_id, kind, amount, meta) VALUES ($1,'topup',$2,$3)`, [id, amount.toString(), JSON.stringify(meta)]);
       return toAccount(list[0]);
     });
   }
@@ -65,31 +60,34 @@ export class AccountRepository {
    * across replicas and restarts. Null when the account does not exist.
    */
   async topupOnce(
-    id: string, amount: bigint, idempotencyKey: string, meta: Record<string, unknown> = {},
+    id: string,
+    amount: bigint,
+    idempotencyKey: string,
+    meta: Record<string, unknown> = {},
   ): Promise<{ account: AccountRecord; replayed: boolean } | 'mismatch' | null> {
     if (amount <= 0n) throw new RangeError('topup amount must be positive');
     return this.ds.transaction(async (m: EntityManager) => {
       const locked = rowsOf(await m.query(`SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, [id]));
       if (!locked[0]) return null;
-      const inserted = rowsOf(await m.query(
-        `INSERT INTO ledger_entries (account_id, kind, amount, meta) VALUES ($1, 'topup', $2, $3)
+      const inserted = rowsOf(
+        await m.query(
+          `INSERT INTO ledger_entries (account_id, kind, amount, meta) VALUES ($1, 'topup', $2, $3)
          ON CONFLICT (account_id, (meta->>'idempotency_key')) WHERE kind = 'topup' AND meta ? 'idempotency_key' DO NOTHING
          RETURNING id`,
-        [id, amount.toString(), JSON.stringify({ ...meta, idempotency_key: idempotencyKey })],
-      ));
+          [id, amount.toString(), JSON.stringify({ ...meta, idempotency_key: idempotencyKey })],
+        ),
+      );
       if (inserted.length === 0) {
-        const [first] = rowsOf(await m.query(
-          `SELECT amount FROM ledger_entries WHERE account_id = $1 AND kind = 'topup' AND meta->>'idempotency_key' = $2`,
-          [id, idempotencyKey],
-        ));
+        const [first] = rowsOf(
+          await m.query(`SELECT amount FROM ledger_entries WHERE account_id = $1 AND kind = 'topup' AND meta->>'idempotency_key' = $2`, [id, idempotencyKey]),
+        );
         if (BigInt(first.amount as string) !== amount) return 'mismatch';
         const [current] = rowsOf(await m.query(`SELECT ${COLUMNS} FROM accounts WHERE id = $1`, [id]));
         return { account: toAccount(current), replayed: true };
       }
-      const [updated] = rowsOf(await m.query(
-        `UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
-        [id, amount.toString()],
-      ));
+      const [updated] = rowsOf(
+        await m.query(`UPDATE accounts SET available = available + $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`, [id, amount.toString()]),
+      );
       return { account: toAccount(updated), replayed: false };
     });
   }

@@ -64,8 +64,16 @@ export class ApiKeyRepository {
     const rows: Row[] = await this.ds.query(
       `INSERT INTO api_keys (account_id, name, key_hash, prefix, models, group_name, rps_limit, inflight_limit)
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING ${COLUMNS}`,
-      [input.accountId, input.name ?? '', hashApiKey(secret), keyPrefix(secret), input.models ?? null,
-        input.groupName ?? null, input.rpsLimit ?? null, input.inflightLimit ?? null],
+      [
+        input.accountId,
+        input.name ?? '',
+        hashApiKey(secret),
+        keyPrefix(secret),
+        input.models ?? null,
+        input.groupName ?? null,
+        input.rpsLimit ?? null,
+        input.inflightLimit ?? null,
+      ],
     );
     return { key: toKey(rows[0]), secret };
   }
@@ -107,10 +115,9 @@ export class ApiKeyRepository {
 
   /** Revokes a key; true when it was active. */
   async revoke(id: string): Promise<boolean> {
-    const list = rowsOf(await this.ds.query(
-      `UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE id = $1 AND status = 'active' RETURNING id`,
-      [id],
-    ));
+    const list = rowsOf(
+      await this.ds.query(`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE id = $1 AND status = 'active' RETURNING id`, [id]),
+    );
     return list.length > 0;
   }
 }

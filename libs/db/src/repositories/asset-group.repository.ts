@@ -41,10 +41,13 @@ export class AssetGroupRepository {
   constructor(private readonly ds: Pick<DataSource, 'query'>) {}
 
   async create(g: NewAssetGroup): Promise<void> {
-    await this.ds.query(
-      `INSERT INTO asset_groups (id, account_id, name, description, auto_created) VALUES ($1, $2, $3, $4, $5)`,
-      [g.id, g.accountId, g.name, g.description, g.autoCreated],
-    );
+    await this.ds.query(`INSERT INTO asset_groups (id, account_id, name, description, auto_created) VALUES ($1, $2, $3, $4, $5)`, [
+      g.id,
+      g.accountId,
+      g.name,
+      g.description,
+      g.autoCreated,
+    ]);
   }
 
   async get(accountId: string, id: string): Promise<AssetGroupRecord | null> {

@@ -32,7 +32,12 @@ export type NewAsset = Pick<AssetRecord, 'id' | 'position' | 'assetType' | 'name
 
 /** A new asset as one element of a JSON array read by `jsonb_to_recordset` (here and in the avatar hold statement). */
 export const toAssetRow = (a: NewAsset): Record<string, unknown> => ({
-  id: a.id, position: a.position, asset_type: a.assetType, name: a.name, url: a.url, project_name: a.projectName,
+  id: a.id,
+  position: a.position,
+  asset_type: a.assetType,
+  name: a.name,
+  url: a.url,
+  project_name: a.projectName,
 });
 
 /** One asset's review as the avatar worker records it (by its position in the batch). */
@@ -114,10 +119,19 @@ export class AssetRepository {
               upstream_asset_url = r.upstream_asset_url, channel_id = $2::uuid, updated_at = now()
        FROM jsonb_to_recordset($3::jsonb) AS r(position int, status text, reason text, upstream_asset_id text, upstream_asset_url text)
        WHERE a.task_id = $1 AND a.position = r.position`,
-      [taskId, channelId, JSON.stringify(reviews.map((x) => ({
-        position: x.position, status: x.status, reason: x.reason ?? null,
-        upstream_asset_id: x.upstreamAssetId ?? null, upstream_asset_url: x.upstreamAssetUrl ?? null,
-      })))],
+      [
+        taskId,
+        channelId,
+        JSON.stringify(
+          reviews.map((x) => ({
+            position: x.position,
+            status: x.status,
+            reason: x.reason ?? null,
+            upstream_asset_id: x.upstreamAssetId ?? null,
+            upstream_asset_url: x.upstreamAssetUrl ?? null,
+          })),
+        ),
+      ],
     );
   }
 
@@ -134,11 +148,16 @@ export class AssetRepository {
          AND a.channel_id IS NOT NULL AND a.upstream_asset_id IS NOT NULL`,
       [accountId, assetIds],
     );
-    return new Map(rows.map((r) => [r.id as string, {
-      id: r.id as string,
-      channelId: r.channel_id as string,
-      upstreamAssetUrl: (r.upstream_asset_url as string | null) ?? `asset://${r.upstream_asset_id as string}`,
-    }]));
+    return new Map(
+      rows.map((r) => [
+        r.id as string,
+        {
+          id: r.id as string,
+          channelId: r.channel_id as string,
+          upstreamAssetUrl: (r.upstream_asset_url as string | null) ?? `asset://${r.upstream_asset_id as string}`,
+        },
+      ]),
+    );
   }
 
   async get(accountId: string, id: string): Promise<AssetRecord | null> {
@@ -148,13 +167,15 @@ export class AssetRepository {
 
   /** One page, newest first (keyset on created_at, id); `hasMore` says whether another page follows. */
   async list(accountId: string, q: AssetListQuery): Promise<{ items: AssetRecord[]; hasMore: boolean }> {
-    const rows = rowsOf(await this.ds.query(
-      `SELECT * FROM (${VISIBLE} WHERE a.account_id = $1) v
+    const rows = rowsOf(
+      await this.ds.query(
+        `SELECT * FROM (${VISIBLE} WHERE a.account_id = $1) v
        WHERE ($2::text IS NULL OR v.group_id = $2) AND ($3::text IS NULL OR v.visible_status = $3)
          AND ($4::text IS NULL OR (v.created_at, v.id) < (SELECT created_at, id FROM avatar_assets WHERE id = $4 AND account_id = $1))
        ORDER BY v.created_at DESC, v.id DESC LIMIT $5`,
-      [accountId, q.groupId ?? null, q.status ?? null, q.after ?? null, q.limit + 1],
-    ));
+        [accountId, q.groupId ?? null, q.status ?? null, q.after ?? null, q.limit + 1],
+      ),
+    );
     return { items: rows.slice(0, q.limit).map(toAsset), hasMore: rows.length > q.limit };
   }
 }

@@ -73,8 +73,18 @@ export class ChannelRepository {
     const rows: Row[] = await this.ds.query(
       `INSERT INTO channels (name, protocol, base_url, api_key, models, groups, priority, weight, enabled, version_header)
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING ${COLS}`,
-      [c.name, c.protocol ?? 'gateway', c.baseUrl, c.apiKey ?? '', c.models ?? null, c.groups ?? null,
-        c.priority ?? 0, c.weight ?? 1, c.enabled ?? true, c.versionHeader ?? 'anthropic-version'],
+      [
+        c.name,
+        c.protocol ?? 'gateway',
+        c.baseUrl,
+        c.apiKey ?? '',
+        c.models ?? null,
+        c.groups ?? null,
+        c.priority ?? 0,
+        c.weight ?? 1,
+        c.enabled ?? true,
+        c.versionHeader ?? 'anthropic-version',
+      ],
     );
     return toChannel(rows[0]);
   }
@@ -82,8 +92,16 @@ export class ChannelRepository {
   /** Partial update; only the given fields change. */
   async update(id: string, patch: Partial<ChannelInput>): Promise<ChannelRecord | null> {
     const map: Record<string, string> = {
-      name: 'name', protocol: 'protocol', baseUrl: 'base_url', apiKey: 'api_key', models: 'models',
-      groups: 'groups', priority: 'priority', weight: 'weight', enabled: 'enabled', versionHeader: 'version_header',
+      name: 'name',
+      protocol: 'protocol',
+      baseUrl: 'base_url',
+      apiKey: 'api_key',
+      models: 'models',
+      groups: 'groups',
+      priority: 'priority',
+      weight: 'weight',
+      enabled: 'enabled',
+      versionHeader: 'version_header',
     };
     const sets: string[] = [];
     const params: unknown[] = [id];
@@ -97,9 +115,7 @@ export class ChannelRepository {
       const rows: Row[] = await this.ds.query(`SELECT ${COLS} FROM channels WHERE id = $1`, [id]);
       return rows[0] ? toChannel(rows[0]) : null;
     }
-    const rows = rowsOf(
-      await this.ds.query(`UPDATE channels SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 RETURNING ${COLS}`, params),
-    );
+    const rows = rowsOf(await this.ds.query(`UPDATE channels SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 RETURNING ${COLS}`, params));
     return rows[0] ? toChannel(rows[0]) : null;
   }
 }

@@ -29,7 +29,12 @@ async function newAccount(balance: bigint): Promise<{ accountId: string; keyId: 
   return { accountId: account.id, keyId: key.id };
 }
 
-const callArb = fc.record({ hold: fc.integer({ min: 0, max: 400 }), cost: fc.integer({ min: 0, max: 500 }), ok: fc.boolean(), dupes: fc.integer({ min: 1, max: 3 }) });
+const callArb = fc.record({
+  hold: fc.integer({ min: 0, max: 400 }),
+  cost: fc.integer({ min: 0, max: 500 }),
+  ok: fc.boolean(),
+  dupes: fc.integer({ min: 1, max: 3 }),
+});
 
 async function runCalls(balance: number, specs: Array<{ hold: number; cost: number; ok: boolean; dupes: number }>, overdue: boolean) {
   const { accountId, keyId } = await newAccount(BigInt(balance));
@@ -37,8 +42,15 @@ async function runCalls(balance: number, specs: Array<{ hold: number; cost: numb
   const opened = await Promise.allSettled(
     specs.map((s, i) =>
       calls.open({
-        id: ids[i], accountId, apiKeyId: keyId, model: 'lumen-chat-1', requestedModel: 'lumen-chat-1', request: {}, hold: BigInt(s.hold),
-        priceSnapshot: {}, deadlineAt: new Date(Date.now() + (overdue ? -1000 : 60_000)),
+        id: ids[i],
+        accountId,
+        apiKeyId: keyId,
+        model: 'lumen-chat-1',
+        requestedModel: 'lumen-chat-1',
+        request: {},
+        hold: BigInt(s.hold),
+        priceSnapshot: {},
+        deadlineAt: new Date(Date.now() + (overdue ? -1000 : 60_000)),
       }),
     ),
   );
@@ -47,9 +59,10 @@ async function runCalls(balance: number, specs: Array<{ hold: number; cost: numb
     specs.flatMap((s, i) => {
       if (opened[i].status !== 'fulfilled') return [];
       const edge = () => calls.settle(ids[i], { status: s.ok ? 'completed' : 'failed', cost: BigInt(s.cost), result: null, error: null, channelId: null });
-      const sweep = async () => (overdue && (await calls.findOverdue(1000)).includes(ids[i])
-        ? calls.settle(ids[i], { status: 'failed', cost: 0n, result: null, error: null, channelId: null })
-        : false);
+      const sweep = async () =>
+        overdue && (await calls.findOverdue(1000)).includes(ids[i])
+          ? calls.settle(ids[i], { status: 'failed', cost: 0n, result: null, error: null, channelId: null })
+          : false;
       return [...Array.from({ length: s.dupes }, () => edge()), sweep()].map(async (p) => ({ id: ids[i], won: await p }));
     }),
   );
@@ -67,7 +80,9 @@ async function check(r: Awaited<ReturnType<typeof runCalls>>, specs: Array<{ hol
   expect(available >= 0n && held === 0n).toBe(true);
   expect(available + held + spent).toBe(r.balance);
   for (const id of r.live) expect(r.wins.filter((w) => w.id === id && w.won)).toHaveLength(1);
-  const entries: Row[] = await db.dataSource.query(`SELECT task_id, kind, amount::text FROM ledger_entries WHERE account_id = $1 AND task_id IS NOT NULL`, [r.accountId]);
+  const entries: Row[] = await db.dataSource.query(`SELECT task_id, kind, amount::text FROM ledger_entries WHERE account_id = $1 AND task_id IS NOT NULL`, [
+    r.accountId,
+  ]);
   let captured = 0n;
   for (const id of r.live) {
     const mine = entries.filter((e) => e.task_id === id);

@@ -49,8 +49,9 @@ export class ChatCallRepository {
   constructor(private readonly ds: DataSource) {}
 
   async open(c: NewChatCall): Promise<void> {
-    const rows = rowsOf(await this.ds.query(
-      `WITH hold AS (
+    const rows = rowsOf(
+      await this.ds.query(
+        `WITH hold AS (
          UPDATE accounts SET available = available - $7, held = held + $7, updated_at = now()
          WHERE id = $2 AND available >= $7 RETURNING id
        ), task AS (
@@ -63,17 +64,29 @@ export class ChatCallRepository {
          SELECT $2, $1, 'hold', $7, $10 FROM hold RETURNING id
        )
        SELECT task.id FROM task, ledger`,
-      [c.id, c.accountId, c.apiKeyId, c.model, c.requestedModel, JSON.stringify(c.request), c.hold.toString(),
-        JSON.stringify(c.priceSnapshot), c.deadlineAt, JSON.stringify({ model: c.model })],
-    ));
+        [
+          c.id,
+          c.accountId,
+          c.apiKeyId,
+          c.model,
+          c.requestedModel,
+          JSON.stringify(c.request),
+          c.hold.toString(),
+          JSON.stringify(c.priceSnapshot),
+          c.deadlineAt,
+          JSON.stringify({ model: c.model }),
+        ],
+      ),
+    );
     if (rows.length === 0) throw new DomainError('payment_required', 'Insufficient balance for this request');
   }
 
   /** True when this call settled it; false when it was settled already (nothing moved). */
   async settle(id: string, s: ChatSettlement): Promise<boolean> {
     if (s.cost < 0n) throw new Error('a charge is never negative');
-    const rows = rowsOf(await this.ds.query(
-      `WITH t AS (
+    const rows = rowsOf(
+      await this.ds.query(
+        `WITH t AS (
          UPDATE tasks SET status = $2, progress = 100, result = $3, error = $4, channel_id = $5,
                 completed_at = now(), settled_at = now(), updated_at = now()
          WHERE id = $1 AND pool = 'chat' AND status IN ('pending','processing')
@@ -91,9 +104,17 @@ export class ChatCallRepository {
          RETURNING a.id
        )
        SELECT id FROM acc`,
-      [id, s.status, s.result ? JSON.stringify(s.result) : null, s.error ? JSON.stringify(s.error) : null, s.channelId,
-        s.cost.toString(), JSON.stringify({ kind: 'chat' })],
-    ));
+        [
+          id,
+          s.status,
+          s.result ? JSON.stringify(s.result) : null,
+          s.error ? JSON.stringify(s.error) : null,
+          s.channelId,
+          s.cost.toString(),
+          JSON.stringify({ kind: 'chat' }),
+        ],
+      ),
+    );
     return rows.length > 0;
   }
 

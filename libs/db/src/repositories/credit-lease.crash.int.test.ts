@@ -27,7 +27,7 @@ const money = async (accountId: string) => {
 const ledger = async (taskId: string): Promise<Row[]> =>
   db.dataSource.query(`SELECT kind, amount::text AS amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId]);
 
-it('closing a dead edge\'s lease charges each open call its journalled cost once; a late batch charges nothing again', async () => {
+it("closing a dead edge's lease charges each open call its journalled cost once; a late batch charges nothing again", async () => {
   const accounts = new AccountRepository(db.dataSource);
   const account = await accounts.create({ name: 'crash' });
   await accounts.topup(account.id, 10_000n, {});
@@ -36,13 +36,23 @@ it('closing a dead edge\'s lease charges each open call its journalled cost once
   expect(await leases.grant({ id: leaseId, accountId: account.id, edgeId: 'edge-a', min: 1000n, want: 5000n, ttlMs: 60_000 })).not.toBeNull();
 
   const opened = (reserved: bigint): OpenedCall => ({
-    id: newTaskId(), accountId: account.id, apiKeyId: key.id, model: 'lumen-chat-1', requestedModel: 'lumen-chat-1', reserved,
-    request: {}, priceSnapshot: {}, startedAt: new Date(),
+    id: newTaskId(),
+    accountId: account.id,
+    apiKeyId: key.id,
+    model: 'lumen-chat-1',
+    requestedModel: 'lumen-chat-1',
+    reserved,
+    request: {},
+    priceSnapshot: {},
+    startedAt: new Date(),
   });
   const [a, b, c, done] = [opened(1000n), opened(1000n), opened(500n), opened(800n)];
   expect(await leases.openCalls(leaseId, [a, b, c, done])).toBe(true);
   // journalled: a streamed 120, b 9999 (above its reservation: clamped), c nothing yet
-  await leases.journal([{ id: a.id, costSoFar: 120n }, { id: b.id, costSoFar: 9999n }]);
+  await leases.journal([
+    { id: a.id, costSoFar: 120n },
+    { id: b.id, costSoFar: 9999n },
+  ]);
   // `done` ended before the crash and its batch was written: captured once, by the batch
   const final: LeasedCall = { ...done, status: 'completed', cost: 300n, result: { cost: '300' }, error: null, channelId: null };
   expect(await leases.record(leaseId, [final])).toBe(true);
@@ -53,8 +63,14 @@ it('closing a dead edge\'s lease charges each open call its journalled cost once
   expect((await ledger(b.id)).map((r) => [r.kind, r.amount])).toEqual([['capture', '1000']]);
   expect((await ledger(c.id)).map((r) => [r.kind, r.amount])).toEqual([['capture', '0']]);
   expect((await ledger(done.id)).map((r) => [r.kind, r.amount])).toEqual([['capture', '300']]);
-  const rows: Row[] = await db.dataSource.query(`SELECT id, status, result->>'charge_rule' AS rule FROM tasks WHERE id = ANY($1) ORDER BY id`, [[a.id, b.id, c.id]]);
-  expect(rows.map((r) => [r.status, r.rule])).toEqual([['failed', 'edge_lost'], ['failed', 'edge_lost'], ['failed', 'edge_lost']]);
+  const rows: Row[] = await db.dataSource.query(`SELECT id, status, result->>'charge_rule' AS rule FROM tasks WHERE id = ANY($1) ORDER BY id`, [
+    [a.id, b.id, c.id],
+  ]);
+  expect(rows.map((r) => [r.status, r.rule])).toEqual([
+    ['failed', 'edge_lost'],
+    ['failed', 'edge_lost'],
+    ['failed', 'edge_lost'],
+  ]);
 
   // the edge was only cut off and comes back with its batch: the lease is closed, nothing is charged twice
   const late = [a, b].map((x): LeasedCall => ({ ...x, status: 'completed', cost: 700n, result: null, error: null, channelId: null }));

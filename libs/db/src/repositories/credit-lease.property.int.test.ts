@@ -31,7 +31,13 @@ type Step =
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ t: fc.constant('grant' as const), edge: fc.nat(1), min: fc.integer({ min: 1, max: 300 }), want: fc.integer({ min: 1, max: 900 }) }),
-  fc.record({ t: fc.constant('spend' as const), edge: fc.nat(1), costs: fc.array(fc.nat(120), { minLength: 1, maxLength: 4 }), resend: fc.boolean(), closeDuring: fc.boolean() }),
+  fc.record({
+    t: fc.constant('spend' as const),
+    edge: fc.nat(1),
+    costs: fc.array(fc.nat(120), { minLength: 1, maxLength: 4 }),
+    resend: fc.boolean(),
+    closeDuring: fc.boolean(),
+  }),
   fc.record({ t: fc.constant('die' as const), edge: fc.nat(1) }),
   fc.constant({ t: 'sweep' as const }),
 );
@@ -49,13 +55,32 @@ async function run(topup: number, steps: Step[]): Promise<void> {
   const edges: Array<EdgeLease | undefined> = [undefined, undefined];
   const all: string[] = [];
   const call = (cost: number, reserved: bigint): LeasedCall => ({
-    id: newTaskId(), accountId: account.id, apiKeyId: key.id, model: 'lumen-chat-1', requestedModel: 'lumen-chat-1', status: 'completed',
-    reserved, cost: BigInt(cost), request: {}, priceSnapshot: {}, result: null, error: null, channelId: null, startedAt: new Date(),
+    id: newTaskId(),
+    accountId: account.id,
+    apiKeyId: key.id,
+    model: 'lumen-chat-1',
+    requestedModel: 'lumen-chat-1',
+    status: 'completed',
+    reserved,
+    cost: BigInt(cost),
+    request: {},
+    priceSnapshot: {},
+    result: null,
+    error: null,
+    channelId: null,
+    startedAt: new Date(),
   });
   for (const s of steps) {
     if (s.t === 'grant') {
       const id = `lease_${newTaskId().slice(5)}`;
-      const g = await leases.grant({ id, accountId: account.id, edgeId: `edge-${s.edge}`, min: BigInt(s.min), want: BigInt(Math.max(s.min, s.want)), ttlMs: 60_000 });
+      const g = await leases.grant({
+        id,
+        accountId: account.id,
+        edgeId: `edge-${s.edge}`,
+        min: BigInt(s.min),
+        want: BigInt(Math.max(s.min, s.want)),
+        ttlMs: 60_000,
+      });
       if (g) {
         expect(g.amount >= BigInt(s.min)).toBe(true);
         all.push(id);
@@ -101,14 +126,18 @@ async function check(accountId: string, topup: bigint, leaseIds: string[]): Prom
   expect(available >= 0n && held >= 0n).toBe(true);
   expect(available + held + spent).toBe(topup);
   const caps: Row[] = await db.dataSource.query(
-    `SELECT l.task_id, l.amount::text, l.meta->>'lease' AS lease FROM ledger_entries l WHERE l.account_id = $1 AND l.kind = 'capture'`, [accountId]);
+    `SELECT l.task_id, l.amount::text, l.meta->>'lease' AS lease FROM ledger_entries l WHERE l.account_id = $1 AND l.kind = 'capture'`,
+    [accountId],
+  );
   expect(new Set(caps.map((c) => c.task_id)).size).toBe(caps.length);
   expect(caps.reduce((s, c) => s + BigInt(c.amount as string), 0n)).toBe(spent);
   const rows: Row[] = await db.dataSource.query(
     `SELECT id, status, amount::text, used::text,
             (SELECT amount::text FROM ledger_entries WHERE task_id = c.id AND kind = 'hold') AS hold,
             (SELECT amount::text FROM ledger_entries WHERE task_id = c.id AND kind = 'release') AS rel
-       FROM credit_leases c WHERE account_id = $1`, [accountId]);
+       FROM credit_leases c WHERE account_id = $1`,
+    [accountId],
+  );
   expect(rows.map((r) => r.id).sort()).toEqual([...leaseIds].sort());
   for (const r of rows) {
     const captured = caps.filter((c) => c.lease === r.id).reduce((s, c) => s + BigInt(c.amount as string), 0n);
@@ -124,7 +153,7 @@ describe('credit leases (model-based, real Postgres)', () => {
     await fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: 1500 }), fc.array(stepArb, { minLength: 1, maxLength: 10 }), run), { numRuns: 150 });
   }, 300_000);
 
-  it('returns a dead edge\'s unspent lease: expired, swept, the rest back to available', async () => {
+  it("returns a dead edge's unspent lease: expired, swept, the rest back to available", async () => {
     const accounts = new AccountRepository(db.dataSource);
     const account = await accounts.create({ name: 'dead-edge' });
     await accounts.topup(account.id, 1000n, {});

@@ -22,7 +22,10 @@ export interface LeasedCall {
 }
 
 /** A chat call as it starts on a lease: written before its first byte reaches the client. */
-export type OpenedCall = Pick<LeasedCall, 'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'reserved' | 'request' | 'priceSnapshot' | 'startedAt'>;
+export type OpenedCall = Pick<
+  LeasedCall,
+  'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'reserved' | 'request' | 'priceSnapshot' | 'startedAt'
+>;
 
 export interface LeaseGrant {
   id: string;
@@ -49,13 +52,17 @@ export class CreditLeaseRepository {
    */
   async grant(g: { id: string; accountId: string; edgeId: string; min: bigint; want: bigint; ttlMs: number }): Promise<LeaseGrant | null> {
     return this.ds.transaction(async (m: EntityManager) => {
-      const [a] = rowsOf(await m.query(
-        `SELECT LEAST(available, $3::bigint)::text AS g FROM accounts WHERE id = $1 AND available >= $2::bigint FOR UPDATE`,
-        [g.accountId, g.min.toString(), g.want.toString()],
-      ));
+      const [a] = rowsOf(
+        await m.query(`SELECT LEAST(available, $3::bigint)::text AS g FROM accounts WHERE id = $1 AND available >= $2::bigint FOR UPDATE`, [
+          g.accountId,
+          g.min.toString(),
+          g.want.toString(),
+        ]),
+      );
       if (!a) return null;
-      const rows = rowsOf(await m.query(
-        `WITH acc AS (
+      const rows = rowsOf(
+        await m.query(
+          `WITH acc AS (
            UPDATE accounts SET available = available - $4::bigint, held = held + $4::bigint, updated_at = now() WHERE id = $2 RETURNING id
          ), lease AS (
            INSERT INTO credit_leases (id, account_id, edge_id, amount, expires_at)
@@ -65,8 +72,9 @@ export class CreditLeaseRepository {
            SELECT $2, $1, 'hold', amount, $6 FROM lease RETURNING id
          )
          SELECT lease.amount::text AS amount, lease.expires_at FROM lease, led`,
-        [g.id, g.accountId, g.edgeId, a.g as string, String(g.ttlMs), JSON.stringify({ kind: 'credit_lease', edge: g.edgeId })],
-      ));
+          [g.id, g.accountId, g.edgeId, a.g as string, String(g.ttlMs), JSON.stringify({ kind: 'credit_lease', edge: g.edgeId })],
+        ),
+      );
       const r = rows[0];
       return r ? { id: g.id, amount: BigInt(r.amount as string), expiresAt: new Date(r.expires_at as string) } : null;
     });
@@ -80,12 +88,24 @@ export class CreditLeaseRepository {
    */
   async record(leaseId: string, calls: readonly LeasedCall[]): Promise<boolean> {
     const input = calls.map((c) => ({
-      id: c.id, account_id: c.accountId, api_key_id: c.apiKeyId, model: c.model, requested_model: c.requestedModel, status: c.status,
-      price: c.reserved.toString(), cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(), request: c.request,
-      price_snapshot: c.priceSnapshot, result: c.result, error: c.error, channel_id: c.channelId, started_at: c.startedAt.toISOString(),
+      id: c.id,
+      account_id: c.accountId,
+      api_key_id: c.apiKeyId,
+      model: c.model,
+      requested_model: c.requestedModel,
+      status: c.status,
+      price: c.reserved.toString(),
+      cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(),
+      request: c.request,
+      price_snapshot: c.priceSnapshot,
+      result: c.result,
+      error: c.error,
+      channel_id: c.channelId,
+      started_at: c.startedAt.toISOString(),
     }));
-    const rows = rowsOf(await this.ds.query(
-      `WITH lease AS (
+    const rows = rowsOf(
+      await this.ds.query(
+        `WITH lease AS (
          SELECT id, account_id FROM credit_leases WHERE id = $1 AND status = 'active' FOR UPDATE
        ), x AS (
          SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(id text, account_id uuid, api_key_id uuid, model text, requested_model text,
@@ -115,19 +135,22 @@ export class CreditLeaseRepository {
            FROM total, lease WHERE accounts.id = lease.account_id AND total.s > 0 RETURNING accounts.id
        )
        SELECT (SELECT count(*) FROM l)::int AS active`,
-      [leaseId, JSON.stringify(input)],
-    ));
+        [leaseId, JSON.stringify(input)],
+      ),
+    );
     return Number(rows[0]?.active ?? 0) > 0;
   }
 
   /** Extends the leases an edge still uses; returns the ids still active (a missing one was closed by a sweeper). */
   async renew(ids: readonly string[], ttlMs: number): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = rowsOf(await this.ds.query(
-      `UPDATE credit_leases SET expires_at = now() + ($2 || ' milliseconds')::interval
+    const rows = rowsOf(
+      await this.ds.query(
+        `UPDATE credit_leases SET expires_at = now() + ($2 || ' milliseconds')::interval
        WHERE id = ANY($1) AND status = 'active' RETURNING id`,
-      [ids, String(ttlMs)],
-    ));
+        [ids, String(ttlMs)],
+      ),
+    );
     return new Set(rows.map((r) => r.id as string));
   }
 
@@ -137,11 +160,19 @@ export class CreditLeaseRepository {
    */
   async openCalls(leaseId: string, calls: readonly OpenedCall[]): Promise<boolean> {
     const input = calls.map((c) => ({
-      id: c.id, account_id: c.accountId, api_key_id: c.apiKeyId, model: c.model, requested_model: c.requestedModel,
-      price: c.reserved.toString(), request: c.request, price_snapshot: c.priceSnapshot, started_at: c.startedAt.toISOString(),
+      id: c.id,
+      account_id: c.accountId,
+      api_key_id: c.apiKeyId,
+      model: c.model,
+      requested_model: c.requestedModel,
+      price: c.reserved.toString(),
+      request: c.request,
+      price_snapshot: c.priceSnapshot,
+      started_at: c.startedAt.toISOString(),
     }));
-    const rows = rowsOf(await this.ds.query(
-      `WITH lease AS (
+    const rows = rowsOf(
+      await this.ds.query(
+        `WITH lease AS (
          SELECT id, account_id FROM credit_leases WHERE id = $1 AND status = 'active' FOR SHARE
        ), x AS (
          SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(id text, account_id uuid, api_key_id uuid, model text, requested_model text,
@@ -155,8 +186,9 @@ export class CreditLeaseRepository {
          ON CONFLICT (id) DO NOTHING RETURNING id
        )
        SELECT (SELECT count(*) FROM lease)::int AS active, (SELECT count(*) FROM ins)::int AS written`,
-      [leaseId, JSON.stringify(input)],
-    ));
+        [leaseId, JSON.stringify(input)],
+      ),
+    );
     return Number(rows[0]?.active ?? 0) > 0;
   }
 
@@ -177,8 +209,9 @@ export class CreditLeaseRepository {
    * the account (ledger `release` on the lease id). Null when it was closed already.
    */
   async close(id: string): Promise<bigint | null> {
-    const rows = rowsOf(await this.ds.query(
-      `WITH l AS (
+    const rows = rowsOf(
+      await this.ds.query(
+        `WITH l AS (
          SELECT id, account_id FROM credit_leases WHERE id = $1 AND status = 'active' FOR UPDATE
        ), open AS (
          UPDATE tasks t SET status = 'failed', progress = 100, completed_at = now(), settled_at = now(), updated_at = now(),
@@ -205,17 +238,17 @@ export class CreditLeaseRepository {
            FROM rel, c WHERE accounts.id = c.account_id RETURNING accounts.id
        )
        SELECT rest::text AS rest FROM c, acc`,
-      [id, JSON.stringify({ kind: 'credit_lease' })],
-    ));
+        [id, JSON.stringify({ kind: 'credit_lease' })],
+      ),
+    );
     return rows[0] ? BigInt(rows[0].rest as string) : null;
   }
 
   /** Active leases past their expiry: their edge stopped renewing them (dead, or cut off from Postgres). */
   async findExpired(limit = 200): Promise<string[]> {
-    const rows: Row[] = await this.ds.query(
-      `SELECT id FROM credit_leases WHERE status = 'active' AND expires_at < now() ORDER BY expires_at LIMIT $1`,
-      [limit],
-    );
+    const rows: Row[] = await this.ds.query(`SELECT id FROM credit_leases WHERE status = 'active' AND expires_at < now() ORDER BY expires_at LIMIT $1`, [
+      limit,
+    ]);
     return rows.map((r) => r.id as string);
   }
 }

@@ -19,8 +19,7 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
   let keyId: string;
 
   const newTask = (price: bigint, extra: Partial<NewTask> = {}): NewTask => testTask({ accountId, apiKeyId: keyId }, price, extra);
-  const count = async (sql: string, params: unknown[]): Promise<number> =>
-    ((await db.dataSource.query(sql, params)) as Array<{ n: number }>)[0]!.n;
+  const count = async (sql: string, params: unknown[]): Promise<number> => ((await db.dataSource.query(sql, params)) as Array<{ n: number }>)[0]!.n;
   /** Tasks of the account per transaction (one statement = one transaction = one created_at). */
   const statements = (): Promise<number> => count(`SELECT count(DISTINCT created_at)::int AS n FROM tasks WHERE account_id = $1`, [accountId]);
 
@@ -31,7 +30,9 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
     batcher = new HoldBatchingTaskRepository(db.dataSource);
     plain = new TaskRepository(db.dataSource);
   });
-  afterAll(async () => { await db?.drop(); });
+  afterAll(async () => {
+    await db?.drop();
+  });
   beforeEach(async () => {
     accountId = (await accounts.create({ name: 'batch' })).id;
     keyId = (await keys.create({ accountId })).key.id;
@@ -48,7 +49,8 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
     const a = (await accounts.get(accountId))!;
     expect([a.available, a.held]).toEqual([10_000n - total, total]);
     const ledger: Array<{ task_id: string; amount: string; meta: { model: string } }> = await db.dataSource.query(
-      `SELECT task_id, amount::text, meta FROM ledger_entries WHERE account_id = $1 AND kind = 'hold'`, [accountId],
+      `SELECT task_id, amount::text, meta FROM ledger_entries WHERE account_id = $1 AND kind = 'hold'`,
+      [accountId],
     );
     expect(new Map(ledger.map((e) => [e.task_id, e.amount]))).toEqual(new Map(submitted.map((t) => [t.id, t.price.toString()])));
     expect(ledger.every((e) => e.meta.model === 'lumen-2-pro')).toBe(true);
@@ -68,7 +70,7 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
     expect(await count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [accountId])).toBe(10);
   });
 
-  it('a batch is all or nothing per account: over the balance or over a key\'s in-flight room, nothing of that account is written', async () => {
+  it("a batch is all or nothing per account: over the balance or over a key's in-flight room, nothing of that account is written", async () => {
     await accounts.topup(accountId, 250n);
     const rich = (await accounts.create({ name: 'rich' })).id;
     const richKey = (await keys.create({ accountId: rich })).key.id;
@@ -95,7 +97,7 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
     expect([a.available, a.held]).toEqual([245n, 5n]);
   });
 
-  it('answers each submit of a mixed batch as if alone: a poor account\'s submits get payment_required, the others are held', async () => {
+  it("answers each submit of a mixed batch as if alone: a poor account's submits get payment_required, the others are held", async () => {
     await accounts.topup(accountId, 10n);
     const rich = (await accounts.create({ name: 'rich' })).id;
     const richKey = (await keys.create({ accountId: rich })).key.id;
@@ -107,7 +109,12 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
     // 10 submits of 4 against 10 available: exactly two fit, one by one
     expect(poorResults.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
     for (const r of poorResults) if (r.status === 'rejected') expect(r.reason).toMatchObject({ type: 'payment_required' });
-    expect(results.slice(2).filter((_, i) => i % 3 !== 0).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(
+      results
+        .slice(2)
+        .filter((_, i) => i % 3 !== 0)
+        .every((r) => r.status === 'fulfilled'),
+    ).toBe(true);
     expect((await accounts.get(accountId))!.held).toBe(8n);
     expect((await accounts.get(rich))!.held).toBe(2n + 20n * 7n);
   });
@@ -142,7 +149,10 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
       // straight to the batch statement, from two connections at once: an account whose row the other batch holds
       // is skipped (not waited for), and nothing of it written; held one by one afterwards, as the batcher does
       const [a, b] = await Promise.all([holdMany(db.dataSource, x), holdMany(db.dataSource, y)]);
-      for (const [batch, made] of [[x, a], [y, b]] as const) {
+      for (const [batch, made] of [
+        [x, a],
+        [y, b],
+      ] as const) {
         for (const t of batch) {
           if (!made.has(t.id)) {
             skipped++;
@@ -158,7 +168,7 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
     expect(skipped).toBeLessThan(40 * 2 * ids.length); // the batches did write most of their tasks
   });
 
-  it('an account whose row another transaction holds does not stall the other accounts\' submits; its own wait, then go through', async () => {
+  it("an account whose row another transaction holds does not stall the other accounts' submits; its own wait, then go through", async () => {
     await accounts.topup(accountId, 1000n);
     const other = (await accounts.create({ name: 'free' })).id;
     const otherKey = (await keys.create({ accountId: other })).key.id;
@@ -175,20 +185,22 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
       const first = batcher.createWithHold(mine(1n));
       held.push(batcher.createWithHold(newTask(10n)));
       const free = Array.from({ length: 5 }, () => batcher.createWithHold(mine(10n))); // in one batch with `held`
-      const bounded = <T>(p: Promise<T>): Promise<T> => Promise.race([
-        p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('stalled behind the held account')), 10_000).unref()),
-      ]);
+      const bounded = <T>(p: Promise<T>): Promise<T> =>
+        Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('stalled behind the held account')), 10_000).unref())]);
       await bounded(Promise.all([first, ...free]));
       // the held account's submits wait for its row, one by one, outside the batch
-      await waitFor(async () => {
-        // on the holder's connection (the pool's may all be waiting); a transaction keeps its first statistics
-        // snapshot unless told to drop it
-        await holder.query(`SELECT pg_stat_clear_snapshot()`);
-        const [{ n }] = await holder.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH room%'`,
-        );
-        return n >= 2;
-      }, { timeoutMs: 10_000, what: 'the held account\'s holds waiting for its row' });
+      await waitFor(
+        async () => {
+          // on the holder's connection (the pool's may all be waiting); a transaction keeps its first statistics
+          // snapshot unless told to drop it
+          await holder.query(`SELECT pg_stat_clear_snapshot()`);
+          const [{ n }] = await holder.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH room%'`,
+          );
+          return n >= 2;
+        },
+        { timeoutMs: 10_000, what: "the held account's holds waiting for its row" },
+      );
       expect((await accounts.get(other))!.held).toBe(51n);
       await holder.commitTransaction();
       await bounded(Promise.all(held));
@@ -229,7 +241,8 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
       leased.createWithHold(newTask(40n, { avatarBatch: { groupId, newGroup: { name: 'g', description: '', autoCreated: true }, assets: [asset] } })),
     ]);
     const holds: Array<{ task_id: string; lease: string | null }> = await db.dataSource.query(
-      `SELECT task_id, meta->>'lease' AS lease FROM ledger_entries WHERE account_id = $1 AND kind = 'hold' AND task_id IS NOT NULL`, [accountId],
+      `SELECT task_id, meta->>'lease' AS lease FROM ledger_entries WHERE account_id = $1 AND kind = 'hold' AND task_id IS NOT NULL`,
+      [accountId],
     );
     expect(holds.find((h) => h.task_id === plainTask.id)?.lease).toMatch(/^lease_/);
     expect(holds.find((h) => h.task_id === avatarTask.id)).toEqual({ task_id: avatarTask.id, lease: null });

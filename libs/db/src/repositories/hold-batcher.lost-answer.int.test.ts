@@ -31,7 +31,11 @@ async function lossyHop(target: URL): Promise<{ url: (db: string) => string; arm
       }
       client.write(d);
     });
-    for (const s of [client, upstream]) s.on('error', () => undefined).on('close', () => { client.destroy(); upstream.destroy(); });
+    for (const s of [client, upstream])
+      s.on('error', () => undefined).on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -40,7 +44,11 @@ async function lossyHop(target: URL): Promise<{ url: (db: string) => string; arm
     url: (db) => `postgres://${target.username || 'postgres'}@127.0.0.1:${port}/${db}`,
     arm: () => (armed = true),
     cuts: () => cuts,
-    close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -78,8 +78,13 @@ export class HoldBatchingTaskRepository extends TaskRepository {
   constructor(
     ds: Pick<DataSource, 'query'>,
     opts: {
-      maxBatch?: number; maxInFlight?: number; sql?: string; leasedSql?: string;
-      leases?: TaskLeaseBook; leaseWhen?: 'always' | 'contended'; hotMs?: number;
+      maxBatch?: number;
+      maxInFlight?: number;
+      sql?: string;
+      leasedSql?: string;
+      leases?: TaskLeaseBook;
+      leaseWhen?: 'always' | 'contended';
+      hotMs?: number;
     } = {},
   ) {
     super(ds);
@@ -209,8 +214,19 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       const w = batch[0]!;
       let timer: NodeJS.Timeout | undefined;
       let outwaited = false;
-      const patience = new Promise<void>((resolve) => { timer = setTimeout(() => { outwaited = true; resolve(); }, ALONE_PATIENCE_MS); });
-      await Promise.race([this.alone(w.task).then((rec) => { if (outwaited) this.contended(w.task.accountId); w.resolve(rec); }, w.reject), patience]);
+      const patience = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          outwaited = true;
+          resolve();
+        }, ALONE_PATIENCE_MS);
+      });
+      await Promise.race([
+        this.alone(w.task).then((rec) => {
+          if (outwaited) this.contended(w.task.accountId);
+          w.resolve(rec);
+        }, w.reject),
+        patience,
+      ]);
       clearTimeout(timer);
       return;
     }
@@ -221,7 +237,11 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       // Refused, skipped or failed in the batch: alone through the one-task statement, with its own answer, off the
       // slot — a retry that waits for a held account row never holds up the next batch. Held alone after the batch
       // left it out: its row was held by another transaction (or the batch failed), the mark of a contended account.
-      else void this.alone(w.task).then((r) => { this.contended(w.task.accountId); w.resolve(r); }, w.reject);
+      else
+        void this.alone(w.task).then((r) => {
+          this.contended(w.task.accountId);
+          w.resolve(r);
+        }, w.reject);
     }
   }
 
@@ -231,8 +251,11 @@ export class HoldBatchingTaskRepository extends TaskRepository {
    * with the answer lost) goes alone, off the slot, through the one-task statement: its own answer, held once.
    */
   private async holdLeased(batch: Waiting[], leases: TaskLeaseBook): Promise<void> {
-    const made = await holdLeased(this.ds, batch.map((w) => ({ task: w.task, leaseId: w.lease!.id })), this.leasedSql)
-      .catch(() => new Map<string, TaskRecord>());
+    const made = await holdLeased(
+      this.ds,
+      batch.map((w) => ({ task: w.task, leaseId: w.lease!.id })),
+      this.leasedSql,
+    ).catch(() => new Map<string, TaskRecord>());
     for (const w of batch) {
       const rec = made.get(w.task.id);
       leases.done(w.lease!, w.task.price, rec !== undefined);

@@ -43,27 +43,32 @@ export const realOps: LedgerOps = {
  * for in one turn of the event loop share statements — split in two halves that run at the same time, so duplicated
  * deliveries of one task meet both inside one statement and in two concurrent ones.
  */
-export function batchedOps(
-  settleBatch: (ds: DataSource, ids: string[]) => Promise<unknown> = settleMany,
-): LedgerOps {
+export function batchedOps(settleBatch: (ds: DataSource, ids: string[]) => Promise<unknown> = settleMany): LedgerOps {
   let pending: Array<{ id: string; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
   let scheduled = false;
   return {
     createWithHold: realOps.createWithHold,
-    settle: (ds, id) => new Promise((resolve, reject) => {
-      pending.push({ id, resolve, reject });
-      if (scheduled) return;
-      scheduled = true;
-      setImmediate(() => {
-        const batch = pending;
-        pending = [];
-        scheduled = false;
-        const half = Math.ceil(batch.length / 2);
-        for (const part of [batch.slice(0, half), batch.slice(half)].filter((p) => p.length > 0)) {
-          settleBatch(ds, part.map((w) => w.id)).then((r) => part.forEach((w) => w.resolve(r)), (e: unknown) => part.forEach((w) => w.reject(e)));
-        }
-      });
-    }),
+    settle: (ds, id) =>
+      new Promise((resolve, reject) => {
+        pending.push({ id, resolve, reject });
+        if (scheduled) return;
+        scheduled = true;
+        setImmediate(() => {
+          const batch = pending;
+          pending = [];
+          scheduled = false;
+          const half = Math.ceil(batch.length / 2);
+          for (const part of [batch.slice(0, half), batch.slice(half)].filter((p) => p.length > 0)) {
+            settleBatch(
+              ds,
+              part.map((w) => w.id),
+            ).then(
+              (r) => part.forEach((w) => w.resolve(r)),
+              (e: unknown) => part.forEach((w) => w.reject(e)),
+            );
+          }
+        });
+      }),
   };
 }
 
@@ -90,10 +95,11 @@ export function batchedHoldOps(sql?: string): LedgerOps {
 export function leasedHoldOps(opts: { edges?: number; sql?: string; targetMinor?: bigint } = {}): LedgerOps {
   const edges = opts.edges ?? 1;
   const fleets = new WeakMap<DataSource, Array<{ book: TaskLeaseBook; repo: HoldBatchingTaskRepository }>>();
-  const fresh = (ds: DataSource): Array<{ book: TaskLeaseBook; repo: HoldBatchingTaskRepository }> => Array.from({ length: edges }, () => {
-    const book = new TaskLeaseBook(new CreditLeaseRepository(ds), { targetMinor: opts.targetMinor ?? 500n, ttlMs: 30_000, idleCloseMs: 10_000 });
-    return { book, repo: new HoldBatchingTaskRepository(ds, { leases: book, leasedSql: opts.sql, leaseWhen: 'always' }) };
-  });
+  const fresh = (ds: DataSource): Array<{ book: TaskLeaseBook; repo: HoldBatchingTaskRepository }> =>
+    Array.from({ length: edges }, () => {
+      const book = new TaskLeaseBook(new CreditLeaseRepository(ds), { targetMinor: opts.targetMinor ?? 500n, ttlMs: 30_000, idleCloseMs: 10_000 });
+      return { book, repo: new HoldBatchingTaskRepository(ds, { leases: book, leasedSql: opts.sql, leaseWhen: 'always' }) };
+    });
   let turn = 0;
   return {
     createWithHold: (ds, t) => {
@@ -125,14 +131,24 @@ export type Op =
  * holds two or more and gates on one price instead of their sum overdraws. Random sequences reach such a case only
  * when the timing groups the holds right, so the batched-hold property and its mutant both run this example first.
  */
-export const BATCH_OVER_BALANCE: [Op[]] = [[{ t: 'topup', amount: 240 }, { t: 'submitConcurrent', prices: [50, 50, 50, 50, 50] }]];
+export const BATCH_OVER_BALANCE: [Op[]] = [
+  [
+    { t: 'topup', amount: 240 },
+    { t: 'submitConcurrent', prices: [50, 50, 50, 50, 50] },
+  ],
+];
 
 /**
  * A lease short for the second of two concurrent holds (fast-check seed 1924768672, one edge, leases of 500): the
  * first takes a lease of 500 out of 561; the second (409) finds 356 left and no 409 more to lease, so it must be held
  * on the account row once the first lease's rest (356) is back: 417 available, not a 402.
  */
-export const LEASE_SHORT_FOR_SECOND: [Op[]] = [[{ t: 'topup', amount: 561 }, { t: 'submitConcurrent', prices: [144, 409] }]];
+export const LEASE_SHORT_FOR_SECOND: [Op[]] = [
+  [
+    { t: 'topup', amount: 561 },
+    { t: 'submitConcurrent', prices: [144, 409] },
+  ],
+];
 
 const price = fc.integer({ min: 0, max: 600 });
 export const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -166,7 +182,10 @@ interface Model {
 
 /** Thrown when the database disagrees with the model or breaks an invariant; the message names which. */
 export class InvariantViolation extends Error {
-  constructor(readonly invariant: string, detail: string) {
+  constructor(
+    readonly invariant: string,
+    detail: string,
+  ) {
     super(`${invariant}: ${detail}`);
     this.name = 'InvariantViolation';
   }
@@ -301,7 +320,10 @@ export class LedgerRun {
       }
       case 'settleAll': {
         const terminal = this.ids((t) => t.status !== 'open');
-        const deliveries = shuffle(terminal.flatMap((id) => Array.from({ length: op.copies }, () => id)), op.seed);
+        const deliveries = shuffle(
+          terminal.flatMap((id) => Array.from({ length: op.copies }, () => id)),
+          op.seed,
+        );
         await Promise.all(deliveries.map((id) => this.ops.settle(this.ds, id)));
         terminal.forEach((id) => this.settleModel(id));
         return;
@@ -352,7 +374,8 @@ export class LedgerRun {
         if (cap !== expected.cap || rel !== expected.rel) {
           throw new InvariantViolation('exactly one settlement', `${id} (${t.status}): ${cap} captures, ${rel} releases`);
         }
-        if (t.status === 'completed' && e.capture!.total !== t.capture) throw new InvariantViolation('capture', `${id}: captured ${e.capture!.total}, expected ${t.capture}`);
+        if (t.status === 'completed' && e.capture!.total !== t.capture)
+          throw new InvariantViolation('capture', `${id}: captured ${e.capture!.total}, expected ${t.capture}`);
         if (t.status === 'failed' && e.hold!.total - e.release!.total !== 0n) throw new InvariantViolation('failed nets 0', `${id}`);
         if ((e.capture?.total ?? 0n) + (e.release?.total ?? 0n) !== t.price) throw new InvariantViolation('settlement sums to the hold', `${id}`);
         if (t.status === 'completed') expectedCaptures += t.capture;
@@ -361,7 +384,10 @@ export class LedgerRun {
       }
     }
     if (captures !== expectedCaptures || spent !== expectedCaptures) {
-      throw new InvariantViolation('captures = completed prices', `captures ${captures}, spent ${spent}, completed+settled capture amounts ${expectedCaptures}`);
+      throw new InvariantViolation(
+        'captures = completed prices',
+        `captures ${captures}, spent ${spent}, completed+settled capture amounts ${expectedCaptures}`,
+      );
     }
     if (topups !== this.m.topups || available !== this.m.available || held !== this.m.held || spent !== this.m.spent) {
       throw new InvariantViolation('model', `db ${available}/${held}/${spent}, model ${this.m.available}/${this.m.held}/${this.m.spent}`);
@@ -397,9 +423,14 @@ export async function checkLeases(ds: DataSource, accountId: string): Promise<vo
   for (const r of rows) {
     const [amount, used, hold, release, tasks] = [r.amount, r.used, r.hold, r.release, r.tasks].map((v) => BigInt(v as string));
     if (hold !== amount) throw new InvariantViolation('lease hold', `${r.id as string}: hold ${hold}, amount ${amount}`);
-    if (tasks !== used || used > amount) throw new InvariantViolation('lease used', `${r.id as string}: used ${used}, its tasks hold ${tasks}, amount ${amount}`);
+    if (tasks !== used || used > amount)
+      throw new InvariantViolation('lease used', `${r.id as string}: used ${used}, its tasks hold ${tasks}, amount ${amount}`);
     const closedOnce = r.status === 'closed' ? r.releases === 1 && release === amount - used : r.releases === 0;
-    if (!closedOnce) throw new InvariantViolation('lease release', `${r.id as string} (${r.status as string}): ${r.releases as number} releases of ${release}, rest ${amount - used}`);
+    if (!closedOnce)
+      throw new InvariantViolation(
+        'lease release',
+        `${r.id as string} (${r.status as string}): ${r.releases as number} releases of ${release}, rest ${amount - used}`,
+      );
   }
 }
 
@@ -412,7 +443,10 @@ const big = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ? v.toSt
  */
 export function partialCaptureProperty(ds: DataSource, ops: LedgerOps = realOps): fc.IAsyncProperty<[number, number, Op[], number]> {
   return fc.asyncProperty(
-    fc.integer({ min: 1, max: 600 }), fc.integer({ min: 0, max: 700 }), fc.array(opArb, { maxLength: 4 }), fc.integer({ min: 1, max: 4 }),
+    fc.integer({ min: 1, max: 600 }),
+    fc.integer({ min: 0, max: 700 }),
+    fc.array(opArb, { maxLength: 4 }),
+    fc.integer({ min: 1, max: 4 }),
     async (price, capture, seq, copies) => {
       const run = await LedgerRun.start(ds, ops);
       await run.apply({ t: 'topup', amount: 1000 });

@@ -3,7 +3,15 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 import { DomainError } from '@gmg/errors';
 import {
-  BATCH_OVER_BALANCE, InvariantViolation, batchedHoldOps, batchedOps, ledgerProperty, partialCaptureProperty, realOps, settlementStormProperty, type LedgerOps,
+  BATCH_OVER_BALANCE,
+  InvariantViolation,
+  batchedHoldOps,
+  batchedOps,
+  ledgerProperty,
+  partialCaptureProperty,
+  realOps,
+  settlementStormProperty,
+  type LedgerOps,
 } from './ledger-model.testkit';
 import { SETTLE_SQL } from './ledger.repository';
 import { HOLD_MANY_SQL, type NewTask } from './task.repository';
@@ -17,20 +25,27 @@ import { rowsOf, type Row } from './sql';
 /** createWithHold with the conditional hold replaced by an unconditional one (no `AND available >= $2`). */
 async function unconditionalHold(ds: DataSource, t: NewTask): Promise<void> {
   await ds.transaction(async (m: EntityManager) => {
-    const held = rowsOf(await m.query(
-      `UPDATE accounts SET available = available - $2, held = held + $2 WHERE id = $1 RETURNING id`,
-      [t.accountId, t.price.toString()],
-    ));
+    const held = rowsOf(
+      await m.query(`UPDATE accounts SET available = available - $2, held = held + $2 WHERE id = $1 RETURNING id`, [t.accountId, t.price.toString()]),
+    );
     if (held.length === 0) throw new DomainError('payment_required', 'no account');
     await m.query(
       `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price,
                           price_snapshot, deadline_at) VALUES ($1,$2,$3,$4,$5,$6,'pending',0,$7,$8,$9,$10)`,
-      [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request), t.price.toString(),
-        JSON.stringify(t.priceSnapshot), t.deadlineAt],
+      [
+        t.id,
+        t.accountId,
+        t.apiKeyId,
+        t.model,
+        t.requestedModel,
+        t.pool,
+        JSON.stringify(t.request),
+        t.price.toString(),
+        JSON.stringify(t.priceSnapshot),
+        t.deadlineAt,
+      ],
     );
-    await m.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,'hold',$3)`, [
-      t.accountId, t.id, t.price.toString(),
-    ]);
+    await m.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,'hold',$3)`, [t.accountId, t.id, t.price.toString()]);
   });
 }
 
@@ -39,14 +54,10 @@ async function settleWithoutConflictGuard(ds: DataSource, taskId: string): Promi
   await ds.transaction(async (m: EntityManager) => {
     const [t]: Row[] = await m.query(`SELECT account_id, status, price FROM tasks WHERE id = $1`, [taskId]);
     if (!t || (t.status !== 'completed' && t.status !== 'failed')) return;
-    const done: Row[] = await m.query(
-      `SELECT 1 FROM ledger_entries WHERE task_id = $1 AND kind IN ('capture','release')`, [taskId],
-    );
+    const done: Row[] = await m.query(`SELECT 1 FROM ledger_entries WHERE task_id = $1 AND kind IN ('capture','release')`, [taskId]);
     if (done.length > 0) return; // check-then-insert: racy without the constraint
     const kind = t.status === 'completed' ? 'capture' : 'release';
-    await m.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4)`, [
-      t.account_id, taskId, kind, t.price,
-    ]);
+    await m.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4)`, [t.account_id, taskId, kind, t.price]);
     await m.query(
       kind === 'capture'
         ? `UPDATE accounts SET held = held - $2, spent = spent + $2 WHERE id = $1`
@@ -62,10 +73,14 @@ async function settleIgnoringCaptureAmount(ds: DataSource, taskId: string): Prom
     const [t]: Row[] = await m.query(`SELECT account_id, status, price FROM tasks WHERE id = $1`, [taskId]);
     if (!t || (t.status !== 'completed' && t.status !== 'failed')) return;
     const kind = t.status === 'completed' ? 'capture' : 'release';
-    const inserted = rowsOf(await m.query(
-      `INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4) ON CONFLICT (task_id, kind) DO NOTHING RETURNING id`,
-      [t.account_id, taskId, kind, t.price],
-    ));
+    const inserted = rowsOf(
+      await m.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4) ON CONFLICT (task_id, kind) DO NOTHING RETURNING id`, [
+        t.account_id,
+        taskId,
+        kind,
+        t.price,
+      ]),
+    );
     if (inserted.length === 0) return;
     await m.query(
       kind === 'capture'
@@ -85,7 +100,10 @@ async function settleUngatedRemainder(ds: DataSource, taskId: string): Promise<v
   if (!t || (t.status !== 'completed' && t.status !== 'failed')) return;
   const price = BigInt(t.price as string);
   const captured = t.status === 'failed' ? 0n : t.capture_amount === null ? price : BigInt(t.capture_amount as string);
-  const entries: Array<[string, bigint]> = [['capture', captured], ['release', price - captured]];
+  const entries: Array<[string, bigint]> = [
+    ['capture', captured],
+    ['release', price - captured],
+  ];
   for (const [kind, amount] of entries) {
     if (kind === 'capture' && t.status === 'failed') continue;
     if (kind === 'release' && amount === 0n && t.status !== 'failed') continue;
@@ -98,10 +116,12 @@ async function settleUngatedRemainder(ds: DataSource, taskId: string): Promise<v
         : `UPDATE accounts SET held = held - $2, available = available + $2 WHERE id = $1`,
       [t.account_id, amount.toString()],
     );
-    await ds.query(
-      `INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4) ON CONFLICT (task_id, kind) DO NOTHING`,
-      [t.account_id, taskId, kind, amount.toString()],
-    );
+    await ds.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4) ON CONFLICT (task_id, kind) DO NOTHING`, [
+      t.account_id,
+      taskId,
+      kind,
+      amount.toString(),
+    ]);
   }
 }
 
@@ -113,9 +133,12 @@ async function settleUngatedRemainder(ds: DataSource, taskId: string): Promise<v
 const UNSUMMED_SETTLE_SQL = ((): string => {
   const summed = /moves AS \([\s\S]*?GROUP BY d\.account_id\n\)/;
   if (!summed.test(SETTLE_SQL)) throw new Error('the mutant no longer matches SETTLE_SQL: update it');
-  return SETTLE_SQL.replace(summed, `moves AS (
+  return SETTLE_SQL.replace(
+    summed,
+    `moves AS (
   SELECT d.account_id, d.price, d.captured FROM due d JOIN first f ON f.task_id = d.id
-)`);
+)`,
+  );
 })();
 const settleManyUnsummed = (ds: DataSource, ids: string[]): Promise<unknown> => ds.query(UNSUMMED_SETTLE_SQL, [ids]);
 
@@ -131,7 +154,10 @@ const MAX_NOT_SUM_HOLD_SQL = ((): string => {
 
 /** Runs `property` (default: the random-sequence ledger property) against `ops` and returns why it failed. */
 const failureOf = async <T extends unknown[]>(
-  ds: DataSource, ops: LedgerOps, numRuns: number, property: (ds: DataSource, ops: LedgerOps) => fc.IAsyncProperty<T>,
+  ds: DataSource,
+  ops: LedgerOps,
+  numRuns: number,
+  property: (ds: DataSource, ops: LedgerOps) => fc.IAsyncProperty<T>,
 ): Promise<string> => {
   const out = await fc.check(property(ds, ops), { numRuns });
   expect(out.failed).toBe(true);
@@ -196,7 +222,8 @@ describe('ledger properties fail when a safeguard is removed (scratch databases)
     // and the batcher's one-by-one retry would hide the broken gate. Random sequences alone reach the case only when
     // the timing groups two holds into one statement (a CI run once missed it in 300 runs): BATCH_OVER_BALANCE runs first
     const out = await fc.check(ledgerProperty(noCheck.dataSource, batchedHoldOps(MAX_NOT_SUM_HOLD_SQL)), {
-      numRuns: 300, examples: [BATCH_OVER_BALANCE],
+      numRuns: 300,
+      examples: [BATCH_OVER_BALANCE],
     });
     expect(out.failed).toBe(true);
     expect(out.errorInstance).toBeInstanceOf(InvariantViolation);

@@ -50,6 +50,7 @@ describe('ledger invariants (model-based, real Postgres)', () => {
     expect(kept).toEqual(direct);
     const { ledgerMinor } = await new OpsStatsRepository(db.dataSource).money();
     expect(Object.fromEntries(Object.entries(ledgerMinor).map(([k, v]) => [k, v.toString()]))).toEqual(
-      Object.fromEntries((direct as Array<{ kind: string; total: string }>).map((r) => [r.kind, r.total])));
+      Object.fromEntries((direct as Array<{ kind: string; total: string }>).map((r) => [r.kind, r.total])),
+    );
   });
 });

@@ -84,7 +84,12 @@ export class LogsRepository {
        WHERE account_id = $1 AND task_id = ANY($2) ORDER BY id`,
       [accountId, taskIds],
     );
-    return rows.map((r) => ({ taskId: r.task_id as string, kind: r.kind as string, amount: BigInt(r.amount as string), createdAt: new Date(r.created_at as string) }));
+    return rows.map((r) => ({
+      taskId: r.task_id as string,
+      kind: r.kind as string,
+      amount: BigInt(r.amount as string),
+      createdAt: new Date(r.created_at as string),
+    }));
   }
 }
 

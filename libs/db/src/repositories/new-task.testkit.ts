@@ -8,8 +8,16 @@ import type { NewTask } from './task.repository';
  */
 export function testTask(owner: { accountId: string; apiKeyId: string }, price: bigint, extra: Partial<NewTask> = {}): NewTask {
   return {
-    id: newTaskId(), accountId: owner.accountId, apiKeyId: owner.apiKeyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro',
-    pool: 'image', request: { model: 'lumen-2-pro' } as unknown as NormalizedRequest, price, priceSnapshot: {},
-    deadlineAt: new Date(Date.now() + 60_000), ...extra,
+    id: newTaskId(),
+    accountId: owner.accountId,
+    apiKeyId: owner.apiKeyId,
+    model: 'lumen-2-pro',
+    requestedModel: 'lumen-2-pro',
+    pool: 'image',
+    request: { model: 'lumen-2-pro' } as unknown as NormalizedRequest,
+    price,
+    priceSnapshot: {},
+    deadlineAt: new Date(Date.now() + 60_000),
+    ...extra,
   };
 }

@@ -9,8 +9,12 @@ import { testTask } from './new-task.testkit';
 describe('retention (RetentionRepository, real Postgres)', () => {
   let db: TestDatabase;
 
-  beforeAll(async () => { db = await createTestDatabase(); });
-  afterAll(async () => { await db?.drop(); });
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
 
   it('archives only ended, settled tasks past the retention, oldest first in bounded batches; money and counters untouched', async () => {
     const ds = db.dataSource;
@@ -33,9 +37,14 @@ describe('retention (RetentionRepository, real Postgres)', () => {
     const money = async () => ({
       account: (await ds.query(`SELECT available::text, held::text FROM accounts WHERE id = $1`, [accountId]))[0],
       // an account's ledger is its entries in both tables
-      ledger: (await ds.query(`SELECT count(*)::int AS n, sum(amount)::text AS s FROM (
-        SELECT amount FROM ledger_entries WHERE account_id = $1 UNION ALL SELECT amount FROM ledger_archive WHERE account_id = $1) l`, [accountId]))[0],
-      totals: (await ds.query(`SELECT kind, sum(total)::text AS total FROM ledger_totals GROUP BY kind ORDER BY kind`)),
+      ledger: (
+        await ds.query(
+          `SELECT count(*)::int AS n, sum(amount)::text AS s FROM (
+        SELECT amount FROM ledger_entries WHERE account_id = $1 UNION ALL SELECT amount FROM ledger_archive WHERE account_id = $1) l`,
+          [accountId],
+        )
+      )[0],
+      totals: await ds.query(`SELECT kind, sum(total)::text AS total FROM ledger_totals GROUP BY kind ORDER BY kind`),
       inflight: (await ds.query(`SELECT COALESCE(sum(open), 0)::int AS n FROM task_inflight WHERE api_key_id = $1`, [apiKeyId]))[0].n,
     });
     const before = await money();
@@ -48,26 +57,39 @@ describe('retention (RetentionRepository, real Postgres)', () => {
 
     const left = (await ds.query(`SELECT id FROM tasks WHERE account_id = $1`, [accountId])).map((r: { id: string }) => r.id).sort();
     expect(left).toEqual([unsettled, recent, open].sort());
-    const archived: Array<{ id: string; task: { id: string; price: string; status: string; account_id: string } }> =
-      await ds.query(`SELECT id, task FROM tasks_archive ORDER BY completed_at`);
-    expect(archived.map((a) => [a.id, a.task.id, String(a.task.price), a.task.status, a.task.account_id]))
-      .toEqual([[old1, old1, '10', 'completed', accountId], [old2, old2, '20', 'completed', accountId]]);
+    const archived: Array<{ id: string; task: { id: string; price: string; status: string; account_id: string } }> = await ds.query(
+      `SELECT id, task FROM tasks_archive ORDER BY completed_at`,
+    );
+    expect(archived.map((a) => [a.id, a.task.id, String(a.task.price), a.task.status, a.task.account_id])).toEqual([
+      [old1, old1, '10', 'completed', accountId],
+      [old2, old2, '20', 'completed', accountId],
+    ]);
     expect(await money()).toEqual(before); // the balance, the ledger's sums and the in-flight counter are untouched
     expect(await tasks.get(old1)).toBeNull(); // a poll of it now answers 404
     // an archived task's entries left with it (hold and capture), the same rows under the same ids; the others stayed
-    const where = async (table: string) => (await ds.query(`SELECT task_id, kind FROM ${table} WHERE account_id = $1 AND task_id IS NOT NULL ORDER BY id`, [accountId]))
-      .map((r: { task_id: string; kind: string }) => `${r.task_id}:${r.kind}`);
+    const where = async (table: string) =>
+      (await ds.query(`SELECT task_id, kind FROM ${table} WHERE account_id = $1 AND task_id IS NOT NULL ORDER BY id`, [accountId])).map(
+        (r: { task_id: string; kind: string }) => `${r.task_id}:${r.kind}`,
+      );
     expect(await where('ledger_archive')).toEqual([`${old1}:hold`, `${old2}:hold`, `${old1}:capture`, `${old2}:capture`]);
     expect((await where('ledger_entries')).some((e: string) => e.startsWith(old1) || e.startsWith(old2))).toBe(false);
 
     // the sweep's share: batches until a short one; 0 days keeps everything
     await ended(unsettled, 40, false);
     expect(await settleTask(ds, unsettled)).toBe('captured');
-    expect(await retention.sweep({ taskDays: 0, webhookDeliveryDays: 0, ledgerDays: 0 }, 1)).toEqual({ archivedTasks: 0, archivedLedgerEntries: 0, prunedDeliveries: 0 });
-    expect(await retention.sweep({ taskDays: 30, webhookDeliveryDays: 0, ledgerDays: 0 }, 1)).toEqual({ archivedTasks: 1, archivedLedgerEntries: 0, prunedDeliveries: 0 });
+    expect(await retention.sweep({ taskDays: 0, webhookDeliveryDays: 0, ledgerDays: 0 }, 1)).toEqual({
+      archivedTasks: 0,
+      archivedLedgerEntries: 0,
+      prunedDeliveries: 0,
+    });
+    expect(await retention.sweep({ taskDays: 30, webhookDeliveryDays: 0, ledgerDays: 0 }, 1)).toEqual({
+      archivedTasks: 1,
+      archivedLedgerEntries: 0,
+      prunedDeliveries: 0,
+    });
   });
 
-  it('moves top-ups and closed leases\' entries past the ledger retention to ledger_archive; nothing else ever leaves the ledger', async () => {
+  it("moves top-ups and closed leases' entries past the ledger retention to ledger_archive; nothing else ever leaves the ledger", async () => {
     const own = await createTestDatabase(); // its own: the batches below count every old entry of the database
     const ds = own.dataSource;
     const accounts = new AccountRepository(ds);
@@ -75,18 +97,30 @@ describe('retention (RetentionRepository, real Postgres)', () => {
     await accounts.topup(accountId, 1_000n);
     await accounts.topup(accountId, 2_000n);
     const lease = async (id: string, status: 'active' | 'closed') => {
-      await ds.query(`INSERT INTO credit_leases (id, account_id, edge_id, amount, used, status, expires_at, closed_at)
-                      VALUES ($1, $2, 'edge', 100, 0, $3, now(), CASE WHEN $3 = 'closed' THEN now() END)`, [id, accountId, status]);
+      await ds.query(
+        `INSERT INTO credit_leases (id, account_id, edge_id, amount, used, status, expires_at, closed_at)
+                      VALUES ($1, $2, 'edge', 100, 0, $3, now(), CASE WHEN $3 = 'closed' THEN now() END)`,
+        [id, accountId, status],
+      );
       await ds.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1, $2, 'hold', 100)`, [accountId, id]);
-      if (status === 'closed') await ds.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1, $2, 'release', 100)`, [accountId, id]);
+      if (status === 'closed')
+        await ds.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1, $2, 'release', 100)`, [accountId, id]);
     };
     await lease('lease_closed', 'closed');
     await lease('lease_open', 'active');
     await accounts.topup(accountId, 3_000n); // the recent one stays
-    const entries = async (table: string) => (await ds.query(`SELECT COALESCE(task_id, 'topup ' || amount) AS e FROM ${table} WHERE account_id = $1 ORDER BY id`, [accountId]))
-      .map((r: { e: string }) => r.e);
-    const sums = async () => (await ds.query(`SELECT sum(amount)::text AS s, count(*)::int AS n FROM (
-      SELECT amount FROM ledger_entries WHERE account_id = $1 UNION ALL SELECT amount FROM ledger_archive WHERE account_id = $1) l`, [accountId]))[0];
+    const entries = async (table: string) =>
+      (await ds.query(`SELECT COALESCE(task_id, 'topup ' || amount) AS e FROM ${table} WHERE account_id = $1 ORDER BY id`, [accountId])).map(
+        (r: { e: string }) => r.e,
+      );
+    const sums = async () =>
+      (
+        await ds.query(
+          `SELECT sum(amount)::text AS s, count(*)::int AS n FROM (
+      SELECT amount FROM ledger_entries WHERE account_id = $1 UNION ALL SELECT amount FROM ledger_archive WHERE account_id = $1) l`,
+          [accountId],
+        )
+      )[0];
     const totals = async () => ds.query(`SELECT kind, sum(total)::text AS total FROM ledger_totals GROUP BY kind ORDER BY kind`);
     const before = { sums: await sums(), totals: await totals() };
     const retention = new RetentionRepository(ds);
@@ -97,7 +131,11 @@ describe('retention (RetentionRepository, real Postgres)', () => {
     // bounded batches; the open lease's hold stays
     expect(await retention.archiveLedger(0, 2)).toBe(2);
     expect(await entries('ledger_archive')).toEqual(['topup 1000', 'topup 2000']);
-    expect(await retention.sweep({ taskDays: 0, webhookDeliveryDays: 0, ledgerDays: 0 }, 2)).toEqual({ archivedTasks: 0, archivedLedgerEntries: 0, prunedDeliveries: 0 });
+    expect(await retention.sweep({ taskDays: 0, webhookDeliveryDays: 0, ledgerDays: 0 }, 2)).toEqual({
+      archivedTasks: 0,
+      archivedLedgerEntries: 0,
+      prunedDeliveries: 0,
+    });
     expect(await retention.archiveLedger(0)).toBe(3);
     expect(await entries('ledger_entries')).toEqual(['lease_open']);
     expect(await entries('ledger_archive')).toEqual(['topup 1000', 'topup 2000', 'lease_closed', 'lease_closed', 'topup 3000']);
@@ -107,7 +145,10 @@ describe('retention (RetentionRepository, real Postgres)', () => {
     const open = (await ds.query(`SELECT id FROM ledger_entries WHERE task_id = 'lease_open'`))[0].id as string;
     await expect(ds.query(`UPDATE ledger_entries SET amount = 1 WHERE id = $1`, [open])).rejects.toThrow(/append-only/);
     await expect(ds.query(`DELETE FROM ledger_entries WHERE id = $1`, [open])).rejects.toThrow(/append-only/);
-    await ds.query(`INSERT INTO ledger_archive (id, account_id, task_id, kind, amount, created_at) VALUES ($1, $2, 'lease_open', 'hold', 99, now())`, [open, accountId]);
+    await ds.query(`INSERT INTO ledger_archive (id, account_id, task_id, kind, amount, created_at) VALUES ($1, $2, 'lease_open', 'hold', 99, now())`, [
+      open,
+      accountId,
+    ]);
     await expect(ds.query(`DELETE FROM ledger_entries WHERE id = $1`, [open])).rejects.toThrow(/append-only/);
     expect(await entries('ledger_entries')).toEqual(['lease_open']);
     await own.drop();
@@ -116,10 +157,12 @@ describe('retention (RetentionRepository, real Postgres)', () => {
   it('prunes webhook delivery records past their retention, oldest first', async () => {
     const ds = db.dataSource;
     const accountId = (await new AccountRepository(ds).create({ name: 'hooks' })).id;
-    const row = (daysAgo: number) => ds.query(
-      `INSERT INTO webhook_deliveries (account_id, task_id, event, delivery_id, attempt, url, succeeded, duration_ms, created_at)
+    const row = (daysAgo: number) =>
+      ds.query(
+        `INSERT INTO webhook_deliveries (account_id, task_id, event, delivery_id, attempt, url, succeeded, duration_ms, created_at)
        VALUES ($1, 'task_x', 'task.completed', md5(random()::text), 1, 'https://example.invalid/h', true, 5, now() - ($2 || ' days')::interval) RETURNING id`,
-      [accountId, String(daysAgo)]);
+        [accountId, String(daysAgo)],
+      );
     await row(20);
     await row(15);
     const keep = (await row(1))[0].id;

@@ -55,9 +55,13 @@ export class RetentionRepository {
       const ids = await this.moveTasks(m, days, limit);
       if (ids.length) {
         // one lookup per task along ledger_task_kind_unique (a join on the ids, so the plan never becomes a scan)
-        const entries = rowsOf(await m.query(
-          `SELECT l.id::text AS id FROM unnest($1::text[]) AS moved(id) JOIN ledger_entries l ON l.task_id = moved.id`, [ids]));
-        await moveLedgerEntries(m, entries.map((r) => r.id as string));
+        const entries = rowsOf(
+          await m.query(`SELECT l.id::text AS id FROM unnest($1::text[]) AS moved(id) JOIN ledger_entries l ON l.task_id = moved.id`, [ids]),
+        );
+        await moveLedgerEntries(
+          m,
+          entries.map((r) => r.id as string),
+        );
       }
       return ids.length;
     });
@@ -69,22 +73,28 @@ export class RetentionRepository {
    */
   async archiveLedger(days: number, limit = RETENTION_BATCH): Promise<number> {
     return this.ds.transaction(async (m) => {
-      const picked = rowsOf(await m.query(
-        `SELECT l.id::text AS id FROM ledger_entries l
+      const picked = rowsOf(
+        await m.query(
+          `SELECT l.id::text AS id FROM ledger_entries l
          WHERE (l.task_id IS NULL OR l.task_id LIKE 'lease\\_%') AND l.created_at < now() - ($1 || ' days')::interval
            AND (l.task_id IS NULL OR EXISTS (SELECT 1 FROM credit_leases c WHERE c.id = l.task_id AND c.status = 'closed'))
          ORDER BY l.created_at
          LIMIT $2
          FOR UPDATE OF l SKIP LOCKED`,
-        [String(days), limit],
-      ));
-      return moveLedgerEntries(m, picked.map((r) => r.id as string));
+          [String(days), limit],
+        ),
+      );
+      return moveLedgerEntries(
+        m,
+        picked.map((r) => r.id as string),
+      );
     });
   }
 
   private async moveTasks(m: EntityManager, days: number, limit: number): Promise<string[]> {
-    const rows = rowsOf(await m.query(
-      `WITH picked AS MATERIALIZED (
+    const rows = rowsOf(
+      await m.query(
+        `WITH picked AS MATERIALIZED (
          SELECT t.id FROM tasks t
          WHERE t.settled_at IS NOT NULL AND t.completed_at < now() - ($1 || ' days')::interval
            AND NOT EXISTS (SELECT 1 FROM avatar_assets a WHERE a.task_id = t.id)
@@ -99,24 +109,27 @@ export class RetentionRepository {
          ON CONFLICT (id) DO NOTHING
        )
        SELECT id FROM moved`,
-      [String(days), limit],
-    ));
+        [String(days), limit],
+      ),
+    );
     return rows.map((r) => r.id as string);
   }
 
   /** Deletes up to `limit` webhook delivery records older than `days` days (oldest first, along `created_at`). */
   async pruneWebhookDeliveries(days: number, limit = RETENTION_BATCH): Promise<number> {
     // TypeORM answers a DELETE with [rows, count]: rowsOf takes the rows
-    const rows = rowsOf(await this.ds.query(
-      // a MATERIALIZED CTE, not `id IN (subquery LIMIT n)`: the planner may rescan such a subquery and delete more than n
-      `WITH picked AS MATERIALIZED (
+    const rows = rowsOf(
+      await this.ds.query(
+        // a MATERIALIZED CTE, not `id IN (subquery LIMIT n)`: the planner may rescan such a subquery and delete more than n
+        `WITH picked AS MATERIALIZED (
          SELECT id FROM webhook_deliveries WHERE created_at < now() - ($1 || ' days')::interval
          ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
        )
        DELETE FROM webhook_deliveries w USING picked WHERE w.id = picked.id
        RETURNING w.id`,
-      [String(days), limit],
-    ));
+        [String(days), limit],
+      ),
+    );
     return rows.length;
   }
 

@@ -20,7 +20,9 @@ describe('cancel racing a completing poll', () => {
     tasks = new TaskRepository(db.dataSource);
     accounts = new AccountRepository(db.dataSource);
   });
-  afterAll(async () => { await db?.drop(); });
+  afterAll(async () => {
+    await db?.drop();
+  });
 
   const customer = async (balance: bigint) => {
     const accountId = (await accounts.create({ name: 'race' })).id;
@@ -57,7 +59,9 @@ describe('cancel racing a completing poll', () => {
       byTask.set(t.id, { status: row.status, errorType: row.error?.type, price: row.price, kinds: [], amounts: {} });
     }
     const entries: Row[] = await db.dataSource.query(
-      `SELECT task_id, kind, amount FROM ledger_entries WHERE account_id = $1 AND task_id IS NOT NULL ORDER BY id`, [c.accountId]);
+      `SELECT task_id, kind, amount FROM ledger_entries WHERE account_id = $1 AND task_id IS NOT NULL ORDER BY id`,
+      [c.accountId],
+    );
     for (const e of entries) {
       const t = byTask.get(e.task_id as string)!;
       t.kinds.push(e.kind as string);

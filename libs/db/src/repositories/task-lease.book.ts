@@ -144,7 +144,10 @@ export class TaskLeaseBook {
     if (!this.leases.has(l.id)) return this.closes.get(l.id)?.done;
     this.leases.delete(l.id);
     // a failed close leaves the lease to expire; any edge's sweeper closes it then (ChatCallSweeper)
-    const done = this.repo.close(l.id).then(() => undefined, () => undefined);
+    const done = this.repo.close(l.id).then(
+      () => undefined,
+      () => undefined,
+    );
     this.closes.set(l.id, { accountId: l.accountId, done });
     await done;
     this.closes.delete(l.id);

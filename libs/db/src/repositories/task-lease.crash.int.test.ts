@@ -25,8 +25,10 @@ async function sweep(ds: DataSource, close: (id: string) => Promise<unknown> = (
 }
 
 /** A close that marks the lease closed and releases nothing: the lease's rest stays held forever. */
-const closeWithoutRelease = (ds: DataSource) => (id: string): Promise<unknown> =>
-  ds.query(`UPDATE credit_leases SET status = 'closed', closed_at = now() WHERE id = $1 AND status = 'active'`, [id]);
+const closeWithoutRelease =
+  (ds: DataSource) =>
+  (id: string): Promise<unknown> =>
+    ds.query(`UPDATE credit_leases SET status = 'closed', closed_at = now() WHERE id = $1 AND status = 'active'`, [id]);
 
 /** The journal without its `status = 'active'` gate: a task can be paid from a lease after its release. */
 const UNGATED_JOURNAL_SQL = ((): string => {
@@ -47,11 +49,19 @@ async function checkAccount(ds: DataSource, accountId: string, keyId: string): P
      FROM accounts WHERE id = $1`,
     [accountId],
   );
-  const [available, held, topups, captures, leased, leasedUsed, unsettled] =
-    [a.available, a.held, a.topups, a.captures, a.leased, a.leased_used, a.unsettled].map((v) => BigInt(v as string));
+  const [available, held, topups, captures, leased, leasedUsed, unsettled] = [
+    a.available,
+    a.held,
+    a.topups,
+    a.captures,
+    a.leased,
+    a.leased_used,
+    a.unsettled,
+  ].map((v) => BigInt(v as string));
   if (available + held !== topups - captures) throw new InvariantViolation('balance', `${available} + ${held} != ${topups} - ${captures}`);
   // held is exactly what open leases have not spent plus what unsettled tasks hold: nothing else, nothing stranded
-  if (held !== leased - leasedUsed + unsettled) throw new InvariantViolation('stranded', `held ${held}, leases' rest ${leased - leasedUsed}, unsettled tasks ${unsettled}`);
+  if (held !== leased - leasedUsed + unsettled)
+    throw new InvariantViolation('stranded', `held ${held}, leases' rest ${leased - leasedUsed}, unsettled tasks ${unsettled}`);
   await checkLeases(ds, accountId);
   await checkInflightCounter(ds, keyId);
   return { available, held };
@@ -92,7 +102,10 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     // the tasks accepted under the dead edge's lease are real: they finish and settle like any other
     const repo = new TaskRepository(ds);
     for (const t of tasks) await repo.fail(t.id, { code: 'task_failed', message: 'crash test' });
-    await settleMany(ds, tasks.map((t) => t.id));
+    await settleMany(
+      ds,
+      tasks.map((t) => t.id),
+    );
     const end = await checkAccount(ds, o.accountId, o.apiKeyId);
     expect(end.held).toBe(0n);
     return { swept: swept.available, end: end.available };
@@ -104,11 +117,11 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     expect(end).toBe(5_000n);
   }, 30_000);
 
-  it('mutant: a sweeper that closes without releasing strands the lease\'s rest (the check catches it)', async () => {
+  it("mutant: a sweeper that closes without releasing strands the lease's rest (the check catches it)", async () => {
     await expect(deadEdge(closeWithoutRelease(ds))).rejects.toThrow(/stranded|lease release/);
   }, 30_000);
 
-  it('a lease closed by a sweeper pays for nothing afterwards: the late edge\'s task is held directly, once', async () => {
+  it("a lease closed by a sweeper pays for nothing afterwards: the late edge's task is held directly, once", async () => {
     const o = await owner(1_000n);
     const leases = new CreditLeaseRepository(ds);
     const g = await leases.grant({ id: 'lease_zombie_ok', accountId: o.accountId, edgeId: 'edge_zombie', min: 1n, want: 400n, ttlMs: 60_000 });
@@ -125,7 +138,9 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     const [{ id }]: Row[] = await ds.query(`SELECT id FROM credit_leases WHERE account_id = $1 AND status = 'active'`, [o.accountId]);
     await leases.close(id as string);
     const after = await edge.createWithHold(testTask(o, 20n));
-    const [hold]: Row[] = await ds.query(`SELECT count(*)::int AS n, min(meta->>'lease') AS lease FROM ledger_entries WHERE task_id = $1 AND kind = 'hold'`, [after.id]);
+    const [hold]: Row[] = await ds.query(`SELECT count(*)::int AS n, min(meta->>'lease') AS lease FROM ledger_entries WHERE task_id = $1 AND kind = 'hold'`, [
+      after.id,
+    ]);
     expect(hold).toEqual({ n: 1, lease: null }); // held on the account row, not on the closed lease
     await book.close();
     expect((await checkAccount(ds, o.accountId, o.apiKeyId)).held).toBe(30n);
@@ -178,7 +193,9 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     const rec = await edge.createWithHold(task);
     expect(cut).toBe(false);
     expect(rec.id).toBe(task.id);
-    const [e]: Row[] = await ds.query(`SELECT count(*)::int AS n, sum(amount)::text AS total FROM ledger_entries WHERE task_id = $1 AND kind = 'hold'`, [task.id]);
+    const [e]: Row[] = await ds.query(`SELECT count(*)::int AS n, sum(amount)::text AS total FROM ledger_entries WHERE task_id = $1 AND kind = 'hold'`, [
+      task.id,
+    ]);
     expect(e).toEqual({ n: 1, total: '60' });
     await book.close();
     expect(await checkAccount(ds, o.accountId, o.apiKeyId)).toEqual({ available: 940n, held: 60n });

@@ -4,7 +4,15 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND, checkInflightCounter, checkLeases, leasedHoldOps, ledgerProperty, settlementStormProperty } from './ledger-model.testkit';
+import {
+  BATCH_OVER_BALANCE,
+  LEASE_SHORT_FOR_SECOND,
+  checkInflightCounter,
+  checkLeases,
+  leasedHoldOps,
+  ledgerProperty,
+  settlementStormProperty,
+} from './ledger-model.testkit';
 import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
@@ -26,7 +34,7 @@ describe('ledger invariants with lease-paid task holds (model-based, real Postgr
     await db?.drop();
   });
 
-  it('keeps every invariant with holds from one edge\'s leases (300 runs)', async () => {
+  it("keeps every invariant with holds from one edge's leases (300 runs)", async () => {
     await fc.assert(ledgerProperty(db.dataSource, leasedHoldOps()), { numRuns: 300, examples: [BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND] });
   }, 300_000);
 
@@ -49,25 +57,34 @@ describe('ledger invariants with lease-paid task holds (model-based, real Postgr
     for (let burst = 0; burst < 40 && leased === 0; burst++) {
       const made = await Promise.all(edges.flatMap((e) => Array.from({ length: 40 }, () => e.createWithHold(testTask(o, 7n)))));
       accepted += made.length;
-      const [r]: Row[] = await ds.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE account_id = $1 AND kind = 'hold' AND meta ? 'lease' AND task_id LIKE 'task%'`, [account.id]);
+      const [r]: Row[] = await ds.query(
+        `SELECT count(*)::int AS n FROM ledger_entries WHERE account_id = $1 AND kind = 'hold' AND meta ? 'lease' AND task_id LIKE 'task%'`,
+        [account.id],
+      );
       leased = r.n as number;
     }
     expect(leased).toBeGreaterThan(0);
     await Promise.all(books.map((b) => b.close()));
     const [a]: Row[] = await ds.query(`SELECT available::text, held::text FROM accounts WHERE id = $1`, [account.id]);
-    expect({ available: BigInt(a.available as string), held: BigInt(a.held as string) }).toEqual({ available: 10_000_000n - 7n * BigInt(accepted), held: 7n * BigInt(accepted) });
+    expect({ available: BigInt(a.available as string), held: BigInt(a.held as string) }).toEqual({
+      available: 10_000_000n - 7n * BigInt(accepted),
+      held: 7n * BigInt(accepted),
+    });
     await checkLeases(ds, account.id);
     await checkInflightCounter(ds, key.id);
   }, 120_000);
 
-  it('200 concurrent holds against a balance covering 10, through one edge\'s lease and through two edges\' leases: never more than 10', async () => {
+  it("200 concurrent holds against a balance covering 10, through one edge's lease and through two edges' leases: never more than 10", async () => {
     const ds = db.dataSource;
     for (const edgeCount of [1, 2]) {
       const account = await new AccountRepository(ds).create({ name: `race-${edgeCount}` });
       await new AccountRepository(ds).topup(account.id, 70n);
       const { key } = await new ApiKeyRepository(ds).create({ accountId: account.id });
       const o = { accountId: account.id, apiKeyId: key.id };
-      const books = Array.from({ length: edgeCount }, () => new TaskLeaseBook(new CreditLeaseRepository(ds), { targetMinor: 50n, ttlMs: 60_000, idleCloseMs: 60_000 }));
+      const books = Array.from(
+        { length: edgeCount },
+        () => new TaskLeaseBook(new CreditLeaseRepository(ds), { targetMinor: 50n, ttlMs: 60_000, idleCloseMs: 60_000 }),
+      );
       const edges = books.map((leases) => new HoldBatchingTaskRepository(ds, { leases, leaseWhen: 'always' }));
       const results = await Promise.allSettled(Array.from({ length: 200 }, (_, i) => edges[i % edgeCount]!.createWithHold(testTask(o, 7n))));
       const accepted = results.filter((r) => r.status === 'fulfilled').length;

@@ -26,7 +26,9 @@ describe('task money path', () => {
     tasks = new TaskRepository(db.dataSource);
     accounts = new AccountRepository(db.dataSource);
   });
-  afterAll(async () => { await db?.drop(); });
+  afterAll(async () => {
+    await db?.drop();
+  });
   beforeEach(async () => {
     accountId = (await accounts.create({ name: 't' })).id;
     keyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
@@ -100,8 +102,16 @@ describe('task money path', () => {
   it("writes an avatar batch's new group and asset rows with the hold, and none of them when the hold is refused", async () => {
     await accounts.topup(accountId, 150n);
     const batch = (groupId: string, newGroup?: { name: string; description: string; autoCreated: boolean }) => ({
-      groupId, newGroup,
-      assets: [0, 1].map((i) => ({ id: newAssetId(), position: i, assetType: 'Image' as const, name: `a${i}`, url: `https://cdn.example.com/${i}.png`, projectName: 'p' })),
+      groupId,
+      newGroup,
+      assets: [0, 1].map((i) => ({
+        id: newAssetId(),
+        position: i,
+        assetType: 'Image' as const,
+        name: `a${i}`,
+        url: `https://cdn.example.com/${i}.png`,
+        projectName: 'p',
+      })),
     });
     const groupId = newAssetGroupId();
     const t = await tasks.createWithHold({ ...newTask(100n), avatarBatch: batch(groupId, { name: 'g', description: '', autoCreated: true }) });
@@ -111,7 +121,10 @@ describe('task money path', () => {
       `SELECT a.task_id, a.position, g.id AS group_id FROM avatar_assets a JOIN asset_groups g ON g.id = a.group_id WHERE a.account_id = $1 ORDER BY a.position`,
       [accountId],
     );
-    expect(rows).toEqual([{ task_id: t.id, position: 0, group_id: groupId }, { task_id: t.id, position: 1, group_id: groupId }]);
+    expect(rows).toEqual([
+      { task_id: t.id, position: 0, group_id: groupId },
+      { task_id: t.id, position: 1, group_id: groupId },
+    ]);
     const [{ holds }] = await db.dataSource.query(`SELECT count(*)::int AS holds FROM ledger_entries WHERE account_id = $1 AND kind = 'hold'`, [accountId]);
     expect(holds).toBe(1);
     expect(await balance()).toEqual({ available: 50n, held: 100n, spent: 0n });
@@ -146,9 +159,9 @@ describe('task money path', () => {
       const backward = [...made].reverse().slice(round * 20, round * 20 + 20);
       await Promise.all([settleMany(db.dataSource, [...forward, ...backward.slice(0, 10)]), settleMany(db.dataSource, [...backward, ...forward.slice(10)])]);
     }
-    const [{ n }] = await db.dataSource.query(
-      `SELECT count(*)::int AS n FROM ledger_entries WHERE task_id = ANY($1) AND kind IN ('capture','release')`, [made],
-    );
+    const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE task_id = ANY($1) AND kind IN ('capture','release')`, [
+      made,
+    ]);
     expect(n).toBe(120);
     // task i is account i % 6's and completed when i is even: accounts 0, 2, 4 spent 20 × 10, the others nothing
     for (const [j, { accountId: a }] of ids.entries()) {

@@ -46,8 +46,16 @@ describe('task reads never carry the request body', () => {
     const keyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
     taskId = newTaskId();
     await new TaskRepository(db.dataSource).createWithHold({
-      id: taskId, accountId, apiKeyId: keyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-      request: requestWithEightReferences(), price: 100n, priceSnapshot: { total: '100' }, deadlineAt: new Date(Date.now() + 60_000),
+      id: taskId,
+      accountId,
+      apiKeyId: keyId,
+      model: 'lumen-2-pro',
+      requestedModel: 'lumen-2-pro',
+      pool: 'image',
+      request: requestWithEightReferences(),
+      price: 100n,
+      priceSnapshot: { total: '100' },
+      deadlineAt: new Date(Date.now() + 60_000),
     });
   }, 60_000);
   afterAll(async () => db?.drop());
@@ -66,8 +74,7 @@ describe('task reads never carry the request body', () => {
     const bytes = await bytesRead(poll);
     expect(bytes).toBeLessThan(POLL_READ_LIMIT);
 
-    const plan = (await db.dataSource.query(`EXPLAIN (ANALYZE, BUFFERS, VERBOSE) ${poll.sql}`, poll.params) as Row[])
-      .map((r) => String(r['QUERY PLAN']));
+    const plan = ((await db.dataSource.query(`EXPLAIN (ANALYZE, BUFFERS, VERBOSE) ${poll.sql}`, poll.params)) as Row[]).map((r) => String(r['QUERY PLAN']));
     const outputs = plan.filter((l) => l.trim().startsWith('Output:'));
     expect(outputs.length).toBeGreaterThan(0);
     for (const l of outputs) expect(l).not.toMatch(/\brequest\b/);

@@ -55,10 +55,7 @@ export interface TaskRecord {
 }
 
 /** What a submit provides; the rest of the record is set by the database and the lifecycle. */
-export type NewTask = Pick<
-  TaskRecord,
-  'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'pool' | 'price' | 'priceSnapshot' | 'deadlineAt'
-> & {
+export type NewTask = Pick<TaskRecord, 'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'pool' | 'price' | 'priceSnapshot' | 'deadlineAt'> & {
   request: NormalizedRequest;
   /** The client's Idempotency-Key: a second task under the same key and API key is refused by the database. */
   idempotencyKey?: string;
@@ -91,21 +88,22 @@ export interface AvatarBatch {
 /** Retry-After of a full in-flight budget: tasks take seconds to minutes. */
 export const INFLIGHT_RETRY_AFTER_SECONDS = 5;
 
-export const inflightLimitError = (limit: number): DomainError => new DomainError(
-  'rate_limited', `Too many unfinished tasks: this key may have at most ${limit} in flight; wait for some to finish`,
-  { retryAfter: INFLIGHT_RETRY_AFTER_SECONDS, inflightLimit: limit },
-);
+export const inflightLimitError = (limit: number): DomainError =>
+  new DomainError('rate_limited', `Too many unfinished tasks: this key may have at most ${limit} in flight; wait for some to finish`, {
+    retryAfter: INFLIGHT_RETRY_AFTER_SECONDS,
+    inflightLimit: limit,
+  });
 
 /** What a cancel found: it won the terminal transition, the task had already ended, or the caller has no such task. */
-export type CancelOutcome =
-  | { outcome: 'cancelled'; task: TaskRecord }
-  | { outcome: 'terminal'; task: TaskRecord }
-  | { outcome: 'not_found' };
+export type CancelOutcome = { outcome: 'cancelled'; task: TaskRecord } | { outcome: 'terminal'; task: TaskRecord } | { outcome: 'not_found' };
 
 /** A submission whose Idempotency-Key already made a task: nothing was held; `existing` is that task. */
 export class DuplicateSubmissionError extends Error {
   /** `sameRequest`: the fingerprints match (or one side has none: rows from before fingerprints were kept). */
-  constructor(readonly existing: TaskRecord, readonly sameRequest: boolean) {
+  constructor(
+    readonly existing: TaskRecord,
+    readonly sameRequest: boolean,
+  ) {
     super(`a task with this Idempotency-Key exists: ${existing.id}`);
     this.name = 'DuplicateSubmissionError';
   }
@@ -113,7 +111,6 @@ export class DuplicateSubmissionError extends Error {
 
 /** How long an Idempotency-Key stays bound to its task (the Redis record lives as long). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
-
 
 export function toTaskRecord(r: Row): TaskRecord {
   return {
@@ -177,7 +174,9 @@ export const holdBatchRows = (extra = ''): string => `SELECT * FROM jsonb_to_rec
             price bigint, price_snapshot jsonb, deadline_at timestamptz, idempotency_key text,
             idempotency_fingerprint text, request_id text, trace_id text, callback_url text, inflight_limit int)`;
 
-export const insertHeldTasks = (gate: string): string => `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
+export const insertHeldTasks = (
+  gate: string,
+): string => `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
                         price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
                         callback_url, inflight_shard)
      SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
@@ -225,10 +224,21 @@ export const HOLD_MANY_SQL = `WITH b AS (
 
 /** A task as one element of a batch hold statement's JSON array (`jsonb_to_recordset` names these fields). */
 export const toHoldRow = (t: NewTask): Record<string, unknown> => ({
-  id: t.id, account_id: t.accountId, api_key_id: t.apiKeyId, model: t.model, requested_model: t.requestedModel, pool: t.pool,
-  request: t.request, price: t.price.toString(), price_snapshot: t.priceSnapshot, deadline_at: t.deadlineAt.toISOString(),
-  idempotency_key: t.idempotencyKey ?? null, idempotency_fingerprint: t.idempotencyFingerprint ?? null,
-  request_id: t.requestId ?? null, trace_id: t.traceId ?? null, callback_url: t.callbackUrl ?? null,
+  id: t.id,
+  account_id: t.accountId,
+  api_key_id: t.apiKeyId,
+  model: t.model,
+  requested_model: t.requestedModel,
+  pool: t.pool,
+  request: t.request,
+  price: t.price.toString(),
+  price_snapshot: t.priceSnapshot,
+  deadline_at: t.deadlineAt.toISOString(),
+  idempotency_key: t.idempotencyKey ?? null,
+  idempotency_fingerprint: t.idempotencyFingerprint ?? null,
+  request_id: t.requestId ?? null,
+  trace_id: t.traceId ?? null,
+  callback_url: t.callbackUrl ?? null,
   inflight_limit: t.inflightLimit ?? null,
 });
 
@@ -311,20 +321,38 @@ export class TaskRepository {
    * this one. An avatar batch (`t.avatarBatch`) writes its group and asset rows in the same statement.
    */
   async createWithHold(t: NewTask): Promise<TaskRecord> {
-    const params: unknown[] = [t.id, t.accountId, t.apiKeyId, t.model, t.requestedModel, t.pool, JSON.stringify(t.request),
-      t.price.toString(), JSON.stringify(t.priceSnapshot), t.deadlineAt, JSON.stringify({ model: t.model }),
-      t.idempotencyKey ?? null, t.idempotencyFingerprint ?? null, t.requestId ?? null, t.traceId ?? null, t.callbackUrl ?? null,
-      t.inflightLimit ?? null, inflightShard()];
+    const params: unknown[] = [
+      t.id,
+      t.accountId,
+      t.apiKeyId,
+      t.model,
+      t.requestedModel,
+      t.pool,
+      JSON.stringify(t.request),
+      t.price.toString(),
+      JSON.stringify(t.priceSnapshot),
+      t.deadlineAt,
+      JSON.stringify({ model: t.model }),
+      t.idempotencyKey ?? null,
+      t.idempotencyFingerprint ?? null,
+      t.requestId ?? null,
+      t.traceId ?? null,
+      t.callbackUrl ?? null,
+      t.inflightLimit ?? null,
+      inflightShard(),
+    ];
     const batch = t.avatarBatch;
     if (batch) params.push(...avatarBatchParams(batch));
-    const rows = rowsOf(await this.ds.query(batch ? HOLD_ONE_AVATAR_SQL : HOLD_ONE_SQL, params).catch(async (e: unknown) => {
-      // The statement is atomic: on this conflict nothing was held or inserted.
-      if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
-        const duplicate = await this.duplicateOf(t.apiKeyId, t.idempotencyKey, t.idempotencyFingerprint);
-        if (duplicate) throw duplicate;
-      }
-      throw e;
-    }));
+    const rows = rowsOf(
+      await this.ds.query(batch ? HOLD_ONE_AVATAR_SQL : HOLD_ONE_SQL, params).catch(async (e: unknown) => {
+        // The statement is atomic: on this conflict nothing was held or inserted.
+        if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
+          const duplicate = await this.duplicateOf(t.apiKeyId, t.idempotencyKey, t.idempotencyFingerprint);
+          if (duplicate) throw duplicate;
+        }
+        throw e;
+      }),
+    );
     const row = rows[0];
     if (row && row.inflight_ok === false) throw inflightLimitError(t.inflightLimit!);
     if (!row || row.id === null) throw new DomainError('payment_required', 'Insufficient balance for this request');
@@ -336,7 +364,10 @@ export class TaskRepository {
    * (`sameRequest` compares the request fingerprints). Null when the key made nothing (or was unbound).
    */
   async duplicateOf(apiKeyId: string, idempotencyKey: string, fingerprint?: string): Promise<DuplicateSubmissionError | null> {
-    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS}, idempotency_fingerprint FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, idempotencyKey]);
+    const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS}, idempotency_fingerprint FROM tasks WHERE api_key_id = $1 AND idempotency_key = $2`, [
+      apiKeyId,
+      idempotencyKey,
+    ]);
     if (!rows[0]) return null;
     const fp = rows[0].idempotency_fingerprint as string | null;
     return new DuplicateSubmissionError(toTaskRecord(rows[0]), !fp || !fingerprint || fp === fingerprint);
@@ -352,7 +383,12 @@ export class TaskRepository {
   async getMany(ids: readonly string[]): Promise<Map<string, TaskRecord>> {
     if (ids.length === 0) return new Map();
     const rows: Row[] = await this.ds.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ANY($1::text[])`, [ids]);
-    return new Map(rows.map((r) => { const t = toTaskRecord(r); return [t.id, t]; }));
+    return new Map(
+      rows.map((r) => {
+        const t = toTaskRecord(r);
+        return [t.id, t];
+      }),
+    );
   }
 
   /** The whole stored request: only the step that submits upstream reads it. */
@@ -363,11 +399,13 @@ export class TaskRepository {
 
   /** Unbinds Idempotency-Keys older than the retention, so a key may be reused after it (as the docs promise). */
   async expireIdempotencyKeys(olderThanHours = IDEMPOTENCY_RETENTION_HOURS): Promise<number> {
-    const rows = rowsOf(await this.ds.query(
-      `UPDATE tasks SET idempotency_key = NULL, idempotency_fingerprint = NULL
+    const rows = rowsOf(
+      await this.ds.query(
+        `UPDATE tasks SET idempotency_key = NULL, idempotency_fingerprint = NULL
        WHERE idempotency_key IS NOT NULL AND created_at < now() - ($1 || ' hours')::interval RETURNING id`,
-      [String(olderThanHours)],
-    ));
+        [String(olderThanHours)],
+      ),
+    );
     return rows.length;
   }
 
@@ -396,10 +434,7 @@ export class TaskRepository {
    * is replaced). Null when the task is terminal: a finished task's native view is written with its transition.
    */
   async updateNative(id: string, native: Record<string, unknown>): Promise<TaskRecord | null> {
-    return this.one(
-      `UPDATE tasks SET native = $2, updated_at = now() WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
-      [id, JSON.stringify(native)],
-    );
+    return this.one(`UPDATE tasks SET native = $2, updated_at = now() WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`, [id, JSON.stringify(native)]);
   }
 
   /**
@@ -457,4 +492,3 @@ export class TaskRepository {
     return rows[0] ? toTaskRecord(rows[0]) : null;
   }
 }
-

@@ -38,22 +38,21 @@ export class WebhookRepository {
 
   /** The account's signing secret, created on first use (concurrent first uses agree on one). */
   async secretOf(accountId: string): Promise<{ secret: string; rotatedAt: Date }> {
-    await this.ds.query(
-      `INSERT INTO webhook_secrets (account_id, secret) VALUES ($1, $2) ON CONFLICT (account_id) DO NOTHING`,
-      [accountId, newSecret()],
-    );
+    await this.ds.query(`INSERT INTO webhook_secrets (account_id, secret) VALUES ($1, $2) ON CONFLICT (account_id) DO NOTHING`, [accountId, newSecret()]);
     const rows: Row[] = await this.ds.query(`SELECT secret, rotated_at FROM webhook_secrets WHERE account_id = $1`, [accountId]);
     return { secret: rows[0].secret as string, rotatedAt: new Date(rows[0].rotated_at as string) };
   }
 
   /** Replaces the account's secret: deliveries signed from now on use the new one. */
   async rotateSecret(accountId: string): Promise<{ secret: string; rotatedAt: Date }> {
-    const rows = rowsOf(await this.ds.query(
-      `INSERT INTO webhook_secrets (account_id, secret) VALUES ($1, $2)
+    const rows = rowsOf(
+      await this.ds.query(
+        `INSERT INTO webhook_secrets (account_id, secret) VALUES ($1, $2)
        ON CONFLICT (account_id) DO UPDATE SET secret = EXCLUDED.secret, rotated_at = now()
        RETURNING secret, rotated_at`,
-      [accountId, newSecret()],
-    ));
+        [accountId, newSecret()],
+      ),
+    );
     return { secret: rows[0].secret as string, rotatedAt: new Date(rows[0].rotated_at as string) };
   }
 
@@ -68,10 +67,7 @@ export class WebhookRepository {
 
   /** True when an attempt of this webhook already succeeded (a re-enqueued delivery then does nothing). */
   async delivered(taskId: string, event: string): Promise<boolean> {
-    const rows: Row[] = await this.ds.query(
-      `SELECT 1 FROM webhook_deliveries WHERE task_id = $1 AND event = $2 AND succeeded LIMIT 1`,
-      [taskId, event],
-    );
+    const rows: Row[] = await this.ds.query(`SELECT 1 FROM webhook_deliveries WHERE task_id = $1 AND event = $2 AND succeeded LIMIT 1`, [taskId, event]);
     return rows.length > 0;
   }
 

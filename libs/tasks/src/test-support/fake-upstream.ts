@@ -108,7 +108,10 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
     const base = { id: t.id, object: 'generation.task', model: 'lumen-2', created: 0, cost: 0 };
     if (t.polls >= pollsToComplete && !t.prompt.includes('[sim:never]')) {
       if (t.prompt.includes('[sim:fail]')) {
-        res.json({ code: 200, data: { ...base, status: 'failed', progress: 50, error: { code: 'task_failed', message: 'Generation failed: simulated', type: 'generation_error' } } });
+        res.json({
+          code: 200,
+          data: { ...base, status: 'failed', progress: 50, error: { code: 'task_failed', message: 'Generation failed: simulated', type: 'generation_error' } },
+        });
         return;
       }
       if (t.prompt.includes('[sim:moderation-late]')) {
@@ -129,10 +132,11 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  fake.close = () => new Promise<void>((resolve) => {
-    fake.release();
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
+  fake.close = () =>
+    new Promise<void>((resolve) => {
+      fake.release();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
   return fake;
 }

@@ -15,7 +15,12 @@ export async function seedAccount(ds: DataSource, balanceMinor = 1_000_000n): Pr
 }
 
 export async function seedChannel(ds: DataSource, baseUrl: string, apiKey: string, extra: { name?: string; priority?: number } = {}): Promise<string> {
-  const ch = await new ChannelRepository(ds).create({ name: extra.name ?? `ch-${Math.random().toString(36).slice(2, 8)}`, baseUrl, apiKey, priority: extra.priority ?? 0 });
+  const ch = await new ChannelRepository(ds).create({
+    name: extra.name ?? `ch-${Math.random().toString(36).slice(2, 8)}`,
+    baseUrl,
+    apiKey,
+    priority: extra.priority ?? 0,
+  });
   return ch.id;
 }
 
@@ -30,13 +35,22 @@ export function lumenRequest(prompt: string, model = TEST_MODEL, extra: Record<s
 
 /** A pending lumen-2-flex task with its hold, as the edge creates it. */
 export async function seedTask(
-  ds: DataSource, a: SeededAccount, prompt: string,
+  ds: DataSource,
+  a: SeededAccount,
+  prompt: string,
   opts: { price?: bigint; deadlineMs?: number; model?: string; fields?: Record<string, unknown> } = {},
 ): Promise<TaskRecord> {
   const model = opts.model ?? TEST_MODEL;
   return new TaskRepository(ds).createWithHold({
-    id: newTaskId(), accountId: a.accountId, apiKeyId: a.apiKeyId, model, requestedModel: model, pool: 'image',
-    request: lumenRequest(prompt, model, opts.fields), price: opts.price ?? 1000n, priceSnapshot: {},
+    id: newTaskId(),
+    accountId: a.accountId,
+    apiKeyId: a.apiKeyId,
+    model,
+    requestedModel: model,
+    pool: 'image',
+    request: lumenRequest(prompt, model, opts.fields),
+    price: opts.price ?? 1000n,
+    priceSnapshot: {},
     deadlineAt: new Date(Date.now() + (opts.deadlineMs ?? 60_000)),
   });
 }

@@ -25,11 +25,27 @@ async function upstream() {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, sockets, release: () => release(), close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url,
+    sockets,
+    release: () => release(),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 const target = (baseUrl: string) => ({ baseUrl, apiKey: 'k', versionHeader: 'msgproto-version' });
-const call = (baseUrl: string, path = '/v1/messages') => ({ target: target(baseUrl), path, version: '2023-06-01', body: Buffer.from('{}'), headers: {}, signal: new AbortController().signal });
+const call = (baseUrl: string, path = '/v1/messages') => ({
+  target: target(baseUrl),
+  path,
+  version: '2023-06-01',
+  body: Buffer.from('{}'),
+  headers: {},
+  signal: new AbortController().signal,
+});
 
 /** Waits (bounded) until `cond` holds, checking on each event-loop turn of a 10 ms tick. */
 async function until(cond: () => boolean, what: string): Promise<void> {

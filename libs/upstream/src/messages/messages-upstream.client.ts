@@ -70,7 +70,9 @@ export class MessagesUpstreamClient {
   private sweptAt: number;
 
   constructor(opts: MessagesClientOptions = {}) {
-    this.o = { ...MESSAGES_CLIENT_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as Required<Omit<MessagesClientOptions, 'now'>>;
+    this.o = { ...MESSAGES_CLIENT_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as Required<
+      Omit<MessagesClientOptions, 'now'>
+    >;
     this.now = opts.now ?? Date.now;
     this.sweptAt = this.now();
   }

@@ -176,14 +176,21 @@ function renderField(name, s, kind, required) {
     area.placeholder = kind === 'list' ? 'one per line' : 'JSON';
     area.addEventListener('input', touch);
     control.append(area);
-    if (kind === 'list' && MEDIA_FIELD.test(name)) control.append(uploadButton(name, (url) => {
-      area.value = area.value ? `${area.value.trimEnd()}\n${url}` : url;
-      touch();
-    }));
+    if (kind === 'list' && MEDIA_FIELD.test(name))
+      control.append(
+        uploadButton(name, (url) => {
+          area.value = area.value ? `${area.value.trimEnd()}\n${url}` : url;
+          touch();
+        }),
+      );
     read = () => {
       const text = area.value.trim();
       if (!text) return undefined;
-      if (kind === 'list') return text.split('\n').map((l) => l.trim()).filter(Boolean);
+      if (kind === 'list')
+        return text
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean);
       return JSON.parse(text);
     };
   } else {
@@ -202,10 +209,13 @@ function renderField(name, s, kind, required) {
     }
     input.addEventListener('input', touch);
     control.prepend(input);
-    if (MEDIA_FIELD.test(name)) control.append(uploadButton(name, (url) => {
-      input.value = url;
-      touch();
-    }));
+    if (MEDIA_FIELD.test(name))
+      control.append(
+        uploadButton(name, (url) => {
+          input.value = url;
+          touch();
+        }),
+      );
     read = () => (input.value === '' ? undefined : input.value);
   }
 

@@ -8,7 +8,11 @@ const POOL_QUEUES = [QUEUES.image, QUEUES.video, QUEUES.artgen, QUEUES.avatar];
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
-interface DashboardQueue { name: string; readOnlyMode: boolean; counts: Record<string, number> }
+interface DashboardQueue {
+  name: string;
+  readOnlyMode: boolean;
+  counts: Record<string, number>;
+}
 const queuesOf = (body: { queues: DashboardQueue[] }) => new Map(body.queues.map((q) => [q.name, q]));
 
 describe('queue dashboard (/admin/queues), read-only by default', () => {

@@ -50,7 +50,13 @@ function requireAdminToken(adminToken: string, throttle?: FailedAuthThrottle): R
       .status(401)
       .set('WWW-Authenticate', 'Basic realm="gmg queue dashboard", charset="UTF-8"')
       .set('Cache-Control', 'no-store')
-      .json({ error: { code: 401, type: 'authentication_error', message: 'Admin token required: Bearer <ADMIN_TOKEN>, or Basic auth with the admin token as the password' } });
+      .json({
+        error: {
+          code: 401,
+          type: 'authentication_error',
+          message: 'Admin token required: Bearer <ADMIN_TOKEN>, or Basic auth with the admin token as the password',
+        },
+      });
   };
 }
 

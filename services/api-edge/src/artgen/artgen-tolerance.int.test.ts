@@ -12,7 +12,11 @@ afterAll(async () => {
 
 const BASE = '/v1/artgen/generations';
 const IMG = 'https://cdn.example.com/a.png';
-const post = (key: string, path: string, body: unknown) => request(h.baseUrl).post(path).set('Authorization', `Bearer ${key}`).send(body as object);
+const post = (key: string, path: string, body: unknown) =>
+  request(h.baseUrl)
+    .post(path)
+    .set('Authorization', `Bearer ${key}`)
+    .send(body as object);
 const held = async (accountId: string) => (await new AccountRepository(h.db.dataSource).get(accountId))!.held;
 const requestOf = async (id: string) => (await new TaskRepository(h.db.dataSource).getRequest(id))!;
 
@@ -48,13 +52,23 @@ describe('art suite tolerance (issue 27)', () => {
 
   it('version spellings of the prompt flag (8, 7.0, 6.0, v8) are accepted, normalized and billed as their canonical form', async () => {
     const c = await h.newCustomer({ balance: 5 });
-    const cases: Array<[string, string]> = [['7.0', 'v7'], ['8', 'v8'], ['6.0', 'v6'], ['v8', 'v8']];
+    const cases: Array<[string, string]> = [
+      ['7.0', 'v7'],
+      ['8', 'v8'],
+      ['6.0', 'v6'],
+      ['v8', 'v8'],
+    ];
     for (const [spelling, canonical] of cases) {
       const before = await held(c.accountId);
       const id = await submitted(c.key, `${BASE}/imagine`, { prompt: 'a cat', version: spelling, speed: 'relax' });
       const r = await requestOf(id);
-      expect({ spelling, version: r.derived.version, upstream: r.upstreamBody.version, speed: r.upstreamBody.speed, price: (await held(c.accountId)) - before })
-        .toEqual({ spelling, version: canonical, upstream: canonical, speed: undefined, price: PRICE.imagine });
+      expect({
+        spelling,
+        version: r.derived.version,
+        upstream: r.upstreamBody.version,
+        speed: r.upstreamBody.speed,
+        price: (await held(c.accountId)) - before,
+      }).toEqual({ spelling, version: canonical, upstream: canonical, speed: undefined, price: PRICE.imagine });
     }
     // a flag and the field that say the same version in different spellings agree
     await submitted(c.key, `${BASE}/imagine`, { prompt: 'a cat --v 7', version: '7.0' });

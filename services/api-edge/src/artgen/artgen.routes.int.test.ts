@@ -20,7 +20,11 @@ const CHANNEL = randomUUID();
 const IMG = 'https://cdn.example.com/a.png';
 const IMG2 = 'https://cdn.example.com/b.png';
 
-const post = (key: string, path: string, body: unknown) => request(h.baseUrl).post(path).set('Authorization', `Bearer ${key}`).send(body as object);
+const post = (key: string, path: string, body: unknown) =>
+  request(h.baseUrl)
+    .post(path)
+    .set('Authorization', `Bearer ${key}`)
+    .send(body as object);
 const get = (key: string, path: string) => request(h.baseUrl).get(path).set('Authorization', `Bearer ${key}`);
 const available = async (accountId: string) => (await new AccountRepository(h.db.dataSource).get(accountId))!.available;
 /** The task with its whole stored request (a poll's read has only the summary). */
@@ -73,7 +77,15 @@ describe('art suite routes', () => {
 
     const native = await get(c.key, `/v1/artgen/${id}`);
     expect(native.status).toBe(200);
-    expect(native.body).toMatchObject({ id, action: 'IMAGINE', status: 'SUBMITTED', progress: '0%', prompt: 'a lighthouse --ar 16:9 --v 8.2 --fast', image_urls: [], buttons: [] });
+    expect(native.body).toMatchObject({
+      id,
+      action: 'IMAGINE',
+      status: 'SUBMITTED',
+      progress: '0%',
+      prompt: 'a lighthouse --ar 16:9 --v 8.2 --fast',
+      image_urls: [],
+      buttons: [],
+    });
     const stored = JSON.parse((await h.redis.get(taskViewKey(h.prefix, id)))!);
     expect(stored.artgen).toMatchObject({ id, status: 'SUBMITTED', action: 'IMAGINE' });
     const unified = await get(c.key, `/v1/tasks/${id}`);
@@ -101,7 +113,8 @@ describe('art suite routes', () => {
 
   it('replays an art submission under the same Idempotency-Key: same task, one hold', async () => {
     const c = await h.newCustomer({ balance: 5 });
-    const send = () => request(h.baseUrl).post(`${BASE}/imagine`).set('Authorization', `Bearer ${c.key}`).set('Idempotency-Key', 'art-key-1').send({ prompt: 'once' });
+    const send = () =>
+      request(h.baseUrl).post(`${BASE}/imagine`).set('Authorization', `Bearer ${c.key}`).set('Idempotency-Key', 'art-key-1').send({ prompt: 'once' });
     const first = await send();
     const second = await send();
     expect(second.body).toEqual(first.body);
@@ -222,10 +235,13 @@ describe('art suite routes', () => {
     const c = await h.newCustomer({ balance: 5 });
     const pending = post(c.key, `${BASE}/describe`, { image_urls: [IMG] }).then((r) => r);
     // play the worker: once the task exists, finish it with the upstream's text and write its view
-    const id = await waitFor(async () => {
-      const rows = await h.db.dataSource.query(`SELECT id FROM tasks WHERE account_id = $1`, [c.accountId]);
-      return rows[0]?.id as string | undefined;
-    }, { timeoutMs: 10_000 });
+    const id = await waitFor(
+      async () => {
+        const rows = await h.db.dataSource.query(`SELECT id FROM tasks WHERE account_id = $1`, [c.accountId]);
+        return rows[0]?.id as string | undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
     const tasks = new TaskRepository(h.db.dataSource);
     await tasks.markSubmitted(id, CHANNEL, 'up_d');
     const text = '1️⃣ a cat\n\n2️⃣ a dog\n\n3️⃣ a fox\n\n4️⃣ an owl';
@@ -233,7 +249,10 @@ describe('art suite routes', () => {
     await new TaskViewStore(h.redis, h.prefix).write(done!);
     const res = await pending;
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ code: 200, data: { task_id: id, action: 'DESCRIBE', status: 'SUCCESS', prompt: text, description: text, prompts: ['a cat', 'a dog', 'a fox', 'an owl'] } });
+    expect(res.body).toEqual({
+      code: 200,
+      data: { task_id: id, action: 'DESCRIBE', status: 'SUCCESS', prompt: text, description: text, prompts: ['a cat', 'a dog', 'a fox', 'an owl'] },
+    });
     expect((await get(c.key, `/v1/artgen/${id}`)).body).toMatchObject({ status: 'SUCCESS', prompt: text, description: text });
   });
 });
@@ -249,7 +268,10 @@ describe('describe past its wait bound', () => {
 
   it('answers the plain acknowledgement when the text is not there in time', async () => {
     const c = await short.newCustomer({ balance: 5 });
-    const res = await request(short.baseUrl).post(`${BASE}/describe`).set('Authorization', `Bearer ${c.key}`).send({ image_urls: [IMG] });
+    const res = await request(short.baseUrl)
+      .post(`${BASE}/describe`)
+      .set('Authorization', `Bearer ${c.key}`)
+      .send({ image_urls: [IMG] });
     expect(res.body).toEqual({ code: 200, data: { task_id: expect.stringMatching(/^task_/), action: 'DESCRIBE', status: 'SUBMITTED' } });
   });
 });

@@ -1,7 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import {
-  ARTGEN_BASE_PATH, ARTGEN_PATH_ACTIONS, isArtgenPathAction, type ArtgenNativeTask, type ArtgenPathAction, type TaskView,
-} from '@gmg/contracts';
+import { ARTGEN_BASE_PATH, ARTGEN_PATH_ACTIONS, isArtgenPathAction, type ArtgenNativeTask, type ArtgenPathAction, type TaskView } from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { artgenStatusOf, toArtgenNativeTask } from '@gmg/tasks';
@@ -45,24 +43,31 @@ const notFound = (id: string) => new DomainError('artgen_not_found', `Task ${id}
  */
 export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler[], guards: RequestHandler[]): Router {
   const router = Router();
-  const submit = (fixed?: ArtgenPathAction): RequestHandler => async (req, res) => {
-    const action = fixed ?? (req.params.action as string);
-    if (action !== 'action' && !isArtgenPathAction(action)) {
-      throw new DomainError('route_not_found', `No art suite action '${action}'; actions: ${ARTGEN_PATH_ACTIONS.join(', ')}, action`);
-    }
-    const principal = principalOf(res);
-    const accepted = await submitArtgen(deps, {
-      principal, action, body: req.body, idempotency: idempotencyOf(res), origin: originOf(req, res), callbackUrl: callbackUrlOf(res),
-      bodyBytes: bodyBytesOf(req),
-    });
-    if (accepted.action === 'describe') {
-      // its answer depends on when the task ended: an idempotent replay repeats it whole (task-answer.shapes.ts)
-      res.json(await describeAnswer(deps, accepted));
-      return;
-    }
-    answerNamesTask(res, 'G', accepted.task);
-    res.json(artgenAck(accepted));
-  };
+  const submit =
+    (fixed?: ArtgenPathAction): RequestHandler =>
+    async (req, res) => {
+      const action = fixed ?? (req.params.action as string);
+      if (action !== 'action' && !isArtgenPathAction(action)) {
+        throw new DomainError('route_not_found', `No art suite action '${action}'; actions: ${ARTGEN_PATH_ACTIONS.join(', ')}, action`);
+      }
+      const principal = principalOf(res);
+      const accepted = await submitArtgen(deps, {
+        principal,
+        action,
+        body: req.body,
+        idempotency: idempotencyOf(res),
+        origin: originOf(req, res),
+        callbackUrl: callbackUrlOf(res),
+        bodyBytes: bodyBytesOf(req),
+      });
+      if (accepted.action === 'describe') {
+        // its answer depends on when the task ended: an idempotent replay repeats it whole (task-answer.shapes.ts)
+        res.json(await describeAnswer(deps, accepted));
+        return;
+      }
+      answerNamesTask(res, 'G', accepted.task);
+      res.json(artgenAck(accepted));
+    };
 
   const base = underMount('/v1/artgen', ARTGEN_BASE_PATH);
   router.post(base, ...guards, ...bodyParsers, submit('imagine'));

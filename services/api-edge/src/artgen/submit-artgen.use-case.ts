@@ -1,6 +1,13 @@
 import {
-  ARTGEN_CONTRACTS, applyArtgenParent, artgenNativeAction, isArtgenFollowUp, isArtgenPathAction, isModelAllowed,
-  parseArtgenCustomId, type ArtgenPathAction, type NormalizedRequest,
+  ARTGEN_CONTRACTS,
+  applyArtgenParent,
+  artgenNativeAction,
+  isArtgenFollowUp,
+  isArtgenPathAction,
+  isModelAllowed,
+  parseArtgenCustomId,
+  type ArtgenPathAction,
+  type NormalizedRequest,
 } from '@gmg/contracts';
 import type { AuthPrincipal, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
@@ -66,7 +73,9 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
   }
   const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
   const task = await acceptTask(deps, principal, media.request, input.idempotency, {
-    origin: input.origin, callbackUrl: input.callbackUrl, storedMedia: media.stored,
+    origin: input.origin,
+    callbackUrl: input.callbackUrl,
+    storedMedia: media.stored,
   });
   return { taskId: task.id, action, task };
 }
@@ -92,7 +101,9 @@ async function ownTask(deps: SubmitTaskDeps, principal: AuthPrincipal, id: strin
  * its hash must be the one this task's buttons carry. Other fields (prompt, speed, mask_url…) pass to the action.
  */
 async function fromCustomId(
-  deps: SubmitTaskDeps, principal: AuthPrincipal, body: Record<string, unknown>,
+  deps: SubmitTaskDeps,
+  principal: AuthPrincipal,
+  body: Record<string, unknown>,
 ): Promise<{ action: ArtgenPathAction; fields: Record<string, unknown>; parent: TaskRecord }> {
   const { customId, ...rest } = body;
   if (typeof body.task_id !== 'string') {
@@ -103,7 +114,10 @@ async function fromCustomId(
   }
   const parsed = parseArtgenCustomId(customId);
   if (!parsed || !isArtgenPathAction(parsed.action)) {
-    throw new DomainError('invalid_request', '`customId` is not a button of the art suite (copy it from buttons[].customId of GET /v1/artgen/<task_id>)', { field: 'customId', rule: 'format' });
+    throw new DomainError('invalid_request', '`customId` is not a button of the art suite (copy it from buttons[].customId of GET /v1/artgen/<task_id>)', {
+      field: 'customId',
+      rule: 'format',
+    });
   }
   const parent = await ownTask(deps, principal, body.task_id);
   if (parsed.hash !== artgenJobHash(parent.id)) {

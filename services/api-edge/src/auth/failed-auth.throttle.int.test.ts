@@ -5,7 +5,14 @@ import { FailedAuthThrottle, authenticateThrottled } from './failed-auth.throttl
 import { KeyAuthenticator } from './key-authenticator';
 
 const principal: AuthPrincipal = {
-  keyId: 'k1', accountId: 'a1', groupName: 'default', keyModels: null, groupModels: null, priceRatio: 1, rpsLimit: null, inflightLimit: null,
+  keyId: 'k1',
+  accountId: 'a1',
+  groupName: 'default',
+  keyModels: null,
+  groupModels: null,
+  priceRatio: 1,
+  rpsLimit: null,
+  inflightLimit: null,
 };
 
 /** Stands in for the Postgres key lookup and counts what reaches it. */
@@ -89,7 +96,10 @@ describe('failed-authentication throttle (real Redis)', () => {
   it('lets the address try again when its block ends', async () => {
     let t = 1_000_000;
     const lookup = countingLookup();
-    const auth = authenticateThrottled(new KeyAuthenticator(lookup, { ttlMs: 0 }), throttle(await redis(), newPrefix(), () => t));
+    const auth = authenticateThrottled(
+      new KeyAuthenticator(lookup, { ttlMs: 0 }),
+      throttle(await redis(), newPrefix(), () => t),
+    );
     for (let i = 0; i < 4; i++) await auth(`sk-${i}`, () => '192.0.2.77');
     await expect(auth('sk-5', () => '192.0.2.77')).rejects.toMatchObject({ code: 'rate_limited' });
     t += 121_000;

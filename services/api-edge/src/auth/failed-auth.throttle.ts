@@ -74,11 +74,9 @@ export class FailedAuthThrottle {
 }
 
 function blockedError(ms: number): DomainError {
-  return new DomainError(
-    'rate_limited',
-    'Too many failed authentication attempts from this address: wait before trying again, and check the API key',
-    { retryAfter: Math.max(1, Math.ceil(ms / 1000)) },
-  );
+  return new DomainError('rate_limited', 'Too many failed authentication attempts from this address: wait before trying again, and check the API key', {
+    retryAfter: Math.max(1, Math.ceil(ms / 1000)),
+  });
 }
 
 /**

@@ -2,7 +2,14 @@ import type { AuthPrincipal } from '@gmg/db';
 import { KeyAuthenticator } from './key-authenticator';
 
 const principal: AuthPrincipal = {
-  keyId: 'k1', accountId: 'a1', groupName: 'default', keyModels: null, groupModels: null, priceRatio: 1, rpsLimit: null, inflightLimit: null,
+  keyId: 'k1',
+  accountId: 'a1',
+  groupName: 'default',
+  keyModels: null,
+  groupModels: null,
+  priceRatio: 1,
+  rpsLimit: null,
+  inflightLimit: null,
 };
 
 function fakeLookup(known: Record<string, AuthPrincipal>) {
@@ -60,7 +67,12 @@ describe('KeyAuthenticator', () => {
   it('while Postgres is unreachable, a known key keeps working up to staleIfErrorMs past its TTL; an unknown key or a real error does not', async () => {
     const known: Record<string, AuthPrincipal> = { 'sk-good': principal };
     let down: Error | undefined;
-    const lookup = { authenticate: async (secret: string) => { if (down) throw down; return known[secret] ?? null; } };
+    const lookup = {
+      authenticate: async (secret: string) => {
+        if (down) throw down;
+        return known[secret] ?? null;
+      },
+    };
     let t = 1_000;
     const auth = new KeyAuthenticator(lookup, { ttlMs: 500, staleIfErrorMs: 10_000, now: () => t });
     expect(await auth.authenticate('sk-good')).not.toBeNull();

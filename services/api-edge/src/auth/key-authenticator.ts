@@ -41,11 +41,20 @@ export class KeyAuthenticator {
   private readonly inflight = new Map<string, Promise<AuthPrincipal | null>>();
   private readonly missTtlMs: number;
 
-  constructor(private readonly lookup: KeyLookup, private readonly opts: KeyAuthenticatorOptions) {
+  constructor(
+    private readonly lookup: KeyLookup,
+    private readonly opts: KeyAuthenticatorOptions,
+  ) {
     this.missTtlMs = opts.missTtlMs ?? Math.min(1000, opts.ttlMs);
     const clock = opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {};
     // an expired entry stays (until evicted) so it can answer while Postgres is down: reads skip it, `stale` finds it
-    this.cache = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000, ttl: Math.max(1, opts.ttlMs), ttlAutopurge: false, noDeleteOnStaleGet: true, ...clock });
+    this.cache = new LRUCache<string, Entry>({
+      max: opts.maxEntries ?? 10_000,
+      ttl: Math.max(1, opts.ttlMs),
+      ttlAutopurge: false,
+      noDeleteOnStaleGet: true,
+      ...clock,
+    });
   }
 
   async authenticate(secret: string): Promise<AuthPrincipal | null> {
@@ -58,14 +67,17 @@ export class KeyAuthenticator {
     if (pending) return pending;
     const p = this.lookup
       .authenticate(secret)
-      .then((principal) => {
-        this.cache.set(id, { principal }, principal ? undefined : { ttl: Math.max(1, this.missTtlMs) });
-        return principal;
-      }, (err: unknown) => {
-        const stale = this.stale(id);
-        if (stale && isDependencyUnavailable(err)) return stale;
-        throw err;
-      })
+      .then(
+        (principal) => {
+          this.cache.set(id, { principal }, principal ? undefined : { ttl: Math.max(1, this.missTtlMs) });
+          return principal;
+        },
+        (err: unknown) => {
+          const stale = this.stale(id);
+          if (stale && isDependencyUnavailable(err)) return stale;
+          throw err;
+        },
+      )
       .finally(() => this.inflight.delete(id));
     this.inflight.set(id, p);
     return p;

@@ -29,8 +29,13 @@ export function assetView(a: AssetRecord): Record<string, unknown> {
 
 export function groupView(g: AssetGroupRecord): Record<string, unknown> {
   return {
-    id: g.id, object: 'motion.avatar.group', name: g.name, description: g.description, auto_created: g.autoCreated,
-    asset_count: g.assetCount, created: secs(g.createdAt),
+    id: g.id,
+    object: 'motion.avatar.group',
+    name: g.name,
+    description: g.description,
+    auto_created: g.autoCreated,
+    asset_count: g.assetCount,
+    created: secs(g.createdAt),
   };
 }
 
@@ -53,7 +58,8 @@ export function parsePaging(q: Record<string, unknown>): { limit: number; after?
   let limit = PAGE_DEFAULT;
   if (rawLimit !== undefined) {
     limit = Number(rawLimit);
-    if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > PAGE_MAX) throw bad('limit', 'range', `\`limit\` must be an integer from 1 to ${PAGE_MAX} (got '${rawLimit}')`);
+    if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > PAGE_MAX)
+      throw bad('limit', 'range', `\`limit\` must be an integer from 1 to ${PAGE_MAX} (got '${rawLimit}')`);
   }
   const after = one(q, 'after');
   if (after !== undefined && !ID.test(after)) throw bad('after', 'pattern', '`after` must be the `next_after` of the previous page');

@@ -18,21 +18,29 @@ const refusal = (body: unknown): DomainError => {
 describe('parseAvatarRequest', () => {
   it('applies the spec defaults: asset_type Image, project_name default', () => {
     expect(parseAvatarRequest({ assets: [a(0)] })).toEqual({
-      assets: [a(0)], assetType: 'Image', projectName: 'default', mediaUrls: [{ field: 'assets.0.url', url: a(0).url }],
+      assets: [a(0)],
+      assetType: 'Image',
+      projectName: 'default',
+      mediaUrls: [{ field: 'assets.0.url', url: a(0).url }],
     });
   });
 
   it('turns the url + name shorthand into one asset and keeps group / group_id', () => {
     expect(parseAvatarRequest({ ...a(1), group: { name: 'g' } })).toEqual({
-      assets: [a(1)], assetType: 'Image', projectName: 'default', group: { name: 'g', description: '' }, mediaUrls: [{ field: 'url', url: a(1).url }],
+      assets: [a(1)],
+      assetType: 'Image',
+      projectName: 'default',
+      group: { name: 'g', description: '' },
+      mediaUrls: [{ field: 'url', url: a(1).url }],
     });
     expect(parseAvatarRequest({ assets: [a(0)], group_id: 'group_1' }).groupId).toBe('group_1');
   });
 
-  it('lists the asset URLs to resolve at submit, leaving out the gateway\'s own upload links', () => {
+  it("lists the asset URLs to resolve at submit, leaving out the gateway's own upload links", () => {
     const own = { url: 'https://gw.example/v1/uploads/img_1.png', name: 'mine' };
-    expect(parseAvatarRequest({ assets: [own, a(2)] }, { trustedUrlPrefixes: ['https://gw.example/v1/uploads/'] }).mediaUrls)
-      .toEqual([{ field: 'assets.1.url', url: a(2).url }]);
+    expect(parseAvatarRequest({ assets: [own, a(2)] }, { trustedUrlPrefixes: ['https://gw.example/v1/uploads/'] }).mediaUrls).toEqual([
+      { field: 'assets.1.url', url: a(2).url },
+    ]);
   });
 
   it(`accepts ${AVATAR_MAX_ASSETS} assets and refuses one more, naming assets`, () => {

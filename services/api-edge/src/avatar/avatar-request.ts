@@ -25,7 +25,9 @@ const schema = Joi.object({
   assets: Joi.array().items(assetItem).min(1).max(AVATAR_MAX_ASSETS),
   url: text(4096),
   name: text(200),
-  asset_type: Joi.string().valid(...ASSET_TYPES).default('Image'),
+  asset_type: Joi.string()
+    .valid(...ASSET_TYPES)
+    .default('Image'),
   project_name: text(200).default('default'),
   group: Joi.object({ name: text(200).required(), description: Joi.string().trim().max(2000).allow('').default('') }).unknown(true),
   group_id: text(200),
@@ -51,10 +53,15 @@ function checkShape(b: Record<string, unknown>): void {
   const has = (k: string) => b[k] !== undefined;
   if (has('assets') && (has('url') || has('name'))) {
     const field = has('url') ? 'url' : 'name';
-    throw bad(field, 'exclusive', `\`${field}\`: the single-asset shorthand (\`url\` + \`name\`) cannot be sent together with \`assets\`; send one or the other`);
+    throw bad(
+      field,
+      'exclusive',
+      `\`${field}\`: the single-asset shorthand (\`url\` + \`name\`) cannot be sent together with \`assets\`; send one or the other`,
+    );
   }
   if (!has('assets')) {
-    if (!has('url') && !has('name')) throw bad('assets', 'required', '`assets` is required: 1 to 20 items of {url, name} (or the single-asset shorthand `url` + `name`)');
+    if (!has('url') && !has('name'))
+      throw bad('assets', 'required', '`assets` is required: 1 to 20 items of {url, name} (or the single-asset shorthand `url` + `name`)');
     if (!has('url')) throw bad('url', 'required', '`url` is required with `name` (single-asset shorthand)');
     if (!has('name')) throw bad('name', 'required', '`name` is required with `url` (single-asset shorthand)');
   }
@@ -78,8 +85,9 @@ export function parseAvatarRequest(body: unknown, opts: { trustedUrlPrefixes?: r
     throw bad(field, RULES[d.type] ?? d.type, `\`${field}\` ${detail}`);
   }
   const v = result.value as Record<string, unknown>;
-  const assets = (v.assets as Array<{ url: string; name: string }> | undefined)?.map((a) => ({ url: a.url, name: a.name }))
-    ?? [{ url: v.url as string, name: v.name as string }];
+  const assets = (v.assets as Array<{ url: string; name: string }> | undefined)?.map((a) => ({ url: a.url, name: a.name })) ?? [
+    { url: v.url as string, name: v.name as string },
+  ];
   const mediaUrls: MediaUrlRef[] = [];
   assets.forEach((a, i) => {
     const field = v.assets ? `assets.${i}.url` : 'url';

@@ -24,18 +24,26 @@ const submit = (key: string, body: unknown, idem?: string) => {
 };
 const get = (key: string, p: string) => request(h.baseUrl).get(p).set('Authorization', `Bearer ${key}`);
 const q = <T = any>(sql: string, params: unknown[]) => h.db.dataSource.query(sql, params) as Promise<T[]>;
-const counts = async (accountId: string) => (await q(
-  `SELECT (SELECT count(*)::int FROM tasks WHERE account_id = $1) AS tasks,
+const counts = async (accountId: string) =>
+  (
+    await q(
+      `SELECT (SELECT count(*)::int FROM tasks WHERE account_id = $1) AS tasks,
           (SELECT count(*)::int FROM asset_groups WHERE account_id = $1) AS groups,
           (SELECT count(*)::int FROM avatar_assets WHERE account_id = $1) AS assets,
-          (SELECT count(*)::int FROM ledger_entries WHERE account_id = $1 AND kind = 'hold') AS holds`, [accountId]))[0];
+          (SELECT count(*)::int FROM ledger_entries WHERE account_id = $1 AND kind = 'hold') AS holds`,
+      [accountId],
+    )
+  )[0];
 
 describe('POST /v1/motion2/private-avatar', () => {
   it('holds n × the per-asset price, writes the task, an automatic group and the Pending assets, and enqueues', async () => {
     const c = await h.newCustomer({ balance: 10 });
     const res = await submit(c.key, { asset_type: 'Video', project_name: 'launch', assets: [asset(0), asset(1)] });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ code: 200, data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: 'motion-2.0' } });
+    expect(res.body).toEqual({
+      code: 200,
+      data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: 'motion-2.0' },
+    });
     const id = res.body.data.id;
     // the acknowledgement's model is one the catalog lists (issue 27), not the internal review task's
     const catalog = await request(h.baseUrl).get('/v1/models').set('Authorization', `Bearer ${c.key}`);
@@ -45,7 +53,10 @@ describe('POST /v1/motion2/private-avatar', () => {
     expect(task.pool).toBe('avatar');
     expect(BigInt(task.price)).toBe(2n * 50_000n); // avatar-asset@video = 0.05 in infra/prices.json
     expect(task.request.upstreamBody).toEqual({ asset_type: 'Video', project_name: 'launch', assets: [asset(0), asset(1)] });
-    const rows = await q(`SELECT a.name, a.status, a.position, a.project_name, g.auto_created FROM avatar_assets a JOIN asset_groups g ON g.id = a.group_id WHERE a.task_id = $1 ORDER BY position`, [id]);
+    const rows = await q(
+      `SELECT a.name, a.status, a.position, a.project_name, g.auto_created FROM avatar_assets a JOIN asset_groups g ON g.id = a.group_id WHERE a.task_id = $1 ORDER BY position`,
+      [id],
+    );
     expect(rows).toEqual([
       { name: 'asset 0', status: 'Pending', position: 0, project_name: 'launch', auto_created: true },
       { name: 'asset 1', status: 'Pending', position: 1, project_name: 'launch', auto_created: true },

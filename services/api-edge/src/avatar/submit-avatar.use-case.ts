@@ -66,13 +66,21 @@ function avatarBatch(req: AvatarRequest, assetIds: readonly string[], groupId: s
   const auto = !req.group;
   return {
     groupId,
-    newGroup: req.groupId !== undefined ? undefined : {
-      name: req.group?.name ?? `${req.projectName} ${now.toISOString()}`,
-      description: req.group?.description ?? (auto ? 'created automatically for an avatar submission' : ''),
-      autoCreated: auto,
-    },
+    newGroup:
+      req.groupId !== undefined
+        ? undefined
+        : {
+            name: req.group?.name ?? `${req.projectName} ${now.toISOString()}`,
+            description: req.group?.description ?? (auto ? 'created automatically for an avatar submission' : ''),
+            autoCreated: auto,
+          },
     assets: req.assets.map((a, i) => ({
-      id: assetIds[i]!, position: i, assetType: req.assetType, name: a.name, url: a.url, projectName: req.projectName,
+      id: assetIds[i]!,
+      position: i,
+      assetType: req.assetType,
+      name: a.name,
+      url: a.url,
+      projectName: req.projectName,
     })),
   };
 }
@@ -97,7 +105,9 @@ export async function submitAvatar(deps: SubmitAvatarDeps, input: SubmitAvatarIn
   const assetIds = req.assets.map(() => newAssetId());
   const now = (deps.now ?? (() => new Date()))();
   const task = await acceptTask(deps, principal, avatarTaskRequest(req, assetIds, groupId), input.idempotency, {
-    origin: input.origin, callbackUrl: input.callbackUrl, avatarBatch: avatarBatch(req, assetIds, groupId, now),
+    origin: input.origin,
+    callbackUrl: input.callbackUrl,
+    avatarBatch: avatarBatch(req, assetIds, groupId, now),
   });
   return { ack: shapeC(task.id), task };
 }

@@ -25,7 +25,11 @@ const TASK_ID = /^task_[0-9A-Za-z]{1,64}$/;
  * account answers like a missing one (`notFound`); an ended one is a 409 naming its state.
  */
 export async function cancelTask(
-  deps: CancelTaskDeps, accountId: string, id: string, notFound: (id: string) => DomainError, onlyModel?: string,
+  deps: CancelTaskDeps,
+  accountId: string,
+  id: string,
+  notFound: (id: string) => DomainError,
+  onlyModel?: string,
 ): Promise<TaskRecord> {
   if (!TASK_ID.test(id)) throw notFound(id);
   if (onlyModel) {
@@ -37,20 +41,27 @@ export async function cancelTask(
   if (out.outcome === 'not_found') throw notFound(id);
   if (out.outcome === 'terminal') {
     throw new DomainError('conflict', `Task ${id} is already ${out.task.status} and cannot be cancelled`, {
-      field: 'id', rule: 'not_terminal', status: out.task.status,
+      field: 'id',
+      rule: 'not_terminal',
+      status: out.task.status,
     });
   }
   const task = out.task;
   deps.logger.info({ taskId: task.id, model: task.model, outcome: 'cancelled' }, 'task cancelled by its owner');
   // A lost settlement request is found by the billing sweeper (terminal and unsettled).
-  await deps.queue.requestSettlement(task.id).catch((err: unknown) =>
-    deps.logger.error({ err, taskId: task.id }, 'settlement enqueue failed after cancel; the billing sweeper will retry'));
+  await deps.queue
+    .requestSettlement(task.id)
+    .catch((err: unknown) => deps.logger.error({ err, taskId: task.id }, 'settlement enqueue failed after cancel; the billing sweeper will retry'));
   await deps.views.write(task).catch((err: unknown) => deps.logger.warn({ err, taskId: task.id }, 'task view write failed after cancel'));
-  await deps.queue.removeTaskJob(task.pool, task.id).catch((err: unknown) =>
-    deps.logger.warn({ err, taskId: task.id }, 'could not drop the job of a cancelled task; its next step ends it'));
+  await deps.queue
+    .removeTaskJob(task.pool, task.id)
+    .catch((err: unknown) => deps.logger.warn({ err, taskId: task.id }, 'could not drop the job of a cancelled task; its next step ends it'));
   if (task.upstreamTaskId) {
-    void deps.upstream.cancel(task).catch((err: unknown) =>
-      deps.logger.warn({ taskId: task.id, err: (err as Error).message }, 'upstream cancel failed; the upstream task runs on unbilled'));
+    void deps.upstream
+      .cancel(task)
+      .catch((err: unknown) =>
+        deps.logger.warn({ taskId: task.id, err: (err as Error).message }, 'upstream cancel failed; the upstream task runs on unbilled'),
+      );
   }
   return task;
 }

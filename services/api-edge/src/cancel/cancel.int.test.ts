@@ -24,8 +24,9 @@ const submit = async (key: string, path = '/v1/images/generations', body: object
   return res.body.data.task_id ?? res.body.data[0].task_id;
 };
 const ledgerOf = async (taskId: string) =>
-  (await h.db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId]) as Array<{ kind: string; amount: string }>)
-    .map((e) => `${e.kind}:${e.amount}`);
+  (
+    (await h.db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])) as Array<{ kind: string; amount: string }>
+  ).map((e) => `${e.kind}:${e.amount}`);
 
 describe('POST /v1/tasks/<id>/cancel', () => {
   it('cancels a pending task: failed with type cancelled, job dropped, settlement asked for, hold released in full', async () => {

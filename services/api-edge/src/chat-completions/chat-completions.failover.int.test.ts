@@ -2,8 +2,15 @@ import OpenAI from 'openai';
 import { ChannelRepository, PriceRepository } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
 import {
-  SIM_KEY, chargeOf, chatCalls, expectedCost, nextCall, startEdgeHarness, startSim,
-  type EdgeHarness, type SimHandle,
+  SIM_KEY,
+  chargeOf,
+  chatCalls,
+  expectedCost,
+  nextCall,
+  startEdgeHarness,
+  startSim,
+  type EdgeHarness,
+  type SimHandle,
 } from '../messages/test-support/messages-harness';
 
 /**
@@ -20,11 +27,31 @@ let accountId: string;
 const HOUSE = 'house-chat';
 
 beforeAll(async () => {
-  [h, healthy, sick] = await Promise.all([startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', PRICE_CACHE_TTL_MS: '0' } }), startSim(), startSim('overloaded')]);
+  [h, healthy, sick] = await Promise.all([
+    startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', PRICE_CACHE_TTL_MS: '0' } }),
+    startSim(),
+    startSim('overloaded'),
+  ]);
   const channels = new ChannelRepository(h.db.dataSource);
   const groups = ['default'];
-  await channels.create({ name: 'healthy', protocol: 'messages', baseUrl: healthy.url, apiKey: SIM_KEY, models: ['lumen-chat-1', 'lumen-chat-1-mini'], groups, priority: 0 });
-  await channels.create({ name: 'overloaded', protocol: 'messages', baseUrl: sick.url, apiKey: SIM_KEY, models: ['lumen-chat-1-mini', HOUSE], groups, priority: 10 });
+  await channels.create({
+    name: 'healthy',
+    protocol: 'messages',
+    baseUrl: healthy.url,
+    apiKey: SIM_KEY,
+    models: ['lumen-chat-1', 'lumen-chat-1-mini'],
+    groups,
+    priority: 0,
+  });
+  await channels.create({
+    name: 'overloaded',
+    protocol: 'messages',
+    baseUrl: sick.url,
+    apiKey: SIM_KEY,
+    models: ['lumen-chat-1-mini', HOUSE],
+    groups,
+    priority: 10,
+  });
   const kinds = ['input', 'output', 'cache_write', 'cache_read'];
   await new PriceRepository(h.db.dataSource).upsertMany(kinds.map((k) => ({ key: `${HOUSE}@${k}`, unitPrice: 1_000_000n, description: 'test' })));
   const c = await h.newCustomer({ balance: 50, models: ['lumen-chat-1', 'lumen-chat-1-mini', HOUSE] });
@@ -41,27 +68,30 @@ let seen = 0;
 const lastCallId = async () => (await nextCall(h, accountId, seen++)).id as string;
 const refused = (sim: SimHandle, since: string) => sim.logLines().filter((l) => l.msg === 'messages call refused' && String(l.time) >= since);
 
-it.each([false, true])('a 529 on the first channel fails over to the next before the first byte: one clean answer, charged once (stream: %s)', async (stream) => {
-  const since = new Date().toISOString();
-  const params = { model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user' as const, content: 'fail over please' }] };
-  let text: string | null;
-  let usage: OpenAI.CompletionUsage | undefined;
-  if (stream) {
-    const s = client.chat.completions.stream({ ...params, stream_options: { include_usage: true } });
-    s.on('chunk', (c) => (usage = c.usage ?? usage));
-    text = (await s.finalChatCompletion()).choices[0].message.content;
-  } else {
-    const c = await client.chat.completions.create(params);
-    ({ usage } = c);
-    text = c.choices[0].message.content;
-  }
-  expect(text).toBe('Hello! You said: fail over please');
-  await waitFor(() => refused(sick, since).length > 0, { timeoutMs: 3000, what: 'the 529 in the sick sim log' });
-  expect(refused(sick, since)).toEqual([expect.objectContaining({ status: 529 })]);
-  const ledger = await chargeOf(h, await lastCallId());
-  expect((await chatCalls(h, accountId)).length).toBe(seen);
-  expect(ledger.capture).toBe(await expectedCost(h, 'lumen-chat-1-mini', { input: usage!.prompt_tokens, output: usage!.completion_tokens }));
-});
+it.each([false, true])(
+  'a 529 on the first channel fails over to the next before the first byte: one clean answer, charged once (stream: %s)',
+  async (stream) => {
+    const since = new Date().toISOString();
+    const params = { model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user' as const, content: 'fail over please' }] };
+    let text: string | null;
+    let usage: OpenAI.CompletionUsage | undefined;
+    if (stream) {
+      const s = client.chat.completions.stream({ ...params, stream_options: { include_usage: true } });
+      s.on('chunk', (c) => (usage = c.usage ?? usage));
+      text = (await s.finalChatCompletion()).choices[0].message.content;
+    } else {
+      const c = await client.chat.completions.create(params);
+      ({ usage } = c);
+      text = c.choices[0].message.content;
+    }
+    expect(text).toBe('Hello! You said: fail over please');
+    await waitFor(() => refused(sick, since).length > 0, { timeoutMs: 3000, what: 'the 529 in the sick sim log' });
+    expect(refused(sick, since)).toEqual([expect.objectContaining({ status: 529 })]);
+    const ledger = await chargeOf(h, await lastCallId());
+    expect((await chatCalls(h, accountId)).length).toBe(seen);
+    expect(ledger.capture).toBe(await expectedCost(h, 'lumen-chat-1-mini', { input: usage!.prompt_tokens, output: usage!.completion_tokens }));
+  },
+);
 
 it('every channel refusing: the upstream 529 comes back with its status in the chat envelope (a custom name a channel lists); nothing charged', async () => {
   const err = await client.chat.completions.create({ model: HOUSE, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
@@ -76,7 +106,11 @@ it('every channel refusing: the upstream 529 comes back with its status in the c
 
 it('an upstream dying mid-stream ends the chat stream with an error chunk the client raises, no [DONE]; what was relayed is charged', async () => {
   let text = '';
-  const stream = client.chat.completions.stream({ model: 'lumen-chat-1', max_tokens: 256, messages: [{ role: 'user', content: 'one two three four five six seven [sim:drop]' }] });
+  const stream = client.chat.completions.stream({
+    model: 'lumen-chat-1',
+    max_tokens: 256,
+    messages: [{ role: 'user', content: 'one two three four five six seven [sim:drop]' }],
+  });
   stream.on('content', (d) => (text += d));
   const err = await stream.finalChatCompletion().catch((e: unknown) => e);
   expect(err).toBeInstanceOf(OpenAI.APIError);

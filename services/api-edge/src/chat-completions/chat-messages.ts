@@ -72,7 +72,8 @@ function assistantOf(m: Json, at: string): Json {
 }
 
 function toolResultOf(m: Json, at: string): Json {
-  if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '') throw bad(`${at}.tool_call_id`, 'required', `\`${at}.tool_call_id\` is required: the id of the tool call answered`);
+  if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '')
+    throw bad(`${at}.tool_call_id`, 'required', `\`${at}.tool_call_id\` is required: the id of the tool call answered`);
   return { type: 'tool_result', tool_use_id: m.tool_call_id, content: contentOf(m.content, at, ['text']) };
 }
 

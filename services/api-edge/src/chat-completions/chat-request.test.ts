@@ -17,22 +17,44 @@ function rejection(body: unknown): DomainError {
 describe('parseChatRequest', () => {
   it('maps the sampling, length, stop, tool and user fields to the messages protocol', () => {
     const r = parseChatRequest({
-      ...base, max_tokens: 10, max_completion_tokens: 20, temperature: 0.3, top_p: 0.9, stop: 'END', user: 'u-7',
-      stream: true, stream_options: { include_usage: true }, parallel_tool_calls: false, tool_choice: { type: 'function', function: { name: 'f' } },
+      ...base,
+      max_tokens: 10,
+      max_completion_tokens: 20,
+      temperature: 0.3,
+      top_p: 0.9,
+      stop: 'END',
+      user: 'u-7',
+      stream: true,
+      stream_options: { include_usage: true },
+      parallel_tool_calls: false,
+      tool_choice: { type: 'function', function: { name: 'f' } },
       tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object', properties: { a: { type: 'string' } } } } }],
-      n: 1, logprobs: false, presence_penalty: 0.5,
+      n: 1,
+      logprobs: false,
+      presence_penalty: 0.5,
       messages: [{ role: 'developer', content: 'be brief' }, { role: 'system', content: [{ type: 'text', text: 'and kind' }] }, ...base.messages],
     });
     expect(r).toMatchObject({ model: 'lumen-chat-1', stream: true, includeUsage: true });
     expect(r.body).toEqual({
-      model: 'lumen-chat-1', max_tokens: 20, temperature: 0.3, top_p: 0.9, stop_sequences: ['END'], metadata: { user_id: 'u-7' }, stream: true,
-      system: [{ type: 'text', text: 'be brief' }, { type: 'text', text: 'and kind' }],
+      model: 'lumen-chat-1',
+      max_tokens: 20,
+      temperature: 0.3,
+      top_p: 0.9,
+      stop_sequences: ['END'],
+      metadata: { user_id: 'u-7' },
+      stream: true,
+      system: [
+        { type: 'text', text: 'be brief' },
+        { type: 'text', text: 'and kind' },
+      ],
       messages: [{ role: 'user', content: 'hi' }],
       tools: [{ name: 'f', description: 'd', input_schema: { type: 'object', properties: { a: { type: 'string' } } } }],
       tool_choice: { type: 'tool', name: 'f', disable_parallel_tool_use: true },
     });
     expect(parseChatRequest(base).body).toEqual({ model: 'lumen-chat-1', max_tokens: DEFAULT_MAX_TOKENS, messages: base.messages });
-    expect(parseChatRequest({ ...base, tools: [{ type: 'function', function: { name: 'g' } }], tool_choice: 'required' }).body.tool_choice).toEqual({ type: 'any' });
+    expect(parseChatRequest({ ...base, tools: [{ type: 'function', function: { name: 'g' } }], tool_choice: 'required' }).body.tool_choice).toEqual({
+      type: 'any',
+    });
   });
 
   it('names each parameter it cannot honour or read in a 400 (field and rule)', () => {
@@ -51,10 +73,22 @@ describe('parseChatRequest', () => {
       [{ messages: [] }, 'messages', 'required'],
       [{ messages: [{ role: 'system', content: 'only a system message' }] }, 'messages', 'required'],
       [{ messages: [{ role: 'function', content: 'x' }] }, 'messages[0].role', 'enum'],
-      [{ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA==', format: 'wav' } }] }] }, 'messages[0].content[0]', 'unsupported_parameter'],
-      [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,AA==' } }] }] }, 'messages[0].content[0].image_url.url', 'data_url'],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA==', format: 'wav' } }] }] },
+        'messages[0].content[0]',
+        'unsupported_parameter',
+      ],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,AA==' } }] }] },
+        'messages[0].content[0].image_url.url',
+        'data_url',
+      ],
       [{ messages: [{ role: 'assistant', content: null }] }, 'messages[0].content', 'required'],
-      [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }, 'messages[0].tool_calls[0].function.arguments', 'json'],
+      [
+        { messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] },
+        'messages[0].tool_calls[0].function.arguments',
+        'json',
+      ],
       [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id', 'required'],
       [{ tools: [{ type: 'custom', custom: { name: 'x' } }] }, 'tools[0]', 'type'],
     ];
@@ -68,13 +102,24 @@ describe('parseChatRequest', () => {
 describe('the answer half', () => {
   it('maps stop reasons, usage and vendor errors', () => {
     expect(['end_turn', 'stop_sequence', 'max_tokens', 'tool_use', 'refusal', 'something_new', null].map(finishReasonOf)).toEqual([
-      'stop', 'stop', 'length', 'tool_calls', 'content_filter', 'stop', null,
+      'stop',
+      'stop',
+      'length',
+      'tool_calls',
+      'content_filter',
+      'stop',
+      null,
     ]);
     expect(usageOf({ input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 100, output_tokens: 7 })).toEqual({
-      prompt_tokens: 115, completion_tokens: 7, total_tokens: 122, prompt_tokens_details: { cached_tokens: 100 },
+      prompt_tokens: 115,
+      completion_tokens: 7,
+      total_tokens: 122,
+      prompt_tokens_details: { cached_tokens: 100 },
     });
     const vendor = Buffer.from(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
     expect(chatErrorOfUpstream(529, vendor)).toEqual({ error: { type: 'overloaded_error', message: 'Overloaded', param: null, code: null } });
-    expect(chatErrorOfUpstream(502, Buffer.from('<html>'))).toEqual({ error: { type: 'upstream_error', message: 'The upstream answered 502', param: null, code: null } });
+    expect(chatErrorOfUpstream(502, Buffer.from('<html>'))).toEqual({
+      error: { type: 'upstream_error', message: 'The upstream answered 502', param: null, code: null },
+    });
   });
 });

@@ -25,7 +25,8 @@ const unsupported = (field: string, message: string) => badField(field, 'unsuppo
  */
 function rejectUnsupported(b: Json): void {
   if (b.n !== undefined && b.n !== null && b.n !== 1) throw unsupported('n', 'one choice per request (n = 1); send several requests for several answers');
-  if (b.logprobs !== undefined && b.logprobs !== null && b.logprobs !== false) throw unsupported('logprobs', 'the upstream models do not return token log probabilities');
+  if (b.logprobs !== undefined && b.logprobs !== null && b.logprobs !== false)
+    throw unsupported('logprobs', 'the upstream models do not return token log probabilities');
   if (b.top_logprobs !== undefined && b.top_logprobs !== null) throw unsupported('top_logprobs', 'the upstream models do not return token log probabilities');
   if (b.audio !== undefined && b.audio !== null) throw unsupported('audio', 'audio output is not available on this endpoint');
   if (Array.isArray(b.modalities) && b.modalities.some((m) => m !== 'text')) throw unsupported('modalities', "only 'text' output is available");
@@ -96,7 +97,8 @@ function toolChoiceOf(choice: unknown, parallel: unknown): Json | undefined {
 /** Checks a parsed chat-completions body and translates it; a 400 naming the field for anything it cannot translate. */
 export function parseChatRequest(b: unknown): ChatRequest {
   if (!isObject(b)) throw badField('', 'type', 'Request body must be a JSON object');
-  if (typeof b.model !== 'string' || b.model.trim() === '') throw badField('model', 'required', '`model` is required: a chat model from GET /v1/models?expand=category&category=chat');
+  if (typeof b.model !== 'string' || b.model.trim() === '')
+    throw badField('model', 'required', '`model` is required: a chat model from GET /v1/models?expand=category&category=chat');
   rejectUnsupported(b);
   if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') throw badField('stream', 'type', '`stream` must be a boolean');
   const stream = b.stream === true;

@@ -66,7 +66,8 @@ export function assistantMessageOf(blocks: unknown): ChatAssistantMessage {
   const calls: ChatToolCall[] = [];
   for (const b of list) {
     if (b.type === 'text' && typeof b.text === 'string') texts.push(b.text);
-    else if (b.type === 'tool_use') calls.push({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } });
+    else if (b.type === 'tool_use')
+      calls.push({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } });
   }
   const message: ChatAssistantMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null, refusal: null };
   if (calls.length > 0) message.tool_calls = calls;

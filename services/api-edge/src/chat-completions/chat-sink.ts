@@ -38,7 +38,12 @@ export function chatSink(res: Response, o: ChatAnswerContext & { includeUsage: b
       else res.status(502).json(chatError('bad_gateway', 'The upstream answer could not be read'));
     },
     open(headers) {
-      res.writeHead(200, { ...keptHeaders(headers), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+      res.writeHead(200, {
+        ...keptHeaders(headers),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+      });
     },
     events(chunk) {
       const out = stream.push(chunk);

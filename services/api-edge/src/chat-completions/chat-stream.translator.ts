@@ -59,7 +59,10 @@ export class ChatStreamTranslator {
 
   private chunk(delta: Json, finishReason: string | null = null): string {
     const c: Json = {
-      id: this.id, object: 'chat.completion.chunk', created: this.o.created, model: this.o.model,
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.o.created,
+      model: this.o.model,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
     };
     if (this.o.includeUsage) c.usage = null;

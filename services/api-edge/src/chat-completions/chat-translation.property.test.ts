@@ -25,11 +25,19 @@ const user = fc.oneof(text, fc.array(part, { minLength: 1, maxLength: 3 })).map(
 const assistantText = text.map((content) => [{ role: 'assistant', content }]);
 /** An assistant turn that calls tools, then one tool message per call (ids unique in the conversation: see below). */
 const toolTurn = fc
-  .record({ say: fc.option(text, { nil: null }), calls: fc.array(fc.record({ name, args }), { minLength: 1, maxLength: 3 }), results: fc.array(text, { minLength: 3, maxLength: 3 }) })
+  .record({
+    say: fc.option(text, { nil: null }),
+    calls: fc.array(fc.record({ name, args }), { minLength: 1, maxLength: 3 }),
+    results: fc.array(text, { minLength: 3, maxLength: 3 }),
+  })
   .map(({ say, calls, results }) => {
     const ids = calls.map(() => `call_${Math.random().toString(36).slice(2)}`);
     return [
-      { role: 'assistant', content: say, tool_calls: calls.map((c, i) => ({ id: ids[i], type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) },
+      {
+        role: 'assistant',
+        content: say,
+        tool_calls: calls.map((c, i) => ({ id: ids[i], type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })),
+      },
       ...ids.map((id, i) => ({ role: 'tool', tool_call_id: id, content: results[i] })),
     ];
   });
@@ -38,23 +46,28 @@ const conversation = fc
   .tuple(system, user, fc.array(fc.oneof(user, assistantText, toolTurn), { maxLength: 6 }))
   .map(([s, u, rest]) => [...s, ...u, ...rest.flat()] as Json[]);
 const tools = fc.array(
-  fc.record({ type: fc.constant('function'), function: fc.record({ name, description: text, parameters: fc.constant({ type: 'object', properties: { city: { type: 'string' } } }) }) }),
+  fc.record({
+    type: fc.constant('function'),
+    function: fc.record({ name, description: text, parameters: fc.constant({ type: 'object', properties: { city: { type: 'string' } } }) }),
+  }),
   { maxLength: 3 },
 );
 
 /** The way back of a user turn: tool_result blocks → tool messages, images → image_url parts. */
 function userBack(content: unknown): Json[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
-  const blocks = (content as Json[]);
+  const blocks = content as Json[];
   if (blocks.every((b) => b.type === 'tool_result')) return blocks.map((b) => ({ role: 'tool', tool_call_id: b.tool_use_id, content: b.content }));
-  return [{
-    role: 'user',
-    content: blocks.map((b) => {
-      if (b.type === 'text') return { type: 'text', text: b.text };
-      const s = b.source as Json;
-      return { type: 'image_url', image_url: { url: s.type === 'url' ? s.url : `data:${String(s.media_type)};base64,${String(s.data)}` } };
-    }),
-  }];
+  return [
+    {
+      role: 'user',
+      content: blocks.map((b) => {
+        if (b.type === 'text') return { type: 'text', text: b.text };
+        const s = b.source as Json;
+        return { type: 'image_url', image_url: { url: s.type === 'url' ? s.url : `data:${String(s.media_type)};base64,${String(s.data)}` } };
+      }),
+    },
+  ];
 }
 
 function back(body: Json): Json[] {
@@ -83,7 +96,9 @@ describe('chat-completions ⇄ messages translation (property)', () => {
         const req = parseChatRequest({ model: 'lumen-chat-1', messages, tools: toolDefs, tool_choice: toolDefs.length ? 'auto' : undefined });
         expect(back(req.body).map(comparable)).toEqual(messages.map(comparable));
         const sent = (req.body.tools as Json[] | undefined) ?? [];
-        expect(sent.map((t) => [t.name, t.description, t.input_schema])).toEqual(toolDefs.map((t) => [t.function.name, t.function.description, t.function.parameters]));
+        expect(sent.map((t) => [t.name, t.description, t.input_schema])).toEqual(
+          toolDefs.map((t) => [t.function.name, t.function.description, t.function.parameters]),
+        );
       }),
       { numRuns: 300 },
     );
@@ -117,7 +132,12 @@ describe('chat-completions ⇄ messages translation (property)', () => {
           const payload = b.type === 'text' ? (b as { text: string }).text : JSON.stringify((b as { input: unknown }).input);
           for (let i = 0; i < payload.length; i += cut) {
             const piece = payload.slice(i, i + cut);
-            events.push(sse('content_block_delta', { index, delta: b.type === 'text' ? { type: 'text_delta', text: piece } : { type: 'input_json_delta', partial_json: piece } }));
+            events.push(
+              sse('content_block_delta', {
+                index,
+                delta: b.type === 'text' ? { type: 'text_delta', text: piece } : { type: 'input_json_delta', partial_json: piece },
+              }),
+            );
           }
           events.push(sse('content_block_stop', { index }));
         }
@@ -126,7 +146,10 @@ describe('chat-completions ⇄ messages translation (property)', () => {
         const out = events.map((e) => t.push(e)).join('');
         expect(out.endsWith('data: [DONE]\n\n')).toBe(true);
         expect(t.done).toBe(true);
-        const chunks = out.split('\n\n').filter((f) => f.startsWith('data: {')).map((f) => JSON.parse(f.slice(6)) as Json);
+        const chunks = out
+          .split('\n\n')
+          .filter((f) => f.startsWith('data: {'))
+          .map((f) => JSON.parse(f.slice(6)) as Json);
 
         let content: string | null = null;
         const calls: Json[] = [];

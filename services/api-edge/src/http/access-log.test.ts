@@ -11,16 +11,31 @@ function appWithLog() {
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger({
     service: 'test',
-    destination: new Writable({ write(chunk, _enc, cb) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb(); } }),
+    destination: new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+        cb();
+      },
+    }),
   });
   const app = express();
   app.use(accessLog(logger, (p) => p === '/healthz'));
   let reached: () => void = () => undefined;
-  const hung = new Promise<void>((r) => { reached = r; });
-  app.get('/healthz', (req, res) => { res.json({ id: req.id }); });
-  app.get('/v1/tasks/:id', (req, res) => { res.json({ id: req.id }); });
-  app.get('/v1/boom', (_req, res) => { res.status(503).json({}); });
-  app.get('/v1/hang', () => { reached(); });
+  const hung = new Promise<void>((r) => {
+    reached = r;
+  });
+  app.get('/healthz', (req, res) => {
+    res.json({ id: req.id });
+  });
+  app.get('/v1/tasks/:id', (req, res) => {
+    res.json({ id: req.id });
+  });
+  app.get('/v1/boom', (_req, res) => {
+    res.status(503).json({});
+  });
+  app.get('/v1/hang', () => {
+    reached();
+  });
   return { app, lines, hung };
 }
 
@@ -32,7 +47,14 @@ describe('accessLog', () => {
     expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
     expect(res.body.id).toBe(res.headers['x-request-id']);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, msg: 'request completed', reqId: res.headers['x-request-id'], method: 'GET', route: '/v1/tasks/:id', status: 200 });
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      reqId: res.headers['x-request-id'],
+      method: 'GET',
+      route: '/v1/tasks/:id',
+      status: 200,
+    });
     expect(typeof lines[0].ms).toBe('number');
     const text = JSON.stringify(lines);
     expect(text).not.toContain('sk-live-abcdef');
@@ -44,7 +66,10 @@ describe('accessLog', () => {
     const a = await request(app).get('/v1/boom');
     const b = await request(app).get('/v1/boom');
     expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
-    expect(lines.map((l) => [l.level, l.status, l.msg])).toEqual([[50, 503, 'request failed'], [50, 503, 'request failed']]);
+    expect(lines.map((l) => [l.level, l.status, l.msg])).toEqual([
+      [50, 503, 'request failed'],
+      [50, 503, 'request failed'],
+    ]);
   });
 
   it('gives a quiet path an id but no log line', async () => {

@@ -11,7 +11,10 @@ describe('appServer', () => {
     res.json({ reqIsApps: Object.getPrototypeOf(req) === app.request, resIsApps: Object.getPrototypeOf(res) === app.response });
   });
   app.post('/echo', (req, res) => {
-    res.status(201).set('X-Echo', String(req.get('x-in'))).json({ body: req.body as unknown, query: req.query, ip: typeof req.ip });
+    res
+      .status(201)
+      .set('X-Echo', String(req.get('x-in')))
+      .json({ body: req.body as unknown, query: req.query, ip: typeof req.ip });
   });
   app.get('/stream', (_req, res) => {
     res.type('text/plain');
@@ -87,7 +90,11 @@ describe('appServer timeouts', () => {
     const app = express();
     const set = appServer(app, { requestTimeoutMs: 45_000, headersTimeoutMs: 7_000, keepAliveTimeoutMs: 65_000 });
     const unset = appServer(app);
-    expect({ request: set.requestTimeout, headers: set.headersTimeout, keepAlive: set.keepAliveTimeout }).toEqual({ request: 45_000, headers: 7_000, keepAlive: 65_000 });
+    expect({ request: set.requestTimeout, headers: set.headersTimeout, keepAlive: set.keepAliveTimeout }).toEqual({
+      request: 45_000,
+      headers: 7_000,
+      keepAlive: 65_000,
+    });
     expect(unset.requestTimeout).toBe(http.createServer().requestTimeout);
   });
 });

@@ -19,7 +19,10 @@ export interface PrototypedApp extends http.RequestListener {
  * (measured ~40 µs per request object, Node 20, 2026-11-25, machine shared with parallel test runs); a class as
  * the new target keeps one (~0.3 µs). Behaviour is the same as `app.listen`'s plain server.
  */
-export function appServer(app: PrototypedApp, timeouts: { requestTimeoutMs?: number; headersTimeoutMs?: number; keepAliveTimeoutMs?: number } = {}): http.Server {
+export function appServer(
+  app: PrototypedApp,
+  timeouts: { requestTimeoutMs?: number; headersTimeoutMs?: number; keepAliveTimeoutMs?: number } = {},
+): http.Server {
   class AppRequest extends http.IncomingMessage {}
   Object.setPrototypeOf(AppRequest.prototype, app.request);
   app.request = AppRequest.prototype;

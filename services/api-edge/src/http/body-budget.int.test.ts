@@ -38,7 +38,10 @@ interface Answer {
 function openPost(path: string, headers: Record<string, string>, first: number, declared = DECLARED) {
   const url = new URL(h.baseUrl);
   const req = http.request({
-    host: url.hostname, port: url.port, path, method: 'POST',
+    host: url.hostname,
+    port: url.port,
+    path,
+    method: 'POST',
     headers: { 'Content-Type': 'application/json', ...(declared > 0 ? { 'Content-Length': String(declared) } : {}), ...headers },
   });
   open.add(req);
@@ -150,7 +153,10 @@ describe('the large bodies budget (MAX_BODY_BYTES_IN_FLIGHT)', () => {
     const res = await new Promise<{ status: number; body: { error?: { message?: string } } }>((resolve, reject) => {
       const url = new URL(h.baseUrl);
       const req = http.request({
-        host: url.hostname, port: url.port, path: '/v1/uploads/images', method: 'POST',
+        host: url.hostname,
+        port: url.port,
+        path: '/v1/uploads/images',
+        method: 'POST',
         headers: { Authorization: `Bearer ${c.key}`, 'Content-Type': 'application/json', 'Content-Length': String(500 * MIB) },
       });
       req.on('response', (r) => {

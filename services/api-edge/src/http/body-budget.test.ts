@@ -5,7 +5,12 @@ import { BodyBudget, LARGE_BODY_BYTES, largeBodyBytes } from './body-budget';
 function take(budget: BodyBudget, bytes: number) {
   let cancel: () => void = () => undefined;
   const outcome = new Promise<{ granted: true; release: () => void } | { granted: false }>((resolve) => {
-    cancel = budget.take(bytes, (release) => resolve({ granted: true, release }), () => resolve({ granted: false })) ?? cancel;
+    cancel =
+      budget.take(
+        bytes,
+        (release) => resolve({ granted: true, release }),
+        () => resolve({ granted: false }),
+      ) ?? cancel;
   });
   return { outcome, cancel: () => cancel() };
 }
@@ -112,14 +117,22 @@ describe('BodyBudget', () => {
 describe('BodyBudget per tenant', () => {
   const takeAs = (b: BodyBudget, bytes: number, tenant: string) =>
     new Promise<{ granted: boolean; release: () => void; grow: (n: number) => void }>((resolve) => {
-      b.take(bytes, (release, grow) => resolve({ granted: true, release, grow }), () => resolve({ granted: false, release: () => undefined, grow: () => undefined }), tenant);
+      b.take(
+        bytes,
+        (release, grow) => resolve({ granted: true, release, grow }),
+        () => resolve({ granted: false, release: () => undefined, grow: () => undefined }),
+        tenant,
+      );
     });
 
   it("one tenant holds at most its share; its own waiting bodies never hold up another tenant's", async () => {
     const b = new BodyBudget(100, 10_000, 0.5);
     const a1 = await takeAs(b, 40, 'A');
     let a2Granted = false;
-    const a2 = takeAs(b, 40, 'A').then((r) => { a2Granted = true; return r; }); // 80 > A's share of 50: waits
+    const a2 = takeAs(b, 40, 'A').then((r) => {
+      a2Granted = true;
+      return r;
+    }); // 80 > A's share of 50: waits
     await Promise.resolve();
     expect({ waiting: b.waiting, a2Granted }).toEqual({ waiting: 1, a2Granted: false });
     const other = await takeAs(b, 40, 'B'); // behind A's waiting body in time, admitted at once
@@ -146,7 +159,10 @@ describe('largeBodyBytes', () => {
   const req = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
   const cap = (n: number) => () => n;
   it('is the declared length of a large body within the cap', () => {
-    expect(largeBodyBytes(req({ 'content-length': String(LARGE_BODY_BYTES) }), cap(10 * LARGE_BODY_BYTES))).toEqual({ bytes: LARGE_BODY_BYTES, chunked: false });
+    expect(largeBodyBytes(req({ 'content-length': String(LARGE_BODY_BYTES) }), cap(10 * LARGE_BODY_BYTES))).toEqual({
+      bytes: LARGE_BODY_BYTES,
+      chunked: false,
+    });
   });
   it('is nothing for a small body, no body, or a declared length over the cap (refused 413 unread)', () => {
     expect(largeBodyBytes(req({ 'content-length': String(LARGE_BODY_BYTES - 1) }), cap(10 * LARGE_BODY_BYTES))).toBeUndefined();

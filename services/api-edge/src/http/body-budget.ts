@@ -276,11 +276,13 @@ export function bodyBudgetGate(budget: BodyBudget, limitOf: (req: Request) => nu
       },
       () => {
         lingerThenClose(req, res);
-        next(new DomainError(
-          'service_unavailable',
-          `The gateway is reading as many large request bodies as it holds at once (${BODY_BUDGET_RULE}); retry shortly, or send large media as URLs (POST /v1/uploads/images gives one)`,
-          { rule: BODY_BUDGET_RULE, retryAfter: 1 },
-        ));
+        next(
+          new DomainError(
+            'service_unavailable',
+            `The gateway is reading as many large request bodies as it holds at once (${BODY_BUDGET_RULE}); retry shortly, or send large media as URLs (POST /v1/uploads/images gives one)`,
+            { rule: BODY_BUDGET_RULE, retryAfter: 1 },
+          ),
+        );
       },
       tenant,
     );

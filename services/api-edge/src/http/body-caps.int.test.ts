@@ -93,7 +93,9 @@ describe('body caps', () => {
     const c = await h.newCustomer({ balance: 10 });
     const body = JSON.stringify({ model: 'pixel-v6', prompt: 'a fox', pass_through: 'x'.repeat(BODY_CAPS.urlsOnly) });
     const res = await fetch(`${h.baseUrl}/v1/videos/generations`, {
-      method: 'POST', headers: { Authorization: `Bearer ${c.key}`, 'Content-Type': 'application/json' }, body,
+      method: 'POST',
+      headers: { Authorization: `Bearer ${c.key}`, 'Content-Type': 'application/json' },
+      body,
     });
     expect(res.status).toBe(413);
     const json = (await res.json()) as { error: { message: string } };
@@ -117,7 +119,8 @@ describe('body caps', () => {
       for (let i = 0; i < 500 && !closed; i++) {
         const head = got.indexOf('\r\n\r\n', from);
         const len = /content-length: (\d+)/i.exec(got.slice(from, head));
-        if (head > 0 && len && got.length >= head + 4 + Number(len[1])) return { status: Number(got.slice(from + 9, from + 12)), end: head + 4 + Number(len[1]) };
+        if (head > 0 && len && got.length >= head + 4 + Number(len[1]))
+          return { status: Number(got.slice(from + 9, from + 12)), end: head + 4 + Number(len[1]) };
         await once(socket, 'data').catch(() => undefined);
       }
       throw new Error(`no whole answer (closed: ${closed}): ${got.slice(from, from + 200)}`);

@@ -11,7 +11,11 @@ export type ErrorDialect = 'standard' | 'artgen' | 'messages' | 'chat';
 export const dialectOf = (path: string): ErrorDialect =>
   path === '/v1/artgen' || path.startsWith('/v1/artgen/')
     ? 'artgen'
-    : path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'messages' : path === CHAT_PATH ? 'chat' : 'standard';
+    : path === '/v1/messages' || path.startsWith('/v1/messages/')
+      ? 'messages'
+      : path === CHAT_PATH
+        ? 'chat'
+        : 'standard';
 
 const CHAT_PATH = '/v1/chat/completions';
 
@@ -24,7 +28,13 @@ export interface ErrorBody {
 export const ARTGEN_TYPES: Partial<Record<ErrorType, ErrorType>> = { not_found_error: 'not_found', server_error: 'internal_error' };
 
 /** `details`: the field and rule of a bad request, shown by the chat dialect as `param` and `code`. */
-export function errorBody(dialect: ErrorDialect, status: number, type: ErrorType, message: string, details: { field?: unknown; rule?: unknown } = {}): ErrorBody {
+export function errorBody(
+  dialect: ErrorDialect,
+  status: number,
+  type: ErrorType,
+  message: string,
+  details: { field?: unknown; rule?: unknown } = {},
+): ErrorBody {
   if (dialect === 'chat') {
     const named = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
     return { error: { message, type, param: named(details.field), code: named(details.rule) } };

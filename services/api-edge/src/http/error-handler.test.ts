@@ -8,10 +8,17 @@ import { errorHandler, routeNotFound } from './error-handler';
 function appThrowing(err: unknown, lines: string[] = []) {
   const logger = createLogger({
     service: 'test',
-    destination: new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } }),
+    destination: new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    }),
   });
   const app = express();
-  const fail: express.RequestHandler = () => { throw err; };
+  const fail: express.RequestHandler = () => {
+    throw err;
+  };
   app.get('/v1/x', fail);
   app.get('/v1/artgen/x', fail);
   app.get('/v1/chat/completions', fail);
@@ -37,7 +44,13 @@ describe('errorHandler', () => {
   });
 
   it('maps a 422 contract violation to 422 invalid_request_error in the standard shape', async () => {
-    const err = violationError({ status: 422, type: 'invalid_request_error', field: 'image_urls', rule: 'exclusive', message: 'image-to-video and multimodal fields together' });
+    const err = violationError({
+      status: 422,
+      type: 'invalid_request_error',
+      field: 'image_urls',
+      rule: 'exclusive',
+      message: 'image-to-video and multimodal fields together',
+    });
     const res = await request(appThrowing(err)).get('/v1/x');
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: { code: 422, type: 'invalid_request_error', message: 'image-to-video and multimodal fields together' } });
@@ -50,12 +63,19 @@ describe('errorHandler', () => {
     expect(res.body.error).toEqual({ code: 400, type: 'invalid_duration', message: '`duration` must be 4, 6, 8 or 10' });
   });
 
-  it('answers on /v1/chat/completions in that protocol\'s envelope: param and code from the field and rule, null otherwise', async () => {
-    const bad = await request(appThrowing(new DomainError('invalid_request', '`n` is not supported', { field: 'n', rule: 'unsupported_parameter' }))).get('/v1/chat/completions');
-    expect([bad.status, bad.body]).toEqual([400, { error: { message: '`n` is not supported', type: 'invalid_request_error', param: 'n', code: 'unsupported_parameter' } }]);
+  it("answers on /v1/chat/completions in that protocol's envelope: param and code from the field and rule, null otherwise", async () => {
+    const bad = await request(appThrowing(new DomainError('invalid_request', '`n` is not supported', { field: 'n', rule: 'unsupported_parameter' }))).get(
+      '/v1/chat/completions',
+    );
+    expect([bad.status, bad.body]).toEqual([
+      400,
+      { error: { message: '`n` is not supported', type: 'invalid_request_error', param: 'n', code: 'unsupported_parameter' } },
+    ]);
     const crash = await request(appThrowing(new Error('boom'))).get('/v1/chat/completions');
     expect(crash.status).toBe(500);
-    expect(crash.body).toEqual({ error: { message: expect.stringMatching(/^Internal server error \(error id err_/), type: 'server_error', param: null, code: null } });
+    expect(crash.body).toEqual({
+      error: { message: expect.stringMatching(/^Internal server error \(error id err_/), type: 'server_error', param: null, code: null },
+    });
   });
 
   it('sets Retry-After when details.retryAfter is given', async () => {

@@ -42,7 +42,8 @@ function unavailable(err: unknown): DomainError | undefined {
   if (!isDependencyUnavailable(err)) return undefined;
   const e = err as { message?: string; code?: string };
   return new DomainError('service_unavailable', 'A dependency of the gateway is unavailable at the moment; retry shortly', {
-    retryAfter: 1, cause: `${e.code ?? ''} ${e.message ?? ''}`.trim().slice(0, 200),
+    retryAfter: 1,
+    cause: `${e.code ?? ''} ${e.message ?? ''}`.trim().slice(0, 200),
   });
 }
 

@@ -38,17 +38,15 @@ export const bodyBytesOf = (req: IncomingMessage): number | undefined => bodyByt
  * body any model contract served there accepts), when smaller. `budget`: the large bodies' budget (http/body-budget.ts)
  * a large body waits for before it is read.
  */
-export function jsonBody(
-  maxBytes: number,
-  capOf: (path: string) => number | undefined = () => undefined,
-  budget?: BodyBudget,
-): RequestHandler[] {
+export function jsonBody(maxBytes: number, capOf: (path: string) => number | undefined = () => undefined, budget?: BodyBudget): RequestHandler[] {
   const parsers = new Map<number, RequestHandler>();
   const parserFor = (limit: number): RequestHandler => {
     let p = parsers.get(limit);
     if (!p) {
       p = express.json({
-        limit, type: JSON_TYPES, strict: true,
+        limit,
+        type: JSON_TYPES,
+        strict: true,
         verify: (req, _res, buf, encoding) => {
           bodyBytes.set(req, buf.length);
           assertJsonDepth(buf);
@@ -105,7 +103,5 @@ export function jsonBody(
     if (req.body === undefined) req.body = {};
     next();
   };
-  return budget
-    ? [requireJson, bodyBudgetGate(budget, (req) => limitOf(fullPath(req))), parse, defaultBody]
-    : [requireJson, parse, defaultBody];
+  return budget ? [requireJson, bodyBudgetGate(budget, (req) => limitOf(fullPath(req))), parse, defaultBody] : [requireJson, parse, defaultBody];
 }

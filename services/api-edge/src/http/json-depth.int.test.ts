@@ -14,8 +14,7 @@ afterAll(async () => {
 const nested = (fields: Record<string, unknown>, levels: number): string =>
   `${JSON.stringify(fields).slice(0, -1)},"metadata":${'['.repeat(levels)}${']'.repeat(levels)}}`;
 
-const count = async (table: string): Promise<number> =>
-  Number((await h.db.dataSource.query(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
+const count = async (table: string): Promise<number> => Number((await h.db.dataSource.query(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
 
 describe('JSON nesting depth at the edge', () => {
   it('a body nested 20,000 deep is a 400 in the spec shape on every JSON endpoint, creating and charging nothing', async () => {
@@ -27,14 +26,20 @@ describe('JSON nesting depth at the edge', () => {
       { path: '/v1/videos/generations', headers: user, fields: { model: 'reel-v4', prompt: 'a cat' } },
       { path: '/v1/artgen/generations/imagine', headers: user, fields: { prompt: 'a cat' } },
       { path: '/v1/motion2/private-avatar', headers: user, fields: { url: 'https://example.com/a.png', name: 'a' } },
-      { path: '/v1/messages', headers: { ...user, 'msgproto-version': '2023-06-01' }, fields: { model: 'claude-sonnet-4', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] } },
+      {
+        path: '/v1/messages',
+        headers: { ...user, 'msgproto-version': '2023-06-01' },
+        fields: { model: 'claude-sonnet-4', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] },
+      },
       { path: '/v1/uploads/images', headers: user, fields: { image: 'iVBORw0KGgo=' } },
       { path: '/api/accounts', headers: admin, fields: { name: 'nested' }, envelope: true },
     ];
     const before = { accounts: await count('accounts'), tasks: await count('tasks'), ledger: await count('ledger_entries') };
     for (const e of endpoints) {
       const res = await fetch(h.baseUrl + e.path, {
-        method: 'POST', headers: { ...e.headers, 'Content-Type': 'application/json' }, body: nested(e.fields, 20_000),
+        method: 'POST',
+        headers: { ...e.headers, 'Content-Type': 'application/json' },
+        body: nested(e.fields, 20_000),
       });
       const body = await res.json();
       expect({ path: e.path, status: res.status }).toEqual({ path: e.path, status: 400 });

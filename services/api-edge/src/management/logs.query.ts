@@ -80,7 +80,10 @@ export async function queryLogs(logs: LogsRepository, f: LogsFilter): Promise<Lo
   const { cursor, ...filter } = f;
   const rows = await logs.activity({ ...filter, limit: f.limit + 1, ...(cursor ? { before: decodeCursor(cursor) } : {}) });
   const page = rows.slice(0, f.limit);
-  const entries = await logs.entriesOf(f.accountId, page.filter((r) => r.type === 'task').map((r) => r.ref));
+  const entries = await logs.entriesOf(
+    f.accountId,
+    page.filter((r) => r.type === 'task').map((r) => r.ref),
+  );
   const byTask = groupByTask(entries);
   const items = page.map((r): LogItem => (r.type === 'task' ? taskItem(r, byTask.get(r.ref) ?? []) : ledgerItem(r)));
   const last = page[page.length - 1];

@@ -17,14 +17,20 @@ describe('money and keys through HTTP alone', () => {
   });
 
   it('account with balance 1 and a lumen-2-flex key: submits until 402, tops up, submits again, finds every task with its cost', async () => {
-    const prices = await api().put('/api/prices').set(admin()).send([
-      { key: 'lumen-2-flex@2MP', price: 0.3, description: 'acceptance' },
-      { key: 'lumen-2-flex', price: 0.3, description: 'acceptance' },
-    ]);
+    const prices = await api()
+      .put('/api/prices')
+      .set(admin())
+      .send([
+        { key: 'lumen-2-flex@2MP', price: 0.3, description: 'acceptance' },
+        { key: 'lumen-2-flex', price: 0.3, description: 'acceptance' },
+      ]);
     expect(prices.status).toBe(200);
     const account = await api().post('/api/accounts').set(admin()).send({ name: 'acceptance', balance: 1 });
     expect(account.status).toBe(201);
-    const made = await api().post('/api/keys').set(admin()).send({ account_id: account.body.data.id, models: ['lumen-2-flex'] });
+    const made = await api()
+      .post('/api/keys')
+      .set(admin())
+      .send({ account_id: account.body.data.id, models: ['lumen-2-flex'] });
     const key = { Authorization: `Bearer ${made.body.data.key as string}` };
 
     const submitUntil402 = async (): Promise<string[]> => {
@@ -62,8 +68,15 @@ describe('money and keys through HTTP alone', () => {
   it('50 concurrent submissions with one Idempotency-Key create one task and one hold', async () => {
     // a group without rate limits: the burst tests Idempotency-Key, not the default fair-use limits
     const c = await h.newCustomer({ balance: 5, groupName: 'burst-unlimited' });
-    const results = await Promise.all(Array.from({ length: 50 }, () =>
-      api().post(IMAGES).set({ Authorization: `Bearer ${c.key}` }).set('Idempotency-Key', 'burst-1').send(flex)));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        api()
+          .post(IMAGES)
+          .set({ Authorization: `Bearer ${c.key}` })
+          .set('Idempotency-Key', 'burst-1')
+          .send(flex),
+      ),
+    );
     const ok = results.filter((r) => r.status === 200);
     expect(results.every((r) => r.status === 200 || r.status === 409)).toBe(true);
     expect(ok.length).toBeGreaterThanOrEqual(1);
@@ -71,7 +84,11 @@ describe('money and keys through HTTP alone', () => {
     const [{ n }] = await h.db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [c.accountId]);
     const [{ m }] = await h.db.dataSource.query(`SELECT count(*)::int AS m FROM ledger_entries WHERE account_id = $1 AND kind = 'hold'`, [c.accountId]);
     expect([n, m]).toEqual([1, 1]);
-    const replay = await api().post(IMAGES).set({ Authorization: `Bearer ${c.key}` }).set('Idempotency-Key', 'burst-1').send(flex);
+    const replay = await api()
+      .post(IMAGES)
+      .set({ Authorization: `Bearer ${c.key}` })
+      .set('Idempotency-Key', 'burst-1')
+      .send(flex);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.text).toBe(ok[0].text);
   });

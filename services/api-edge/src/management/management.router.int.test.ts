@@ -13,20 +13,22 @@ describe('management API /api (real Postgres)', () => {
   let app: express.Express;
   const revoked: string[] = [];
 
-  const adminReq = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string) =>
-    request(app)[method](path).set('Authorization', `Bearer ${ADMIN}`);
+  const adminReq = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string) => request(app)[method](path).set('Authorization', `Bearer ${ADMIN}`);
 
   beforeAll(async () => {
     db = await createTestDatabase();
     const keys = new ApiKeyRepository(db.dataSource);
     app = express();
-    app.use('/api', createManagementRouter({
-      ds: db.dataSource,
-      adminToken: ADMIN,
-      authenticate: (s) => keys.authenticate(s),
-      onKeyRevoked: (id) => revoked.push(id),
-      logger: createLogger({ service: 'test', level: process.env.MGMT_TEST_LOG ?? 'silent' }),
-    }));
+    app.use(
+      '/api',
+      createManagementRouter({
+        ds: db.dataSource,
+        adminToken: ADMIN,
+        authenticate: (s) => keys.authenticate(s),
+        onKeyRevoked: (id) => revoked.push(id),
+        logger: createLogger({ service: 'test', level: process.env.MGMT_TEST_LOG ?? 'silent' }),
+      }),
+    );
   });
   afterAll(async () => {
     await db?.drop();
@@ -110,7 +112,12 @@ describe('management API /api (real Postgres)', () => {
   });
 
   it('creates, lists and patches channels without ever returning their api_key', async () => {
-    const c = await adminReq('post', '/api/channels').send({ name: 'sim', base_url: 'http://127.0.0.1:9999', api_key: 'upstream-secret', models: ['lumen-2-pro'] });
+    const c = await adminReq('post', '/api/channels').send({
+      name: 'sim',
+      base_url: 'http://127.0.0.1:9999',
+      api_key: 'upstream-secret',
+      models: ['lumen-2-pro'],
+    });
     expect(c.status).toBe(201);
     const patched = await adminReq('patch', `/api/channels/${c.body.data.id}`).send({ enabled: false, priority: 5 });
     expect(patched.body.data).toMatchObject({ name: 'sim', enabled: false, priority: 5, base_url: 'http://127.0.0.1:9999' });
@@ -140,10 +147,19 @@ describe('management API /api (real Postgres)', () => {
     const secret = (await adminReq('post', '/api/keys').send({ account_id: acc.id })).body.data.key as string;
     const keyId = (await new ApiKeyRepository(db.dataSource).authenticate(secret))!.keyId;
     const tasks = new TaskRepository(db.dataSource);
-    const submit = (model: string, price: bigint) => tasks.createWithHold({
-      id: newTaskId(), accountId: acc.id, apiKeyId: keyId, model, requestedModel: model, pool: 'image',
-      request: {} as NormalizedRequest, price, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
-    });
+    const submit = (model: string, price: bigint) =>
+      tasks.createWithHold({
+        id: newTaskId(),
+        accountId: acc.id,
+        apiKeyId: keyId,
+        model,
+        requestedModel: model,
+        pool: 'image',
+        request: {} as NormalizedRequest,
+        price,
+        priceSnapshot: {},
+        deadlineAt: new Date(Date.now() + 60_000),
+      });
     const a = await submit('lumen-2-flex', 250_000n);
     const b = await submit('lumen-2-pro', 500_000n);
     const c = await submit('lumen-2-flex', 100_000n);
@@ -155,7 +171,10 @@ describe('management API /api (real Postgres)', () => {
     const seen: Array<Record<string, unknown>> = [];
     let cursor: string | null = null;
     for (let page = 0; page < 10; page++) {
-      const r: request.Response = await request(app).get('/api/logs').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set('Authorization', `Bearer ${secret}`);
+      const r: request.Response = await request(app)
+        .get('/api/logs')
+        .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+        .set('Authorization', `Bearer ${secret}`);
       expect(r.status).toBe(200);
       expect(r.body.data.items.length).toBeLessThanOrEqual(2);
       seen.push(...r.body.data.items);
@@ -164,7 +183,16 @@ describe('management API /api (real Postgres)', () => {
     }
     expect(seen.map((i) => i.type)).toEqual(['task', 'task', 'task', 'topup']);
     const byId = Object.fromEntries(seen.filter((i) => i.type === 'task').map((i) => [i.task_id, i]));
-    expect(byId[a.id]).toMatchObject({ model: 'lumen-2-flex', status: 'completed', cost: 0.25, settled: true, entries: [{ kind: 'hold', amount: 0.25 }, { kind: 'capture', amount: 0.25 }] });
+    expect(byId[a.id]).toMatchObject({
+      model: 'lumen-2-flex',
+      status: 'completed',
+      cost: 0.25,
+      settled: true,
+      entries: [
+        { kind: 'hold', amount: 0.25 },
+        { kind: 'capture', amount: 0.25 },
+      ],
+    });
     expect(byId[b.id]).toMatchObject({ status: 'failed', cost: 0, price: 0.5, entries: [{ kind: 'hold' }, { kind: 'release', amount: 0.5 }] });
     expect(byId[c.id]).toMatchObject({ status: 'pending', cost: 0.1, settled: false });
     expect(seen[3]).toMatchObject({ type: 'topup', amount: 10 });

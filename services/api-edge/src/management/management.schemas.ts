@@ -5,7 +5,12 @@ import { DomainError } from '@gmg/errors';
 const money = () => Joi.number().precision(6).strict(false).max(1_000_000_000);
 const modelList = () => Joi.array().items(Joi.string().trim().min(1).max(200)).max(1000).allow(null);
 const limit = () => Joi.number().integer().min(1).max(1_000_000).allow(null);
-const groupName = () => Joi.string().trim().min(1).max(100).pattern(/^[A-Za-z0-9_.:-]+$/);
+const groupName = () =>
+  Joi.string()
+    .trim()
+    .min(1)
+    .max(100)
+    .pattern(/^[A-Za-z0-9_.:-]+$/);
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Ids are uuids; anything else cannot exist (answered as 404, never a database error). */
@@ -42,7 +47,10 @@ const channelFields = {
   weight: Joi.number().integer().min(0).max(1_000_000),
   enabled: Joi.boolean(),
   // messages-protocol channels: the header name the upstream reads the protocol version from
-  version_header: Joi.string().trim().pattern(/^[A-Za-z0-9-]+$/, 'header name').max(100),
+  version_header: Joi.string()
+    .trim()
+    .pattern(/^[A-Za-z0-9-]+$/, 'header name')
+    .max(100),
 };
 export const createChannelSchema = Joi.object({
   ...channelFields,

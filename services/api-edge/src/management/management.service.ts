@@ -1,15 +1,33 @@
 import type { DataSource } from 'typeorm';
 import { fromMinor, toMinor } from '@gmg/contracts';
 import {
-  AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, PriceRepository,
-  type AccountRecord, type ApiKeyRecord, type ChannelInput, type ChannelRecord, type GroupRecord, type PriceRecord,
+  AccountRepository,
+  ApiKeyRepository,
+  ChannelRepository,
+  GroupRepository,
+  PriceRepository,
+  type AccountRecord,
+  type ApiKeyRecord,
+  type ChannelInput,
+  type ChannelRecord,
+  type GroupRecord,
+  type PriceRecord,
   LogsRepository,
 } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { queryLogs, type LogsPage } from './logs.query';
 import {
-  createAccountSchema, createChannelSchema, createKeySchema, isUuid, listKeysQuerySchema, logsQuerySchema, putGroupsSchema,
-  putPricesSchema, topupSchema, updateChannelSchema, validate,
+  createAccountSchema,
+  createChannelSchema,
+  createKeySchema,
+  isUuid,
+  listKeysQuerySchema,
+  logsQuerySchema,
+  putGroupsSchema,
+  putPricesSchema,
+  topupSchema,
+  updateChannelSchema,
+  validate,
 } from './management.schemas';
 
 /** Views: what the management API and the admin CLI show. snake_case, money in currency units, never a secret. */
@@ -66,25 +84,60 @@ export interface GroupView {
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 export const accountView = (a: AccountRecord): AccountView => ({
-  id: a.id, name: a.name, group: a.groupName, balance: fromMinor(a.available + a.held), available: fromMinor(a.available),
-  held: fromMinor(a.held), spent: fromMinor(a.spent), created_at: secs(a.createdAt),
+  id: a.id,
+  name: a.name,
+  group: a.groupName,
+  balance: fromMinor(a.available + a.held),
+  available: fromMinor(a.available),
+  held: fromMinor(a.held),
+  spent: fromMinor(a.spent),
+  created_at: secs(a.createdAt),
 });
 export const keyView = (k: ApiKeyRecord): KeyView => ({
-  id: k.id, account_id: k.accountId, name: k.name, prefix: k.prefix, models: k.models, group: k.groupName, rps_limit: k.rpsLimit,
-  inflight_limit: k.inflightLimit, status: k.status, created_at: secs(k.createdAt), revoked_at: k.revokedAt ? secs(k.revokedAt) : null,
+  id: k.id,
+  account_id: k.accountId,
+  name: k.name,
+  prefix: k.prefix,
+  models: k.models,
+  group: k.groupName,
+  rps_limit: k.rpsLimit,
+  inflight_limit: k.inflightLimit,
+  status: k.status,
+  created_at: secs(k.createdAt),
+  revoked_at: k.revokedAt ? secs(k.revokedAt) : null,
 });
 export const channelView = (c: ChannelRecord): ChannelView => ({
-  id: c.id, name: c.name, protocol: c.protocol, base_url: c.baseUrl, models: c.models, groups: c.groups, priority: c.priority,
-  weight: c.weight, enabled: c.enabled, version_header: c.versionHeader ?? 'anthropic-version',
+  id: c.id,
+  name: c.name,
+  protocol: c.protocol,
+  base_url: c.baseUrl,
+  models: c.models,
+  groups: c.groups,
+  priority: c.priority,
+  weight: c.weight,
+  enabled: c.enabled,
+  version_header: c.versionHeader ?? 'anthropic-version',
 });
 const priceView = (p: PriceRecord): PriceView => ({ key: p.key, price: fromMinor(p.unitPrice), description: p.description });
 const groupView = (g: GroupRecord): GroupView => ({
-  name: g.name, price_ratio: g.priceRatio, models: g.models, rps_limit: g.rpsLimit, inflight_limit: g.inflightLimit,
+  name: g.name,
+  price_ratio: g.priceRatio,
+  models: g.models,
+  rps_limit: g.rpsLimit,
+  inflight_limit: g.inflightLimit,
 });
 
 const CHANNEL_FIELDS: Record<string, keyof ChannelInput> = {
-  name: 'name', protocol: 'protocol', base_url: 'baseUrl', api_key: 'apiKey', models: 'models', groups: 'groups',
-  priority: 'priority', weight: 'weight', enabled: 'enabled', version_header: 'versionHeader',
+  name: 'name',
+  protocol: 'protocol',
+  base_url: 'baseUrl',
+  api_key: 'apiKey',
+  models: 'models',
+  groups: 'groups',
+  priority: 'priority',
+  weight: 'weight',
+  enabled: 'enabled',
+  version_header: 'versionHeader',
 };
 function toChannelInput(body: Record<string, unknown>): Partial<ChannelInput> {
   const out: Record<string, unknown> = {};
@@ -114,7 +167,8 @@ export class ManagementService {
   }
 
   private async requireGroup(name: string, field: string): Promise<void> {
-    if (!(await this.groups.get(name))) throw new DomainError('invalid_request', `Unknown group '${name}' in field '${field}'; create it with PUT /api/groups first`, { field });
+    if (!(await this.groups.get(name)))
+      throw new DomainError('invalid_request', `Unknown group '${name}' in field '${field}'; create it with PUT /api/groups first`, { field });
   }
 
   private async requireAccount(id: string): Promise<AccountRecord> {
@@ -154,19 +208,32 @@ export class ManagementService {
     const r = await this.accounts.topupOnce(id, minor, idempotencyKey, meta);
     if (r === null) throw new DomainError('not_found', `Account ${id} not found`);
     if (r === 'mismatch') {
-      throw new DomainError('idempotency_mismatch', 'This Idempotency-Key was already used for a top-up of another amount; use a new key', { field: 'Idempotency-Key' });
+      throw new DomainError('idempotency_mismatch', 'This Idempotency-Key was already used for a top-up of another amount; use a new key', {
+        field: 'Idempotency-Key',
+      });
     }
     return { account: accountView(r.account), replayed: r.replayed };
   }
 
   /** The secret is in the answer of this call only; it is stored hashed. */
   async createKey(body: unknown): Promise<KeyView & { key: string }> {
-    const b = validate<{ account_id: string; name?: string; models?: string[] | null; group?: string | null; rps_limit?: number | null; inflight_limit?: number | null }>(createKeySchema, body);
+    const b = validate<{
+      account_id: string;
+      name?: string;
+      models?: string[] | null;
+      group?: string | null;
+      rps_limit?: number | null;
+      inflight_limit?: number | null;
+    }>(createKeySchema, body);
     await this.requireAccount(b.account_id);
     if (b.group) await this.requireGroup(b.group, 'group');
     const { key, secret } = await this.keys.create({
-      accountId: b.account_id, name: b.name, models: b.models ?? null, groupName: b.group ?? null,
-      rpsLimit: b.rps_limit ?? null, inflightLimit: b.inflight_limit ?? null,
+      accountId: b.account_id,
+      name: b.name,
+      models: b.models ?? null,
+      groupName: b.group ?? null,
+      rpsLimit: b.rps_limit ?? null,
+      inflightLimit: b.inflight_limit ?? null,
     });
     return { ...keyView(key), key: secret };
   }
@@ -220,9 +287,17 @@ export class ManagementService {
     const v = validate<GroupView | GroupView[]>(putGroupsSchema, body);
     const out: GroupView[] = [];
     for (const g of Array.isArray(v) ? v : [v]) {
-      out.push(groupView(await this.groups.upsert({
-        name: g.name, priceRatio: g.price_ratio, models: g.models, rpsLimit: g.rps_limit, inflightLimit: g.inflight_limit,
-      })));
+      out.push(
+        groupView(
+          await this.groups.upsert({
+            name: g.name,
+            priceRatio: g.price_ratio,
+            models: g.models,
+            rpsLimit: g.rps_limit,
+            inflightLimit: g.inflight_limit,
+          }),
+        ),
+      );
     }
     return out;
   }

@@ -5,7 +5,10 @@ import { validate } from './management.schemas';
 /** Exactly one of the two ids a support request may quote. */
 const taskLookupQuerySchema = Joi.object({
   request_id: Joi.string().trim().min(1).max(200),
-  trace_id: Joi.string().trim().lowercase().pattern(/^[0-9a-f]{32}$/, 'trace id (32 hex digits)'),
+  trace_id: Joi.string()
+    .trim()
+    .lowercase()
+    .pattern(/^[0-9a-f]{32}$/, 'trace id (32 hex digits)'),
 }).xor('request_id', 'trace_id');
 
 export interface TaskLookupItem {
@@ -25,10 +28,17 @@ export interface TaskLookupItem {
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 const item = (t: TaskRecord): TaskLookupItem => ({
-  task_id: t.id, account_id: t.accountId, model: t.model, pool: t.pool, status: t.status,
-  request_id: t.requestId ?? null, trace_id: t.traceId ?? null,
-  created_at: secs(t.createdAt), completed_at: t.completedAt ? secs(t.completedAt) : null,
-  settled: Boolean(t.settledAt), error: t.error?.message ?? null,
+  task_id: t.id,
+  account_id: t.accountId,
+  model: t.model,
+  pool: t.pool,
+  status: t.status,
+  request_id: t.requestId ?? null,
+  trace_id: t.traceId ?? null,
+  created_at: secs(t.createdAt),
+  completed_at: t.completedAt ? secs(t.completedAt) : null,
+  settled: Boolean(t.settledAt),
+  error: t.error?.message ?? null,
 });
 
 /** GET /api/tasks?request_id=… | ?trace_id=… (admin): the tasks a request or a trace made, newest first. */

@@ -32,8 +32,17 @@ export interface DeliveryView {
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 const deliveryView = (d: WebhookDeliveryRecord): DeliveryView => ({
-  id: d.id, task_id: d.taskId, event: d.event, delivery_id: d.deliveryId, attempt: d.attempt, url: d.url,
-  status_code: d.statusCode, error: d.error, succeeded: d.succeeded, duration_ms: d.durationMs, time: secs(d.createdAt),
+  id: d.id,
+  task_id: d.taskId,
+  event: d.event,
+  delivery_id: d.deliveryId,
+  attempt: d.attempt,
+  url: d.url,
+  status_code: d.statusCode,
+  error: d.error,
+  succeeded: d.succeeded,
+  duration_ms: d.durationMs,
+  time: secs(d.createdAt),
 });
 
 /** The caller's webhook secret and delivery log (docs/webhooks.md); always the caller's own account. */

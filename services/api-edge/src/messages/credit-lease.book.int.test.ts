@@ -31,8 +31,19 @@ const money = async (id: string) => {
 };
 const book = (ttlMs = 30_000, targetMinor = 1000n) => new CreditLeaseBook({ leases, calls, logger, targetMinor, ttlMs, flushDelayMs: 5 });
 const finished = (a: { accountId: string; apiKeyId: string }, cost: bigint) => ({
-  id: newTaskId(), accountId: a.accountId, apiKeyId: a.apiKeyId, model: 'lumen-chat-1', requestedModel: 'lumen-chat-1', status: 'completed' as const,
-  cost, request: {}, priceSnapshot: {}, result: null, error: null, channelId: null, startedAt: new Date(),
+  id: newTaskId(),
+  accountId: a.accountId,
+  apiKeyId: a.apiKeyId,
+  model: 'lumen-chat-1',
+  requestedModel: 'lumen-chat-1',
+  status: 'completed' as const,
+  cost,
+  request: {},
+  priceSnapshot: {},
+  result: null,
+  error: null,
+  channelId: null,
+  startedAt: new Date(),
 });
 
 it('200 concurrent reservations never promise more than the balance; each call charged once; everything returns at close', async () => {
@@ -44,7 +55,10 @@ it('200 concurrent reservations never promise more than the balance; each call c
   expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason.code === 'payment_required')).toBe(true);
   for (const r of ok) b.finish(r, finished(a, 30n));
   await b.close();
-  const [{ n, s }] = await db.dataSource.query(`SELECT count(*)::int AS n, sum(amount)::text AS s FROM ledger_entries WHERE account_id = $1 AND kind = 'capture'`, [a.accountId]);
+  const [{ n, s }] = await db.dataSource.query(
+    `SELECT count(*)::int AS n, sum(amount)::text AS s FROM ledger_entries WHERE account_id = $1 AND kind = 'capture'`,
+    [a.accountId],
+  );
   expect(n).toBe(50);
   expect(BigInt(s)).toBe(50n * 30n);
   expect(await money(a.accountId)).toEqual({ available: 5000n - 1500n, held: 0n, spent: 1500n });
@@ -73,6 +87,10 @@ it('a crashed edge (never closes, never renews): its lease expires, a sweeper re
   // the edge dies here: no renewal, no close
   clearInterval((dead as unknown as { renewTimer?: NodeJS.Timeout }).renewTimer);
   const sweeper = new ChatCallSweeper(calls, leases, 10, logger);
-  await waitFor(async () => (await sweeper.sweep()) > 0 || (await money(a.accountId)).held === 0n, { timeoutMs: 10_000, intervalMs: 200, what: 'the lease swept' });
+  await waitFor(async () => (await sweeper.sweep()) > 0 || (await money(a.accountId)).held === 0n, {
+    timeoutMs: 10_000,
+    intervalMs: 200,
+    what: 'the lease swept',
+  });
   expect(await money(a.accountId)).toEqual({ available: 960n, held: 0n, spent: 40n });
 });

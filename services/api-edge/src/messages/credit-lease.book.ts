@@ -137,7 +137,8 @@ export class CreditLeaseBook {
     this.flushTimer = undefined;
     this.flushing ??= this.flushAll().finally(() => {
       this.flushing = undefined;
-      if ([...this.leases.values()].some((l) => l.pending.length > 0)) this.flushTimer ??= setTimeout(() => void this.flush(), this.o.flushDelayMs ?? 20).unref();
+      if ([...this.leases.values()].some((l) => l.pending.length > 0))
+        this.flushTimer ??= setTimeout(() => void this.flush(), this.o.flushDelayMs ?? 20).unref();
     });
     return this.flushing;
   }
@@ -163,7 +164,12 @@ export class CreditLeaseBook {
         const batch = l.opening.splice(0);
         if (batch.length === 0) continue;
         try {
-          if (await this.o.leases.openCalls(l.id, batch.map((b) => b.call))) {
+          if (
+            await this.o.leases.openCalls(
+              l.id,
+              batch.map((b) => b.call),
+            )
+          ) {
             for (const b of batch) b.settle();
             continue;
           }
@@ -230,7 +236,19 @@ export class CreditLeaseBook {
     const want = this.o.targetMinor > need ? this.o.targetMinor : need;
     const g = await this.o.leases.grant({ id, accountId, edgeId: this.edgeId, min: need, want, ttlMs: this.o.ttlMs });
     if (!g) return false;
-    const l: LocalLease = { id, accountId, amount: g.amount, committed: 0n, inflight: 0, pending: [], opening: [], running: new Map(), lastUsed: this.now(), renewedAt: this.now(), retired: false };
+    const l: LocalLease = {
+      id,
+      accountId,
+      amount: g.amount,
+      committed: 0n,
+      inflight: 0,
+      pending: [],
+      opening: [],
+      running: new Map(),
+      lastUsed: this.now(),
+      renewedAt: this.now(),
+      retired: false,
+    };
     this.current.set(accountId, l);
     this.leases.set(id, l);
     this.renewTimer ??= setInterval(() => void this.renew(), Math.max(50, Math.floor(this.o.ttlMs / 3))).unref();
@@ -261,8 +279,15 @@ export class CreditLeaseBook {
   private async chargeDirect(c: LeasedCall): Promise<void> {
     try {
       await this.o.calls.open({
-        id: c.id, accountId: c.accountId, apiKeyId: c.apiKeyId, model: c.model, requestedModel: c.requestedModel, request: c.request,
-        hold: c.cost, priceSnapshot: c.priceSnapshot, deadlineAt: new Date(this.now() + 60_000),
+        id: c.id,
+        accountId: c.accountId,
+        apiKeyId: c.apiKeyId,
+        model: c.model,
+        requestedModel: c.requestedModel,
+        request: c.request,
+        hold: c.cost,
+        priceSnapshot: c.priceSnapshot,
+        deadlineAt: new Date(this.now() + 60_000),
       });
       await this.o.calls.settle(c.id, { status: c.status, cost: c.cost, result: c.result, error: c.error, channelId: c.channelId });
     } catch (err) {

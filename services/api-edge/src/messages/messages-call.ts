@@ -54,7 +54,11 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
     model: c.model,
     requestedModel: request.model,
     request: { endpoint: c.endpoint, max_tokens: request.maxTokens, stream: request.stream, input_bound: request.inputBound, images: request.images },
-    priceSnapshot: { total: hold.toString(), ratio: principal.priceRatio, per_million: Object.fromEntries(Object.entries(prices).map(([k, v]) => [k, v.toString()])) },
+    priceSnapshot: {
+      total: hold.toString(),
+      ratio: principal.priceRatio,
+      per_million: Object.fromEntries(Object.entries(prices).map(([k, v]) => [k, v.toString()])),
+    },
     startedAt: new Date(),
   };
   const tracker = new SseUsageTracker();
@@ -63,12 +67,27 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
   let outcome: RelayOutcome;
   try {
     outcome = await relayMessages(d.client, d.logger, {
-      sink: c.sink, channels: c.channels, gate: d.gate, version: c.version, body: c.body, stream: request.stream, headers: c.headers, limits: d.limits,
-      tracker, beforeFirstByte: () => durable,
+      sink: c.sink,
+      channels: c.channels,
+      gate: d.gate,
+      version: c.version,
+      body: c.body,
+      stream: request.stream,
+      headers: c.headers,
+      limits: d.limits,
+      tracker,
+      beforeFirstByte: () => durable,
     });
   } catch (err) {
     // a bug, not an upstream failure: nothing charged, then the error handler answers (or ends the stream)
-    d.book.finish(reservation, { ...call, status: 'failed', cost: 0n, result: { charge_rule: 'nothing_produced', reason: 'gateway_error' }, error: { code: 'server_error', message: 'gateway error' }, channelId: null });
+    d.book.finish(reservation, {
+      ...call,
+      status: 'failed',
+      cost: 0n,
+      result: { charge_rule: 'nothing_produced', reason: 'gateway_error' },
+      error: { code: 'server_error', message: 'gateway error' },
+      channelId: null,
+    });
     throw err;
   }
   d.book.finish(reservation, { ...call, ...settlementOf(outcome, request, prices, principal.priceRatio) });

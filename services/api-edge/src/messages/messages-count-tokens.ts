@@ -32,7 +32,15 @@ export async function countTokens(client: MessagesUpstreamClient, logger: Logger
   for (let ch = pickChannel(c.channels, c.gate); ch; ch = pickChannel(c.channels, c.gate, { exclude: tried })) {
     tried.add(ch.id);
     try {
-      const a = await client.send({ target: ch, path: '/v1/messages/count_tokens', version: c.version, body: c.body, headers: c.headers, stream: false, signal });
+      const a = await client.send({
+        target: ch,
+        path: '/v1/messages/count_tokens',
+        version: c.version,
+        body: c.body,
+        headers: c.headers,
+        stream: false,
+        signal,
+      });
       const text = await a.body.text();
       if (text.length > c.maxAnswerBytes) continue;
       if (a.status === 200 || (a.status >= 400 && a.status < 500 && ![401, 402, 403, 404, 405, 408, 429].includes(a.status))) {
@@ -48,5 +56,11 @@ export async function countTokens(client: MessagesUpstreamClient, logger: Logger
   }
   const r = c.request;
   c.res.setHeader('gmg-token-count', 'estimate');
-  c.res.json({ input_tokens: Math.ceil(r.textBytes / BYTES_PER_TOKEN) + r.images * IMAGE_TOKEN_CEILING + (r.inputBound - r.textBytes - r.images * IMAGE_TOKEN_CEILING - PROMPT_OVERHEAD_TOKENS), estimate: true });
+  c.res.json({
+    input_tokens:
+      Math.ceil(r.textBytes / BYTES_PER_TOKEN) +
+      r.images * IMAGE_TOKEN_CEILING +
+      (r.inputBound - r.textBytes - r.images * IMAGE_TOKEN_CEILING - PROMPT_OVERHEAD_TOKENS),
+    estimate: true,
+  });
 }

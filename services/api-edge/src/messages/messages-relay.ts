@@ -83,7 +83,10 @@ async function readAll(body: MessagesAnswer['body'], max: number): Promise<Buffe
 /** What the caller sees when every channel refused with the gateway's own credentials or quota. */
 function ourRefusal(status: number): DomainError {
   return status === 402
-    ? new DomainError('service_unavailable', 'The upstream channels of this model are out of quota at the moment (upstream 402); this is not about your API key or balance')
+    ? new DomainError(
+        'service_unavailable',
+        'The upstream channels of this model are out of quota at the moment (upstream 402); this is not about your API key or balance',
+      )
     : new DomainError('bad_gateway', `The upstream refused the gateway's channel credentials (upstream ${status}); this is not about your API key`);
 }
 
@@ -112,7 +115,14 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
       };
       let answer: MessagesAnswer;
       try {
-        answer = await client.send({ target: ch, version: input.version, body: input.body, headers: input.headers, stream: input.stream, signal: abort.signal });
+        answer = await client.send({
+          target: ch,
+          version: input.version,
+          body: input.body,
+          headers: input.headers,
+          stream: input.stream,
+          signal: abort.signal,
+        });
       } catch (err) {
         if (abort.signal.aborted) return gone(ch.id);
         failed('unreachable or silent', err);
@@ -127,7 +137,13 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
           if (abort.signal.aborted) return gone(ch.id);
           if (err instanceof TooLarge) {
             logger.warn({ channel: ch.name, limit: input.limits.maxAnswerBytes }, 'messages answer too large; not relayed');
-            return { kind: 'failed', reason: 'answer_too_large', channelId: ch.id, tracker, error: new DomainError('bad_gateway', `The upstream's answer is larger than this gateway relays (${input.limits.maxAnswerBytes} bytes)`) };
+            return {
+              kind: 'failed',
+              reason: 'answer_too_large',
+              channelId: ch.id,
+              tracker,
+              error: new DomainError('bad_gateway', `The upstream's answer is larger than this gateway relays (${input.limits.maxAnswerBytes} bytes)`),
+            };
           }
           failed('died before its answer', err);
           continue;
@@ -185,7 +201,11 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   const error = last
     ? ourRefusal(last.status)
     : tried.size === 0
-      ? new DomainError('service_unavailable', input.channels.length > 0 ? 'Every upstream channel of this model is failing at the moment; retry shortly' : 'No upstream channel serves this model', { retryAfter: 5 })
+      ? new DomainError(
+          'service_unavailable',
+          input.channels.length > 0 ? 'Every upstream channel of this model is failing at the moment; retry shortly' : 'No upstream channel serves this model',
+          { retryAfter: 5 },
+        )
       : new DomainError('bad_gateway', 'No upstream channel answered');
   return { kind: 'failed', reason: last ? `upstream_${last.status}` : 'no_channel_answered', channelId: last?.channelId ?? null, tracker, error };
 }
@@ -203,7 +223,10 @@ async function recorded(input: RelayInput, logger: Logger): Promise<boolean> {
 }
 
 const unrecorded = (channelId: string, tracker: SseUsageTracker): RelayOutcome => ({
-  kind: 'failed', reason: 'not_recorded', channelId, tracker,
+  kind: 'failed',
+  reason: 'not_recorded',
+  channelId,
+  tracker,
   error: new DomainError('service_unavailable', 'The gateway cannot record calls at the moment; retry shortly', { retryAfter: 1 }),
 });
 

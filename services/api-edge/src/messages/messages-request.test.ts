@@ -29,7 +29,21 @@ describe('parseMessagesRequest', () => {
   });
 
   it('bounds a document by its real size: a long PDF far above one image, a short one and a text one by their bytes, a URL one by the page limit', () => {
-    const doc = (source: object) => parseMessagesRequest(raw({ ...base, messages: [{ role: 'user', content: [{ type: 'document', source }, { type: 'text', text: 'sum up' }] }] }));
+    const doc = (source: object) =>
+      parseMessagesRequest(
+        raw({
+          ...base,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'document', source },
+                { type: 'text', text: 'sum up' },
+              ],
+            },
+          ],
+        }),
+      );
     const pdf = (bytes: number) => doc({ type: 'base64', media_type: 'application/pdf', data: Buffer.alloc(bytes, 7).toString('base64') });
     const long = pdf(60_000);
     expect(long.documents).toBe(1);

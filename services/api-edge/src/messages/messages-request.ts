@@ -39,19 +39,28 @@ export function parseMessagesRequest(raw: Buffer, o: { countOnly?: boolean } = {
     throw new DomainError('invalid_json', 'Request body is not valid JSON');
   }
   if (!isObject(body)) throw bad('', 'type', 'Request body must be a JSON object');
-  if (typeof body.model !== 'string' || body.model.trim() === '') throw bad('model', 'required', '`model` is required: a chat model from GET /v1/models?expand=category');
+  if (typeof body.model !== 'string' || body.model.trim() === '')
+    throw bad('model', 'required', '`model` is required: a chat model from GET /v1/models?expand=category');
   // count_tokens takes the same body without max_tokens (nothing is generated)
   const max = o.countOnly && body.max_tokens === undefined ? 1 : body.max_tokens;
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) throw bad('max_tokens', 'integer', '`max_tokens` is required: an integer ≥ 1');
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw bad('messages', 'required', '`messages` is required: a non-empty array of {role, content}');
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw bad('messages', 'required', '`messages` is required: a non-empty array of {role, content}');
   for (const [i, m] of body.messages.entries()) {
-    if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant')) throw bad(`messages[${i}].role`, 'enum', `\`messages[${i}].role\` must be 'user' or 'assistant'`);
-    if (typeof m.content !== 'string' && !Array.isArray(m.content)) throw bad(`messages[${i}].content`, 'type', `\`messages[${i}].content\` must be a string or an array of content parts`);
+    if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant'))
+      throw bad(`messages[${i}].role`, 'enum', `\`messages[${i}].role\` must be 'user' or 'assistant'`);
+    if (typeof m.content !== 'string' && !Array.isArray(m.content))
+      throw bad(`messages[${i}].content`, 'type', `\`messages[${i}].content\` must be a string or an array of content parts`);
   }
   if (body.stream !== undefined && typeof body.stream !== 'boolean') throw bad('stream', 'type', '`stream` must be a boolean');
   const m = measure(body);
   return {
-    model: body.model, maxTokens: max, stream: body.stream === true, images: m.images, documents: m.documents, textBytes: m.bytes,
+    model: body.model,
+    maxTokens: max,
+    stream: body.stream === true,
+    images: m.images,
+    documents: m.documents,
+    textBytes: m.bytes,
     inputBound: m.bytes + m.images * IMAGE_TOKEN_CEILING + m.documentTokens + PROMPT_OVERHEAD_TOKENS,
   };
 }

@@ -19,8 +19,12 @@ export function parseMessagesVersion(headers: IncomingHttpHeaders): string {
     }
     return value!;
   }
-  throw new DomainError('invalid_request', 'Header `msgproto-version` is required: the protocol version, a date such as 2023-06-01 (`anthropic-version` is accepted too)', {
-    field: 'msgproto-version',
-    rule: 'required',
-  });
+  throw new DomainError(
+    'invalid_request',
+    'Header `msgproto-version` is required: the protocol version, a date such as 2023-06-01 (`anthropic-version` is accepted too)',
+    {
+      field: 'msgproto-version',
+      rule: 'required',
+    },
+  );
 }

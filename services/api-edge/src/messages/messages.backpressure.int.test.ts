@@ -31,7 +31,9 @@ function startUpstream(): Promise<string> {
         written += s.length;
         if (!res.write(s)) await new Promise((r) => res.once('drain', r));
       };
-      await write(ev('message_start', { message: { id: 'msg_bp', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 10, output_tokens: 1 } } }));
+      await write(
+        ev('message_start', { message: { id: 'msg_bp', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 10, output_tokens: 1 } } }),
+      );
       await write(ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
       for (let i = 0; i < EVENTS && !res.destroyed; i++) await write(DELTA_EVENT);
       await write(ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: EVENTS * 1024 } }));
@@ -50,7 +52,14 @@ beforeAll(async () => {
   const created = await fetch(`${h.baseUrl}/api/channels`, {
     method: 'POST',
     headers: { authorization: `Bearer ${h.config.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'fast', protocol: 'messages', base_url: await startUpstream(), api_key: 'upstream-key', models: ['lumen-chat-1'], version_header: 'msgproto-version' }),
+    body: JSON.stringify({
+      name: 'fast',
+      protocol: 'messages',
+      base_url: await startUpstream(),
+      api_key: 'upstream-key',
+      models: ['lumen-chat-1'],
+      version_header: 'msgproto-version',
+    }),
   });
   expect(created.status).toBe(201);
   expect(((await created.json()) as { data: Record<string, unknown> }).data).toMatchObject({ protocol: 'messages', version_header: 'msgproto-version' });
@@ -66,7 +75,11 @@ it('a client that stops reading stalls the upstream far before the end; reading 
   const { key, accountId } = await h.newCustomer({ balance: 500 });
   const body = JSON.stringify({ model: 'lumen-chat-1', max_tokens: EVENTS * 1024, stream: true, messages: [{ role: 'user', content: 'a lot' }] });
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    const r = http.request(`${h.baseUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' } }, resolve);
+    const r = http.request(
+      `${h.baseUrl}/v1/messages`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' } },
+      resolve,
+    );
     r.on('error', reject);
     r.end(body);
   });
@@ -81,11 +94,14 @@ it('a client that stops reading stalls the upstream far before the end; reading 
   // the upstream's count stops moving while the client does not read
   let last = -1;
   let still = 0;
-  await waitFor(() => {
-    still = written === last ? still + 1 : 0;
-    last = written;
-    return still >= 5;
-  }, { timeoutMs: 20_000, intervalMs: 100, what: 'the upstream stalled by backpressure' });
+  await waitFor(
+    () => {
+      still = written === last ? still + 1 : 0;
+      last = written;
+      return still >= 5;
+    },
+    { timeoutMs: 20_000, intervalMs: 100, what: 'the upstream stalled by backpressure' },
+  );
   expect(upstreamDone).toBe(false);
   expect(written).toBeLessThan(TOTAL_BYTES / 2);
 

@@ -1,7 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import {
-  chargeOf, nextCall, sdkFor, startChatWorld, type EdgeHarness,
-} from './test-support/messages-harness';
+import { chargeOf, nextCall, sdkFor, startChatWorld, type EdgeHarness } from './test-support/messages-harness';
 
 /**
  * Bounded memory per call (docs/messages.md, "Timeouts and bounds"): a non-streamed answer above
@@ -37,7 +35,8 @@ describe('answer and event caps', () => {
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect((err as { status: number }).status).toBe(502);
     expect((err as { error: unknown }).error).toEqual({
-      type: 'error', error: { type: 'bad_gateway', code: 502, message: expect.stringContaining(`larger than this gateway relays (${CAP} bytes)`) },
+      type: 'error',
+      error: { type: 'bad_gateway', code: 502, message: expect.stringContaining(`larger than this gateway relays (${CAP} bytes)`) },
     });
     expect((err as { requestID?: string }).requestID).toEqual(expect.any(String));
     expect((await chargeOf(h, (await nextCall(h, accountId, seen++)).id as string)).capture).toBe(0n);
@@ -60,6 +59,9 @@ describe('answer and event caps', () => {
     expect(names.filter((n) => n === 'error')).toHaveLength(1);
     for (const e of events) expect(() => JSON.parse(/^data: (.*)$/m.exec(e)![1]!)).not.toThrow();
     expect(text).not.toContain('z'.repeat(CAP)); // the oversized event was never relayed, not even in part
-    expect(JSON.parse(/^data: (.*)$/m.exec(events.at(-1)!)![1]!)).toEqual({ type: 'error', error: { type: expect.any(String), code: 502, message: `An upstream event is larger than this gateway relays (${CAP} bytes)` } });
+    expect(JSON.parse(/^data: (.*)$/m.exec(events.at(-1)!)![1]!)).toEqual({
+      type: 'error',
+      error: { type: expect.any(String), code: 502, message: `An upstream event is larger than this gateway relays (${CAP} bytes)` },
+    });
   });
 });

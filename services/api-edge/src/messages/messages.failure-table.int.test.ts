@@ -1,9 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ChannelRepository, PriceRepository } from '@gmg/db';
-import {
-  SIM_KEY, chargeOf, chatCalls, nextCall, sdkFor, startEdgeHarness, startSim,
-  type EdgeHarness, type SimHandle,
-} from './test-support/messages-harness';
+import { SIM_KEY, chargeOf, chatCalls, nextCall, sdkFor, startEdgeHarness, startSim, type EdgeHarness, type SimHandle } from './test-support/messages-harness';
 
 /**
  * The failure table of docs/messages.md, one row per test: a hung channel fails over within the header bound (and
@@ -22,16 +19,39 @@ const HEADER_BOUND_MS = 2000;
 
 beforeAll(async () => {
   [h, healthy, hung] = await Promise.all([
-    startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', PRICE_CACHE_TTL_MS: '0', MESSAGES_HEADERS_TIMEOUT_SECONDS: String(HEADER_BOUND_MS / 1000), MESSAGES_BREAKER_FAILURES: '1' } }),
+    startEdgeHarness({
+      env: {
+        MESSAGES_CHANNEL_CACHE_TTL_MS: '0',
+        PRICE_CACHE_TTL_MS: '0',
+        MESSAGES_HEADERS_TIMEOUT_SECONDS: String(HEADER_BOUND_MS / 1000),
+        MESSAGES_BREAKER_FAILURES: '1',
+      },
+    }),
     startSim(),
     startSim('hang'),
   ]);
   const channels = new ChannelRepository(h.db.dataSource);
   const groups = ['default'];
-  await channels.create({ name: 'healthy', protocol: 'messages', baseUrl: healthy.url, apiKey: SIM_KEY, models: ['lumen-chat-1', 'lumen-chat-1-mini'], groups, priority: 0 });
+  await channels.create({
+    name: 'healthy',
+    protocol: 'messages',
+    baseUrl: healthy.url,
+    apiKey: SIM_KEY,
+    models: ['lumen-chat-1', 'lumen-chat-1-mini'],
+    groups,
+    priority: 0,
+  });
   await channels.create({ name: 'hung', protocol: 'messages', baseUrl: hung.url, apiKey: SIM_KEY, models: ['lumen-chat-1-mini'], groups, priority: 10 });
   // our key is wrong on this one: the upstream answers 401 to the gateway
-  await channels.create({ name: 'bad-key', protocol: 'messages', baseUrl: healthy.url, apiKey: 'not-the-sim-key', models: ['lumen-omni-1'], groups, priority: 0 });
+  await channels.create({
+    name: 'bad-key',
+    protocol: 'messages',
+    baseUrl: healthy.url,
+    apiKey: 'not-the-sim-key',
+    models: ['lumen-omni-1'],
+    groups,
+    priority: 0,
+  });
   ({ key, accountId } = await h.newCustomer({ balance: 50 }));
   client = sdkFor(h, key);
 }, 60_000);
@@ -69,7 +89,10 @@ describe('upstream 401 (our channel key)', () => {
     const err = (await client.messages.create(hi('hello', 'lumen-omni-1')).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect(err.status).toBe(502);
-    expect(err.error).toEqual({ type: 'error', error: { code: 502, type: 'bad_gateway', message: expect.stringMatching(/channel credentials.*not about your API key/) } });
+    expect(err.error).toEqual({
+      type: 'error',
+      error: { code: 502, type: 'bad_gateway', message: expect.stringMatching(/channel credentials.*not about your API key/) },
+    });
     expect(err.requestID).toMatch(/^req_/);
     expect((await chargeOf(h, (await lastCall()).id as string)).capture).toBe(0n);
   });
@@ -84,14 +107,20 @@ describe('mid-event cut', () => {
     });
     const text = await res.text();
     expect(text.endsWith('\n\n')).toBe(true);
-    const events = text.slice(0, -2).split('\n\n').map((block) => {
-      const [ev, data, ...rest] = block.split('\n');
-      expect(rest).toEqual([]);
-      return { event: ev.replace(/^event: /, ''), data: JSON.parse(data.replace(/^data: /, '')) as { type: string } };
-    });
+    const events = text
+      .slice(0, -2)
+      .split('\n\n')
+      .map((block) => {
+        const [ev, data, ...rest] = block.split('\n');
+        expect(rest).toEqual([]);
+        return { event: ev.replace(/^event: /, ''), data: JSON.parse(data.replace(/^data: /, '')) as { type: string } };
+      });
     expect(events.map((e) => e.event).slice(0, 2)).toEqual(['message_start', 'ping']);
     for (const e of events) expect(e.data.type).toBe(e.event);
-    expect(events.at(-1)).toEqual({ event: 'error', data: { type: 'error', error: { code: 502, type: 'bad_gateway', message: 'The upstream connection was lost mid-stream' } } });
+    expect(events.at(-1)).toEqual({
+      event: 'error',
+      data: { type: 'error', error: { code: 502, type: 'bad_gateway', message: 'The upstream connection was lost mid-stream' } },
+    });
     expect(events.filter((e) => e.event === 'error')).toHaveLength(1);
     const call = await lastCall();
     expect(call.status).toBe('completed');
@@ -122,18 +151,34 @@ describe('what vendor clients also call', () => {
     expect(ids).toEqual(expect.arrayContaining(['lumen-chat-1', 'lumen-chat-1-mini', 'lumen-omni-1']));
     expect(ids).not.toContain('lumen-2-pro');
 
-    const res = await fetch(`${h.baseUrl}/v1/messages/batches`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${h.baseUrl}/v1/messages/batches`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ type: 'error', error: { code: 404, type: 'not_found_error', message: expect.stringContaining('/v1/messages/batches') } });
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: { code: 404, type: 'not_found_error', message: expect.stringContaining('/v1/messages/batches') },
+    });
     // nothing of the above was charged but the one answer
     expect(await chatCalls(h, accountId)).toHaveLength(seen);
   });
 
-  it('a custom model name on the key\'s list is callable when a messages channel lists it by name; not through a catch-all channel', async () => {
+  it("a custom model name on the key's list is callable when a messages channel lists it by name; not through a catch-all channel", async () => {
     const kinds = ['input', 'output', 'cache_write', 'cache_read'];
-    await new PriceRepository(h.db.dataSource).upsertMany(['house-chat', 'other-chat'].flatMap((m) => kinds.map((k) => ({ key: `${m}@${k}`, unitPrice: 1_000_000n, description: 'test' }))));
+    await new PriceRepository(h.db.dataSource).upsertMany(
+      ['house-chat', 'other-chat'].flatMap((m) => kinds.map((k) => ({ key: `${m}@${k}`, unitPrice: 1_000_000n, description: 'test' }))),
+    );
     const custom = await h.newCustomer({ balance: 5, models: ['house-chat', 'other-chat'] });
-    await new ChannelRepository(h.db.dataSource).create({ name: 'house', protocol: 'messages', baseUrl: healthy.url, apiKey: SIM_KEY, models: ['house-chat'], groups: ['default'] });
+    await new ChannelRepository(h.db.dataSource).create({
+      name: 'house',
+      protocol: 'messages',
+      baseUrl: healthy.url,
+      apiKey: SIM_KEY,
+      models: ['house-chat'],
+      groups: ['default'],
+    });
     const sdk = sdkFor(h, custom.key);
     const msg = await sdk.messages.create(hi('hello house', 'house-chat'));
     expect(msg.content).toEqual([{ type: 'text', text: 'Hello! You said: hello house' }]);

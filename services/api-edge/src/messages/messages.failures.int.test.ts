@@ -2,8 +2,17 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ChannelRepository } from '@gmg/db';
 import { freePort, waitFor } from '@gmg/testing';
 import {
-  SIM_KEY, balanceOf, chargeOf, chatCalls, expectedCost, nextCall, sdkFor, startEdgeHarness, startSim,
-  type EdgeHarness, type SimHandle,
+  SIM_KEY,
+  balanceOf,
+  chargeOf,
+  chatCalls,
+  expectedCost,
+  nextCall,
+  sdkFor,
+  startEdgeHarness,
+  startSim,
+  type EdgeHarness,
+  type SimHandle,
 } from './test-support/messages-harness';
 
 /**
@@ -23,10 +32,34 @@ beforeAll(async () => {
   [h, healthy, sick] = await Promise.all([startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0' } }), startSim(), startSim('overloaded')]);
   const channels = new ChannelRepository(h.db.dataSource);
   const groups = ['default'];
-  await channels.create({ name: 'healthy', protocol: 'messages', baseUrl: healthy.url, apiKey: SIM_KEY, models: ['lumen-chat-1', 'lumen-chat-1-mini'], groups, priority: 0 });
-  await channels.create({ name: 'overloaded', protocol: 'messages', baseUrl: sick.url, apiKey: SIM_KEY, models: ['lumen-chat-1-mini', 'lumen-omni-1'], groups, priority: 10 });
+  await channels.create({
+    name: 'healthy',
+    protocol: 'messages',
+    baseUrl: healthy.url,
+    apiKey: SIM_KEY,
+    models: ['lumen-chat-1', 'lumen-chat-1-mini'],
+    groups,
+    priority: 0,
+  });
+  await channels.create({
+    name: 'overloaded',
+    protocol: 'messages',
+    baseUrl: sick.url,
+    apiKey: SIM_KEY,
+    models: ['lumen-chat-1-mini', 'lumen-omni-1'],
+    groups,
+    priority: 10,
+  });
   const deadPort = await freePort();
-  await channels.create({ name: 'dead', protocol: 'messages', baseUrl: `http://127.0.0.1:${deadPort}`, apiKey: SIM_KEY, models: ['lumen-chat-1-mini'], groups, priority: 20 });
+  await channels.create({
+    name: 'dead',
+    protocol: 'messages',
+    baseUrl: `http://127.0.0.1:${deadPort}`,
+    apiKey: SIM_KEY,
+    models: ['lumen-chat-1-mini'],
+    groups,
+    priority: 20,
+  });
   ({ key, accountId } = await h.newCustomer({ balance: 50 }));
   client = sdkFor(h, key);
 }, 60_000);
@@ -85,7 +118,9 @@ describe('streams cut short', () => {
     await stream.done().catch(() => undefined);
     const at = await aborted;
     const closed = await waitFor(() => healthy.logLines().find((l) => l.msg === 'messages stream closed by the client before its end'), {
-      timeoutMs: 1000, intervalMs: 20, what: 'the sim logging the close',
+      timeoutMs: 1000,
+      intervalMs: 20,
+      what: 'the sim logging the close',
     });
     expect(Date.parse(String(closed.time))).toBeLessThan(at + 1000);
     const full = answered(healthy).at(-1)!.usage as { output_tokens: number };
@@ -103,7 +138,11 @@ describe('streams cut short', () => {
   it('an upstream dying mid-stream ends the client stream with an error event; no failover after the first byte', async () => {
     const since = new Date().toISOString();
     let text = '';
-    const stream = client.messages.stream({ model: 'lumen-chat-1', max_tokens: 256, messages: [{ role: 'user', content: 'one two three four five six seven [sim:drop]' }] });
+    const stream = client.messages.stream({
+      model: 'lumen-chat-1',
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'one two three four five six seven [sim:drop]' }],
+    });
     stream.on('text', (t) => (text += t));
     const err = await stream.finalMessage().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
@@ -148,17 +187,25 @@ describe('errors the gateway answers itself: vendor envelope, nothing charged', 
 
   it('the Bearer header works too; a key without the model gets 403, an empty account 402, a group without channels 503; no call recorded', async () => {
     const limited = await h.newCustomer({ balance: 5, models: ['lumen-chat-1'] });
-    const forbidden = await sdkFor(h, limited.key).messages.create({ ...ok, model: 'lumen-chat-1-mini' } as never).catch((e: unknown) => e);
+    const forbidden = await sdkFor(h, limited.key)
+      .messages.create({ ...ok, model: 'lumen-chat-1-mini' } as never)
+      .catch((e: unknown) => e);
     expect(forbidden).toBeInstanceOf(Anthropic.PermissionDeniedError);
     const poor = await h.newCustomer({ balance: 0 });
-    const unpaid = await sdkFor(h, poor.key).messages.create(ok as never).catch((e: unknown) => e);
+    const unpaid = await sdkFor(h, poor.key)
+      .messages.create(ok as never)
+      .catch((e: unknown) => e);
     expect((unpaid as { status: number }).status).toBe(402);
     expect((unpaid as { error: unknown }).error).toMatchObject({ type: 'error', error: { code: 402, type: 'payment_required' } });
     const lonely = await h.newCustomer({ balance: 5, groupName: 'no-channels' });
-    const none = await sdkFor(h, lonely.key).messages.create(ok as never).catch((e: unknown) => e);
+    const none = await sdkFor(h, lonely.key)
+      .messages.create(ok as never)
+      .catch((e: unknown) => e);
     expect((none as { status: number }).status).toBe(503);
     const bearer = await fetch(`${h.baseUrl}/v1/messages`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${limited.key}`, 'anthropic-version': '2023-06-01' }, body: JSON.stringify(ok),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${limited.key}`, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify(ok),
     });
     expect(bearer.status).toBe(200);
     for (const c of [poor, lonely]) {

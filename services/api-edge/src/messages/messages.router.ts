@@ -69,10 +69,14 @@ function chatModel(name: string, principal: AuthPrincipal, protocol: ChatProtoco
     return { id: name, custom: true };
   }
   if (!model || !model.supportedEndpointTypes.includes(protocol)) {
-    throw new DomainError('invalid_request', `\`model\`: '${name}' is not a chat model served on this endpoint; GET /v1/models?expand=category&category=chat lists them (\`supported_endpoint_types\` includes '${protocol}')`, {
-      field: 'model',
-      rule: 'chat_model',
-    });
+    throw new DomainError(
+      'invalid_request',
+      `\`model\`: '${name}' is not a chat model served on this endpoint; GET /v1/models?expand=category&category=chat lists them (\`supported_endpoint_types\` includes '${protocol}')`,
+      {
+        field: 'model',
+        rule: 'chat_model',
+      },
+    );
   }
   if (!isModelAllowed(model.id, principal.keyModels, principal.groupModels)) {
     throw new DomainError('permission', `This API key is not allowed to use model '${name}'`, { field: 'model' });
@@ -121,20 +125,22 @@ function frontOf(protocol: ChatProtocol, req: Request, res: Response): Front {
  */
 export function messagesRouter(d: MessagesRouterDeps): Router {
   const router = Router();
-  const serve = (protocol: ChatProtocol): RequestHandler => async (req, res) => {
-    d.sweeper.poke();
-    const front = frontOf(protocol, req, res);
-    const { request } = front;
-    const principal = principalOf(res);
-    const m = chatModel(request.model, principal, protocol);
-    const model = m.id;
-    const prices = await pricesOf(d, model);
-    const channels = await channelsOf(d, m, principal.groupName);
-    if (channels.length === 0) throw new DomainError('service_unavailable', `No upstream channel serves model '${request.model}' at the moment`);
+  const serve =
+    (protocol: ChatProtocol): RequestHandler =>
+    async (req, res) => {
+      d.sweeper.poke();
+      const front = frontOf(protocol, req, res);
+      const { request } = front;
+      const principal = principalOf(res);
+      const m = chatModel(request.model, principal, protocol);
+      const model = m.id;
+      const prices = await pricesOf(d, model);
+      const channels = await channelsOf(d, m, principal.groupName);
+      if (channels.length === 0) throw new DomainError('service_unavailable', `No upstream channel serves model '${request.model}' at the moment`);
 
-    const outcome = await serveMessagesCall(d.call, { principal, model, prices, channels, ...front });
-    if (outcome.error) throw outcome.error;
-  };
+      const outcome = await serveMessagesCall(d.call, { principal, model, prices, channels, ...front });
+      if (outcome.error) throw outcome.error;
+    };
   const count: RequestHandler = async (req, res) => {
     const version = parseMessagesVersion(req.headers);
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -142,7 +148,14 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     const principal = principalOf(res);
     const channels = await channelsOf(d, chatModel(request.model, principal, 'messages'), principal.groupName);
     await countTokens(d.call.client, d.call.logger, {
-      res, request, channels, gate: d.call.gate, version, body: raw, headers: passedHeaders(req.headers), maxAnswerBytes: d.call.limits.maxAnswerBytes,
+      res,
+      request,
+      channels,
+      gate: d.call.gate,
+      version,
+      body: raw,
+      headers: passedHeaders(req.headers),
+      maxAnswerBytes: d.call.limits.maxAnswerBytes,
     });
   };
   router.post('/v1/messages', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), serve('messages'));

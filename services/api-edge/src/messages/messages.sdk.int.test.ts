@@ -1,8 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import {
-  balanceOf, chargeOf, expectedCost, leasesOf, nextCall, sdkFor, startChatWorld,
-  type EdgeHarness,
-} from './test-support/messages-harness';
+import { balanceOf, chargeOf, expectedCost, leasesOf, nextCall, sdkFor, startChatWorld, type EdgeHarness } from './test-support/messages-harness';
 
 /**
  * The vendor's own client (@anthropic-ai/sdk), unchanged, pointed at the gateway by baseURL, against a real
@@ -35,8 +32,10 @@ async function expectChargedFor(usage: Anthropic.Usage, model = MODEL) {
   lastId = call.id as string;
   const ledger = await chargeOf(h, call.id as string);
   const cost = await expectedCost(h, model, {
-    input: usage.input_tokens, output: usage.output_tokens,
-    cacheWrite: usage.cache_creation_input_tokens ?? 0, cacheRead: usage.cache_read_input_tokens ?? 0,
+    input: usage.input_tokens,
+    output: usage.output_tokens,
+    cacheWrite: usage.cache_creation_input_tokens ?? 0,
+    cacheRead: usage.cache_read_input_tokens ?? 0,
   });
   expect(cost).toBeGreaterThan(0n);
   expect(ledger.capture).toBe(cost);
@@ -64,8 +63,16 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
   it('stream helper: text events as they come, the final message assembled, charged by the final usage', async () => {
     const pieces: string[] = [];
     const stream = client.messages.stream({
-      model: MODEL, max_tokens: 256, system: 'Be brief.', temperature: 0.2, metadata: { user_id: 'u-1' },
-      messages: [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three four five' }],
+      model: MODEL,
+      max_tokens: 256,
+      system: 'Be brief.',
+      temperature: 0.2,
+      metadata: { user_id: 'u-1' },
+      messages: [
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'two' },
+        { role: 'user', content: 'three four five' },
+      ],
     });
     stream.on('text', (t) => pieces.push(t));
     const final = await stream.finalMessage();
@@ -76,10 +83,13 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
   });
 
   it('tool use round trip: tool_use streamed as input_json_delta, then the tool_result answered', async () => {
-    const tools: Anthropic.Tool[] = [{
-      name: 'get_weather', description: 'Weather of a city',
-      input_schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city'] },
-    }];
+    const tools: Anthropic.Tool[] = [
+      {
+        name: 'get_weather',
+        description: 'Weather of a city',
+        input_schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city'] },
+      },
+    ];
     const ask: Anthropic.MessageParam = { role: 'user', content: 'Weather in Paris?' };
     const first = await client.messages.stream({ model: MODEL, max_tokens: 512, tools, tool_choice: { type: 'auto' }, messages: [ask] }).finalMessage();
     expect(first.stop_reason).toBe('tool_use');
@@ -88,8 +98,14 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
     await expectChargedFor(first.usage);
 
     const second = await client.messages.create({
-      model: MODEL, max_tokens: 512, tools,
-      messages: [ask, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny, 21 C' }] }],
+      model: MODEL,
+      max_tokens: 512,
+      tools,
+      messages: [
+        ask,
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny, 21 C' }] },
+      ],
     });
     expect(second.stop_reason).toBe('end_turn');
     expect(second.content[0]).toEqual({ type: 'text', text: 'Hello! Tool result received: sunny, 21 C' });
@@ -99,21 +115,32 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
   it('image input (base64 and URL) reaches the upstream', async () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
     const msg = await client.messages.create({
-      model: 'lumen-omni-1', max_tokens: 128,
-      messages: [{ role: 'user', content: [
-        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
-        { type: 'image', source: { type: 'url', url: 'https://cdn.example.com/cat.png' } },
-        { type: 'text', text: 'What is this?' },
-      ] }],
+      model: 'lumen-omni-1',
+      max_tokens: 128,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+            { type: 'image', source: { type: 'url', url: 'https://cdn.example.com/cat.png' } },
+            { type: 'text', text: 'What is this?' },
+          ],
+        },
+      ],
     });
     expect(msg.content[0]).toEqual({ type: 'text', text: 'Hello! I see 2 images. You said: What is this?' });
     await expectChargedFor(msg.usage, 'lumen-omni-1');
   });
 
   it('extended thinking streams thinking_delta and signature_delta before the text', async () => {
-    const final = await client.messages.stream({
-      model: MODEL, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'think' }],
-    }).finalMessage();
+    const final = await client.messages
+      .stream({
+        model: MODEL,
+        max_tokens: 2048,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'think' }],
+      })
+      .finalMessage();
     expect(final.content.map((b) => b.type)).toEqual(['thinking', 'text']);
     const thinking = final.content[0] as Anthropic.ThinkingBlock;
     expect(thinking.thinking).toContain('5 characters');
@@ -126,7 +153,10 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
       .create({ model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url' } }] as never }] })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((err as { error: unknown }).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('source') } });
+    expect((err as { error: unknown }).error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringContaining('source') },
+    });
     const call = await lastCall();
     lastId = call.id as string;
     expect(call.status).toBe('failed');
@@ -160,7 +190,10 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
       expect(l).toMatchObject({ status: 'closed', hold: l.amount });
       expect(BigInt(l.release as string) + BigInt(l.used as string)).toBe(BigInt(l.amount as string));
     }
-    const [{ captured }] = await h.db.dataSource.query(`SELECT COALESCE(sum(amount), 0)::text AS captured FROM ledger_entries WHERE account_id = $1 AND kind = 'capture'`, [accountId]);
+    const [{ captured }] = await h.db.dataSource.query(
+      `SELECT COALESCE(sum(amount), 0)::text AS captured FROM ledger_entries WHERE account_id = $1 AND kind = 'capture'`,
+      [accountId],
+    );
     expect(leases.reduce((s, l) => s + BigInt(l.used as string), 0n)).toBe(BigInt(captured));
     const after = await balanceOf(h, accountId);
     expect(after).toEqual({ available: before.available + before.held, held: 0n, spent: before.spent });

@@ -12,7 +12,9 @@ describe('admin token: failed attempts throttled per client address', () => {
   beforeAll(async () => {
     h = await startEdgeHarness({ env: { TRUST_PROXY: '1', FAILED_AUTH_LIMIT: '3', FAILED_AUTH_WINDOW_SECONDS: '60', FAILED_AUTH_BLOCK_SECONDS: '120' } });
   });
-  afterAll(async () => { await h?.close(); });
+  afterAll(async () => {
+    await h?.close();
+  });
 
   const as = (address: string, token: string) => ({
     prices: () => request(h.baseUrl).get('/api/prices').set('X-Forwarded-For', address).set('Authorization', `Bearer ${token}`),

@@ -23,7 +23,10 @@ export function adminTokenMatcher(adminToken: string): (presented: string | unde
  * Returns whether the token matched; `refuse` is how the caller answers a wrong one.
  */
 export async function checkAdminToken(
-  req: Request, matches: (presented: string | undefined) => boolean, presented: string | undefined, throttle?: FailedAuthThrottle,
+  req: Request,
+  matches: (presented: string | undefined) => boolean,
+  presented: string | undefined,
+  throttle?: FailedAuthThrottle,
 ): Promise<boolean> {
   const address = req.ip ?? req.socket.remoteAddress ?? '';
   throttle?.assertAllowed(address);

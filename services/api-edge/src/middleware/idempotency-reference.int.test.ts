@@ -23,7 +23,11 @@ afterAll(async () => {
  */
 const REFERENCE_BOUND_BYTES = 320;
 
-interface Raw { status: number; headers: Record<string, string>; body: Buffer }
+interface Raw {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
 
 /** Headers of each request, not of the answer: never replayed (X-Request-Id, Date, rate limits, the replay mark). */
 const perRequest = (name: string) =>
@@ -42,13 +46,22 @@ async function post(key: string, path: string, body: unknown, idem: string, head
 
 const redisKeyOf = (keyId: string, idem: string) => idempotencyKey(h.prefix, keyId, createHash('sha256').update(idem).digest('hex'));
 const stored = async (keyId: string, idem: string) => (await h.redis.get(redisKeyOf(keyId, idem))) ?? '';
-const counts = async (accountId: string) => (await h.db.dataSource.query(
-  `SELECT (SELECT count(*)::int FROM tasks WHERE account_id = $1) AS tasks,
-          (SELECT count(*)::int FROM ledger_entries WHERE account_id = $1 AND kind = 'hold') AS holds`, [accountId]))[0] as { tasks: number; holds: number };
+const counts = async (accountId: string) =>
+  (
+    await h.db.dataSource.query(
+      `SELECT (SELECT count(*)::int FROM tasks WHERE account_id = $1) AS tasks,
+          (SELECT count(*)::int FROM ledger_entries WHERE account_id = $1 AND kind = 'hold') AS holds`,
+      [accountId],
+    )
+  )[0] as { tasks: number; holds: number };
 
 /** First answer, then its replay: same status, same answer headers, same body bytes, and the handler ran once. */
 async function expectByteIdenticalReplay(
-  c: { key: string; keyId: string; accountId: string }, path: string, body: unknown, idem: string, headers: Record<string, string> = {},
+  c: { key: string; keyId: string; accountId: string },
+  path: string,
+  body: unknown,
+  idem: string,
+  headers: Record<string, string> = {},
 ): Promise<{ first: Raw; value: string }> {
   const first = await post(c.key, path, body, idem, headers);
   expect(first.status).toBeLessThan(300);
@@ -82,8 +95,10 @@ describe('idempotent answers stored as a reference to their task', () => {
     await h.redis.set(twin, 'x', 'EX', 60);
     const keyOnly = await usage(twin);
     await h.redis.del(twin);
-    process.stdout.write(`idempotency answer of a submit (MEMORY USAGE, key of ${key.length} chars): reference ${reference} B (value ${value.length} chars), `
-      + `whole answer ${full} B (value ${whole.length} chars), the key alone with a 1-byte value ${keyOnly} B\n`);
+    process.stdout.write(
+      `idempotency answer of a submit (MEMORY USAGE, key of ${key.length} chars): reference ${reference} B (value ${value.length} chars), ` +
+        `whole answer ${full} B (value ${whole.length} chars), the key alone with a 1-byte value ${keyOnly} B\n`,
+    );
     expect(reference).toBeLessThanOrEqual(REFERENCE_BOUND_BYTES);
     expect(reference).toBeLessThan(full);
   });
@@ -102,8 +117,12 @@ describe('idempotent answers stored as a reference to their task', () => {
 
   it('avatar shape C and the art suite acknowledgement are replayed byte for byte', async () => {
     const c = await h.newCustomer({ balance: 10 });
-    const avatar = await expectByteIdenticalReplay(c, '/v1/motion2/private-avatar',
-      { asset_type: 'Image', project_name: 'p', assets: [{ url: 'https://cdn.example.com/a/0.png', name: 'a0' }] }, 'avatar');
+    const avatar = await expectByteIdenticalReplay(
+      c,
+      '/v1/motion2/private-avatar',
+      { asset_type: 'Image', project_name: 'p', assets: [{ url: 'https://cdn.example.com/a/0.png', name: 'a0' }] },
+      'avatar',
+    );
     expect(avatar.value).toMatch(/:200:C:task_/);
     const art = await expectByteIdenticalReplay(c, '/v1/artgen/generations/imagine', { prompt: 'a fox --v 7' }, 'art');
     expect(art.value).toMatch(/:200:G:task_/);
@@ -128,7 +147,9 @@ describe('idempotent answers stored as a reference to their task', () => {
     await h.db.dataSource.query(
       `WITH moved AS (DELETE FROM tasks WHERE id = $1 RETURNING *)
        INSERT INTO tasks_archive (id, account_id, created_at, completed_at, task)
-       SELECT id, account_id, created_at, now(), to_jsonb(moved) FROM moved`, [taskId]);
+       SELECT id, account_id, created_at, now(), to_jsonb(moved) FROM moved`,
+      [taskId],
+    );
     const replay = await post(c.key, '/v1/images/generations', body, 'gone');
     expect(replay.status).toBe(422);
     expect(JSON.parse(replay.body.toString())).toEqual({
@@ -139,7 +160,7 @@ describe('idempotent answers stored as a reference to their task', () => {
     expect((await stored(c.keyId, 'gone')).slice(0, 2)).toBe('T:'); // nothing rewritten: the key stays spent
   });
 
-  it('keeps the whole answer when the task cannot rebuild it: shape B answered by the backstop quotes the retry\'s request id', async () => {
+  it("keeps the whole answer when the task cannot rebuild it: shape B answered by the backstop quotes the retry's request id", async () => {
     const c = await h.newCustomer({ balance: 10 });
     const spark = { model: 'spark-imagine-image-2.0', prompt: 'lost record' };
     const first = await post(c.key, '/v1/images/generations', spark, 'lost');
@@ -164,7 +185,7 @@ describe('with tracing on (X-Trace-Id is part of the answer, kept on the task)',
     await tracing.shutdown().catch(() => undefined);
   });
 
-  it('replays the first answer\'s X-Trace-Id and bytes, rebuilt from the task', async () => {
+  it("replays the first answer's X-Trace-Id and bytes, rebuilt from the task", async () => {
     const c = await h.newCustomer({ balance: 10 });
     const { first } = await expectByteIdenticalReplay(c, '/v1/images/generations', { model: 'lumen-2-flex', prompt: 'traced' }, 'traced');
     expect(first.headers['x-trace-id']).toMatch(/^[0-9a-f]{32}$/);

@@ -88,9 +88,13 @@ export async function rebuildReferenced(answers: TaskAnswers | undefined, ref: S
   if (!answers || !shape) throw new Error(`idempotency: stored reference of unknown answer shape '${ref.shape}'`);
   const task = await answers.get(ref.taskId);
   if (!task) {
-    throw new DomainError('idempotency_task_gone', `This Idempotency-Key created task ${ref.taskId}, which is no longer kept, so its answer cannot be replayed; use a new key for a new request`, {
-      field: 'Idempotency-Key',
-    });
+    throw new DomainError(
+      'idempotency_task_gone',
+      `This Idempotency-Key created task ${ref.taskId}, which is no longer kept, so its answer cannot be replayed; use a new key for a new request`,
+      {
+        field: 'Idempotency-Key',
+      },
+    );
   }
   // the reference lives under this API key's record and names that key's own task: anything else is a bug
   if (task.apiKeyId !== apiKeyId) throw new Error(`idempotency: stored reference names task ${ref.taskId} of another API key`);
@@ -99,5 +103,4 @@ export async function rebuildReferenced(answers: TaskAnswers | undefined, ref: S
   return answer;
 }
 
-const sameAnswer = (a: Answer, b: Answer): boolean =>
-  a.status === b.status && a.body.equals(b.body) && JSON.stringify(a.headers) === JSON.stringify(b.headers);
+const sameAnswer = (a: Answer, b: Answer): boolean => a.status === b.status && a.body.equals(b.body) && JSON.stringify(a.headers) === JSON.stringify(b.headers);

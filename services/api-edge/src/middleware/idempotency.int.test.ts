@@ -9,7 +9,14 @@ import { setPrincipal } from '../http/principal';
 import { createIdempotencyMiddleware } from './idempotency';
 
 const principal = (keyId: string): AuthPrincipal => ({
-  keyId, accountId: 'acc', groupName: 'default', keyModels: null, groupModels: null, priceRatio: 1, rpsLimit: null, inflightLimit: null,
+  keyId,
+  accountId: 'acc',
+  groupName: 'default',
+  keyModels: null,
+  groupModels: null,
+  priceRatio: 1,
+  rpsLimit: null,
+  inflightLimit: null,
 });
 
 describe('Idempotency-Key middleware (real Redis)', () => {
@@ -50,7 +57,10 @@ describe('Idempotency-Key middleware (real Redis)', () => {
       }
       res.setHeader('X-Custom', `run-${runs}`);
       // odd spacing on purpose: a replay must be these exact bytes, not a re-serialization
-      res.status(201).type('application/json').send(`{"run": ${runs},  "echo":${JSON.stringify(req.body)}}`);
+      res
+        .status(201)
+        .type('application/json')
+        .send(`{"run": ${runs},  "echo":${JSON.stringify(req.body)}}`);
     });
     app.use(errorHandler(logger));
     return app;
@@ -76,7 +86,9 @@ describe('Idempotency-Key middleware (real Redis)', () => {
   });
 
   const closeGate = () => {
-    gate = new Promise<void>((r) => { openGate = r; });
+    gate = new Promise<void>((r) => {
+      openGate = r;
+    });
   };
 
   it('replays the first answer byte for byte with Idempotent-Replayed and does not run the handler again', async () => {
@@ -96,9 +108,7 @@ describe('Idempotency-Key middleware (real Redis)', () => {
 
   it('runs the handler once for 50 concurrent identical requests; the others get 409 or the replay', async () => {
     const app = buildApp('after-parser');
-    const results = await Promise.all(
-      Array.from({ length: 50 }, () => request(app).post('/v1/things').set('Idempotency-Key', 'same').send({ prompt: 'x' })),
-    );
+    const results = await Promise.all(Array.from({ length: 50 }, () => request(app).post('/v1/things').set('Idempotency-Key', 'same').send({ prompt: 'x' })));
     expect(runs).toBe(1);
     const originals = results.filter((r) => r.status === 201 && !r.headers['idempotent-replayed']);
     expect(originals).toHaveLength(1);
@@ -111,7 +121,11 @@ describe('Idempotency-Key middleware (real Redis)', () => {
   it('answers 409 while the first request is still running, then replays once it finished', async () => {
     const app = buildApp('after-parser');
     closeGate();
-    const first = request(app).post('/v1/things').set('Idempotency-Key', 'slow').send({ n: 1 }).then((r) => r);
+    const first = request(app)
+      .post('/v1/things')
+      .set('Idempotency-Key', 'slow')
+      .send({ n: 1 })
+      .then((r) => r);
     await waitFor(() => runs === 1, { what: 'first request in the handler' });
     const busy = await request(app).post('/v1/things').set('Idempotency-Key', 'slow').send({ n: 1 });
     expect(busy.status).toBe(409);
@@ -141,16 +155,19 @@ describe('Idempotency-Key middleware (real Redis)', () => {
     expect(runs).toBe(2);
   });
 
-  it.each([400, 401, 402, 403, 404, 429])('does not keep a %i refusal: the same request with the same key runs again and its success is kept', async (status) => {
-    const app = buildApp('after-parser');
-    refuseNext = status;
-    await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 }).expect(status);
-    const retry = await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 });
-    expect([retry.status, retry.headers['idempotent-replayed']]).toEqual([201, undefined]);
-    const replay = await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 });
-    expect([replay.status, replay.headers['idempotent-replayed'], replay.text]).toEqual([201, 'true', retry.text]);
-    expect(runs).toBe(2); // the refusal and the success; the replay ran nothing
-  });
+  it.each([400, 401, 402, 403, 404, 429])(
+    'does not keep a %i refusal: the same request with the same key runs again and its success is kept',
+    async (status) => {
+      const app = buildApp('after-parser');
+      refuseNext = status;
+      await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 }).expect(status);
+      const retry = await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 });
+      expect([retry.status, retry.headers['idempotent-replayed']]).toEqual([201, undefined]);
+      const replay = await request(app).post('/v1/things').set('Idempotency-Key', `k-${status}`).send({ p: 1 });
+      expect([replay.status, replay.headers['idempotent-replayed'], replay.text]).toEqual([201, 'true', retry.text]);
+      expect(runs).toBe(2); // the refusal and the success; the replay ran nothing
+    },
+  );
 
   it('scopes keys to the API key: the same Idempotency-Key of another API key is a new request', async () => {
     const app = buildApp('after-parser');

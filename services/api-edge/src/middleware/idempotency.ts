@@ -39,8 +39,19 @@ export interface IdempotencyOptions {
 
 /** Headers of the first answer that are not replayed (per-request or transport headers). */
 const NOT_REPLAYED = new Set([
-  'x-request-id', 'date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding',
-  'set-cookie', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'vary', REPLAYED_HEADER.toLowerCase(),
+  'x-request-id',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'content-encoding',
+  'set-cookie',
+  'retry-after',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'vary',
+  REPLAYED_HEADER.toLowerCase(),
 ]);
 
 interface StoredAnswer {
@@ -59,8 +70,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3])) end
 return 1`;
 
-const hasBody = (req: Request): boolean =>
-  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
 
 const isJson = (req: Request): boolean => /(^application\/json|\+json)(\s*;|$)/i.test(req.headers['content-type'] ?? '');
 
@@ -140,8 +150,8 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
 
   /** A reference to the answer's task when it rebuilds these exact bytes (~100 bytes), else the whole answer. */
   const storedValue = (res: Response, fp: string, sent: Answer): string =>
-    referenceFor(res, opts.taskAnswers, fp, sent)
-    ?? `D:${JSON.stringify({ fp, status: sent.status, headers: sent.headers, body: sent.body.toString('base64') } satisfies StoredAnswer)}`;
+    referenceFor(res, opts.taskAnswers, fp, sent) ??
+    `D:${JSON.stringify({ fp, status: sent.status, headers: sent.headers, body: sent.body.toString('base64') } satisfies StoredAnswer)}`;
 
   /** Parses the body when a parser is given; false when the body cannot be fingerprinted (no idempotency then). */
   const bodyReady = async (req: Request, res: Response, path: string): Promise<boolean> => {
@@ -185,7 +195,9 @@ const setIdempotency = (res: Response, c: IdempotencyClaim): void => {
 export const idempotencyOf = (res: Response): IdempotencyClaim | undefined => res.locals.idempotency as IdempotencyClaim | undefined;
 
 export function mismatch(): DomainError {
-  return new DomainError('idempotency_mismatch', `This ${IDEMPOTENCY_HEADER} was already used with a different request; use a new key for a new request`, { field: IDEMPOTENCY_HEADER });
+  return new DomainError('idempotency_mismatch', `This ${IDEMPOTENCY_HEADER} was already used with a different request; use a new key for a new request`, {
+    field: IDEMPOTENCY_HEADER,
+  });
 }
 
 function replayableHeaders(res: Response): Record<string, string | string[]> {

@@ -10,7 +10,14 @@ import { setPrincipal } from '../http/principal';
 import { createRateLimitMiddleware } from './rate-limit';
 
 const principal = (keyId: string, rpsLimit: number | null, inflightLimit: number | null = null): AuthPrincipal => ({
-  keyId, accountId: 'acc', groupName: 'default', keyModels: null, groupModels: null, priceRatio: 1, rpsLimit, inflightLimit,
+  keyId,
+  accountId: 'acc',
+  groupName: 'default',
+  keyModels: null,
+  groupModels: null,
+  priceRatio: 1,
+  rpsLimit,
+  inflightLimit,
 });
 
 describe('rate limits (real Redis and Postgres)', () => {
@@ -66,7 +73,12 @@ describe('rate limits (real Redis and Postgres)', () => {
     const prefix = newPrefix();
     const [a, b] = [await replica(prefix), await replica(prefix)];
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => request(i % 2 ? a : b).get('/v1/ping').set('x-test-key', 'shared').set('x-test-rps', '4')),
+      Array.from({ length: 8 }, (_, i) =>
+        request(i % 2 ? a : b)
+          .get('/v1/ping')
+          .set('x-test-key', 'shared')
+          .set('x-test-rps', '4'),
+      ),
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(4);
     expect(results.filter((r) => r.status === 429)).toHaveLength(4);
@@ -112,10 +124,20 @@ describe('rate limits (real Redis and Postgres)', () => {
       await accounts.topup(account.id, 1000n);
       const { key } = await new ApiKeyRepository(ds).create({ accountId: account.id });
       const tasks = new TaskRepository(ds);
-      const submit = (inflightLimit: number | null) => tasks.createWithHold({
-        id: newTaskId(), accountId: account.id, apiKeyId: key.id, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-        request: {} as NormalizedRequest, price: 1n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000), inflightLimit,
-      });
+      const submit = (inflightLimit: number | null) =>
+        tasks.createWithHold({
+          id: newTaskId(),
+          accountId: account.id,
+          apiKeyId: key.id,
+          model: 'lumen-2-pro',
+          requestedModel: 'lumen-2-pro',
+          pool: 'image',
+          request: {} as NormalizedRequest,
+          price: 1n,
+          priceSnapshot: {},
+          deadlineAt: new Date(Date.now() + 60_000),
+          inflightLimit,
+        });
       const first = await submit(2);
       await submit(2);
       await expect(submit(2)).rejects.toMatchObject({ code: 'rate_limited', details: { retryAfter: 5, inflightLimit: 2 } });
@@ -130,10 +152,21 @@ describe('rate limits (real Redis and Postgres)', () => {
       // an empty account still gets payment_required, not rate_limited, when there is room
       const poor = await accounts.create({ name: 'poor' });
       const poorKey = (await new ApiKeyRepository(ds).create({ accountId: poor.id })).key;
-      await expect(tasks.createWithHold({
-        id: newTaskId(), accountId: poor.id, apiKeyId: poorKey.id, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-        request: {} as NormalizedRequest, price: 1n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000), inflightLimit: 5,
-      })).rejects.toMatchObject({ code: 'payment_required' });
+      await expect(
+        tasks.createWithHold({
+          id: newTaskId(),
+          accountId: poor.id,
+          apiKeyId: poorKey.id,
+          model: 'lumen-2-pro',
+          requestedModel: 'lumen-2-pro',
+          pool: 'image',
+          request: {} as NormalizedRequest,
+          price: 1n,
+          priceSnapshot: {},
+          deadlineAt: new Date(Date.now() + 60_000),
+          inflightLimit: 5,
+        }),
+      ).rejects.toMatchObject({ code: 'payment_required' });
     });
   });
 });

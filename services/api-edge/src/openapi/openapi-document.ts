@@ -102,7 +102,10 @@ function withGeneratedParts(doc: Obj): void {
   const schemas = at(c, 'schemas');
 
   // every image and video model's request body
-  for (const [body, endpoint] of [['ImageGeneration', '/v1/images/generations'], ['VideoGeneration', '/v1/videos/generations']] as const) {
+  for (const [body, endpoint] of [
+    ['ImageGeneration', '/v1/images/generations'],
+    ['VideoGeneration', '/v1/videos/generations'],
+  ] as const) {
     const bodies = modelRequestSchemas(endpoint);
     if (bodies.length === 0) throw new Error(`no model serves ${endpoint}`);
     for (const s of bodies) schemas[s.name] = { ...s.schema, description: `Request body of ${s.models.join(', ')} (from the model registry).` };

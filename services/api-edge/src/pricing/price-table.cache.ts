@@ -13,7 +13,11 @@ export class PriceTableCache {
   private loadedAt = 0;
   private loading: Promise<PriceTable> | undefined;
 
-  constructor(private readonly source: PriceSource, private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly source: PriceSource,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async get(): Promise<PriceTable> {
     if (this.value && this.now() - this.loadedAt < this.ttlMs) return this.value;

@@ -28,7 +28,11 @@ describe('a custom model name in the catalog', () => {
   it('lists the image and video endpoints, on which it is callable; not messages without a channel naming it', async () => {
     const c = await h.newCustomer({ balance: 5, models: [CUSTOM, 'lumen-2-pro'] });
     expect(await itemOf(c.key, CUSTOM)).toEqual({
-      id: CUSTOM, object: 'model', created: 0, owned_by: 'custom', supported_endpoint_types: ['image-generation', 'video-generation'],
+      id: CUSTOM,
+      object: 'model',
+      created: 0,
+      owned_by: 'custom',
+      supported_endpoint_types: ['image-generation', 'video-generation'],
     });
     for (const path of ['/v1/images/generations', '/v1/videos/generations']) {
       const r = await request(h.baseUrl).post(path).set('Authorization', `Bearer ${c.key}`).send({ model: CUSTOM, prompt: 'a kite', seed: 7 });
@@ -48,9 +52,15 @@ describe('a custom model name in the catalog', () => {
     const r = await get(c.key, `/v1/models/${CUSTOM}/schema`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
-      id: CUSTOM, owned_by: 'custom', category: 'unknown', supported_endpoint_types: ['image-generation', 'video-generation'],
+      id: CUSTOM,
+      owned_by: 'custom',
+      category: 'unknown',
+      supported_endpoint_types: ['image-generation', 'video-generation'],
       parameters: {
-        operation: 'image_generation', method: 'POST', endpoint: '/v1/images/generations', source: 'base',
+        operation: 'image_generation',
+        method: 'POST',
+        endpoint: '/v1/images/generations',
+        source: 'base',
         input_schema: { type: 'object', additionalProperties: true, required: ['model', 'prompt'] },
         actions: {
           image_generation: { method: 'POST', endpoint: '/v1/images/generations', input_schema: { additionalProperties: true } },

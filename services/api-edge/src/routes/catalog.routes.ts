@@ -18,14 +18,15 @@ function queryString(req: Request, name: string): string | undefined {
 export type CustomChatLookup = (name: string, group: string) => Promise<boolean>;
 
 /** The custom names (no registry entry) on the key's list that the group allows: callable as submit-task sees it. */
-const customNamesOf = (p: AuthPrincipal): string[] =>
-  (p.keyModels ?? []).filter((n) => !resolveModel(n) && (!p.groupModels || p.groupModels.includes(n)));
+const customNamesOf = (p: AuthPrincipal): string[] => (p.keyModels ?? []).filter((n) => !resolveModel(n) && (!p.groupModels || p.groupModels.includes(n)));
 
 /** The key sees the same models in the list, the schema routes and at submit (spec 4.1 rule 2, 5.3). */
 async function schemaFor(principal: AuthPrincipal, name: string, customChat: CustomChatLookup | undefined) {
   const model = resolveModel(name);
   const doc = model
-    ? isModelAllowed(model.id, principal.keyModels, principal.groupModels) ? modelSchemaDocument(name) : undefined
+    ? isModelAllowed(model.id, principal.keyModels, principal.groupModels)
+      ? modelSchemaDocument(name)
+      : undefined
     : customNamesOf(principal).includes(name)
       ? customModelSchemaDocument(name, { chat: (await customChat?.(name, principal.groupName)) ?? false })
       : undefined;
@@ -48,9 +49,10 @@ export function catalogRouter(deps: { customChat?: CustomChatLookup } = {}): Rou
   router.get('/models', async (req, res) => {
     const p = principalOf(res);
     const custom = customNamesOf(p);
-    const chat = deps.customChat && custom.length > 0
-      ? await Promise.all(custom.map(async (n) => ((await deps.customChat!(n, p.groupName)) ? [n] : []))).then((l) => new Set(l.flat()))
-      : undefined;
+    const chat =
+      deps.customChat && custom.length > 0
+        ? await Promise.all(custom.map(async (n) => ((await deps.customChat!(n, p.groupName)) ? [n] : []))).then((l) => new Set(l.flat()))
+        : undefined;
     const data = listCatalog({
       keyModels: p.keyModels,
       groupModels: p.groupModels,

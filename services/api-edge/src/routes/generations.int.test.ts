@@ -32,7 +32,14 @@ describe('spark-imagine-image-2.0 (ack shape B)', () => {
     expect(res.body).toEqual({
       code: 202,
       request_id: res.headers['x-request-id'],
-      data: { id: expect.stringMatching(/^task_/), object: 'generation.task', type: 'image', status: 'pending', progress: 0, poll_url: `/v1/tasks/${res.body.data.id}` },
+      data: {
+        id: expect.stringMatching(/^task_/),
+        object: 'generation.task',
+        type: 'image',
+        status: 'pending',
+        progress: 0,
+        poll_url: `/v1/tasks/${res.body.data.id}`,
+      },
     });
     expect((await h.queue('image').getJob(res.body.data.id))?.id).toBe(res.body.data.id);
     const poll = await request(h.baseUrl).get(res.body.data.poll_url).set('Authorization', `Bearer ${key}`);

@@ -74,7 +74,13 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
   const queues: TaskQueue[] = [];
 
   return {
-    db, redis, prefix, config, app, server, baseUrl,
+    db,
+    redis,
+    prefix,
+    config,
+    app,
+    server,
+    baseUrl,
     async newCustomer(c = {}) {
       const accounts = new AccountRepository(db.dataSource);
       if (c.groupName) {

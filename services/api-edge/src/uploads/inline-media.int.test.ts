@@ -20,9 +20,12 @@ afterAll(async () => {
 
 /** A noisy PNG (incompressible, so its Base64 is well above the inline threshold). */
 const noisyPng = (side: number): Promise<Buffer> =>
-  sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).png().toBuffer();
+  sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } })
+    .png()
+    .toBuffer();
 
-const storedRequest = async (id: string) => ((await h.db.dataSource.query(`SELECT request FROM tasks WHERE id = $1`, [id])) as Array<{ request: { upstreamBody: Record<string, unknown> } }>)[0].request;
+const storedRequest = async (id: string) =>
+  ((await h.db.dataSource.query(`SELECT request FROM tasks WHERE id = $1`, [id])) as Array<{ request: { upstreamBody: Record<string, unknown> } }>)[0].request;
 const uploadFiles = () => readdirSync(uploadDir).filter((f) => !f.endsWith('.meta.json'));
 const submit = (key: string, body: Record<string, unknown>) =>
   request(h.baseUrl).post('/v1/images/generations').set('Authorization', `Bearer ${key}`).send(body);
@@ -35,7 +38,8 @@ describe('inline media is stored once, outside the task row', () => {
     expect(a.toString('base64').length).toBeGreaterThan(INLINE_KEEP_MAX_CHARS);
     const before = uploadFiles().length;
     const res = await submit(c.key, {
-      model: 'lumen-2-pro', prompt: 'a fox',
+      model: 'lumen-2-pro',
+      prompt: 'a fox',
       image_urls: [`data:image/png;base64,${a.toString('base64')}`, b.toString('base64'), a.toString('base64'), 'https://cdn.example.com/x.png'],
     });
     expect(res.status).toBe(200);
@@ -49,11 +53,14 @@ describe('inline media is stored once, outside the task row', () => {
     expect(uploadFiles().length - before).toBe(2);
     expect(JSON.stringify(stored).length).toBeLessThan(2048);
     // the link serves the exact bytes that were sent
-    const served = await request(h.baseUrl).get(new URL(urls[0]).pathname).buffer(true).parse((r, cb) => {
-      const parts: Buffer[] = [];
-      r.on('data', (d: Buffer) => parts.push(d));
-      r.on('end', () => cb(null, Buffer.concat(parts)));
-    });
+    const served = await request(h.baseUrl)
+      .get(new URL(urls[0]).pathname)
+      .buffer(true)
+      .parse((r, cb) => {
+        const parts: Buffer[] = [];
+        r.on('data', (d: Buffer) => parts.push(d));
+        r.on('end', () => cb(null, Buffer.concat(parts)));
+      });
     expect(served.status).toBe(200);
     expect(Buffer.compare(served.body as Buffer, a)).toBe(0);
   });
@@ -82,7 +89,11 @@ describe('inline media is stored once, outside the task row', () => {
     const before = uploadFiles().sort();
     const a = await noisyPng(96);
     const b = await noisyPng(80);
-    const res = await submit(c.key, { model: 'lumen-2-pro', prompt: 'a fox', image_urls: [a.toString('base64'), `data:image/png;base64,${b.toString('base64')}`] });
+    const res = await submit(c.key, {
+      model: 'lumen-2-pro',
+      prompt: 'a fox',
+      image_urls: [a.toString('base64'), `data:image/png;base64,${b.toString('base64')}`],
+    });
     expect(res.status).toBe(402);
     expect(res.body).toEqual({ error: { code: 402, type: 'payment_required', message: expect.any(String) } });
     expect(uploadFiles().sort()).toEqual(before);

@@ -43,7 +43,10 @@ export interface ExternalisedMedia {
  * clean up (`discardStoredMedia`).
  */
 export async function externaliseInlineMedia(
-  deps: UploadImageDeps, contract: Pick<ModelContract, 'inlineMedia'>, request: NormalizedRequest, accountId: string,
+  deps: UploadImageDeps,
+  contract: Pick<ModelContract, 'inlineMedia'>,
+  request: NormalizedRequest,
+  accountId: string,
 ): Promise<ExternalisedMedia> {
   const inline = contract.inlineMedia(request.upstreamBody).filter((m) => m.value.length > INLINE_KEEP_MAX_CHARS);
   if (inline.length === 0) return { request, stored: [] };
@@ -74,5 +77,9 @@ export async function externaliseInlineMedia(
  * logged, not raised: the refusal is the answer, and the sweeper removes the file when it expires.
  */
 export async function discardStoredMedia(storage: Pick<UploadStorage, 'delete'>, stored: readonly string[], logger?: Pick<Logger, 'warn'>): Promise<void> {
-  await Promise.all(stored.map((name) => storage.delete(name).catch((err: unknown) => logger?.warn({ err, upload: name }, 'could not delete the media of a refused submission'))));
+  await Promise.all(
+    stored.map((name) =>
+      storage.delete(name).catch((err: unknown) => logger?.warn({ err, upload: name }, 'could not delete the media of a refused submission')),
+    ),
+  );
 }

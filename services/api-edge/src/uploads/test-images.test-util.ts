@@ -2,7 +2,9 @@ import sharp from 'sharp';
 
 /** A real image of the given format and size (solid colour). */
 export const renderImage = (format: 'jpeg' | 'png' | 'webp', width = 40, height = 30): Promise<Buffer> =>
-  sharp({ create: { width, height, channels: 3, background: { r: 10, g: 200, b: 90 } } }).toFormat(format).toBuffer();
+  sharp({ create: { width, height, channels: 3, background: { r: 10, g: 200, b: 90 } } })
+    .toFormat(format)
+    .toBuffer();
 
 /** A minimal 24-bit BITMAPINFOHEADER BMP (rows padded to 4 bytes); sharp cannot write BMP. */
 export function makeBmp(width: number, height: number, topDown = false): Buffer {

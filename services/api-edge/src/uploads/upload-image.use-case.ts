@@ -67,14 +67,24 @@ export async function uploadImage(deps: UploadImageDeps, input: UploadImageInput
 
   const image = inspectImage(bytes);
   if (!image) {
-    throw new DomainError('invalid_request', `\`${field}\` is not a JPEG, PNG, WEBP or BMP image (the type is read from the file's bytes, not from its name or declared type)`, {
-      field,
-      rule: 'type',
-    });
+    throw new DomainError(
+      'invalid_request',
+      `\`${field}\` is not a JPEG, PNG, WEBP or BMP image (the type is read from the file's bytes, not from its name or declared type)`,
+      {
+        field,
+        rule: 'type',
+      },
+    );
   }
-  for (const [side, v] of [['width', image.width], ['height', image.height]] as const) {
+  for (const [side, v] of [
+    ['width', image.width],
+    ['height', image.height],
+  ] as const) {
     if (v < limits.minSide || v > limits.maxSide) {
-      throw new DomainError('invalid_request', `\`${field}\`: image ${side} ${v} px is outside ${limits.minSide}..${limits.maxSide} px`, { field, rule: 'dimensions' });
+      throw new DomainError('invalid_request', `\`${field}\`: image ${side} ${v} px is outside ${limits.minSide}..${limits.maxSide} px`, {
+        field,
+        rule: 'dimensions',
+      });
     }
   }
 

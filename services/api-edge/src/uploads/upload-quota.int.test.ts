@@ -15,8 +15,11 @@ let h: EdgeHarness;
 beforeAll(async () => {
   h = await startEdgeHarness({
     env: {
-      UPLOAD_DIR: uploadDir, UPLOAD_TTL_SECONDS: String(TTL_SECONDS), UPLOAD_MAX_BYTES: String(MAX_BYTES),
-      UPLOAD_QUOTA_FILES: '3', UPLOAD_QUOTA_BYTES: String(2 * MAX_BYTES),
+      UPLOAD_DIR: uploadDir,
+      UPLOAD_TTL_SECONDS: String(TTL_SECONDS),
+      UPLOAD_MAX_BYTES: String(MAX_BYTES),
+      UPLOAD_QUOTA_FILES: '3',
+      UPLOAD_QUOTA_BYTES: String(2 * MAX_BYTES),
     },
     deps: { now: () => new Date(Date.now() + shiftMs) },
   });
@@ -33,7 +36,9 @@ const upload = async (key: string, image: Buffer) =>
   request(h.baseUrl).post('/v1/uploads/images').set('Authorization', `Bearer ${key}`).attach('file', image, 'a.png');
 /** An incompressible PNG of about side²·3 bytes. */
 const noisyPng = (side: number): Promise<Buffer> =>
-  sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).png().toBuffer();
+  sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } })
+    .png()
+    .toBuffer();
 
 describe('per-account upload quota (UPLOAD_QUOTA_FILES, UPLOAD_QUOTA_BYTES)', () => {
   it('refuses the upload past the file quota with 429 naming the rule, stores nothing, and leaves other accounts alone', async () => {

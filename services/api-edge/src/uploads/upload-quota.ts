@@ -93,9 +93,16 @@ export class UploadQuota {
     let answer: [number, number, number, number];
     try {
       answer = (await this.redis.eval(
-        RESERVE_LUA, 2, k, totalKey,
-        String(now.getTime()), memberOf(meta), String(meta.bytes), String(meta.expiresAt.getTime()),
-        String(this.limits.maxBytes), String(this.limits.maxFiles),
+        RESERVE_LUA,
+        2,
+        k,
+        totalKey,
+        String(now.getTime()),
+        memberOf(meta),
+        String(meta.bytes),
+        String(meta.expiresAt.getTime()),
+        String(this.limits.maxBytes),
+        String(this.limits.maxFiles),
       )) as [number, number, number, number];
     } catch (err) {
       this.logger.warn({ err, accountId: meta.accountId }, 'upload quota: Redis unavailable, upload not counted');
@@ -119,7 +126,9 @@ export class UploadQuota {
     if (!this.enabled) return;
     await this.redis
       .eval(RELEASE_LUA, 2, ...this.keys(meta.accountId), memberOf(meta), String(meta.bytes))
-      .catch((err: unknown) => this.logger.warn({ err, accountId: meta.accountId }, 'upload quota: could not release a reservation; it expires with the upload'));
+      .catch((err: unknown) =>
+        this.logger.warn({ err, accountId: meta.accountId }, 'upload quota: could not release a reservation; it expires with the upload'),
+      );
   }
 
   private keys(accountId: string): [string, string] {

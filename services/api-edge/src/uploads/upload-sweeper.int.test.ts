@@ -25,7 +25,9 @@ afterAll(async () => {
 const filesOf = (name: string) => readdirSync(uploadDir).filter((f) => f.startsWith(name));
 
 const upload = async (key: string): Promise<string> => {
-  const up = await request(h.baseUrl).post('/v1/uploads/images').set('Authorization', `Bearer ${key}`)
+  const up = await request(h.baseUrl)
+    .post('/v1/uploads/images')
+    .set('Authorization', `Bearer ${key}`)
     .attach('file', await renderImage('png', 32, 32), 'a.png');
   expect(up.status).toBe(200);
   return String(up.body.data.url).split('/').pop()!;

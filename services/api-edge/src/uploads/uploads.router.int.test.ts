@@ -69,11 +69,14 @@ describe('uploads router (real disk storage, express app, no network)', () => {
         expires_at: Math.floor(clock.getTime() / 1000) + 3600,
       },
     });
-    const g = await request(app).get(local(r.body.data.url)).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const g = await request(app)
+      .get(local(r.body.data.url))
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(g.status).toBe(200);
     expect(g.headers['content-type']).toBe('image/png');
     expect(g.headers['x-content-type-options']).toBe('nosniff');
@@ -92,7 +95,12 @@ describe('uploads router (real disk storage, express app, no network)', () => {
   });
 
   it.each([
-    ['a text file in `file`', () => post().attach('file', Buffer.from('just text'), { filename: 'a.png', contentType: 'image/png' }), 400, /not a JPEG, PNG, WEBP or BMP/],
+    [
+      'a text file in `file`',
+      () => post().attach('file', Buffer.from('just text'), { filename: 'a.png', contentType: 'image/png' }),
+      400,
+      /not a JPEG, PNG, WEBP or BMP/,
+    ],
     ['a JSON body without `image`', () => post().send({ file: 'x' }), 400, /`image` is required/],
     ['invalid Base64', () => post().send({ image: '***' }), 400, /not valid Base64/],
     ['multipart without a file', () => post().field('note', 'x'), 400, /`file` is required/],

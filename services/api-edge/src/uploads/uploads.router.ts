@@ -68,7 +68,10 @@ function uploadBody(limits: UploadLimits): RequestHandler {
     limits: { fileSize: limits.maxBytes, files: 1, fields: MULTIPART_FIELDS, fieldSize: MULTIPART_FIELD_BYTES, parts: 32 },
   }).single(FILE_FIELD);
   const json = express.json({
-    limit: jsonLimitOf(limits), type: ['application/json', '+json'], strict: true, verify: (_req, _res, buf) => assertJsonDepth(buf),
+    limit: jsonLimitOf(limits),
+    type: ['application/json', '+json'],
+    strict: true,
+    verify: (_req, _res, buf) => assertJsonDepth(buf),
   });
   const bound = uploadBodyBound(limits);
 
@@ -84,7 +87,8 @@ function uploadBody(limits: UploadLimits): RequestHandler {
         if (!err) return next();
         if (err instanceof multer.MulterError) {
           if (err.code === 'LIMIT_FILE_SIZE') return next(tooLarge(FILE_FIELD, limits.maxBytes));
-          const what = err.code === 'LIMIT_UNEXPECTED_FILE' ? `unexpected file field '${err.field ?? ''}': send one image in field \`${FILE_FIELD}\`` : err.message;
+          const what =
+            err.code === 'LIMIT_UNEXPECTED_FILE' ? `unexpected file field '${err.field ?? ''}': send one image in field \`${FILE_FIELD}\`` : err.message;
           return next(new DomainError('invalid_request', `Multipart upload refused: ${what}`, { field: FILE_FIELD }));
         }
         next(new DomainError('invalid_request', `Multipart body could not be read: ${(err as Error).message}`, { field: FILE_FIELD }));
@@ -101,7 +105,13 @@ function uploadBody(limits: UploadLimits): RequestHandler {
     }
     const type = req.headers['content-type'];
     if (type === undefined) {
-      next(new DomainError('invalid_request', `Send the image as multipart/form-data field \`${FILE_FIELD}\` or as JSON \`{"${JSON_FIELD}": "<base64 or data URI>"}\``, { field: FILE_FIELD }));
+      next(
+        new DomainError(
+          'invalid_request',
+          `Send the image as multipart/form-data field \`${FILE_FIELD}\` or as JSON \`{"${JSON_FIELD}": "<base64 or data URI>"}\``,
+          { field: FILE_FIELD },
+        ),
+      );
       return;
     }
     next(new DomainError('unsupported_media_type', `Content-Type must be multipart/form-data or application/json (got '${type}')`));
@@ -111,12 +121,18 @@ function uploadBody(limits: UploadLimits): RequestHandler {
 function bytesOf(req: Request, limits: UploadLimits): { bytes: Buffer; field: string } {
   if (req.file) return { bytes: req.file.buffer, field: FILE_FIELD };
   if (req.is('multipart/form-data')) {
-    throw new DomainError('invalid_request', `\`${FILE_FIELD}\` is required: the multipart body has no file in field \`${FILE_FIELD}\``, { field: FILE_FIELD, rule: 'required' });
+    throw new DomainError('invalid_request', `\`${FILE_FIELD}\` is required: the multipart body has no file in field \`${FILE_FIELD}\``, {
+      field: FILE_FIELD,
+      rule: 'required',
+    });
   }
   const body = req.body as Record<string, unknown> | undefined;
   const value = body && typeof body === 'object' && !Array.isArray(body) ? body[JSON_FIELD] : undefined;
   if (typeof value !== 'string' || value.length === 0) {
-    throw new DomainError('invalid_request', `\`${JSON_FIELD}\` is required: a Base64 string or a data URI (data:image/png;base64,…)`, { field: JSON_FIELD, rule: 'required' });
+    throw new DomainError('invalid_request', `\`${JSON_FIELD}\` is required: a Base64 string or a data URI (data:image/png;base64,…)`, {
+      field: JSON_FIELD,
+      rule: 'required',
+    });
   }
   const bytes = decodeBase64Image(value);
   if (!bytes) throw new DomainError('invalid_request', `\`${JSON_FIELD}\` is not valid Base64 (plain or as a data URI)`, { field: JSON_FIELD, rule: 'base64' });

@@ -24,7 +24,8 @@ const VIDEOS = '/v1/videos/generations';
  * (what POST /v1/motion2/private-avatar and worker-avatar produce), its task `taskStatus`.
  */
 async function reviewedAsset(
-  c: { accountId: string; keyId: string }, assetId: string,
+  c: { accountId: string; keyId: string },
+  assetId: string,
   opts: { status?: 'Active' | 'Rejected' | 'Pending'; taskStatus?: string; channel?: string } = {},
 ): Promise<void> {
   const taskId = newTaskId();
@@ -37,11 +38,15 @@ async function reviewedAsset(
   const groupId = newAssetGroupId();
   await new AssetGroupRepository(h.db.dataSource).create({ id: groupId, accountId: c.accountId, name: 'g', description: '', autoCreated: true });
   const assets = new AssetRepository(h.db.dataSource);
-  await assets.insertBatch(c.accountId, groupId, taskId, [{ id: assetId, position: 0, assetType: 'Image', name: 'n', url: 'https://cdn.example.com/a.png', projectName: 'default' }]);
+  await assets.insertBatch(c.accountId, groupId, taskId, [
+    { id: assetId, position: 0, assetType: 'Image', name: 'n', url: 'https://cdn.example.com/a.png', projectName: 'default' },
+  ]);
   const status = opts.status ?? 'Active';
   if (status !== 'Pending') {
     await assets.recordReviews(taskId, opts.channel ?? channelA, [
-      status === 'Active' ? { position: 0, status, upstreamAssetId: `up_${assetId}`, upstreamAssetUrl: `asset://up_${assetId}` } : { position: 0, status, reason: 'no' },
+      status === 'Active'
+        ? { position: 0, status, upstreamAssetId: `up_${assetId}`, upstreamAssetUrl: `asset://up_${assetId}` }
+        : { position: 0, status, reason: 'no' },
     ]);
   }
 }
@@ -49,7 +54,9 @@ async function reviewedAsset(
 const videoTasks = async (accountId: string) =>
   h.db.dataSource.query(`SELECT request FROM tasks WHERE account_id = $1 AND pool = 'video'`, [accountId]) as Promise<Array<{ request: any }>>;
 const send = (key: string, ids: string[]) =>
-  request(h.baseUrl).post(VIDEOS).set('Authorization', `Bearer ${key}`)
+  request(h.baseUrl)
+    .post(VIDEOS)
+    .set('Authorization', `Bearer ${key}`)
     .send({ model: 'motion-2.0', prompt: 'wave hello', asset_urls: ids.map((id) => `asset://${id}`) });
 
 describe('motion-2.0 asset references', () => {
@@ -104,13 +111,19 @@ describe('motion-2.0 asset references', () => {
 
 describe('motion-2.0 assets where a client puts an image (issue 27)', () => {
   const sendIn = (key: string, fields: Record<string, unknown>) =>
-    request(h.baseUrl).post(VIDEOS).set('Authorization', `Bearer ${key}`).send({ model: 'motion-2.0', prompt: 'wave hello', ...fields });
+    request(h.baseUrl)
+      .post(VIDEOS)
+      .set('Authorization', `Bearer ${key}`)
+      .send({ model: 'motion-2.0', prompt: 'wave hello', ...fields });
 
   it('image_urls and first_frame_image work as asset_urls, with the same ownership check naming the field sent', async () => {
     const owner = await h.newCustomer({ balance: 10 });
     await reviewedAsset(owner, 'asset_img1');
     const thief = await h.newCustomer({ balance: 10 });
-    for (const [fields, field] of [[{ image_urls: ['asset://asset_img1'] }, 'image_urls.0'], [{ first_frame_image: 'asset://asset_img1' }, 'first_frame_image']] as const) {
+    for (const [fields, field] of [
+      [{ image_urls: ['asset://asset_img1'] }, 'image_urls.0'],
+      [{ first_frame_image: 'asset://asset_img1' }, 'first_frame_image'],
+    ] as const) {
       expect((await sendIn(owner.key, fields)).status).toBe(200);
       const stolen = await sendIn(thief.key, fields);
       expect({ status: stolen.status, message: stolen.body.error?.message }).toEqual({ status: 400, message: expect.stringContaining(`\`${field}\``) });

@@ -14,7 +14,10 @@ const task = (id: string, accountId: string, model: string, status: TaskStatus) 
 const store = (...rows: TaskRecord[]) => ({ tasks: { get: async (id: string) => rows.find((t) => t.id === id) ?? null } });
 
 async function refusal(p: Promise<unknown>): Promise<DomainError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
   return err;
 }
@@ -38,7 +41,7 @@ describe('checkExtendSource (pixel-v6 extend_from_task_id)', () => {
     await expect(checkExtendSource(deps, 'acc_a', normalized({ model: 'lumen-2-pro', prompt: 'p' }))).resolves.toBeUndefined();
   });
 
-  it('refuses another account\'s task with the very same message as a missing one (400 invalid_request_error)', async () => {
+  it("refuses another account's task with the very same message as a missing one (400 invalid_request_error)", async () => {
     const foreign = await refusal(checkExtendSource(deps, 'acc_a', extend('task_theirs')));
     const missing = await refusal(checkExtendSource(deps, 'acc_a', extend('task_nothere')));
     expect(foreign.code).toBe('invalid_request');

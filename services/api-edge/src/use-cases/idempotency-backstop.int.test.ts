@@ -40,8 +40,12 @@ it('answers a retry whose Redis idempotency record was lost with the first task,
 
 it('answers 422 to another request under the same key after the Redis record was lost, holding nothing more', async () => {
   const c = await h.newCustomer({ balance: 10 });
-  const send = (prompt: string) => request(h.baseUrl).post('/v1/images/generations').set('Authorization', `Bearer ${c.key}`)
-    .set('Idempotency-Key', 'order-100').send({ model: 'lumen-2-flex', prompt });
+  const send = (prompt: string) =>
+    request(h.baseUrl)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${c.key}`)
+      .set('Idempotency-Key', 'order-100')
+      .send({ model: 'lumen-2-flex', prompt });
   expect((await send('the first')).status).toBe(200);
   await h.redis.del(idempotencyKey(h.prefix, c.keyId, createHash('sha256').update('order-100').digest('hex')));
 
@@ -58,8 +62,12 @@ it('answers 422 to another request under the same key after the Redis record was
 
 it('lets a client that got 402 top up and retry with the same Idempotency-Key', async () => {
   const c = await h.newCustomer({ balance: 0 });
-  const send = () => request(h.baseUrl).post('/v1/images/generations').set('Authorization', `Bearer ${c.key}`)
-    .set('Idempotency-Key', 'after-topup').send({ model: 'lumen-2-flex', prompt: 'paid for later' });
+  const send = () =>
+    request(h.baseUrl)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${c.key}`)
+      .set('Idempotency-Key', 'after-topup')
+      .send({ model: 'lumen-2-flex', prompt: 'paid for later' });
   expect((await send()).status).toBe(402);
   await new AccountRepository(h.db.dataSource).topup(c.accountId, 10_000_000n, { reason: 'test' });
   const retry = await send();

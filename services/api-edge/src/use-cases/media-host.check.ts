@@ -14,10 +14,7 @@ export const MEDIA_RESOLVE_RULE = 'server:media-url-resolve';
  * private, link-local or metadata, or when its host does not resolve in time (nothing is known about it: the
  * safe answer is no; a warning shows operators a resolver outage). Hosts are checked concurrently.
  */
-export function createMediaHostCheck(
-  resolver: { checkUrl(url: string): Promise<HostVerdict> },
-  logger: Pick<Logger, 'warn'>,
-): MediaHostCheck {
+export function createMediaHostCheck(resolver: { checkUrl(url: string): Promise<HostVerdict> }, logger: Pick<Logger, 'warn'>): MediaHostCheck {
   return async (urls) => {
     if (urls.length === 0) return;
     const verdicts = await Promise.all(urls.map(async (u) => ({ u, v: await resolver.checkUrl(u.url) })));

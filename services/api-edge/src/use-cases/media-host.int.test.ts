@@ -27,7 +27,12 @@ describe('media URL hosts resolved at submit', () => {
     Number((await h.db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [accountId]))[0].n);
 
   it.each([
-    ['generations', '/v1/images/generations', (u: string) => ({ model: 'lumen-2-pro', prompt: 'x', image_urls: ['https://cdn.public-pictures.test/ok.png', u] }), 'image_urls.1'],
+    [
+      'generations',
+      '/v1/images/generations',
+      (u: string) => ({ model: 'lumen-2-pro', prompt: 'x', image_urls: ['https://cdn.public-pictures.test/ok.png', u] }),
+      'image_urls.1',
+    ],
     ['art suite', '/v1/artgen/generations/imagine', (u: string) => ({ prompt: 'a lighthouse', image_urls: [u] }), 'image_urls.0'],
     ['avatar', '/v1/motion2/private-avatar', (u: string) => ({ asset_type: 'Image', project_name: 'p', assets: [{ url: u, name: 'a' }] }), 'assets.0.url'],
   ])('%s: refuses a name resolving to loopback or metadata with 400 naming the field; nothing is held', async (_name, path, body, field) => {
@@ -43,10 +48,12 @@ describe('media URL hosts resolved at submit', () => {
     expect(dns.queries).toContain('127.0.0.1.wildcard-dns.test/A');
   });
 
-  it('accepts public names and the gateway\'s own upload links, and refuses a host whose DNS does not answer in time', async () => {
+  it("accepts public names and the gateway's own upload links, and refuses a host whose DNS does not answer in time", async () => {
     const c = await h.newCustomer({ balance: 10 });
     const ok = await post(c.key, '/v1/images/generations', {
-      model: 'lumen-2-pro', prompt: 'x', image_urls: ['https://cdn.public-pictures.test/a.png', 'http://127.0.0.1:8080/v1/uploads/img_abc.png'],
+      model: 'lumen-2-pro',
+      prompt: 'x',
+      image_urls: ['https://cdn.public-pictures.test/a.png', 'http://127.0.0.1:8080/v1/uploads/img_abc.png'],
     });
     expect(ok.status).toBe(200);
     const slow = await post(c.key, '/v1/images/generations', { model: 'lumen-2-pro', prompt: 'x', image_urls: ['https://black-hole.test/a.png'] });

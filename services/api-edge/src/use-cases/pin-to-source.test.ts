@@ -4,8 +4,13 @@ import { DomainError } from '@gmg/errors';
 import { pinToSourceTask } from './pin-to-source';
 
 const request = (): NormalizedRequest => ({
-  model: 'pixel-v6', requestedModel: 'pixel-v6', pool: 'video',
-  upstreamBody: { prompt: 'go on', extend_from_task_id: 'task_ours' }, derived: {}, billing: [], expected: { kind: 'videos', count: 1 },
+  model: 'pixel-v6',
+  requestedModel: 'pixel-v6',
+  pool: 'video',
+  upstreamBody: { prompt: 'go on', extend_from_task_id: 'task_ours' },
+  derived: {},
+  billing: [],
+  expected: { kind: 'videos', count: 1 },
 });
 const source = (over: Partial<TaskRecord>): TaskRecord => ({ id: 'task_ours', upstreamTaskId: 'up_42', channelId: 'ch_1', ...over }) as TaskRecord;
 

@@ -14,9 +14,13 @@ export function parseResponseVersion(raw: string | undefined): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
   const d = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : undefined;
   if (!m || !d || d.getUTCFullYear() !== Number(m[1]) || d.getUTCMonth() !== Number(m[2]) - 1 || d.getUTCDate() !== Number(m[3])) {
-    throw new DomainError('invalid_request', `Header ${RESPONSE_VERSION_HEADER} must be a date YYYY-MM-DD (for example ${DEFAULT_RESPONSE_VERSION}); got '${v}'`, {
-      field: RESPONSE_VERSION_HEADER,
-    });
+    throw new DomainError(
+      'invalid_request',
+      `Header ${RESPONSE_VERSION_HEADER} must be a date YYYY-MM-DD (for example ${DEFAULT_RESPONSE_VERSION}); got '${v}'`,
+      {
+        field: RESPONSE_VERSION_HEADER,
+      },
+    );
   }
   return v;
 }

@@ -42,7 +42,9 @@ describe('custom model names from a key whitelist', () => {
     expect(row.request.upstreamBody).toEqual(sent);
     expect(row.request.expected).toEqual({ kind: 'images', count: 1 });
     expect((await new AccountRepository(h.db.dataSource).get(c.accountId))!.held).toBe(price);
-    expect(await h.db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1`, [id])).toEqual([{ kind: 'hold', amount: price.toString() }]);
+    expect(await h.db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1`, [id])).toEqual([
+      { kind: 'hold', amount: price.toString() },
+    ]);
     expect((await h.queue('image').getJob(id))?.id).toBe(id);
   });
 

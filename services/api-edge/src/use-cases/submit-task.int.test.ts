@@ -37,7 +37,14 @@ describe('POST /v1/images/generations', () => {
     const price = PRICE_2MP;
 
     const [row] = await h.db.dataSource.query(`SELECT * FROM tasks WHERE id = $1`, [id]);
-    expect(row).toMatchObject({ account_id: c.accountId, api_key_id: c.keyId, model: 'lumen-2-pro', pool: 'image', status: 'pending', price: price.toString() });
+    expect(row).toMatchObject({
+      account_id: c.accountId,
+      api_key_id: c.keyId,
+      model: 'lumen-2-pro',
+      pool: 'image',
+      status: 'pending',
+      price: price.toString(),
+    });
     expect(row.request.upstreamBody).toMatchObject({ model: 'lumen-2-pro', prompt: 'a red fox in snow', resolution: '2MP' });
     expect(row.price_snapshot).toMatchObject({ total: price.toString(), ratio: 1 });
     const deadlineIn = new Date(row.deadline_at).getTime() - new Date(row.created_at).getTime();
@@ -94,7 +101,10 @@ describe('POST /v1/images/generations', () => {
 
   it('rejects an unknown model with 400 naming `model`', async () => {
     const c = await h.newCustomer({ balance: 1 });
-    const res = await request(h.baseUrl).post(IMAGES).set('Authorization', `Bearer ${c.key}`).send(body({ model: 'no-such-model' }));
+    const res = await request(h.baseUrl)
+      .post(IMAGES)
+      .set('Authorization', `Bearer ${c.key}`)
+      .send(body({ model: 'no-such-model' }));
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 400, type: 'invalid_request_error', message: expect.stringContaining('`model`') });
   });
@@ -114,7 +124,10 @@ describe('POST /v1/images/generations', () => {
     const v = await request(h.baseUrl).post(VIDEOS).set('Authorization', `Bearer ${c.key}`).send(body());
     expect(v.status).toBe(400);
     expect(v.body.error.message).toContain('/v1/images/generations');
-    const chat = await request(h.baseUrl).post(IMAGES).set('Authorization', `Bearer ${c.key}`).send(body({ model: 'lumen-chat-1' }));
+    const chat = await request(h.baseUrl)
+      .post(IMAGES)
+      .set('Authorization', `Bearer ${c.key}`)
+      .send(body({ model: 'lumen-chat-1' }));
     expect(chat.status).toBe(400);
     expect(chat.body.error.type).toBe('invalid_request_error');
   });
@@ -131,7 +144,10 @@ describe('POST /v1/images/generations', () => {
     const c = await h.newCustomer({ balance: 1, groupName: 'flex-only' });
     const res = await request(h.baseUrl).post(IMAGES).set('Authorization', `Bearer ${c.key}`).send(body());
     expect(res.status).toBe(403);
-    const ok = await request(h.baseUrl).post(IMAGES).set('Authorization', `Bearer ${c.key}`).send(body({ model: 'lumen-2-flex' }));
+    const ok = await request(h.baseUrl)
+      .post(IMAGES)
+      .set('Authorization', `Bearer ${c.key}`)
+      .send(body({ model: 'lumen-2-flex' }));
     expect(ok.status).toBe(200);
   });
 
@@ -158,7 +174,10 @@ describe('POST /v1/images/generations', () => {
   it('answers 503 service_unavailable (model not priced) and takes no money when no price key exists', async () => {
     await h.db.dataSource.query(`DELETE FROM prices WHERE key = 'lumen-2-max' OR key LIKE 'lumen-2-max@%'`);
     const c = await h.newCustomer({ balance: 1 });
-    const res = await request(h.baseUrl).post(IMAGES).set('Authorization', `Bearer ${c.key}`).send(body({ model: 'lumen-2-max' }));
+    const res = await request(h.baseUrl)
+      .post(IMAGES)
+      .set('Authorization', `Bearer ${c.key}`)
+      .send(body({ model: 'lumen-2-max' }));
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ code: 503, type: 'service_unavailable', message: expect.stringContaining('not priced') });
     expect(await count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [c.accountId])).toBe(0);
@@ -171,9 +190,7 @@ describe('POST /v1/images/generations', () => {
     const c = await h.newCustomer({ balance: 0, groupName: 'burst-unlimited' });
     await accounts.topup(c.accountId, price * 10n);
     const jobsBefore = await jobCount();
-    const results = await Promise.all(
-      Array.from({ length: 200 }, () => request(h.baseUrl).post(IMAGES).set('Authorization', `Bearer ${c.key}`).send(body())),
-    );
+    const results = await Promise.all(Array.from({ length: 200 }, () => request(h.baseUrl).post(IMAGES).set('Authorization', `Bearer ${c.key}`).send(body())));
     const ok = results.filter((r) => r.status === 200);
     const paymentRequired = results.filter((r) => r.status === 402);
     expect(ok).toHaveLength(10);
@@ -193,7 +210,9 @@ describe('POST /v1/images/generations', () => {
 describe('submit when Redis fails after the commit', () => {
   let broken: EdgeHarness;
   beforeAll(async () => {
-    const down = async (): Promise<never> => { throw new Error('redis down'); };
+    const down = async (): Promise<never> => {
+      throw new Error('redis down');
+    };
     broken = await startEdgeHarness({ deps: { producers: { enqueueTask: down, requestSettlement: down, removeTaskJob: down } } });
   });
   afterAll(async () => {

@@ -1,6 +1,14 @@
 import {
-  PriceNotFoundError, baseContract, isModelAllowed, quote, resolveModel,
-  type ModelContract, type NormalizedRequest, type Operation, type Pool, type Quote,
+  PriceNotFoundError,
+  baseContract,
+  isModelAllowed,
+  quote,
+  resolveModel,
+  type ModelContract,
+  type NormalizedRequest,
+  type Operation,
+  type Pool,
+  type Quote,
 } from '@gmg/contracts';
 import { DuplicateSubmissionError, type AuthPrincipal, type AvatarBatch, type NewTask, type TaskRecord } from '@gmg/db';
 import { DomainError, isDomainError, violationError } from '@gmg/errors';
@@ -80,9 +88,7 @@ export interface AcceptExtras {
 }
 
 /** What the money step uses of the submit dependencies. */
-export type AcceptTaskDeps = Pick<
-  SubmitTaskDeps, 'tasks' | 'prices' | 'views' | 'queue' | 'logger' | 'media' | 'taskTimeoutSeconds' | 'newTaskId' | 'now'
->;
+export type AcceptTaskDeps = Pick<SubmitTaskDeps, 'tasks' | 'prices' | 'views' | 'queue' | 'logger' | 'media' | 'taskTimeoutSeconds' | 'newTaskId' | 'now'>;
 
 export type ShapeA = { code: 200; data: Array<{ status: 'submitted'; task_id: string }> };
 export type ShapeB = {
@@ -92,8 +98,7 @@ export type ShapeB = {
 };
 
 type Acknowledgement =
-  | { ack: 'A'; httpStatus: 200; body: ShapeA; taskId: string }
-  | { ack: 'B'; httpStatus: 202; body: ShapeB; taskId: string; responseVersion: string };
+  { ack: 'A'; httpStatus: 200; body: ShapeA; taskId: string } | { ack: 'B'; httpStatus: 202; body: ShapeB; taskId: string; responseVersion: string };
 
 /** The acknowledgement and the task it names (the row written, or the earlier one under the Idempotency-Key). */
 export type SubmitTaskResult = Acknowledgement & { task: TaskRecord };
@@ -125,7 +130,9 @@ function modelFor(body: unknown, endpoint: string, principal: AuthPrincipal): { 
   if (!model.contract || model.contract.endpoint !== endpoint) {
     const where = model.contract
       ? `; use ${ENDPOINT_OF_OPERATION[model.contract.operation]}`
-      : model.actionContracts ? '; use POST /v1/artgen/generations/<action> (without `model`)' : '';
+      : model.actionContracts
+        ? '; use POST /v1/artgen/generations/<action> (without `model`)'
+        : '';
     throw new DomainError('invalid_request', `\`model\`: '${requested}' is not served by POST ${endpoint}${where}`, {
       field: 'model',
       rule: 'endpoint',
@@ -179,7 +186,9 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
 
   const task = await acceptTask(deps, principal, media.request, input.idempotency, {
-    origin: input.origin, callbackUrl: input.callbackUrl, storedMedia: media.stored,
+    origin: input.origin,
+    callbackUrl: input.callbackUrl,
+    storedMedia: media.stored,
   });
   return { ...acknowledge(contract.ack, task.id, input.requestId, responseVersion), task };
 }
@@ -204,7 +213,10 @@ async function firstReferenceSize(deps: SubmitTaskDeps, body: unknown): Promise<
  * first task's answer. An unexpected error keeps it (the row may have been committed); it expires with the link.
  */
 export async function acceptTask(
-  deps: AcceptTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+  deps: AcceptTaskDeps,
+  principal: AuthPrincipal,
+  request: NormalizedRequest,
+  idempotency: SubmitTaskInput['idempotency'],
   extras: AcceptExtras = {},
 ): Promise<TaskRecord> {
   const stored = extras.storedMedia ?? [];
@@ -221,7 +233,10 @@ export async function acceptTask(
 
 /** Quote, then the hold and the task row; `created: false` when an earlier task under the Idempotency-Key answers. */
 async function holdAndRecord(
-  deps: AcceptTaskDeps, principal: AuthPrincipal, request: NormalizedRequest, idempotency: SubmitTaskInput['idempotency'],
+  deps: AcceptTaskDeps,
+  principal: AuthPrincipal,
+  request: NormalizedRequest,
+  idempotency: SubmitTaskInput['idempotency'],
   extras: AcceptExtras,
 ): Promise<{ task: TaskRecord; created: boolean }> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
@@ -269,9 +284,9 @@ export async function publishAccepted(deps: Pick<SubmitTaskDeps, 'views' | 'queu
   // and writes a newer view is safe, since a view write never replaces a newer version (TaskViewStore).
   await Promise.all([
     deps.views.write(task).catch((err: unknown) => deps.logger.warn({ err, taskId: task.id }, 'task view write failed after submit')),
-    deps.queue.enqueueTask(task.pool, task.id).catch((err: unknown) =>
-      deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job'),
-    ),
+    deps.queue
+      .enqueueTask(task.pool, task.id)
+      .catch((err: unknown) => deps.logger.error({ err, taskId: task.id, pool: task.pool }, 'enqueue failed after commit; the reconciler will re-add the job')),
   ]);
 }
 

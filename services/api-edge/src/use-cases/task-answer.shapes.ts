@@ -42,5 +42,4 @@ export const TASK_ANSWER_SHAPES = {
 export type TaskAnswerShapeName = keyof typeof TASK_ANSWER_SHAPES;
 
 /** The route's answer is `shape` of `task` (see answeredWithTask); a typo in the name is a compile error. */
-export const answerNamesTask = (res: Response, shape: TaskAnswerShapeName, task: TaskRecord, arg?: string): void =>
-  answeredWithTask(res, shape, task, arg);
+export const answerNamesTask = (res: Response, shape: TaskAnswerShapeName, task: TaskRecord, arg?: string): void => answeredWithTask(res, shape, task, arg);

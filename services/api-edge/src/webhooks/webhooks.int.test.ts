@@ -21,7 +21,9 @@ const taskCount = async (accountId: string): Promise<number> =>
 describe('callback_url at submit (local mode off)', () => {
   it('stores an https callback on the task, keeps it out of the upstream body and the poll', async () => {
     const c = await h.newCustomer({ balance: 10 });
-    const res = await request(h.baseUrl).post('/v1/images/generations').set(as(c.key))
+    const res = await request(h.baseUrl)
+      .post('/v1/images/generations')
+      .set(as(c.key))
       .send({ ...lumen, callback_url: 'https://hooks.example.com/gmg?t=1' });
     expect(res.status).toBe(200);
     const id = res.body.data[0].task_id as string;
@@ -34,7 +36,9 @@ describe('callback_url at submit (local mode off)', () => {
 
   it('stores it for an art suite submission too', async () => {
     const c = await h.newCustomer({ balance: 10 });
-    const res = await request(h.baseUrl).post('/v1/artgen/generations/imagine').set(as(c.key))
+    const res = await request(h.baseUrl)
+      .post('/v1/artgen/generations/imagine')
+      .set(as(c.key))
       .send({ prompt: 'a lighthouse', callback_url: 'https://hooks.example.com/art' });
     expect(res.status).toBe(200);
     expect(await callbackOf(res.body.data.task_id)).toBe('https://hooks.example.com/art');
@@ -42,10 +46,15 @@ describe('callback_url at submit (local mode off)', () => {
 
   it('stores it for an avatar batch too, outside the upstream body', async () => {
     const c = await h.newCustomer({ balance: 10 });
-    const res = await request(h.baseUrl).post('/v1/motion2/private-avatar').set(as(c.key)).send({
-      asset_type: 'Image', project_name: 'launch', assets: [{ url: 'https://cdn.example.com/a/0.png', name: 'a0' }],
-      callback_url: 'https://hooks.example.com/avatar',
-    });
+    const res = await request(h.baseUrl)
+      .post('/v1/motion2/private-avatar')
+      .set(as(c.key))
+      .send({
+        asset_type: 'Image',
+        project_name: 'launch',
+        assets: [{ url: 'https://cdn.example.com/a/0.png', name: 'a0' }],
+        callback_url: 'https://hooks.example.com/avatar',
+      });
     expect(res.status).toBe(200);
     expect(await callbackOf(res.body.data.id)).toBe('https://hooks.example.com/avatar');
     const row = await h.db.dataSource.query(`SELECT request FROM tasks WHERE id = $1`, [res.body.data.id]);
@@ -60,7 +69,10 @@ describe('callback_url at submit (local mode off)', () => {
     ['not a string', 42, 'must be a string'],
   ])('refuses %s with 400 naming callback_url; no task, no money', async (_what, url, message) => {
     const c = await h.newCustomer({ balance: 10 });
-    const res = await request(h.baseUrl).post('/v1/images/generations').set(as(c.key)).send({ ...lumen, callback_url: url });
+    const res = await request(h.baseUrl)
+      .post('/v1/images/generations')
+      .set(as(c.key))
+      .send({ ...lumen, callback_url: url });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 400, type: 'invalid_request_error' });
     expect(res.body.error.message).toContain('`callback_url`');
@@ -80,7 +92,9 @@ describe('callback_url in local mode (WEBHOOK_ALLOW_INSECURE)', () => {
 
   it('accepts an http loopback receiver', async () => {
     const c = await local.newCustomer({ balance: 10 });
-    const res = await request(local.baseUrl).post('/v1/images/generations').set(as(c.key))
+    const res = await request(local.baseUrl)
+      .post('/v1/images/generations')
+      .set(as(c.key))
       .send({ ...lumen, callback_url: 'http://127.0.0.1:9/hook' });
     expect(res.status).toBe(200);
   });
@@ -105,10 +119,19 @@ describe('management API: /api/webhooks/*', () => {
     const c = await h.newCustomer({ balance: 1 });
     const other = await h.newCustomer({ balance: 1 });
     const repo = new WebhookRepository(h.db.dataSource);
-    const attempt = (accountId: string, n: number) => repo.recordAttempt({
-      accountId, taskId: 'task_abc', event: 'completed', deliveryId: 'whd_x', attempt: n, url: 'https://hooks.example.com/x',
-      statusCode: n < 3 ? 500 : 200, error: null, succeeded: n === 3, durationMs: 12,
-    });
+    const attempt = (accountId: string, n: number) =>
+      repo.recordAttempt({
+        accountId,
+        taskId: 'task_abc',
+        event: 'completed',
+        deliveryId: 'whd_x',
+        attempt: n,
+        url: 'https://hooks.example.com/x',
+        statusCode: n < 3 ? 500 : 200,
+        error: null,
+        succeeded: n === 3,
+        durationMs: 12,
+      });
     for (const n of [1, 2, 3]) await attempt(c.accountId, n);
     await attempt(other.accountId, 1);
 

@@ -50,8 +50,16 @@ export class WebhookDeliveryHandler {
     });
     const succeeded = r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
     await this.d.repo.recordAttempt({
-      accountId: task.accountId, taskId: task.id, event: data.event, deliveryId: ctx.deliveryId, attempt: ctx.attempt,
-      url: callbackUrl, statusCode: r.statusCode, error: r.error, succeeded, durationMs: r.durationMs,
+      accountId: task.accountId,
+      taskId: task.id,
+      event: data.event,
+      deliveryId: ctx.deliveryId,
+      attempt: ctx.attempt,
+      url: callbackUrl,
+      statusCode: r.statusCode,
+      error: r.error,
+      succeeded,
+      durationMs: r.durationMs,
     });
     if (succeeded) {
       this.d.logger.info({ taskId: task.id, event: data.event, attempt: ctx.attempt, status: r.statusCode }, 'webhook delivered');

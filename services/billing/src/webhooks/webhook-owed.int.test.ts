@@ -55,9 +55,17 @@ afterAll(async () => {
 /** A task with a callback to `/<path>`, ended (completed or failed) and settled: its webhook is owed. */
 async function settledTask(path: string, outcome: 'completed' | 'failed' = 'completed'): Promise<string> {
   const t = await tasks.createWithHold({
-    id: newTaskId(), accountId, apiKeyId, model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image',
+    id: newTaskId(),
+    accountId,
+    apiKeyId,
+    model: 'lumen-2',
+    requestedModel: 'lumen-2',
+    pool: 'image',
     request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-    price: 100n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000), callbackUrl: `${base}/${path}`,
+    price: 100n,
+    priceSnapshot: {},
+    deadlineAt: new Date(Date.now() + 60_000),
+    callbackUrl: `${base}/${path}`,
   });
   if (outcome === 'completed') await tasks.complete(t.id, {});
   else await tasks.fail(t.id, { code: 'task_failed', message: 'x' });
@@ -74,7 +82,9 @@ describe('the billing sweep and owed webhooks', () => {
   let billing: BillingWorker | undefined;
   let onEnd: (() => Promise<unknown>) | undefined;
 
-  beforeEach(() => { prefix = uniqueRedisPrefix(); });
+  beforeEach(() => {
+    prefix = uniqueRedisPrefix();
+  });
   afterEach(async () => {
     await billing?.close(true);
     billing = undefined;
@@ -93,7 +103,16 @@ describe('the billing sweep and owed webhooks', () => {
     const lostFailed = await settledTask('lost-failed', 'failed');
     const delivered = await settledTask('delivered');
     await new WebhookRepository(db.dataSource).recordAttempt({
-      accountId, taskId: delivered, event: 'completed', deliveryId: 'whd_x', attempt: 1, url: `${base}/delivered`, statusCode: 200, error: null, succeeded: true, durationMs: 1,
+      accountId,
+      taskId: delivered,
+      event: 'completed',
+      deliveryId: 'whd_x',
+      attempt: 1,
+      url: `${base}/delivered`,
+      statusCode: 200,
+      error: null,
+      succeeded: true,
+      durationMs: 1,
     });
     const live = await settledTask('live');
     await queue.add('deliver', { taskId: live, event: 'completed' }, { jobId: webhookJobId(live, 'completed'), delay: 60_000 });
@@ -102,12 +121,22 @@ describe('the billing sweep and owed webhooks', () => {
     for (const id of [lost, lostFailed, delivered, live]) await ageTask(id, 60_000);
     await ageTask(old, 2 * 3600_000);
 
-    const sweeper = new BillingSweeper(new TaskRepository(db.dataSource), new TaskRecoveryRepository(db.dataSource), undefined as never,
-      {} as SettleTaskHandler, logger, 30_000, { repo: new WebhookRepository(db.dataSource), queue, lookbackMs: 600_000, maxAgeMs: 3 * 3600_000 });
+    const sweeper = new BillingSweeper(
+      new TaskRepository(db.dataSource),
+      new TaskRecoveryRepository(db.dataSource),
+      undefined as never,
+      {} as SettleTaskHandler,
+      logger,
+      30_000,
+      { repo: new WebhookRepository(db.dataSource), queue, lookbackMs: 600_000, maxAgeMs: 3 * 3600_000 },
+    );
     const presence = async (): Promise<Record<string, string>> => {
       const ids = { lost, lostFailed, delivered, live, recent, old };
       const events = { lost: 'completed', lostFailed: 'failed', delivered: 'completed', live: 'completed', recent: 'completed', old: 'completed' } as const;
-      const p = await jobPresence(queue, Object.entries(ids).map(([k, id]) => webhookJobId(id, events[k as keyof typeof events])));
+      const p = await jobPresence(
+        queue,
+        Object.entries(ids).map(([k, id]) => webhookJobId(id, events[k as keyof typeof events])),
+      );
       return Object.fromEntries(Object.keys(ids).map((k, i) => [k, p[i]!]));
     };
 
@@ -120,24 +149,39 @@ describe('the billing sweep and owed webhooks', () => {
     expect(await presence()).toEqual({ lost: 'live', lostFailed: 'live', delivered: 'missing', live: 'live', recent: 'live', old: 'live' });
   });
 
-  it('after the webhook queue\'s keys are lost (its shard failed over empty), every owed webhook is delivered, once', async () => {
-    const w = startWebhookWorker({ ds: db.dataSource, redis, prefix, logger }, {
-      concurrency: 4, allowInsecure: true, timeoutMs: 3000, maxResponseBytes: 1024, attempts: 5, backoffMs: 20, maxAgeMs: 3600_000,
-    });
+  it("after the webhook queue's keys are lost (its shard failed over empty), every owed webhook is delivered, once", async () => {
+    const w = startWebhookWorker(
+      { ds: db.dataSource, redis, prefix, logger },
+      {
+        concurrency: 4,
+        allowInsecure: true,
+        timeoutMs: 3000,
+        maxResponseBytes: 1024,
+        attempts: 5,
+        backoffMs: 20,
+        maxAgeMs: 3600_000,
+      },
+    );
     webhooks = w;
     // the webhook queue's consumer is stopped while its jobs are lost, as a shard that failed over empty would leave them
     await w.worker.pause(true);
-    billing = await startBillingWorker({ ds: db.dataSource, redis, prefix, logger, webhooks: w.queue },
-      { concurrency: 4, sweepIntervalMs: INTERVAL_MS, unsettledAfterMs: 60_000, webhookMaxAgeMs: 3600_000 });
+    billing = await startBillingWorker(
+      { ds: db.dataSource, redis, prefix, logger, webhooks: w.queue },
+      { concurrency: 4, sweepIntervalMs: INTERVAL_MS, unsettledAfterMs: 60_000, webhookMaxAgeMs: 3600_000 },
+    );
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await settledTask(`shard-loss-${i}`, i % 2 ? 'failed' : 'completed'));
     // their jobs as settlement enqueued them, then gone with the webhook queue's data (the billing queue keeps its own)
-    for (const [i, id] of ids.entries()) await w.queue.add('deliver', { taskId: id, event: i % 2 ? 'failed' : 'completed' }, { jobId: webhookJobId(id, i % 2 ? 'failed' : 'completed') });
+    for (const [i, id] of ids.entries())
+      await w.queue.add('deliver', { taskId: id, event: i % 2 ? 'failed' : 'completed' }, { jobId: webhookJobId(id, i % 2 ? 'failed' : 'completed') });
     expect(await deleteRedisPrefix(redis, queueKeyPrefix(prefix, QUEUES.webhook))).toBeGreaterThan(0);
     w.worker.resume();
 
-    await waitFor(async () => ids.every((_, i) => received.get(`/shard-loss-${i}`) === 1) || undefined,
-      { timeoutMs: 20 * INTERVAL_MS, intervalMs: 50, what: 'every owed webhook delivered after the loss' });
+    await waitFor(async () => ids.every((_, i) => received.get(`/shard-loss-${i}`) === 1) || undefined, {
+      timeoutMs: 20 * INTERVAL_MS,
+      intervalMs: 50,
+      what: 'every owed webhook delivered after the loss',
+    });
     // sweeps after the deliveries find every owed job present and enqueue nothing: nothing is sent twice
     for (let i = 0; i < 2; i++) expect((await billing.sweeper.sweep()).webhooksResent).toBe(0);
     expect((await billing.sweeper.sweep(0)).webhooksResent).toBe(0);

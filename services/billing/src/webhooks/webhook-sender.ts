@@ -33,7 +33,8 @@ export function createWebhookSender(opts: WebhookSenderOptions): (url: string, b
     const started = Date.now();
     try {
       const res = await axios.post(url, body, {
-        httpAgent, httpsAgent,
+        httpAgent,
+        httpsAgent,
         headers: { 'Content-Type': 'application/json', 'User-Agent': 'gmg-webhook/1', ...headers },
         timeout: opts.timeoutMs,
         signal: AbortSignal.timeout(opts.timeoutMs),

@@ -32,14 +32,25 @@ beforeAll(async () => {
   redis = createRedis(TEST_REDIS_URL, 'worker');
   prefix = uniqueRedisPrefix();
   // Backoff made short by config (20 ms, doubling), not by sleeping; local mode: the receiver is on loopback.
-  webhooks = startWebhookWorker({ ds: db.dataSource, redis, prefix, logger }, {
-    concurrency: 4, allowInsecure: true, timeoutMs: 3000, maxResponseBytes: 1024, attempts: 5, backoffMs: 20, maxAgeMs: 3600_000,
-  });
+  webhooks = startWebhookWorker(
+    { ds: db.dataSource, redis, prefix, logger },
+    {
+      concurrency: 4,
+      allowInsecure: true,
+      timeoutMs: 3000,
+      maxResponseBytes: 1024,
+      attempts: 5,
+      backoffMs: 20,
+      maxAgeMs: 3600_000,
+    },
+  );
   billing = await startBillingWorker({ ds: db.dataSource, redis, prefix, logger, webhooks: webhooks.queue }, { concurrency: 4, sweepIntervalMs: 0 });
   receiver = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
-    req.on('data', (c: string) => { body += c; });
+    req.on('data', (c: string) => {
+      body += c;
+    });
     req.on('end', () => {
       received.push({ path: req.url ?? '', headers: req.headers, body });
       const left = failuresLeft.get(req.url ?? '') ?? 0;
@@ -73,8 +84,16 @@ async function customer(): Promise<{ accountId: string; apiKeyId: string; secret
 
 async function taskWithCallback(c: { accountId: string; apiKeyId: string }, path: string): Promise<string> {
   const t: NewTask = {
-    id: newTaskId(), accountId: c.accountId, apiKeyId: c.apiKeyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-    request: { model: 'lumen-2-pro' } as NewTask['request'], price: 500n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+    id: newTaskId(),
+    accountId: c.accountId,
+    apiKeyId: c.apiKeyId,
+    model: 'lumen-2-pro',
+    requestedModel: 'lumen-2-pro',
+    pool: 'image',
+    request: { model: 'lumen-2-pro' } as NewTask['request'],
+    price: 500n,
+    priceSnapshot: {},
+    deadlineAt: new Date(Date.now() + 60_000),
     callbackUrl: `${base}${path}`,
   };
   return (await new TaskRepository(db.dataSource).createWithHold(t)).id;
@@ -91,19 +110,28 @@ describe('signed webhooks through the billing process', () => {
     const id = await taskWithCallback(c, '/completed');
     await new TaskRepository(db.dataSource).complete(id, { images: [{ url: 'http://sim/1.png' }] });
     await enqueueSettlement(billing.queue, id);
-    const [r] = await waitFor(async () => (deliveriesTo('/completed').length ? deliveriesTo('/completed') : undefined), { timeoutMs: 10_000, what: 'completed webhook' });
+    const [r] = await waitFor(async () => (deliveriesTo('/completed').length ? deliveriesTo('/completed') : undefined), {
+      timeoutMs: 10_000,
+      what: 'completed webhook',
+    });
     expect(verified(r, c.secret)).toBe(true);
     expect(verified(r, 'whsec_another')).toBe(false);
     expect(verified({ ...r, body: r.body.replace('completed', 'failed') }, c.secret)).toBe(false);
-    expect(JSON.parse(r.body)).toEqual({ code: 200, data: expect.objectContaining({ id, status: 'completed', progress: 100, result: { images: [{ url: 'http://sim/1.png' }] } }) });
+    expect(JSON.parse(r.body)).toEqual({
+      code: 200,
+      data: expect.objectContaining({ id, status: 'completed', progress: 100, result: { images: [{ url: 'http://sim/1.png' }] } }),
+    });
     expect(header(r, WEBHOOK_HEADERS.deliveryId)).toBe(`whd_webhook-${id}-completed`);
     expect(header(r, 'content-type')).toContain('application/json');
     // A settlement delivered again (the settle job's retry) enqueues nothing new: still one request.
     await billing.settler.settle(id);
-    const log = await waitFor(async () => {
-      const rows = await new WebhookRepository(db.dataSource).listDeliveries(c.accountId, { limit: 10 });
-      return rows.length ? rows : undefined;
-    }, { timeoutMs: 5000, what: 'delivery recorded' });
+    const log = await waitFor(
+      async () => {
+        const rows = await new WebhookRepository(db.dataSource).listDeliveries(c.accountId, { limit: 10 });
+        return rows.length ? rows : undefined;
+      },
+      { timeoutMs: 5000, what: 'delivery recorded' },
+    );
     expect(log).toEqual([expect.objectContaining({ taskId: id, event: 'completed', attempt: 1, statusCode: 200, succeeded: true, error: null })]);
     expect(deliveriesTo('/completed')).toHaveLength(1);
   });
@@ -114,7 +142,10 @@ describe('signed webhooks through the billing process', () => {
     const out = await new TaskRepository(db.dataSource).cancel(id, c.accountId, { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' });
     expect(out.outcome).toBe('cancelled');
     await enqueueSettlement(billing.queue, id);
-    const [r] = await waitFor(async () => (deliveriesTo('/failed').length ? deliveriesTo('/failed') : undefined), { timeoutMs: 10_000, what: 'failed webhook' });
+    const [r] = await waitFor(async () => (deliveriesTo('/failed').length ? deliveriesTo('/failed') : undefined), {
+      timeoutMs: 10_000,
+      what: 'failed webhook',
+    });
     expect(verified(r, c.secret)).toBe(true);
     expect(JSON.parse(r.body).data).toMatchObject({ id, status: 'failed', cost: 0, error: { type: 'cancelled', message: 'Task cancelled' } });
   });
@@ -125,11 +156,18 @@ describe('signed webhooks through the billing process', () => {
     const id = await taskWithCallback(c, '/flaky');
     await new TaskRepository(db.dataSource).complete(id, { images: [{ url: 'http://sim/2.png' }] });
     await enqueueSettlement(billing.queue, id);
-    const log = await waitFor(async () => {
-      const rows = await new WebhookRepository(db.dataSource).listDeliveries(c.accountId, { limit: 10 });
-      return rows.some((d) => d.succeeded) ? rows : undefined;
-    }, { timeoutMs: 15_000, what: 'flaky webhook delivered' });
-    expect(log.map((d) => [d.attempt, d.statusCode, d.succeeded])).toEqual([[3, 200, true], [2, 500, false], [1, 500, false]]);
+    const log = await waitFor(
+      async () => {
+        const rows = await new WebhookRepository(db.dataSource).listDeliveries(c.accountId, { limit: 10 });
+        return rows.some((d) => d.succeeded) ? rows : undefined;
+      },
+      { timeoutMs: 15_000, what: 'flaky webhook delivered' },
+    );
+    expect(log.map((d) => [d.attempt, d.statusCode, d.succeeded])).toEqual([
+      [3, 200, true],
+      [2, 500, false],
+      [1, 500, false],
+    ]);
     const reqs = deliveriesTo('/flaky');
     expect(reqs.map((r) => header(r, WEBHOOK_HEADERS.attempt))).toEqual(['1', '2', '3']);
     expect(new Set(reqs.map((r) => header(r, WEBHOOK_HEADERS.deliveryId))).size).toBe(1);
@@ -145,7 +183,10 @@ describe('signed webhooks through the billing process', () => {
     expect(await webhooks.queue.getJob(`webhook-${id}-completed`)).toBeUndefined();
     // The settle job was never completed, so BullMQ (or the billing sweeper) runs it again: a duplicate settlement.
     await enqueueSettlement(billing.queue, id);
-    const [r] = await waitFor(async () => (deliveriesTo('/after-crash').length ? deliveriesTo('/after-crash') : undefined), { timeoutMs: 10_000, what: 'webhook after the retry' });
+    const [r] = await waitFor(async () => (deliveriesTo('/after-crash').length ? deliveriesTo('/after-crash') : undefined), {
+      timeoutMs: 10_000,
+      what: 'webhook after the retry',
+    });
     expect(verified(r, c.secret)).toBe(true);
     const spent = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE task_id = $1 AND kind = 'capture'`, [id]);
     expect(spent[0].n).toBe(1);
@@ -154,8 +195,16 @@ describe('signed webhooks through the billing process', () => {
   it('sends nothing for a task without a callback_url', async () => {
     const c = await customer();
     const t = await new TaskRepository(db.dataSource).createWithHold({
-      id: newTaskId(), accountId: c.accountId, apiKeyId: c.apiKeyId, model: 'lumen-2-pro', requestedModel: 'lumen-2-pro', pool: 'image',
-      request: { model: 'lumen-2-pro' } as NewTask['request'], price: 500n, priceSnapshot: {}, deadlineAt: new Date(Date.now() + 60_000),
+      id: newTaskId(),
+      accountId: c.accountId,
+      apiKeyId: c.apiKeyId,
+      model: 'lumen-2-pro',
+      requestedModel: 'lumen-2-pro',
+      pool: 'image',
+      request: { model: 'lumen-2-pro' } as NewTask['request'],
+      price: 500n,
+      priceSnapshot: {},
+      deadlineAt: new Date(Date.now() + 60_000),
     });
     await new TaskRepository(db.dataSource).fail(t.id, { code: 'task_failed', message: 'x' });
     expect(await billing.settler.settle(t.id)).toBe('released');

@@ -3,9 +3,7 @@ import type { DataSource } from 'typeorm';
 import { QUEUES, type WebhookJobCatalog } from '@gmg/contracts';
 import { WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import {
-  WEBHOOK_JOB_NAMES, createTypedWorker, createWebhookQueue, enqueueWebhook, type JobHandlers, type Redis, type WebhookQueue,
-} from '@gmg/queue';
+import { WEBHOOK_JOB_NAMES, createTypedWorker, createWebhookQueue, enqueueWebhook, type JobHandlers, type Redis, type WebhookQueue } from '@gmg/queue';
 import { createWebhookSender } from './webhook-sender';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 
@@ -29,10 +27,7 @@ export interface WebhookWorker {
 }
 
 /** The `webhook` queue's consumer (runs in the billing process: docs/webhooks.md says why). */
-export function startWebhookWorker(
-  deps: { ds: DataSource; redis: Redis; prefix: string; logger: Logger },
-  opts: WebhookWorkerOptions,
-): WebhookWorker {
+export function startWebhookWorker(deps: { ds: DataSource; redis: Redis; prefix: string; logger: Logger }, opts: WebhookWorkerOptions): WebhookWorker {
   const queue = createWebhookQueue(deps.redis, deps.prefix, { attempts: opts.attempts, backoffMs: opts.backoffMs });
   const handler = new WebhookDeliveryHandler({
     repo: new WebhookRepository(deps.ds),
@@ -44,11 +39,14 @@ export function startWebhookWorker(
     deliver: (job) => handler.deliver(job.data, { attempt: job.attemptsMade + 1, deliveryId: `whd_${job.id}` }),
   };
   const worker = createTypedWorker<WebhookJobCatalog>(QUEUES.webhook, handlers, WEBHOOK_JOB_NAMES, {
-    connection: deps.redis, prefix: deps.prefix, concurrency: opts.concurrency,
+    connection: deps.redis,
+    prefix: deps.prefix,
+    concurrency: opts.concurrency,
   });
   worker.on('error', (err) => deps.logger.error({ err: err.message }, 'webhook worker error'));
   return {
-    worker, queue,
+    worker,
+    queue,
     async close(force = false) {
       await worker.close(force);
       await queue.close();
@@ -62,7 +60,10 @@ export function startWebhookWorker(
  * `duplicate` — so a crash between the commit and this enqueue is repaired by the settle job's retry.
  */
 export class WebhookNotifier {
-  constructor(private readonly repo: Pick<WebhookRepository, 'target'>, private readonly queue: WebhookQueue) {}
+  constructor(
+    private readonly repo: Pick<WebhookRepository, 'target'>,
+    private readonly queue: WebhookQueue,
+  ) {}
 
   async taskSettled(taskId: string): Promise<void> {
     const target = await this.repo.target(taskId);

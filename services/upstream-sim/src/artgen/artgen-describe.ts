@@ -1,7 +1,25 @@
 import { createHash } from 'node:crypto';
 
-const SUBJECTS = ['a lighthouse on a basalt cliff', 'a fox curled in fresh snow', 'a quiet tram stop at dusk', 'a glass greenhouse full of ferns', 'an old fishing boat in fog', 'a desert canyon lit by lanterns', 'a koi pond under maple trees', 'a mountain monastery above clouds'];
-const STYLES = ['watercolor illustration', 'cinematic photograph', 'gouache painting', 'isometric 3d render', 'ink and wash drawing', 'oil painting with thick impasto', 'soft pastel sketch', 'analog film still'];
+const SUBJECTS = [
+  'a lighthouse on a basalt cliff',
+  'a fox curled in fresh snow',
+  'a quiet tram stop at dusk',
+  'a glass greenhouse full of ferns',
+  'an old fishing boat in fog',
+  'a desert canyon lit by lanterns',
+  'a koi pond under maple trees',
+  'a mountain monastery above clouds',
+];
+const STYLES = [
+  'watercolor illustration',
+  'cinematic photograph',
+  'gouache painting',
+  'isometric 3d render',
+  'ink and wash drawing',
+  'oil painting with thick impasto',
+  'soft pastel sketch',
+  'analog film still',
+];
 const MOODS = ['warm golden light', 'cool blue hour tones', 'muted earthy palette', 'high contrast chiaroscuro', 'dreamy haze', 'vivid saturated colors'];
 const NUMBERS = ['1️⃣', '2️⃣', '3️⃣', '4️⃣'];
 

@@ -42,10 +42,13 @@ describe('gateway adapter against the upstream-sim art suite (SIM_TIME_SCALE 0.0
     return { req, id: upstreamTaskId };
   };
   const until = (t: { req: NormalizedRequest; id: string }, done: (p: UpstreamPoll) => boolean): Promise<UpstreamPoll> =>
-    waitFor(async () => {
-      const p = await adapter.poll(ch, t.id, t.req);
-      return done(p) ? p : undefined;
-    }, { timeoutMs: 8000, what: `sim art task ${t.id}` });
+    waitFor(
+      async () => {
+        const p = await adapter.poll(ch, t.id, t.req);
+        return done(p) ? p : undefined;
+      },
+      { timeoutMs: 8000, what: `sim art task ${t.id}` },
+    );
   const terminal = (p: UpstreamPoll) => p.status === 'completed' || p.status === 'failed';
 
   it('imagine → U2 → pan left twice: a grid of four tiles, then single images wider each time', async () => {
@@ -93,10 +96,16 @@ describe('gateway adapter against the upstream-sim art suite (SIM_TIME_SCALE 0.0
   it('markers: moderation fails as moderation; error503 is a retryable submit error; an unknown parent is final', async () => {
     const mod = await until(await submit('imagine', { prompt: 'bad [sim:moderation]' }), terminal);
     expect(mod).toMatchObject({ status: 'failed', error: { message: 'Banned prompt detected', moderation: true } });
-    const e503 = await submit('imagine', { prompt: 'down [sim:error503]' }).then(() => undefined, (e: unknown) => e);
+    const e503 = await submit('imagine', { prompt: 'down [sim:error503]' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(e503).toBeInstanceOf(UpstreamError);
     expect(e503).toMatchObject({ retryable: true, status: 503 });
-    const lost = await submit('upscale', { task_id: 'task_gone', index: 1 }).then(() => undefined, (e: unknown) => e);
+    const lost = await submit('upscale', { task_id: 'task_gone', index: 1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(lost).toMatchObject({ retryable: false, status: 404 });
   });
 });

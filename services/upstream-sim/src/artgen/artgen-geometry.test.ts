@@ -13,7 +13,7 @@ describe('art canvas rules', () => {
   it('gives 1:1 tiles of 512 x 512 and keeps other ratios near that area on multiples of 8', () => {
     expect(baseTile(1)).toEqual({ w: 512, h: 512 });
     const t = baseTile(16 / 9);
-    expect(t.w % 8 + t.h % 8).toBe(0);
+    expect((t.w % 8) + (t.h % 8)).toBe(0);
     expect(Math.abs(t.w * t.h - 512 * 512) / (512 * 512)).toBeLessThan(0.02);
   });
 

@@ -81,7 +81,12 @@ describe('upstream-sim art suite: real images (manual clock)', () => {
   it('variation, high/low variation, reroll, remix and blend give grids; video gives batch_size real MP4s', async () => {
     const grid = await run('imagine', { prompt: 'koi pond --v 8.2' });
     for (const [action, body] of [
-      ['variation', { index: 2 }], ['high-variation', {}], ['low-variation', {}], ['reroll', {}], ['remix-strong', { index: 1 }], ['remix-subtle', { index: 4 }],
+      ['variation', { index: 2 }],
+      ['high-variation', {}],
+      ['low-variation', {}],
+      ['reroll', {}],
+      ['remix-strong', { index: 1 }],
+      ['remix-subtle', { index: 4 }],
     ] as const) {
       const v = await run(action, { task_id: grid.id, ...body });
       expect(v.action).toBe(action.toUpperCase().replace('-', '_'));

@@ -1,11 +1,14 @@
 import {
-  ARTGEN_DEFAULT_VERSION, ARTGEN_PAN_DIRECTIONS, artgenVersionName, parseArtgenFlags,
-  type ArtgenFlags, type ArtgenPanDirection, type ArtgenPathAction,
+  ARTGEN_DEFAULT_VERSION,
+  ARTGEN_PAN_DIRECTIONS,
+  artgenVersionName,
+  parseArtgenFlags,
+  type ArtgenFlags,
+  type ArtgenPanDirection,
+  type ArtgenPathAction,
 } from '@gmg/contracts';
 import { parseMarkers, type SimMarkers } from '../sim-scenario';
-import {
-  baseTile, blendRatio, panned, requestRatio, tileLike, upscaled, zoomed, type Size,
-} from './artgen-geometry';
+import { baseTile, blendRatio, panned, requestRatio, tileLike, upscaled, zoomed, type Size } from './artgen-geometry';
 import { describePrompts } from './artgen-describe';
 import type { ArtOutput, ArtTask } from './artgen-task';
 
@@ -95,7 +98,8 @@ export function planTask(action: ArtgenPathAction, b: Record<string, unknown>, p
     ...(parent ? { parentId: parent.task.id } : {}),
   };
   const grid = (tile: Size, estimatedSeconds = 60): PlanResult => ({
-    ok: true, plan: { ...base, output: { kind: 'grid', tile }, timing: { kind: 'images', estimatedSeconds } },
+    ok: true,
+    plan: { ...base, output: { kind: 'grid', tile }, timing: { kind: 'images', estimatedSeconds } },
   });
 
   switch (action) {
@@ -121,7 +125,10 @@ export function planTask(action: ArtgenPathAction, b: Record<string, unknown>, p
       const count = b.batch_size ?? 1;
       if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > 4) return bad('`batch_size` must be an integer from 1 to 4');
       if (b.motion !== undefined && b.motion !== 'low' && b.motion !== 'high') return bad('`motion` must be low or high');
-      return { ok: true, plan: { ...base, output: { kind: 'videos', count: count as number, still: baseTile(16 / 9) }, timing: { kind: 'videos', estimatedSeconds: 0 } } };
+      return {
+        ok: true,
+        plan: { ...base, output: { kind: 'videos', count: count as number, still: baseTile(16 / 9) }, timing: { kind: 'videos', estimatedSeconds: 0 } },
+      };
     }
     default:
       return planFollowUp(action, b, parent, base, grid);

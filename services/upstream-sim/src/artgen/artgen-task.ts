@@ -6,10 +6,7 @@ import type { Size } from './artgen-geometry';
 
 /** What a finished task shows. Only sizes and seeds: files are rendered from their names when first fetched. */
 export type ArtOutput =
-  | { kind: 'grid'; tile: Size }
-  | { kind: 'single'; size: Size }
-  | { kind: 'videos'; count: number; still: Size }
-  | { kind: 'text'; prompts: string[] };
+  { kind: 'grid'; tile: Size } | { kind: 'single'; size: Size } | { kind: 'videos'; count: number; still: Size } | { kind: 'text'; prompts: string[] };
 
 /** The timing of a task's run (see sim-scenario stateAt): state is a pure function of it and the clock. */
 export interface ArtRun {

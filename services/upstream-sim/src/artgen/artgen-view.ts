@@ -1,7 +1,4 @@
-import {
-  artgenButtons, artgenNativeAction, isArtgenPanVersion,
-  type ArtgenButton, type TaskStatus, type UnifiedTask,
-} from '@gmg/contracts';
+import { artgenButtons, artgenNativeAction, isArtgenPanVersion, type ArtgenButton, type TaskStatus, type UnifiedTask } from '@gmg/contracts';
 import { PENDING_SHARE, SIM_MODERATION_MESSAGE, stateAt } from '../sim-scenario';
 import { describeText } from './artgen-describe';
 import { gridName, imageName, videoName } from './artgen-render';
@@ -21,7 +18,13 @@ export interface ArtState {
 }
 
 const FROM_SIM: Record<TaskStatus, ArtStatus> = { pending: 'SUBMITTED', processing: 'IN_PROGRESS', completed: 'SUCCESS', failed: 'FAILURE' };
-const TO_UNIFIED: Record<ArtStatus, TaskStatus> = { SUBMITTED: 'pending', IN_PROGRESS: 'processing', MODAL: 'processing', SUCCESS: 'completed', FAILURE: 'failed' };
+const TO_UNIFIED: Record<ArtStatus, TaskStatus> = {
+  SUBMITTED: 'pending',
+  IN_PROGRESS: 'processing',
+  MODAL: 'processing',
+  SUCCESS: 'completed',
+  FAILURE: 'failed',
+};
 
 const failReasonOf = (t: ArtTask) => (t.markers.outcome === 'moderation' ? SIM_MODERATION_MESSAGE : ART_FAIL_REASON);
 
@@ -33,7 +36,13 @@ export function artStateAt(t: ArtTask, now: number): ArtState {
     // Describe answered within its request: finished when anyone can see it.
     const failed = run.outcome === 'fail' || run.outcome === 'moderation';
     const end = run.startedAt + run.durationMs;
-    return { status: failed ? 'FAILURE' : 'SUCCESS', progress: 100, startTime: run.startedAt, finishTime: end, ...(failed ? { failReason: failReasonOf(t) } : {}) };
+    return {
+      status: failed ? 'FAILURE' : 'SUCCESS',
+      progress: 100,
+      startTime: run.startedAt,
+      finishTime: end,
+      ...(failed ? { failReason: failReasonOf(t) } : {}),
+    };
   }
   const s = stateAt(run, now);
   // A task completed by /modal left MODAL already: it shows IN_PROGRESS, never SUBMITTED again.
@@ -60,7 +69,12 @@ export function artFiles(t: ArtTask, publicUrl: string): ArtFiles {
   const tiles = [1, 2, 3, 4];
   switch (o.kind) {
     case 'grid':
-      return { grid_image_url: url(gridName(t.seed, o.tile)), image_urls: tiles.map((i) => url(imageName(`${t.seed}.${i}`, o.tile))), width: o.tile.w, height: o.tile.h };
+      return {
+        grid_image_url: url(gridName(t.seed, o.tile)),
+        image_urls: tiles.map((i) => url(imageName(`${t.seed}.${i}`, o.tile))),
+        width: o.tile.w,
+        height: o.tile.h,
+      };
     case 'single':
       return { image_urls: [url(imageName(t.seed, o.size))], width: o.size.w, height: o.size.h };
     case 'videos': {

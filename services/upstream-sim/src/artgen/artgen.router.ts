@@ -47,7 +47,11 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
   /** `[sim:error503]` answers 503 every time, `[sim:error503once]` once per idempotency key (or body). */
   function check503(markers: SimMarkers, key: string | undefined, body: Body, action: string): void {
     if (!markers.submit503) return;
-    const failKey = key ?? createHash('sha256').update(`${action}\n${JSON.stringify(body)}`).digest('hex');
+    const failKey =
+      key ??
+      createHash('sha256')
+        .update(`${action}\n${JSON.stringify(body)}`)
+        .digest('hex');
     if (markers.submit503 === 'always' || store.firstFailure(failKey)) {
       throw new Refused({ status: 503, type: 'service_unavailable', message: 'upstream temporarily unavailable (simulated)' });
     }
@@ -68,8 +72,15 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
     check503(plan.markers, key, b, action);
     const id = newArtTaskId();
     const task: ArtTask = {
-      id, action, prompt: plan.prompt, seed: plan.seed ?? seedOf(id), output: plan.output, markers: plan.markers,
-      submitTime: now(), ...(plan.version !== undefined ? { version: plan.version } : {}), ...(plan.parentId ? { parentId: plan.parentId } : {}),
+      id,
+      action,
+      prompt: plan.prompt,
+      seed: plan.seed ?? seedOf(id),
+      output: plan.output,
+      markers: plan.markers,
+      submitTime: now(),
+      ...(plan.version !== undefined ? { version: plan.version } : {}),
+      ...(plan.parentId ? { parentId: plan.parentId } : {}),
     };
     const data: Body = { task_id: id, action: artgenNativeAction(action), status: 'SUBMITTED' };
     if (plan.output.kind === 'text') {
@@ -79,11 +90,19 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
       task.run = { startedAt: task.submitTime, durationMs: delay, outcome: plan.markers.outcome };
       const s = artStateAt(task, now());
       const text = describeText(plan.output.prompts);
-      Object.assign(data, { status: s.status, prompt: text, description: text, prompts: plan.output.prompts }, s.failReason ? { fail_reason: s.failReason } : {});
+      Object.assign(
+        data,
+        { status: s.status, prompt: text, description: text, prompts: plan.output.prompts },
+        s.failReason ? { fail_reason: s.failReason } : {},
+      );
     } else if (plan.awaitsModal) {
       data.status = 'MODAL';
     } else {
-      task.run = { startedAt: task.submitTime, durationMs: durationMs(plan.timing.kind, plan.timing.estimatedSeconds, plan.markers, deps.timeScale), outcome: plan.markers.outcome };
+      task.run = {
+        startedAt: task.submitTime,
+        durationMs: durationMs(plan.timing.kind, plan.timing.estimatedSeconds, plan.markers, deps.timeScale),
+        outcome: plan.markers.outcome,
+      };
     }
     store.add(task);
     log.debug({ taskId: id, action, parentId: plan.parentId, outcome: plan.markers.outcome }, 'sim art task submitted');
@@ -123,7 +142,12 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
       work = action === 'modal' ? Promise.resolve().then(() => modal(b as Body, key)) : create(action, b as Body, key);
       if (key) {
         inFlight.set(key, work);
-        void work.then((a) => store.remember(key, a), () => undefined).finally(() => inFlight.delete(key));
+        void work
+          .then(
+            (a) => store.remember(key, a),
+            () => undefined,
+          )
+          .finally(() => inFlight.delete(key));
       }
     }
     try {

@@ -20,7 +20,9 @@ export const binary = ((res: NodeJS.ReadableStream, cb: (err: Error | null, body
 
 export function artClient(app: Express) {
   const post = (action: string, body: Record<string, unknown>, key?: string) => {
-    const r = request(app).post(`/v1/artgen/generations${action ? `/${action}` : ''}`).send(body);
+    const r = request(app)
+      .post(`/v1/artgen/generations${action ? `/${action}` : ''}`)
+      .send(body);
     return key ? r.set('Idempotency-Key', key) : r;
   };
   const view = async (id: string) => (await request(app).get(`/v1/artgen/${id}`).expect(200)).body;
@@ -47,7 +49,12 @@ export async function quadrantMeans(png: Buffer): Promise<number[][]> {
   const w = meta.width! / 2;
   const h = meta.height! / 2;
   const out: number[][] = [];
-  for (const [left, top] of [[0, 0], [w, 0], [0, h], [w, h]]) {
+  for (const [left, top] of [
+    [0, 0],
+    [w, 0],
+    [0, h],
+    [w, h],
+  ]) {
     const stats = await sharp(await sharp(png).extract({ left, top, width: w, height: h }).png().toBuffer()).stats();
     out.push(stats.channels.slice(0, 3).map((c) => c.mean));
   }

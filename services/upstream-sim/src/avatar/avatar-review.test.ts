@@ -2,10 +2,21 @@ import type { SimTask } from '../sim-task.store';
 import { SIM_ASSET_REJECT_REASON, avatarResult, planAvatarReview, simAssetId, unknownAssetProblem } from './avatar-review';
 
 const task = (names: string[], over: Partial<SimTask> = {}): SimTask => {
-  const plan = planAvatarReview(names.map((name) => ({ name })), 'Image', 1);
+  const plan = planAvatarReview(
+    names.map((name) => ({ name })),
+    'Image',
+    1,
+  );
   return {
-    id: 'task_abc', model: 'm', ack: 'C', expected: { kind: 'assets', count: names.length }, outcome: plan.outcome,
-    startedAt: 0, durationMs: plan.durationMs, avatar: plan.assets, ...over,
+    id: 'task_abc',
+    model: 'm',
+    ack: 'C',
+    expected: { kind: 'assets', count: names.length },
+    outcome: plan.outcome,
+    startedAt: 0,
+    durationMs: plan.durationMs,
+    avatar: plan.assets,
+    ...over,
   };
 };
 

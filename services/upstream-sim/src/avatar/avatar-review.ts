@@ -13,7 +13,9 @@ const STAGGER_MS = 500;
 
 /** Plans the review of a batch from the markers in each asset's `name`. */
 export function planAvatarReview(
-  assets: ReadonlyArray<{ name: string }>, assetType: string, timeScale: number,
+  assets: ReadonlyArray<{ name: string }>,
+  assetType: string,
+  timeScale: number,
 ): { assets: SimAvatarAsset[]; durationMs: number; outcome: SimOutcome } {
   const base = BASE_MS[assetType] ?? BASE_MS.Image!;
   let outcome: SimOutcome = 'success';

@@ -63,8 +63,14 @@ export function avatarSubmitHandler(deps: AvatarSubmitDeps): RequestHandler {
     }
     const plan = planAvatarReview(assets, assetType, deps.timeScale);
     const task: SimTask = {
-      id: newTaskId(), model: SIM_AVATAR_MODEL, ack: 'C', expected: { kind: 'assets', count: assets.length },
-      outcome: plan.outcome, startedAt: deps.now(), durationMs: plan.durationMs, avatar: plan.assets,
+      id: newTaskId(),
+      model: SIM_AVATAR_MODEL,
+      ack: 'C',
+      expected: { kind: 'assets', count: assets.length },
+      outcome: plan.outcome,
+      startedAt: deps.now(),
+      durationMs: plan.durationMs,
+      avatar: plan.assets,
     };
     deps.store.add(task, key);
     deps.log.debug({ taskId: task.id, assets: assets.length, outcome: task.outcome, durationMs: task.durationMs }, 'sim avatar batch submitted');

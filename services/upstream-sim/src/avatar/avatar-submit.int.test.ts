@@ -13,10 +13,19 @@ describe('upstream-sim avatar review (manual clock, real model registry)', () =>
   const poll = async (id: string) => (await request(app).get(`/v1/tasks/${id}`).expect(200)).body.data;
 
   it('acknowledges shape C, reviews each asset, rejects only the [sim:moderation] one, and completes when all are decided', async () => {
-    const sub = await request(app).post('/v1/motion2/private-avatar')
-      .send({ assets: [{ url: 'https://cdn.example.com/a.png', name: 'a' }, { url: 'https://cdn.example.com/b.png', name: 'b [sim:moderation]' }] })
+    const sub = await request(app)
+      .post('/v1/motion2/private-avatar')
+      .send({
+        assets: [
+          { url: 'https://cdn.example.com/a.png', name: 'a' },
+          { url: 'https://cdn.example.com/b.png', name: 'b [sim:moderation]' },
+        ],
+      })
       .expect(200);
-    expect(sub.body).toEqual({ code: 200, data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: 'motion-2.0-avatar' } });
+    expect(sub.body).toEqual({
+      code: 200,
+      data: { id: expect.stringMatching(/^task_/), object: 'motion.avatar.asset.task', status: 'processing', progress: 0, model: 'motion-2.0-avatar' },
+    });
     const id = sub.body.data.id;
     expect((await poll(id)).status).not.toBe('completed');
     clock.advance(1000);
@@ -28,7 +37,10 @@ describe('upstream-sim avatar review (manual clock, real model registry)', () =>
     expect(done.result.assets[1].reason).toMatch(/moderation/i);
     expect(done.result.usable_assets).toEqual([done.result.assets[0]]);
 
-    const video = (asset: string) => request(app).post('/v1/videos/generations').send({ model: 'motion-2.0', prompt: 'p', asset_urls: [asset] });
+    const video = (asset: string) =>
+      request(app)
+        .post('/v1/videos/generations')
+        .send({ model: 'motion-2.0', prompt: 'p', asset_urls: [asset] });
     expect((await video(done.result.assets[0].asset_url)).status).toBe(200);
     const refused = await video(done.result.assets[1].asset_url);
     expect(refused.status).toBe(400);
@@ -54,7 +66,10 @@ describe('upstream-sim avatar review (manual clock, real model registry)', () =>
   });
 
   it('[sim:fail] in any name fails the whole batch', async () => {
-    const sub = await request(app).post('/v1/motion2/private-avatar').send({ assets: [{ url: 'https://x.example.com/a', name: 'a [sim:fail]' }] }).expect(200);
+    const sub = await request(app)
+      .post('/v1/motion2/private-avatar')
+      .send({ assets: [{ url: 'https://x.example.com/a', name: 'a [sim:fail]' }] })
+      .expect(200);
     clock.advance(60_000);
     const t = await poll(sub.body.data.id);
     expect(t.status).toBe('failed');

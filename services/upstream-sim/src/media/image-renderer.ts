@@ -39,8 +39,13 @@ export class ImageRenderer {
 
 export function validSize(width: number, height: number): boolean {
   return (
-    Number.isInteger(width) && Number.isInteger(height) && width >= 1 && height >= 1 &&
-    width <= MAX_IMAGE_SIDE && height <= MAX_IMAGE_SIDE && width * height <= MAX_IMAGE_PIXELS
+    Number.isInteger(width) &&
+    Number.isInteger(height) &&
+    width >= 1 &&
+    height >= 1 &&
+    width <= MAX_IMAGE_SIDE &&
+    height <= MAX_IMAGE_SIDE &&
+    width * height <= MAX_IMAGE_PIXELS
   );
 }
 

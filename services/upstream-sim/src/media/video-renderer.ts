@@ -62,11 +62,30 @@ export class VideoRenderer {
     const out = path.join(dir, 'clip.mp4');
     try {
       const args = [
-        '-hide_banner', '-loglevel', 'error', '-y',
-        '-f', 'lavfi', '-i', `testsrc2=size=${this.w}x${this.h}:rate=${this.fps}`,
-        '-frames:v', String(frames),
-        '-c:v', 'libx264', '-profile:v', 'baseline', '-level', '3.0', '-pix_fmt', 'yuv420p',
-        '-preset', 'ultrafast', '-movflags', '+faststart', '-an', out,
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc2=size=${this.w}x${this.h}:rate=${this.fps}`,
+        '-frames:v',
+        String(frames),
+        '-c:v',
+        'libx264',
+        '-profile:v',
+        'baseline',
+        '-level',
+        '3.0',
+        '-pix_fmt',
+        'yuv420p',
+        '-preset',
+        'ultrafast',
+        '-movflags',
+        '+faststart',
+        '-an',
+        out,
       ];
       await new Promise<void>((resolve, reject) => {
         execFile(this.ffmpeg!, args, { timeout: 60_000 }, (err, _stdout, stderr) =>

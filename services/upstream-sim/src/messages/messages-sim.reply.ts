@@ -8,9 +8,7 @@ import { randomBytes } from 'node:crypto';
 export type Json = Record<string, unknown>;
 
 export type SimBlock =
-  | { type: 'text'; text: string }
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'tool_use'; id: string; name: string; input: Json };
+  { type: 'text'; text: string } | { type: 'thinking'; thinking: string; signature: string } | { type: 'tool_use'; id: string; name: string; input: Json };
 
 export interface SimUsage {
   input_tokens: number;
@@ -62,11 +60,9 @@ export function contentText(content: unknown): string {
     .join(' ');
 }
 
-const lastUser = (messages: unknown[]): Json | undefined =>
-  [...messages].reverse().find((m): m is Json => isObj(m) && m.role === 'user');
+const lastUser = (messages: unknown[]): Json | undefined => [...messages].reverse().find((m): m is Json => isObj(m) && m.role === 'user');
 
-const hasToolResult = (m: Json | undefined): boolean =>
-  Array.isArray(m?.content) && (m.content as unknown[]).some((p) => isObj(p) && p.type === 'tool_result');
+const hasToolResult = (m: Json | undefined): boolean => Array.isArray(m?.content) && (m.content as unknown[]).some((p) => isObj(p) && p.type === 'tool_result');
 
 /** Arguments for a tool from its input_schema: "sim" for strings, 1 for numbers, true for booleans. */
 function toolInput(tool: Json): Json {

@@ -25,8 +25,7 @@ export interface MessagesSimOptions {
 /** Deltas of a `[sim:slow]` stream: long enough that a test can abort it mid-way. */
 const SLOW_REPEAT = 200;
 
-const vendorError = (res: Response, status: number, type: string, message: string) =>
-  res.status(status).json({ type: 'error', error: { type, message } });
+const vendorError = (res: Response, status: number, type: string, message: string) => res.status(status).json({ type: 'error', error: { type, message } });
 
 function keyGuard(apiKey: string) {
   const expected = Buffer.from(apiKey);
@@ -49,7 +48,10 @@ function invalid(body: unknown): string | undefined {
     if (m?.role !== 'user' && m?.role !== 'assistant') return `messages.${i}.role: must be user or assistant`;
     for (const [j, p] of (Array.isArray(m.content) ? (m.content as Json[]) : []).entries()) {
       const src = p?.type === 'image' ? (p.source as Json | undefined) : undefined;
-      if (p?.type === 'image' && !(src?.type === 'url' ? typeof src.url === 'string' : src?.type === 'base64' && typeof src.data === 'string' && /^[A-Za-z0-9+/]+=*$/.test(src.data))) {
+      if (
+        p?.type === 'image' &&
+        !(src?.type === 'url' ? typeof src.url === 'string' : src?.type === 'base64' && typeof src.data === 'string' && /^[A-Za-z0-9+/]+=*$/.test(src.data))
+      ) {
         return `messages.${i}.content.${j}.source: an image needs base64 data or a url`;
       }
     }
@@ -106,7 +108,11 @@ export function messagesSimRouter(opts: MessagesSimOptions): Router {
       opts.events?.emit('finished', { id });
       return;
     }
-    void streamReply(res, { id, model: body.model as string, reply, drop: said.includes('[sim:drop]'), cut: said.includes('[sim:cut]'), slow: said.includes('[sim:slow]') }, opts);
+    void streamReply(
+      res,
+      { id, model: body.model as string, reply, drop: said.includes('[sim:drop]'), cut: said.includes('[sim:cut]'), slow: said.includes('[sim:slow]') },
+      opts,
+    );
   });
   return router;
 }

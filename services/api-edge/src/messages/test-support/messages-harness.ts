@@ -59,10 +59,13 @@ export const chatCalls = async (h: EdgeHarness, accountId: string): Promise<Row[
  * account's next one (the first after `seen` calls) and returns it.
  */
 export async function nextCall(h: EdgeHarness, accountId: string, seen: number): Promise<Row> {
-  const rows = await waitFor(async () => {
-    const r = await chatCalls(h, accountId);
-    return r.length > seen ? r : undefined;
-  }, { timeoutMs: 5000, what: `chat call #${seen + 1} of the account` });
+  const rows = await waitFor(
+    async () => {
+      const r = await chatCalls(h, accountId);
+      return r.length > seen ? r : undefined;
+    },
+    { timeoutMs: 5000, what: `chat call #${seen + 1} of the account` },
+  );
   return rows[seen];
 }
 
@@ -88,11 +91,17 @@ export async function leasesOf(h: EdgeHarness, accountId: string): Promise<Row[]
 }
 
 /** Minor units for token counts at per-million prices read from the price table (ceil, as documented). */
-export async function expectedCost(h: EdgeHarness, model: string, u: { input: number; output: number; cacheWrite?: number; cacheRead?: number }): Promise<bigint> {
+export async function expectedCost(
+  h: EdgeHarness,
+  model: string,
+  u: { input: number; output: number; cacheWrite?: number; cacheRead?: number },
+): Promise<bigint> {
   const p = async (k: string) => h.priceOf(`${model}@${k}`);
   const micro =
-    BigInt(u.input) * (await p('input')) + BigInt(u.output) * (await p('output')) +
-    BigInt(u.cacheWrite ?? 0) * (await p('cache_write')) + BigInt(u.cacheRead ?? 0) * (await p('cache_read'));
+    BigInt(u.input) * (await p('input')) +
+    BigInt(u.output) * (await p('output')) +
+    BigInt(u.cacheWrite ?? 0) * (await p('cache_write')) +
+    BigInt(u.cacheRead ?? 0) * (await p('cache_read'));
   return (micro + 999_999n) / 1_000_000n;
 }
 
