@@ -3,6 +3,7 @@ export { newTaskId, randomHex } from './ids';
 export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, toHoldRow } from './repositories/task.repository';
 export { HOLD_LEASED_SQL } from './repositories/task-lease.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
+export { StatementBatcher, type Pending } from './statement-batcher';
 export { TaskLeaseBook } from './repositories/task-lease.book';
 export type { TaskRecord, NewTask, AvatarBatch, CancelOutcome } from './repositories/task.repository';
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';

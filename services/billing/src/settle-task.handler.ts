@@ -1,15 +1,11 @@
 import type { DataSource } from 'typeorm';
-import { MAX_SETTLE_BATCH, settle, settleMany, type SettleOutcome } from '@gmg/db';
+import { MAX_SETTLE_BATCH, settle, settleMany, StatementBatcher, type Pending, type SettleOutcome } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { settlements } from '@gmg/observability';
 
 type Settlement = Awaited<ReturnType<typeof settle>>;
-// function properties, not methods: the promise's own resolve/reject, passed on unbound
-interface Waiter {
-  taskId: string;
-  resolve: (s: Settlement) => void;
-  reject: (e: unknown) => void;
-}
+/** A settle job waiting for its batch: its task id, and its settlement once the batch is written. */
+type Waiter = Pending<string, Settlement>;
 
 /**
  * Settles one task (capture or release, exactly once: the settlement statement is idempotent). The task view needs
@@ -24,8 +20,9 @@ interface Waiter {
  * one task that cannot be settled fails alone.
  */
 export class SettleTaskHandler {
-  private queue: Waiter[] = [];
-  private running = false;
+  private readonly batcher = new StatementBatcher<string, Settlement>((batch) => this.settleBatch(batch), {
+    maxBatch: MAX_SETTLE_BATCH,
+  });
 
   constructor(
     private readonly ds: DataSource,
@@ -40,10 +37,7 @@ export class SettleTaskHandler {
   ) {}
 
   async settle(taskId: string): Promise<SettleOutcome> {
-    const { outcome, hasCallback } = await new Promise<Settlement>((resolve, reject) => {
-      this.queue.push({ taskId, resolve, reject });
-      void this.drain();
-    });
+    const { outcome, hasCallback } = await this.batcher.push(taskId);
     settlements.inc({ outcome });
     if (outcome === 'not_terminal') throw new Error(`task ${taskId} is not terminal yet; settlement retried later`);
     if (outcome === 'not_found') {
@@ -55,35 +49,27 @@ export class SettleTaskHandler {
     return outcome;
   }
 
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
+  /** One statement for the batch; if it fails, each of its tasks alone, in the batch's slot. */
+  private async settleBatch(batch: Waiter[]): Promise<void> {
+    const ids = [...new Set(batch.map((w) => w.item))];
+    let results: Map<string, Settlement> | undefined;
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_SETTLE_BATCH);
-        const ids = [...new Set(batch.map((w) => w.taskId))];
-        let results: Map<string, Settlement> | undefined;
-        try {
-          results = await settleMany(this.ds, ids);
-        } catch (e) {
-          this.logger.warn({ tasks: ids.length, err: (e as Error).message }, 'settlement batch failed; settling its tasks one by one');
-        }
-        if (results) this.answer(batch, results);
-        else await Promise.all(batch.map((w) => settle(this.ds, w.taskId).then(w.resolve, w.reject)));
-      }
-    } finally {
-      this.running = false;
+      results = await settleMany(this.ds, ids);
+    } catch (e) {
+      this.logger.warn({ tasks: ids.length, err: (e as Error).message }, 'settlement batch failed; settling its tasks one by one');
     }
+    if (results) this.answer(batch, results);
+    else await Promise.all(batch.map((w) => settle(this.ds, w.item).then(w.resolve, w.reject)));
   }
 
   /** Each waiter its task's result; a second job for the same task in one batch found it settled: `duplicate`. */
   private answer(batch: Waiter[], results: Map<string, Settlement>): void {
     const answered = new Set<string>();
     for (const w of batch) {
-      const r = results.get(w.taskId) ?? { outcome: 'not_found' as const, hasCallback: false };
+      const r = results.get(w.item) ?? { outcome: 'not_found' as const, hasCallback: false };
       const settledNow = r.outcome === 'captured' || r.outcome === 'released';
-      w.resolve(answered.has(w.taskId) && settledNow ? { ...r, outcome: 'duplicate' } : r);
-      answered.add(w.taskId);
+      w.resolve(answered.has(w.item) && settledNow ? { ...r, outcome: 'duplicate' } : r);
+      answered.add(w.item);
     }
   }
 }

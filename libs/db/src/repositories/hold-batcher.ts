@@ -3,6 +3,7 @@ import { isDependencyUnavailable } from '@gmg/errors';
 import { TaskRepository, holdMany, type NewTask, type TaskRecord } from './task.repository';
 import { holdLeased } from './task-lease.repository';
 import type { TaskLease, TaskLeaseBook } from './task-lease.book';
+import { StatementBatcher, type Pending } from '../statement-batcher';
 
 /** The most holds written by one statement. */
 export const MAX_HOLD_BATCH = 100;
@@ -22,14 +23,13 @@ const ALONE_RETRIES_MS = [100, 300, 800, 1800];
 /** How long the slot waits for a hold that went alone before it takes the next batch (see `hold`). */
 const ALONE_PATIENCE_MS = 50;
 
-interface Waiting {
+interface Hold {
   task: NewTask;
   /** With leases: the lease its price is reserved on. */
   lease?: TaskLease;
-  // function properties, not methods: they are the promise's own resolve/reject, passed on unbound
-  resolve: (task: TaskRecord) => void;
-  reject: (err: unknown) => void;
 }
+
+type Waiting = Pending<Hold, TaskRecord>;
 
 /**
  * The task repository of the edge's submissions, whose holds are written in batches (issue 13.2). One hold per
@@ -55,10 +55,8 @@ interface Waiting {
  * statement (HOLD_LEASED_SQL), which touches this edge's lease row and never the account row, in the same slot.
  */
 export class HoldBatchingTaskRepository extends TaskRepository {
-  private readonly waiting: Waiting[] = [];
-  private inFlight = 0;
-  private readonly maxBatch: number;
-  private readonly maxInFlight: number;
+  /** The statement slots: the waiting submits, a batch at a time (`hold`). */
+  private readonly batcher: StatementBatcher<Hold, TaskRecord>;
   private readonly sql: string | undefined;
   private readonly leasedSql: string | undefined;
   private readonly leases: TaskLeaseBook | undefined;
@@ -88,8 +86,10 @@ export class HoldBatchingTaskRepository extends TaskRepository {
     } = {},
   ) {
     super(ds);
-    this.maxBatch = opts.maxBatch ?? MAX_HOLD_BATCH;
-    this.maxInFlight = opts.maxInFlight ?? HOLD_STATEMENTS_IN_FLIGHT;
+    this.batcher = new StatementBatcher((batch) => this.hold(batch), {
+      maxBatch: opts.maxBatch ?? MAX_HOLD_BATCH,
+      slots: opts.maxInFlight ?? HOLD_STATEMENTS_IN_FLIGHT,
+    });
     this.sql = opts.sql;
     this.leasedSql = opts.leasedSql;
     this.leases = opts.leases;
@@ -116,10 +116,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       lease = (await this.leases.reserve(task.accountId, task.price)) ?? undefined;
       if (!lease) return this.alone(task);
     }
-    return new Promise<TaskRecord>((resolve, reject) => {
-      this.waiting.push({ task, lease, resolve, reject });
-      if (this.inFlight < this.maxInFlight) void this.drain();
-    });
+    return this.batcher.push({ task, lease });
   }
 
   private isHot(accountId: string): boolean {
@@ -192,20 +189,10 @@ export class HoldBatchingTaskRepository extends TaskRepository {
     }
   }
 
-  /** One statement slot: holds the waiting submits, a batch at a time, until none is left. */
-  private async drain(): Promise<void> {
-    this.inFlight++;
-    try {
-      while (this.waiting.length > 0) await this.hold(this.waiting.splice(0, this.maxBatch));
-    } finally {
-      this.inFlight--;
-    }
-  }
-
   private async hold(all: Waiting[]): Promise<void> {
-    const leased = all.filter((w) => w.lease);
+    const leased = all.filter((w) => w.item.lease);
     if (leased.length > 0) await this.holdLeased(leased, this.leases!);
-    const batch = all.filter((w) => !w.lease);
+    const batch = all.filter((w) => !w.item.lease);
     if (batch.length === 0) return;
     if (batch.length === 1) {
       // Alone (a quiet edge): the one-task statement, 0.85 ms against the batch statement's 1.35 ms for one task.
@@ -221,8 +208,8 @@ export class HoldBatchingTaskRepository extends TaskRepository {
         }, ALONE_PATIENCE_MS);
       });
       await Promise.race([
-        this.alone(w.task).then((rec) => {
-          if (outwaited) this.contended(w.task.accountId);
+        this.alone(w.item.task).then((rec) => {
+          if (outwaited) this.contended(w.item.task.accountId);
           w.resolve(rec);
         }, w.reject),
         patience,
@@ -230,16 +217,16 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       clearTimeout(timer);
       return;
     }
-    const made = await this.createManyWithHold(batch.map((w) => w.task)).catch(() => new Map<string, TaskRecord>());
+    const made = await this.createManyWithHold(batch.map((w) => w.item.task)).catch(() => new Map<string, TaskRecord>());
     for (const w of batch) {
-      const rec = made.get(w.task.id);
+      const rec = made.get(w.item.task.id);
       if (rec) w.resolve(rec);
       // Refused, skipped or failed in the batch: alone through the one-task statement, with its own answer, off the
       // slot — a retry that waits for a held account row never holds up the next batch. Held alone after the batch
       // left it out: its row was held by another transaction (or the batch failed), the mark of a contended account.
       else
-        void this.alone(w.task).then((r) => {
-          this.contended(w.task.accountId);
+        void this.alone(w.item.task).then((r) => {
+          this.contended(w.item.task.accountId);
           w.resolve(r);
         }, w.reject);
     }
@@ -253,14 +240,14 @@ export class HoldBatchingTaskRepository extends TaskRepository {
   private async holdLeased(batch: Waiting[], leases: TaskLeaseBook): Promise<void> {
     const made = await holdLeased(
       this.ds,
-      batch.map((w) => ({ task: w.task, leaseId: w.lease!.id })),
+      batch.map((w) => ({ task: w.item.task, leaseId: w.item.lease!.id })),
       this.leasedSql,
     ).catch(() => new Map<string, TaskRecord>());
     for (const w of batch) {
-      const rec = made.get(w.task.id);
-      leases.done(w.lease!, w.task.price, rec !== undefined);
+      const rec = made.get(w.item.task.id);
+      leases.done(w.item.lease!, w.item.task.price, rec !== undefined);
       if (rec) w.resolve(rec);
-      else void this.alone(w.task).then(w.resolve, w.reject);
+      else void this.alone(w.item.task).then(w.resolve, w.reject);
     }
   }
 }
