@@ -17,8 +17,10 @@ export class ChannelSecretCache {
     private readonly channels: Pick<ChannelRepository, 'getWithSecret'>,
     ttlMs = CHANNEL_CACHE_MS,
     max = 1_000,
+    /** The clock the ttl runs on (tests inject one; lru-cache's own otherwise). */
+    now?: () => number,
   ) {
-    this.cache = new LRUCache({ max, ttl: ttlMs });
+    this.cache = new LRUCache({ max, ttl: ttlMs, ...(now ? { perf: { now }, ttlResolution: 0 } : {}) });
   }
 
   async getWithSecret(id: string): Promise<ChannelWithSecret | null> {
