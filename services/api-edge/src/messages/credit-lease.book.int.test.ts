@@ -29,7 +29,7 @@ const money = async (id: string) => {
   const [r] = await db.dataSource.query(`SELECT available::text, held::text, spent::text FROM accounts WHERE id = $1`, [id]);
   return { available: BigInt(r.available), held: BigInt(r.held), spent: BigInt(r.spent) };
 };
-const book = (ttlMs = 30_000, targetMinor = 1000n) => new CreditLeaseBook({ leases, calls, logger, targetMinor, ttlMs, flushDelayMs: 5 });
+const book = (ttlMs = 30_000, targetMinor = 1000n) => new CreditLeaseBook({ leases, calls, logger, targetMinor, ttlMs });
 const finished = (a: { accountId: string; apiKeyId: string }, cost: bigint) => ({
   id: newTaskId(),
   accountId: a.accountId,
@@ -93,4 +93,122 @@ it('a crashed edge (never closes, never renews): its lease expires, a sweeper re
     what: 'the lease swept',
   });
   expect(await money(a.accountId)).toEqual({ available: 960n, held: 0n, spent: 40n });
+});
+
+/** The repository's methods the book uses, each overridable (a statement that fails, a spy). */
+function leasesWith(overrides: Partial<ConstructorParameters<typeof CreditLeaseBook>[0]['leases']>) {
+  return {
+    grant: leases.grant.bind(leases),
+    record: leases.record.bind(leases),
+    renew: leases.renew.bind(leases),
+    close: leases.close.bind(leases),
+    openCalls: leases.openCalls.bind(leases),
+    journal: leases.journal.bind(leases),
+    ...overrides,
+  };
+}
+const started = (a: { accountId: string; apiKeyId: string }) => {
+  const { id, accountId, apiKeyId, model, requestedModel, request, priceSnapshot, startedAt } = finished(a, 0n);
+  return { id, accountId, apiKeyId, model, requestedModel, request, priceSnapshot, startedAt };
+};
+const rowOf = async (id: string) => {
+  const [r] = await db.dataSource.query(`SELECT status, lease_id, result FROM tasks WHERE id = $1`, [id]);
+  return r as { status: string; lease_id: string; result: { cost_so_far?: string } } | undefined;
+};
+
+it('calls opened in one turn on two leases: the first goes alone, the rest in one statement per lease; each durable only once its row is written', async () => {
+  const a = await account(1000n);
+  const c = await account(1000n);
+  const statements: Array<{ leaseId: string; n: number }> = [];
+  const b = new CreditLeaseBook({
+    leases: leasesWith({
+      openCalls: (leaseId, opened) => {
+        statements.push({ leaseId, n: opened.length });
+        return leases.openCalls(leaseId, opened);
+      },
+    }),
+    calls,
+    logger,
+    targetMinor: 500n,
+    ttlMs: 30_000,
+    journalMs: 20,
+  });
+  const rs = await Promise.all([a, a, c, a, c].map((x) => b.reserve(x.accountId, 100n)));
+  const cs = [a, a, c, a, c].map(started);
+  const opened = rs.map((r, i) => b.open(r, cs[i]!, () => 7n));
+  const rowsAtDurable = await Promise.all(opened.map(async ({ durable }, i) => (await durable, rowOf(cs[i]!.id))));
+  for (const [i, row] of rowsAtDurable.entries()) expect(row).toMatchObject({ status: 'processing', lease_id: rs[i]!.lease.id });
+  const [la, lc] = [rs[0]!.lease.id, rs[2]!.lease.id];
+  expect(statements).toEqual([
+    { leaseId: la, n: 1 },
+    { leaseId: la, n: 2 },
+    { leaseId: lc, n: 2 },
+  ]);
+  // a written call is marked opened: the journal reaches it
+  await waitFor(async () => (await rowOf(cs[4]!.id))?.result.cost_so_far === '7', { timeoutMs: 5000, what: 'the journal entry' });
+  rs.forEach((r, i) => b.finish(r, { ...finished(i === 2 || i === 4 ? c : a, 7n), id: cs[i]!.id }));
+  await b.close();
+  expect(await money(a.accountId)).toEqual({ available: 979n, held: 0n, spent: 21n });
+  expect(await money(c.accountId)).toEqual({ available: 986n, held: 0n, spent: 14n });
+});
+
+it('a call opened on a lease swept meanwhile is not durable, and the lease retires: the next call gets a new lease', async () => {
+  const a = await account(1000n);
+  const b = book(30_000, 300n);
+  const r = await b.reserve(a.accountId, 100n);
+  await leases.close(r.lease.id);
+  const call = started(a);
+  await expect(b.open(r, call, () => 0n).durable).rejects.toThrow(/no longer active/);
+  expect(await rowOf(call.id)).toBeUndefined();
+  const next = await b.reserve(a.accountId, 100n);
+  expect(next.lease.id).not.toBe(r.lease.id);
+  b.finish(r, { ...finished(a, 0n), id: call.id });
+  b.finish(next, finished(a, 10n));
+  await b.close();
+  expect(await money(a.accountId)).toEqual({ available: 990n, held: 0n, spent: 10n });
+});
+
+it('a record statement that fails (Postgres unreachable) loses no call: they are kept, sent again, each charged once', async () => {
+  const a = await account(1000n);
+  let failuresLeft = 2;
+  const sent: string[][] = [];
+  const b = new CreditLeaseBook({
+    leases: leasesWith({
+      record: (leaseId, done) => {
+        sent.push(done.map((x) => x.id));
+        if (failuresLeft-- > 0) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+        return leases.record(leaseId, done);
+      },
+    }),
+    calls,
+    logger,
+    targetMinor: 500n,
+    ttlMs: 30_000,
+  });
+  const rs = await Promise.all([1, 2, 3].map(() => b.reserve(a.accountId, 100n)));
+  const done = rs.map(() => finished(a, 20n));
+  rs.forEach((r, i) => b.finish(r, done[i]!));
+  // the retry (a timer after the failures) writes them: no flush or close called
+  await waitFor(async () => (await money(a.accountId)).spent === 60n, { timeoutMs: 5000, what: 'the calls written after the failures' });
+  expect(failuresLeft).toBeLessThan(0);
+  expect(sent.flat().filter((id) => id === done[0]!.id).length).toBeGreaterThan(1);
+  await b.close();
+  const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE account_id = $1 AND kind = 'capture'`, [a.accountId]);
+  expect(n).toBe(3);
+  expect(await money(a.accountId)).toEqual({ available: 940n, held: 0n, spent: 60n });
+});
+
+it('a lease replaced while a call runs on it is closed as soon as that call is written (no flush, no close)', async () => {
+  const a = await account(1000n);
+  const b = book(30_000, 500n);
+  const first = await b.reserve(a.accountId, 400n);
+  // no room left on the first lease: a second one, the first retires with its call still running
+  const second = await b.reserve(a.accountId, 200n);
+  expect(second.lease.id).not.toBe(first.lease.id);
+  b.finish(first, finished(a, 50n));
+  await waitFor(async () => (await money(a.accountId)).held === 500n, { timeoutMs: 5000, what: 'the first lease closed' });
+  expect(await money(a.accountId)).toEqual({ available: 450n, held: 500n, spent: 50n });
+  b.finish(second, finished(a, 0n));
+  await b.close();
+  expect(await money(a.accountId)).toEqual({ available: 950n, held: 0n, spent: 50n });
 });

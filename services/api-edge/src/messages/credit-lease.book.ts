@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatCallRepository, CreditLeaseRepository, LeasedCall, OpenedCall } from '@gmg/db';
+import { StatementBatcher, type ChatCallRepository, type CreditLeaseRepository, type LeasedCall, type OpenedCall, type Pending } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 
@@ -10,9 +10,15 @@ import type { Logger } from '@gmg/logger';
  * - a finished call costs at most its reservation; the unused part goes back to the lease at once;
  * - a call's row is written (batched) before its first byte reaches the client, and its cost so far journalled
  *   every `journalMs` while it runs: closing the lease (a sweeper, after this edge died) charges it that much;
- * - finished calls are written in batches (task row + capture, once: `record` skips a call already ended);
+ * - finished calls are written in batches (task row + capture, once: `record` skips a call already ended); a batch
+ *   that fails (Postgres unreachable) keeps its calls for a retry, never drops them;
+ * - a lease is closed only once nothing runs on it and every finished call on it is written;
  * - a lease no longer renewed (this edge died or lost Postgres) is closed by any sweeper, which releases what
  *   it did not record; a batch that finds its lease closed charges its calls directly from the balance.
+ *
+ * Both batches (call rows before their first byte, finished calls) go through a StatementBatcher (@gmg/db): one
+ * statement in flight per batcher; a call that finds none goes at once, alone, and the calls that come meanwhile go
+ * together in the next, split per lease (one statement per lease).
  */
 export interface CreditLeaseBookOptions {
   leases: Pick<CreditLeaseRepository, 'grant' | 'record' | 'renew' | 'close' | 'openCalls' | 'journal'>;
@@ -22,14 +28,15 @@ export interface CreditLeaseBookOptions {
   targetMinor: bigint;
   /** A lease expires this long after its last renewal; renewed every third of it while in use. */
   ttlMs: number;
-  /** Finished calls are written at most this long after they finish. */
-  flushDelayMs?: number;
   /** The cost so far of running calls is journalled this often (what a crash of this edge charges them). */
   journalMs?: number;
   /** A lease unused this long is closed (its money back to the account). */
   idleCloseMs?: number;
   now?: () => number;
 }
+
+/** The first retry of a failed batch of finished calls; each further failure doubles it, up to the renew interval. */
+const FIRST_RETRY_MS = 50;
 
 interface LocalLease {
   id: string;
@@ -38,9 +45,12 @@ interface LocalLease {
   /** Reservations of calls in flight + costs of finished calls (recorded or pending). */
   committed: bigint;
   inflight: number;
+  /** Finished calls whose batch failed: pushed again by the next flush (a retry, the renew tick or `close`). */
   pending: LeasedCall[];
-  /** Calls started and not yet written (they wait for the next open batch). */
-  opening: Array<{ call: OpenedCall; settle: (err?: Error) => void }>;
+  /** Finished calls queued in (or being written by) the record batcher, each until its batch answers it. */
+  recording: Set<Promise<void>>;
+  /** Its close, while one is under way (see `flushAndClose`). */
+  closing: Promise<void> | undefined;
   /** Calls running, for the journal. */
   running: Map<string, RunningCall>;
   lastUsed: number;
@@ -56,9 +66,26 @@ interface RunningCall {
   opened: boolean;
 }
 
+/** A call of a lease, waiting in one of the two batchers. */
+interface LeaseItem<C> {
+  lease: LocalLease;
+  call: C;
+}
+
 export interface Reservation {
   readonly lease: LocalLease;
   readonly amount: bigint;
+}
+
+/** The batch's items grouped by lease, in the order the leases first appear. */
+function byLease<I extends { lease: LocalLease }, R>(batch: Array<Pending<I, R>>): Map<LocalLease, Array<Pending<I, R>>> {
+  const groups = new Map<LocalLease, Array<Pending<I, R>>>();
+  for (const p of batch) {
+    const group = groups.get(p.item.lease);
+    if (group) group.push(p);
+    else groups.set(p.item.lease, [p]);
+  }
+  return groups;
 }
 
 export class CreditLeaseBook {
@@ -66,13 +93,16 @@ export class CreditLeaseBook {
   private readonly current = new Map<string, LocalLease>();
   private readonly leases = new Map<string, LocalLease>();
   private readonly granting = new Map<string, Promise<boolean>>();
-  private flushTimer: NodeJS.Timeout | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> | undefined;
-  private opening: Promise<void> | undefined;
-  private openTimer: NodeJS.Immediate | undefined;
   private journalTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Record batches failed in a row (the retry's backoff); 0 after one succeeds. */
+  private failures = 0;
   private readonly now: () => number;
+  /** Rows of started calls, written before their first byte (answers: written, or why not). */
+  private readonly opens = new StatementBatcher<LeaseItem<OpenedCall> & { running: RunningCall }, void>((batch) => this.writeOpens(batch));
+  /** Finished calls (answers: written or charged directly; rejected: kept in their lease's `pending` for a retry). */
+  private readonly records = new StatementBatcher<LeaseItem<LeasedCall>, void>((batch) => this.writeRecords(batch));
 
   constructor(private readonly o: CreditLeaseBookOptions) {
     this.now = o.now ?? Date.now;
@@ -95,52 +125,42 @@ export class CreditLeaseBook {
   }
 
   /**
-   * A call has started: its row is written with the next open batch (one statement for every call started
-   * meanwhile). `durable` resolves once it is written; the first byte of its answer waits for it. `live` is
-   * its cost so far, journalled while it runs.
+   * A call has started: its row is written by the open batcher (at once when no open statement is in flight, else
+   * with every call started meanwhile). `durable` resolves once it is written; the first byte of its answer waits
+   * for it. `live` is its cost so far, journalled while it runs.
    */
   open(r: Reservation, call: Omit<OpenedCall, 'reserved'>, live: () => bigint): { durable: Promise<void> } {
-    const l = r.lease;
     const running: RunningCall = { live, journalled: 0n, opened: false };
-    l.running.set(call.id, running);
-    const durable = new Promise<void>((resolve, reject) => {
-      l.opening.push({
-        call: { ...call, reserved: r.amount },
-        settle: (err) => {
-          if (err) reject(err);
-          else {
-            running.opened = true;
-            resolve();
-          }
-        },
-      });
-    });
+    r.lease.running.set(call.id, running);
+    const durable = this.opens.push({ lease: r.lease, call: { ...call, reserved: r.amount }, running });
     // a call that ends before its first byte never awaits it
     durable.catch(() => undefined);
-    this.openTimer ??= setImmediate(() => void this.writeOpens());
     this.journalTimer ??= setInterval(() => void this.journal(), this.o.journalMs ?? 1000).unref();
     return { durable };
   }
 
-  /** A call is over: its cost (≤ its reservation) is queued for the next batch, the rest is free again. */
+  /** A call is over: its cost (≤ its reservation) goes to the record batcher, the rest is free again. */
   finish(r: Reservation, call: Omit<LeasedCall, 'reserved'>): void {
+    const l = r.lease;
     const cost = call.cost < r.amount ? call.cost : r.amount;
-    r.lease.committed -= r.amount - cost;
-    r.lease.inflight--;
-    r.lease.running.delete(call.id);
-    r.lease.pending.push({ ...call, reserved: r.amount, cost });
-    this.flushTimer ??= setTimeout(() => void this.flush(), this.o.flushDelayMs ?? 20).unref();
+    l.committed -= r.amount - cost;
+    l.inflight--;
+    l.running.delete(call.id);
+    this.record(l, { ...call, reserved: r.amount, cost });
+    // the last call of a lease replaced meanwhile: give its money back once its calls are written
+    if (l.retired && l.inflight === 0) void this.flushAndClose(l);
   }
 
-  /** Writes every pending call, then closes the leases that are retired and idle. */
-  flush(): Promise<void> {
-    this.flushTimer = undefined;
-    this.flushing ??= this.flushAll().finally(() => {
-      this.flushing = undefined;
-      if ([...this.leases.values()].some((l) => l.pending.length > 0))
-        this.flushTimer ??= setTimeout(() => void this.flush(), this.o.flushDelayMs ?? 20).unref();
-    });
-    return this.flushing;
+  /**
+   * Writes every finished call (the ones a failed batch kept too) and waits for them, then closes the leases that
+   * are retired or idle, with nothing running and nothing left to write.
+   */
+  async flush(): Promise<void> {
+    for (const l of this.leases.values()) this.requeue(l);
+    await Promise.allSettled([...this.leases.values()].flatMap((l) => [...l.recording]));
+    for (const l of [...this.leases.values()]) {
+      if (l.inflight === 0 && l.pending.length === 0 && (l.retired || this.now() - l.lastUsed > (this.o.idleCloseMs ?? 10_000))) await this.flushAndClose(l);
+    }
   }
 
   /** Shutdown: no new reservations; waits for the calls in flight to finish (bounded), writes them, closes every lease. */
@@ -148,42 +168,88 @@ export class CreditLeaseBook {
     for (const l of this.leases.values()) l.retired = true;
     const until = this.now() + deadlineMs;
     while ([...this.leases.values()].some((l) => l.inflight > 0) && this.now() < until) await new Promise((r) => setTimeout(r, 50));
-    await this.flush();
-    await this.flushing;
-    if (this.renewTimer) clearInterval(this.renewTimer);
-    this.renewTimer = undefined;
-    if (this.journalTimer) clearInterval(this.journalTimer);
-    this.journalTimer = undefined;
+    for (const l of this.leases.values()) this.requeue(l);
+    await this.opens.idle();
+    await this.records.idle();
+    for (const l of [...this.leases.values()]) await this.flushAndClose(l);
+    for (const t of [this.renewTimer, this.journalTimer, this.retryTimer]) if (t) clearTimeout(t);
+    this.renewTimer = this.journalTimer = this.retryTimer = undefined;
   }
 
-  /** One open batch at a time; calls started while it is written go in the next one. */
-  private writeOpens(): Promise<void> {
-    this.openTimer = undefined;
-    this.opening ??= (async () => {
-      for (const l of [...this.leases.values()]) {
-        const batch = l.opening.splice(0);
-        if (batch.length === 0) continue;
-        try {
-          if (
-            await this.o.leases.openCalls(
-              l.id,
-              batch.map((b) => b.call),
-            )
-          ) {
-            for (const b of batch) b.settle();
-            continue;
+  /** The open batcher's run: one `openCalls` per lease; a written call is marked `opened` before it is answered. */
+  private async writeOpens(batch: Array<Pending<LeaseItem<OpenedCall> & { running: RunningCall }, void>>): Promise<void> {
+    for (const [l, items] of byLease(batch)) {
+      try {
+        if (
+          await this.o.leases.openCalls(
+            l.id,
+            items.map((p) => p.item.call),
+          )
+        ) {
+          for (const p of items) {
+            p.item.running.opened = true;
+            p.resolve();
           }
-          l.retired = true;
-          for (const b of batch) b.settle(new Error(`credit lease ${l.id} is no longer active`));
-        } catch (err) {
-          for (const b of batch) b.settle(err as Error);
+          continue;
         }
+        l.retired = true;
+        for (const p of items) p.reject(new Error(`credit lease ${l.id} is no longer active`));
+      } catch (err) {
+        for (const p of items) p.reject(err);
       }
-    })().finally(() => {
-      this.opening = undefined;
-      if ([...this.leases.values()].some((l) => l.opening.length > 0)) this.openTimer ??= setImmediate(() => void this.writeOpens());
-    });
-    return this.opening;
+    }
+  }
+
+  /**
+   * The record batcher's run: one `record` per lease. A lease found closed (a sweeper) retires and its calls are
+   * charged directly; a statement that fails (Postgres unreachable) puts its calls back in their lease's `pending`
+   * (a call already recorded is skipped when they are sent again) and schedules a retry.
+   */
+  private async writeRecords(batch: Array<Pending<LeaseItem<LeasedCall>, void>>): Promise<void> {
+    for (const [l, items] of byLease(batch)) {
+      const calls = items.map((p) => p.item.call);
+      try {
+        if (!(await this.o.leases.record(l.id, calls))) {
+          // the lease was closed by a sweeper (this edge was cut off too long): charge each call from the balance
+          l.retired = true;
+          for (const c of calls) await this.chargeDirect(c);
+        }
+        this.failures = 0;
+        for (const p of items) p.resolve();
+      } catch (err) {
+        l.pending.push(...calls);
+        this.o.logger.error({ err, leaseId: l.id, calls: calls.length }, 'writing chat calls failed; retrying');
+        for (const p of items) p.reject(err);
+        this.retryLater();
+      }
+    }
+  }
+
+  /** Queues a finished call for the record batcher, tracked on its lease until its batch answers it. */
+  private record(l: LocalLease, call: LeasedCall): void {
+    const written = this.records.push({ lease: l, call });
+    l.recording.add(written);
+    const answered = () => l.recording.delete(written);
+    written.then(answered, answered);
+  }
+
+  /** Sends the calls a failed batch kept again. */
+  private requeue(l: LocalLease): void {
+    for (const c of l.pending.splice(0)) this.record(l, c);
+  }
+
+  /** After a failed record batch: a flush in 50 ms, doubling per failure in a row, at most the renew interval. */
+  private retryLater(): void {
+    this.failures++;
+    const ms = Math.min(FIRST_RETRY_MS * 2 ** Math.min(this.failures - 1, 16), this.renewEveryMs());
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.flush();
+    }, ms).unref();
+  }
+
+  private renewEveryMs(): number {
+    return Math.max(50, Math.floor(this.o.ttlMs / 3));
   }
 
   /** Writes the cost so far of running calls that grew since their last journal entry. */
@@ -243,7 +309,8 @@ export class CreditLeaseBook {
       committed: 0n,
       inflight: 0,
       pending: [],
-      opening: [],
+      recording: new Set(),
+      closing: undefined,
       running: new Map(),
       lastUsed: this.now(),
       renewedAt: this.now(),
@@ -251,29 +318,8 @@ export class CreditLeaseBook {
     };
     this.current.set(accountId, l);
     this.leases.set(id, l);
-    this.renewTimer ??= setInterval(() => void this.renew(), Math.max(50, Math.floor(this.o.ttlMs / 3))).unref();
+    this.renewTimer ??= setInterval(() => void this.renew(), this.renewEveryMs()).unref();
     return true;
-  }
-
-  private async flushAll(): Promise<void> {
-    for (const l of [...this.leases.values()]) {
-      if (l.pending.length > 0) await this.write(l);
-      if (l.inflight === 0 && l.pending.length === 0 && (l.retired || this.now() - l.lastUsed > (this.o.idleCloseMs ?? 10_000))) await this.flushAndClose(l);
-    }
-  }
-
-  private async write(l: LocalLease): Promise<void> {
-    const batch = l.pending.splice(0);
-    try {
-      if (await this.o.leases.record(l.id, batch)) return;
-      // the lease was closed by a sweeper (this edge was cut off too long): charge each call from the balance
-      l.retired = true;
-      for (const c of batch) await this.chargeDirect(c);
-    } catch (err) {
-      // Postgres unreachable: keep the batch for the next flush (a call already recorded is skipped then)
-      l.pending.unshift(...batch);
-      this.o.logger.error({ err, leaseId: l.id, calls: batch.length }, 'writing chat calls failed; retrying');
-    }
   }
 
   private async chargeDirect(c: LeasedCall): Promise<void> {
@@ -300,10 +346,17 @@ export class CreditLeaseBook {
     }
   }
 
-  private async flushAndClose(l: LocalLease): Promise<void> {
+  /** Retires `l` and closes it once its finished calls are written and nothing runs on it (one close at a time). */
+  private flushAndClose(l: LocalLease): Promise<void> {
     l.retired = true;
-    if (l.pending.length > 0) await this.write(l);
-    if (l.pending.length > 0 || l.inflight > 0) return;
+    l.closing ??= this.closeWritten(l).finally(() => (l.closing = undefined));
+    return l.closing;
+  }
+
+  private async closeWritten(l: LocalLease): Promise<void> {
+    this.requeue(l);
+    await Promise.allSettled([...l.recording]);
+    if (l.pending.length > 0 || l.recording.size > 0 || l.inflight > 0 || !this.leases.has(l.id)) return;
     try {
       await this.o.leases.close(l.id);
       this.leases.delete(l.id);
