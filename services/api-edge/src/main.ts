@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   // 'producer': fail fast while Redis is away instead of queueing commands behind a request. Auto-pipelining: the
   // commands of every request handled in one turn of the event loop (task view reads and writes, enqueues, rate
   // counters) leave in one socket write instead of one each — on loopback a write costs ~50–100 µs of the
-  // sender's CPU (docs/benchmarks.md, ceiling notes 2026-11-24 evening).
+  // sender's CPU (docs/benchmarks-archive.md, ceiling notes 2026-11-24 evening).
   const redis = createRedis(config.redis, 'producer', { enableAutoPipelining: true });
   await new Promise<void>((resolve, reject) => {
     if (redis.status === 'ready') return resolve();
