@@ -90,6 +90,7 @@ export { waitFor } from './wait-for';
 export { startService, freePort, REPO_ROOT } from './service-process';
 export type { ServiceProcess } from './service-process';
 export { deleteRedisPrefix } from './redis-cleanup';
+export { recordCalls } from './record-calls';
 export { startLocalRedis, startLocalRedisCluster } from './redis-cluster';
 export type { LocalRedis, LocalRedisCluster } from './redis-cluster';
 export { startTestDnsServer, type TestDnsServer } from './dns-server';
