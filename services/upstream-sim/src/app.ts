@@ -23,6 +23,8 @@ export interface SimAppOptions {
   maxTasks?: number;
   logger?: Logger;
   now?: () => number;
+  /** The wait of a synchronous answer (the art suite's describe); node's timer by default, tests inject one to see it. */
+  sleep?: (ms: number) => Promise<void>;
   /** Defaults to the real model registry of @gmg/contracts. */
   models?: SimModels;
   /** Defaults to the ffmpeg binary of @ffmpeg-installer/ffmpeg. */
@@ -47,7 +49,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', tasks: store.size, video: videos.available });
   });
-  app.use(artgenRouter({ timeScale: opts.timeScale, publicUrl, apiKey: opts.apiKey, maxTasks: opts.maxTasks, now, log, videos }));
+  app.use(artgenRouter({ timeScale: opts.timeScale, publicUrl, apiKey: opts.apiKey, maxTasks: opts.maxTasks, now, sleep: opts.sleep, log, videos }));
   app.get('/files/:name', filesHandler({ images, videos, log }));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));

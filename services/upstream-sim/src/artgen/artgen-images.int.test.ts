@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 import { buildArtgenCustomId } from '@gmg/contracts';
 import { createSimApp } from '../app';
@@ -7,7 +8,13 @@ import { PUBLIC, artClient, colorDistance, manualClock, mp4DurationSeconds, quad
 // an upscale doubles the sides, a pan adds half the other side, a zoom multiplies the sides by zoom_ratio.
 describe('upstream-sim art suite: real images (manual clock)', () => {
   const clock = manualClock();
-  const app = createSimApp({ timeScale: 0.05, publicUrl: PUBLIC, now: clock.now });
+  /** Every wait describe asks for, in ms; the wait itself stays real (a retry must be able to arrive during it). */
+  const sleeps: number[] = [];
+  const recordedSleep = async (ms: number) => {
+    sleeps.push(ms);
+    await sleep(ms);
+  };
+  const app = createSimApp({ timeScale: 0.05, publicUrl: PUBLIC, now: clock.now, sleep: recordedSleep });
   const art = artClient(app);
   /** Submits, lets a minute of simulated time pass (every scaled duration is far shorter), returns the view. */
   const run = async (action: string, body: Record<string, unknown>) => {
@@ -108,11 +115,13 @@ describe('upstream-sim art suite: real images (manual clock)', () => {
   }, 60_000);
 
   it('describe answers within the request with four prompts, after 1-3 s times the scale', async () => {
-    const t0 = Date.now();
+    const before = sleeps.length;
     const res = await art.post('describe', { image_urls: ['https://x.test/photo.jpg'] }).expect(200);
-    const elapsed = Date.now() - t0;
-    expect(elapsed).toBeGreaterThanOrEqual(1000 * 0.05 - 5);
-    expect(elapsed).toBeLessThan(3000 * 0.05 + 2000);
+    // the answer came after one wait of 1-3 s at the sim's scale 0.05
+    const waited = sleeps.slice(before);
+    expect(waited).toHaveLength(1);
+    expect(waited[0]).toBeGreaterThanOrEqual(1000 * 0.05);
+    expect(waited[0]).toBeLessThanOrEqual(3000 * 0.05);
     const d = res.body.data;
     expect(d).toMatchObject({ action: 'DESCRIBE', status: 'SUCCESS' });
     expect(d.prompts).toHaveLength(4);
@@ -121,6 +130,7 @@ describe('upstream-sim art suite: real images (manual clock)', () => {
     expect(d.prompt.split('\n\n')).toEqual((d.prompts as string[]).map((p, i) => `${['1️⃣', '2️⃣', '3️⃣', '4️⃣'][i]} ${p}`));
     const v = await art.view(d.task_id);
     expect(v).toMatchObject({ status: 'SUCCESS', action: 'DESCRIBE', prompt: d.prompt, description: d.prompt, prompts: d.prompts });
+    expect(v.finish_time - v.start_time).toBe(waited[0]); // the task's own record of its run is that wait
   });
 
   it('a describe retried with the same Idempotency-Key while the first still runs gets the same task', async () => {

@@ -20,6 +20,8 @@ export interface ArtgenRouterDeps {
   apiKey?: string;
   maxTasks?: number;
   now: () => number;
+  /** Describe's wait (node's timer unless injected). */
+  sleep?: (ms: number) => Promise<void>;
   log: Logger;
   videos: VideoRenderer;
 }
@@ -43,6 +45,7 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
   const store = new ArtgenStore(deps.maxTasks);
   const art = new ArtRenderer();
   const { now, log } = deps;
+  const wait = deps.sleep ?? sleep;
 
   /** `[sim:error503]` answers 503 every time, `[sim:error503once]` once per idempotency key (or body). */
   function check503(markers: SimMarkers, key: string | undefined, body: Body, action: string): void {
@@ -86,7 +89,7 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
     if (plan.output.kind === 'text') {
       // Describe is synchronous: the answer comes after 1-3 s (scaled) and carries the text.
       const delay = describeDelayMs(b.image_urls as string[], deps.timeScale);
-      await sleep(delay);
+      await wait(delay);
       task.run = { startedAt: task.submitTime, durationMs: delay, outcome: plan.markers.outcome };
       const s = artStateAt(task, now());
       const text = describeText(plan.output.prompts);
