@@ -15,6 +15,20 @@ export interface TransportOptions {
   fetch?: typeof fetch;
   /** Headers added to every request (e.g. a tracing id). */
   headers?: Record<string, string>;
+  /** Called before each retry's pause (to log or count retries); what it returns is ignored. */
+  onRetry?: (retry: RetryInfo) => void;
+}
+
+/** A retry about to be made, after a pause of `delayMs` (TransportOptions.onRetry). */
+export interface RetryInfo {
+  method: 'GET' | 'POST';
+  path: string;
+  /** 1 for the first retry of the request. */
+  attempt: number;
+  /** The pause before it: the answer's `Retry-After` when it named one, else the jittered backoff. */
+  delayMs: number;
+  /** What the previous attempt ended with: a typed error answer (429, 503, or 409 on a retried submission) or a ConnectionError. */
+  error: GatewayError | ConnectionError;
 }
 
 export interface RequestOptions {
@@ -100,8 +114,9 @@ export class Transport {
         res = await this.fetchImpl(url, { method: req.method, headers, body, signal: req.signal });
       } catch (err) {
         if (req.signal?.aborted) throw req.signal.reason;
-        if (!replayable || attempt >= this.maxRetries) throw new ConnectionError(`${req.method} ${req.path}: ${(err as Error).message}`, { cause: err });
-        await sleep(this.backoff(attempt), req.signal);
+        const error = new ConnectionError(`${req.method} ${req.path}: ${(err as Error).message}`, { cause: err });
+        if (!replayable || attempt >= this.maxRetries) throw error;
+        await this.pause(req, attempt, this.backoff(attempt), error);
         continue;
       }
       if (res.ok) return res;
@@ -111,8 +126,13 @@ export class Transport {
       if (!retryable || attempt >= this.maxRetries) throw error;
       const delay = error.retryAfter !== undefined ? error.retryAfter * 1000 : this.backoff(attempt);
       if (delay > this.maxRetryDelayMs) throw error;
-      await sleep(delay, req.signal);
+      await this.pause(req, attempt, delay, error);
     }
+  }
+
+  private pause(req: HttpRequest, attempt: number, delayMs: number, error: GatewayError | ConnectionError): Promise<void> {
+    this.opts.onRetry?.({ method: req.method, path: req.path, attempt: attempt + 1, delayMs, error });
+    return sleep(delayMs, req.signal);
   }
 
   /** send() and parse the JSON answer. */

@@ -8,7 +8,7 @@ export { GatewayClient, taskIdOf } from './client.js';
 /** @public */
 export type { ArtgenButtonRequest, ChatCompletionsApi, GatewayClientOptions, MessagesApi, MessagesOptions, MessagesResponse, UploadInput } from './client.js';
 /** @public */
-export type { RequestOptions, TransportOptions } from './http.js';
+export type { RequestOptions, RetryInfo, TransportOptions } from './http.js';
 /** @public */
 export { nextPollDelay, waitForTask } from './wait.js';
 /** @public */

@@ -13,6 +13,8 @@ export interface WaitOptions {
   minIntervalMs?: number;
   /** Longest pause between polls (default 15000 ms). */
   maxIntervalMs?: number;
+  /** The clock `timeoutMs` and the poll schedule are measured on, in ms (default `Date.now`; a simulation or a test moves its own). */
+  now?: () => number;
 }
 
 export interface PollDelayInput {
@@ -50,7 +52,8 @@ const TERMINAL = new Set(['completed', 'failed']);
  * one (its `error` and `task` attached), WaitTimeoutError past `timeoutMs`, or the signal's reason when aborted.
  */
 export async function waitForTask(get: (id: string, signal?: AbortSignal) => Promise<Task>, id: string, opts: WaitOptions = {}): Promise<Task> {
-  const started = Date.now();
+  const now = opts.now ?? Date.now;
+  const started = now();
   const timeoutMs = opts.timeoutMs ?? 30 * 60_000;
   const minMs = opts.minIntervalMs ?? 1000;
   const maxMs = Math.max(minMs, opts.maxIntervalMs ?? 15_000);
@@ -64,7 +67,7 @@ export async function waitForTask(get: (id: string, signal?: AbortSignal) => Pro
       if (last.status === 'failed') throw new TaskFailedError(id, last.error, last);
       return last;
     }
-    const elapsedMs = Date.now() - started;
+    const elapsedMs = now() - started;
     const left = timeoutMs - elapsedMs;
     if (left <= 0) throw new WaitTimeoutError(id, timeoutMs, last);
     previousMs = nextPollDelay({ estimatedSeconds: last.estimated_time, elapsedMs, previousMs, minMs, maxMs });
