@@ -31,8 +31,14 @@ export type SweepKeeperTick = 'healthy' | 'rebuilt' | 'error';
 export class SweepKeeper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<SweepKeeperTick> | undefined;
+  private finished = 0;
 
   constructor(private readonly o: SweepKeeperOptions) {}
+
+  /** Checks finished so far (the first one's included): what "back within N intervals" is counted in. */
+  get ticks(): number {
+    return this.finished;
+  }
 
   /** The first tick runs now (and is awaited); the next ones every `intervalMs`. */
   async start(): Promise<SweepKeeperTick> {
@@ -45,6 +51,7 @@ export class SweepKeeper {
   tick(): Promise<SweepKeeperTick> {
     this.running ??= this.check().finally(() => {
       this.running = undefined;
+      this.finished++;
     });
     return this.running;
   }
