@@ -9,7 +9,11 @@
  *   BENCH_CEILING_SUSTAINED=1 BENCH_SUSTAINED_MINUTES=10 npm run bench -- ceiling
  *       # sustained mode: one account submitting for that long through BENCH_CEILING_EDGES edges (default 2) with
  *       # its tasks accumulating (nothing finishes them); prints the rate per minute and first → last minute, then
- *       # EXPLAIN (ANALYZE, BUFFERS) of the hold statements on the grown tables and each edge's CPU profile summary
+ *       # EXPLAIN (ANALYZE, BUFFERS) of the hold statements on the grown tables and each edge's CPU profile summary.
+ *       # Each minute ends with BENCH_SUSTAINED_CONTROL_SECONDS (default 10; 0: none) of the same load through as many
+ *       # edges of a control database that holds only those windows' tasks: the same Postgres, Redis and cores in the
+ *       # same minute, without the grown tables, so grown / control tells what the accumulation costs from what the
+ *       # host's speed did meanwhile (a shared 2-core VM drifts by tens of percent over ten minutes: docs/benchmarks.md)
  *
  * The keys carry an in-flight limit they never reach (so every hold reads the in-flight counter) and no
  * requests-per-second limit. Edges run with TASK_LEASE_UNITS=BENCH_TASK_LEASE_UNITS (default 20). Loopback only;
@@ -35,6 +39,7 @@ const EDGES = Math.max(1, Math.min(EDGES_ENV || 2, 8));
 const ROUNDS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_ROUNDS ?? 2), 20));
 const SECONDS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_SECONDS ?? 10), 120));
 const MINUTES = Math.max(1, Math.min(Number(process.env.BENCH_SUSTAINED_MINUTES ?? 10), 120));
+const CONTROL_SECONDS = Math.max(0, Math.min(Number(process.env.BENCH_SUSTAINED_CONTROL_SECONDS ?? 10), 30));
 const CONNECTIONS = Math.max(EDGES, Math.min(Number(process.env.BENCH_CEILING_CONNECTIONS ?? 100), 1000));
 const LEASE_UNITS = process.env.BENCH_TASK_LEASE_UNITS ?? '20';
 const SPREAD = 100;
@@ -77,20 +82,36 @@ async function load(edges: Edge[], auths: string[], seconds: number): Promise<{ 
  * and the in-flight counter equal to the open tasks. Returns the violations (none: []).
  */
 async function ledgerViolations(ds: DataSource): Promise<string[]> {
+  // one pass per table (hash aggregates), not a subquery per task or lease: seconds at a million tasks, not minutes
   const rows: Array<{ what: string; n: number }> = await ds.query(`
-    SELECT 'balance (available + held != topups - captures, or negative)' AS what, count(*)::int AS n FROM accounts a
-      WHERE a.available < 0 OR a.held < 0 OR a.available + a.held != (SELECT COALESCE(sum(CASE kind WHEN 'topup' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) FROM ledger_entries e WHERE e.account_id = a.id)
-    UNION ALL SELECT 'held != Σ unsettled task prices', count(*)::int FROM accounts a
-      WHERE a.held != (SELECT COALESCE(sum(price), 0) FROM tasks t WHERE t.account_id = a.id AND t.settled_at IS NULL)
-    UNION ALL SELECT 'tasks without exactly one hold', count(*)::int FROM tasks t
-      WHERE (SELECT count(*) FROM ledger_entries e WHERE e.task_id = t.id AND e.kind = 'hold') != 1
+    WITH net AS (
+      SELECT account_id, sum(CASE kind WHEN 'topup' THEN amount WHEN 'capture' THEN -amount ELSE 0 END) AS net FROM ledger_entries GROUP BY account_id
+    ), open_price AS (
+      SELECT account_id, sum(price) AS held FROM tasks WHERE settled_at IS NULL GROUP BY account_id
+    ), holds AS (
+      SELECT task_id, count(*) AS n FROM ledger_entries WHERE kind = 'hold' AND task_id LIKE 'task\\_%' GROUP BY task_id
+    ), lease_release AS (
+      SELECT task_id AS lease_id, sum(amount) AS amount FROM ledger_entries WHERE kind = 'release' AND task_id LIKE 'lease\\_%' GROUP BY task_id
+    ), lease_used AS (
+      SELECT meta->>'lease' AS lease_id, sum(amount) AS amount FROM ledger_entries WHERE kind = 'hold' AND meta ? 'lease' GROUP BY 1
+    ), open_tasks AS (
+      SELECT api_key_id, count(*) AS n FROM tasks WHERE status IN ('pending','processing') AND inflight_shard IS NOT NULL GROUP BY api_key_id
+    ), counters AS (
+      SELECT api_key_id, sum(open) AS n FROM task_inflight GROUP BY api_key_id
+    )
+    SELECT 'balance (available + held != topups - captures, or negative)' AS what, count(*)::int AS n FROM accounts a LEFT JOIN net ON net.account_id = a.id
+      WHERE a.available < 0 OR a.held < 0 OR a.available + a.held != COALESCE(net.net, 0)
+    UNION ALL SELECT 'held != Σ unsettled task prices', count(*)::int FROM accounts a LEFT JOIN open_price o ON o.account_id = a.id
+      WHERE a.held != COALESCE(o.held, 0)
+    UNION ALL SELECT 'tasks without exactly one hold', count(*)::int FROM tasks t LEFT JOIN holds h ON h.task_id = t.id
+      WHERE COALESCE(h.n, 0) != 1
     UNION ALL SELECT 'leases still active', count(*)::int FROM credit_leases WHERE status = 'active'
     UNION ALL SELECT 'closed leases with hold != used + release', count(*)::int FROM credit_leases l
-      WHERE l.amount != l.used + (SELECT COALESCE(sum(amount), 0) FROM ledger_entries e WHERE e.task_id = l.id AND e.kind = 'release')
-         OR l.used != (SELECT COALESCE(sum(amount), 0) FROM ledger_entries e WHERE e.kind = 'hold' AND e.meta->>'lease' = l.id)
+      LEFT JOIN lease_release r ON r.lease_id = l.id LEFT JOIN lease_used u ON u.lease_id = l.id
+      WHERE l.amount != l.used + COALESCE(r.amount, 0) OR l.used != COALESCE(u.amount, 0)
     UNION ALL SELECT 'keys whose in-flight counter != open tasks', count(*)::int FROM api_keys k
-      WHERE (SELECT COALESCE(sum(open), 0) FROM task_inflight c WHERE c.api_key_id = k.id)
-         != (SELECT count(*) FROM tasks t WHERE t.api_key_id = k.id AND t.status IN ('pending','processing') AND t.inflight_shard IS NOT NULL)`);
+      LEFT JOIN open_tasks o ON o.api_key_id = k.id LEFT JOIN counters c ON c.api_key_id = k.id
+      WHERE COALESCE(c.n, 0) != COALESCE(o.n, 0)`);
   return rows.filter((r) => r.n > 0).map((r) => `${r.what}: ${r.n}`);
 }
 
@@ -152,33 +173,50 @@ async function setUp(ds: DataSource, accounts: number): Promise<{ auths: string[
   return { auths, ids };
 }
 
+/** `EDGES` api-edge processes on `dbUrl`, queues under `queuePrefix`; with `profDir`, each writes a CPU profile there. */
+async function startEdges(dbUrl: string, queuePrefix: string, profDir?: string): Promise<Edge[]> {
+  const edges: Edge[] = [];
+  for (let i = 0; i < EDGES; i++) {
+    const port = await freePort();
+    const proc = await startNode(
+      'services/api-edge/src/main.ts',
+      port,
+      {
+        DATABASE_URL: dbUrl,
+        REDIS_URL: TEST_REDIS_URL,
+        QUEUE_PREFIX: queuePrefix,
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+        ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
+        TASK_LEASE_UNITS: LEASE_UNITS,
+      },
+      profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+    );
+    edges.push({ proc, base: `http://127.0.0.1:${port}` });
+  }
+  return edges;
+}
+
 export async function runFleet(): Promise<void> {
   const db = await createTestDatabase('gmg_bench_fleet');
+  const control = SUSTAINED && CONTROL_SECONDS > 0 ? await createTestDatabase('gmg_bench_control') : undefined;
   const prefix = uniqueRedisPrefix();
   const redis = new Redis(TEST_REDIS_URL);
   const edges: Edge[] = [];
+  const controlEdges: Edge[] = [];
   const profDir = SUSTAINED ? mkdtempSync(path.join(os.tmpdir(), 'gmg-fleet-prof-')) : undefined;
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   try {
     await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
     const { auths, ids } = await setUp(db.dataSource, SPREAD);
-    for (let i = 0; i < EDGES; i++) {
-      const port = await freePort();
-      const proc = await startNode(
-        'services/api-edge/src/main.ts',
-        port,
-        {
-          DATABASE_URL: db.url,
-          REDIS_URL: TEST_REDIS_URL,
-          QUEUE_PREFIX: `${prefix}:fleet`,
-          LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-          ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
-          TASK_LEASE_UNITS: LEASE_UNITS,
-        },
-        profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
-      );
-      edges.push({ proc, base: `http://127.0.0.1:${port}` });
+    edges.push(...(await startEdges(db.url, `${prefix}:fleet`, profDir)));
+    let controlAuth: string[] = [];
+    if (control) {
+      await loadPrices(control.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+      controlAuth = (await setUp(control.dataSource, 1)).auths;
+      // profiled like the grown edges (the profiler's cost is in both sides of the ratio), their profiles not summarized
+      controlEdges.push(...(await startEdges(control.url, `${prefix}:control`, path.join(profDir!, 'control'))));
+      await load(controlEdges, controlAuth, 2);
     }
     const one = [auths[0]!];
     await load(edges, auths, 2); // warm-up: connections, caches, JIT
@@ -203,31 +241,44 @@ export async function runFleet(): Promise<void> {
       );
     } else {
       const perMinute: number[] = [];
+      const ratios: number[] = [];
       for (let m = 0; m < MINUTES; m++) {
-        const r = await load(edges, one, 60);
+        const r = await load(edges, one, 60 - CONTROL_SECONDS);
         bad += r.bad;
         perMinute.push(r.rps);
         const [{ n }]: Array<{ n: number }> = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks`);
-        console.log(`minute ${m + 1}: ${r.rps.toFixed(0)} submits/s · ${n} tasks accumulated`);
+        let line = `minute ${m + 1}: ${r.rps.toFixed(0)} submits/s · ${n} tasks accumulated`;
+        if (control) {
+          const c = await load(controlEdges, controlAuth, CONTROL_SECONDS);
+          bad += c.bad;
+          ratios.push(r.rps / c.rps);
+          const [{ k }]: Array<{ k: number }> = await control.dataSource.query(`SELECT count(*)::int AS k FROM tasks`);
+          line += ` · control ${c.rps.toFixed(0)}/s (${k} tasks) · grown / control ${(100 * ratios[m]!).toFixed(1)} %`;
+        }
+        console.log(line);
       }
-      const first = perMinute[0]!;
-      const last = perMinute[perMinute.length - 1]!;
-      console.log(`\n${date} · ${machine} · ${EDGES} edges · ${CONNECTIONS} connections · 1 account · ${MINUTES} min · TASK_LEASE_UNITS=${LEASE_UNITS}`);
+      const change = (xs: number[], digits: number) =>
+        `${xs[0]!.toFixed(digits)} → ${xs[xs.length - 1]!.toFixed(digits)}: ${((100 * (xs[xs.length - 1]! - xs[0]!)) / xs[0]!).toFixed(1)} %`;
       console.log(
-        `first minute ${first.toFixed(0)}/s → last minute ${last.toFixed(0)}/s: ${((100 * (last - first)) / first).toFixed(1)} % (target: no worse than −10 %)`,
+        `\n${date} · ${machine} · ${EDGES} edges · ${CONNECTIONS} connections · 1 account · ${MINUTES} min (${60 - CONTROL_SECONDS} s grown + ${CONTROL_SECONDS} s control a minute) · TASK_LEASE_UNITS=${LEASE_UNITS}`,
       );
+      console.log(`first minute → last minute, submits/s: ${change(perMinute, 0)} (target: no worse than −10 %)`);
+      if (control) console.log(`first minute → last minute, grown / control (the host's drift taken out): ${change(ratios, 3)} (target: no worse than −10 %)`);
       console.log(`\nEXPLAIN of the hold statements at the end:\n${await explainHolds(db.dataSource, ids[0]!.accountId, ids[0]!.keyId)}`);
     }
     console.log(`non-2xx/errors/timeouts: ${bad}`);
     // their leases close at shutdown: then every account's money must be exactly its tasks' holds
-    await Promise.all(edges.map((e) => stop(e.proc)));
+    await Promise.all([...edges, ...controlEdges].map((e) => stop(e.proc)));
     const [held]: Array<{ leased: number; tasks: number; leases: number }> = await db.dataSource.query(
       `SELECT count(*) FILTER (WHERE meta ? 'lease')::int AS leased, count(*)::int AS tasks,
               (SELECT count(*) FROM credit_leases)::int AS leases
        FROM ledger_entries WHERE kind = 'hold' AND task_id LIKE 'task\\_%'`,
     );
     console.log(`tasks held from leases: ${held!.leased} of ${held!.tasks} (${held!.leases} leases granted)`);
-    const violations = await ledgerViolations(db.dataSource);
+    const violations = [
+      ...(await ledgerViolations(db.dataSource)),
+      ...(control ? (await ledgerViolations(control.dataSource)).map((v) => `control: ${v}`) : []),
+    ];
     console.log(
       violations.length === 0
         ? 'ledger after the run: every invariant holds (balance, one hold per task, leases closed exactly, in-flight counter)'
@@ -245,9 +296,10 @@ export async function runFleet(): Promise<void> {
     }
     if (violations.length > 0 || bad > 0) process.exitCode = 1;
   } finally {
-    await Promise.all(edges.map((e) => stop(e.proc)));
+    await Promise.all([...edges, ...controlEdges].map((e) => stop(e.proc)));
     await deleteRedisPrefix(redis, prefix);
     redis.disconnect();
     await db.drop();
+    await control?.drop();
   }
 }
