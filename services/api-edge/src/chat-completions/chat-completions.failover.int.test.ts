@@ -1,17 +1,7 @@
 import OpenAI from 'openai';
-import { ChannelRepository, PriceRepository } from '@gmg/db';
+import { PriceRepository } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
-import {
-  SIM_KEY,
-  chargeOf,
-  chatCalls,
-  expectedCost,
-  nextCall,
-  startEdgeHarness,
-  startSim,
-  type EdgeHarness,
-  type SimHandle,
-} from '../messages/test-support/messages-harness';
+import { chargeOf, chatCalls, expectedCost, nextCall, startFailoverWorld, type EdgeHarness, type SimHandle } from '../messages/test-support/messages-harness';
 
 /**
  * The failure paths of /v1/messages, seen through the chat-completions protocol (the official `openai` client):
@@ -20,38 +10,15 @@ import {
  * channel lists is served here too.
  */
 let h: EdgeHarness;
-let healthy: SimHandle;
 let sick: SimHandle;
 let client: OpenAI;
 let accountId: string;
 const HOUSE = 'house-chat';
 
+let close: () => Promise<void>;
+
 beforeAll(async () => {
-  [h, healthy, sick] = await Promise.all([
-    startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', PRICE_CACHE_TTL_MS: '0' } }),
-    startSim(),
-    startSim('overloaded'),
-  ]);
-  const channels = new ChannelRepository(h.db.dataSource);
-  const groups = ['default'];
-  await channels.create({
-    name: 'healthy',
-    protocol: 'messages',
-    baseUrl: healthy.url,
-    apiKey: SIM_KEY,
-    models: ['lumen-chat-1', 'lumen-chat-1-mini'],
-    groups,
-    priority: 0,
-  });
-  await channels.create({
-    name: 'overloaded',
-    protocol: 'messages',
-    baseUrl: sick.url,
-    apiKey: SIM_KEY,
-    models: ['lumen-chat-1-mini', HOUSE],
-    groups,
-    priority: 10,
-  });
+  ({ h, sick, close } = await startFailoverWorld(['lumen-chat-1-mini', HOUSE], { PRICE_CACHE_TTL_MS: '0' }));
   const kinds = ['input', 'output', 'cache_write', 'cache_read'];
   await new PriceRepository(h.db.dataSource).upsertMany(kinds.map((k) => ({ key: `${HOUSE}@${k}`, unitPrice: 1_000_000n, description: 'test' })));
   const c = await h.newCustomer({ balance: 50, models: ['lumen-chat-1', 'lumen-chat-1-mini', HOUSE] });
@@ -59,9 +26,7 @@ beforeAll(async () => {
   client = new OpenAI({ apiKey: c.key, baseURL: `${h.baseUrl}/v1`, maxRetries: 0 });
 }, 60_000);
 afterAll(async () => {
-  await h?.app.creditLeases.close();
-  await Promise.all([healthy?.proc.stop(), sick?.proc.stop()]);
-  await h?.close();
+  await close?.();
 });
 
 let seen = 0;

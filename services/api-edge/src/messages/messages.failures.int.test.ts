@@ -9,8 +9,7 @@ import {
   expectedCost,
   nextCall,
   sdkFor,
-  startEdgeHarness,
-  startSim,
+  startFailoverWorld,
   type EdgeHarness,
   type SimHandle,
 } from './test-support/messages-harness';
@@ -28,45 +27,25 @@ let key: string;
 let accountId: string;
 let client: Anthropic;
 
+let close: () => Promise<void>;
+
 beforeAll(async () => {
-  [h, healthy, sick] = await Promise.all([startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0' } }), startSim(), startSim('overloaded')]);
-  const channels = new ChannelRepository(h.db.dataSource);
-  const groups = ['default'];
-  await channels.create({
-    name: 'healthy',
-    protocol: 'messages',
-    baseUrl: healthy.url,
-    apiKey: SIM_KEY,
-    models: ['lumen-chat-1', 'lumen-chat-1-mini'],
-    groups,
-    priority: 0,
-  });
-  await channels.create({
-    name: 'overloaded',
-    protocol: 'messages',
-    baseUrl: sick.url,
-    apiKey: SIM_KEY,
-    models: ['lumen-chat-1-mini', 'lumen-omni-1'],
-    groups,
-    priority: 10,
-  });
+  ({ h, healthy, sick, close } = await startFailoverWorld(['lumen-chat-1-mini', 'lumen-omni-1']));
   const deadPort = await freePort();
-  await channels.create({
+  await new ChannelRepository(h.db.dataSource).create({
     name: 'dead',
     protocol: 'messages',
     baseUrl: `http://127.0.0.1:${deadPort}`,
     apiKey: SIM_KEY,
     models: ['lumen-chat-1-mini'],
-    groups,
+    groups: ['default'],
     priority: 20,
   });
   ({ key, accountId } = await h.newCustomer({ balance: 50 }));
   client = sdkFor(h, key);
 }, 60_000);
 afterAll(async () => {
-  await h?.app.creditLeases.close();
-  await Promise.all([healthy?.proc.stop(), sick?.proc.stop()]);
-  await h?.close();
+  await close?.();
 });
 
 const answered = (sim: SimHandle) => sim.logLines().filter((l) => l.msg === 'messages call answered');

@@ -39,8 +39,8 @@ export async function startSim(fault?: 'overloaded' | 'rate_limited' | 'hang'): 
   };
 }
 
-export const addMessagesChannel = (h: EdgeHarness, name: string, sim: SimHandle, models: string[], priority = 0) =>
-  new ChannelRepository(h.db.dataSource).create({ name, protocol: 'messages', baseUrl: sim.url, apiKey: SIM_KEY, models, priority });
+export const addMessagesChannel = (h: EdgeHarness, name: string, sim: SimHandle, models: string[], priority = 0, groups?: string[]) =>
+  new ChannelRepository(h.db.dataSource).create({ name, protocol: 'messages', baseUrl: sim.url, apiKey: SIM_KEY, models, priority, groups });
 
 /** The vendor's client pointed at the gateway by baseURL alone (no retries: each test sees exactly one call). */
 export const sdkFor = (h: EdgeHarness, key: string) => new Anthropic({ apiKey: key, baseURL: h.baseUrl, maxRetries: 0 });
@@ -121,4 +121,22 @@ export async function startChatWorld(models: string[], env: Record<string, strin
     await h.close();
   };
   return { h, sim, accountId, key, close };
+}
+
+/**
+ * The failover set-up: an edge and two sim messages channels serving the `default` group only: `healthy`
+ * (lumen-chat-1, lumen-chat-1-mini, priority 0) and `overloaded` (every call a 529; `overloadedModels`, priority 10:
+ * tried first). `close` stops all of it.
+ */
+export async function startFailoverWorld(overloadedModels: string[], env: Record<string, string> = {}) {
+  const [h, healthy, sick] = await Promise.all([startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0', ...env } }), startSim(), startSim('overloaded')]);
+  const groups = ['default'];
+  await addMessagesChannel(h, 'healthy', healthy, ['lumen-chat-1', 'lumen-chat-1-mini'], 0, groups);
+  await addMessagesChannel(h, 'overloaded', sick, overloadedModels, 10, groups);
+  const close = async (): Promise<void> => {
+    await h.app.creditLeases.close();
+    await Promise.all([healthy.proc.stop(), sick.proc.stop()]);
+    await h.close();
+  };
+  return { h, healthy, sick, close };
 }
