@@ -3,59 +3,16 @@
  * 3 masters with one replica each (or one standalone redis-server), PgBouncer in transaction mode, and a Postgres of
  * its own (test/chaos/infra.ts's ChaosPostgres: initdb on a free port in a temporary directory).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { Client } from 'pg';
-import { freePort, waitFor } from '@gmg/testing';
-
-const SHARED_PORTS = new Set([6379, 5432]);
-
-async function ownPort(): Promise<number> {
-  for (let i = 0; i < 20; i++) {
-    const p = await freePort();
-    if (!SHARED_PORTS.has(p)) return p;
-  }
-  throw new Error('no free port');
-}
-
-/** A server process the fleet started; SIGKILLed if the fleet itself exits first. */
-export class Proc {
-  readonly exited: Promise<void>;
-  constructor(readonly child: ChildProcess) {
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    const reap = (): void => {
-      child.kill('SIGKILL');
-    };
-    process.once('exit', reap);
-    void this.exited.then(() => process.removeListener('exit', reap));
-  }
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-  get alive(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-  async signal(sig: NodeJS.Signals, timeoutMs = 15_000): Promise<void> {
-    if (!this.alive) return;
-    this.child.kill(sig);
-    const t = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
-    await this.exited;
-    clearTimeout(t);
-  }
-}
-
-/** Postgres refuses root, and so does PgBouncer: as root both run as the `postgres` system user. */
-export function serverUser(): { uid: number; gid: number } | undefined {
-  if (userInfo().uid !== 0) return undefined;
-  return { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) };
-}
+import { ownPort, redisAnswers, redisClusterArgs, redisServerArgs, ServerProc, serverUserWhenRoot, waitFor } from '@gmg/testing';
 
 export interface RedisNode {
   port: number;
-  proc: Proc;
+  proc: ServerProc;
 }
 
 /** What the services are given: the env of the topology (names fixed by issue #22) and a client for the fleet. */
@@ -72,43 +29,11 @@ export interface RedisTopology {
   stop(): Promise<void>;
 }
 
-function redisArgs(port: number, dir: string, extra: string[]): string[] {
-  return [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--dir',
-    dir,
-    '--maxmemory-policy',
-    'noeviction',
-    '--logfile',
-    path.join(dir, 'redis.log'),
-    ...extra,
-  ];
-}
-
-async function pingPort(port: number): Promise<boolean> {
-  const c = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    c.disconnect();
-  }
-}
-
-async function launchRedis(port: number, dir: string, extra: string[]): Promise<Proc> {
+async function launchRedis(port: number, dir: string, extra: string[]): Promise<ServerProc> {
   mkdirSync(dir, { recursive: true });
-  const proc = new Proc(spawn('redis-server', redisArgs(port, dir, extra), { stdio: 'ignore' }));
-  await waitFor(async () => (await pingPort(port)) || undefined, { timeoutMs: 10_000, intervalMs: 50, what: `redis-server on ${port}` });
+  const args = redisServerArgs(port, ['--dir', dir, '--logfile', path.join(dir, 'redis.log'), ...extra]);
+  const proc = new ServerProc(spawn('redis-server', args, { stdio: 'ignore' }));
+  await waitFor(async () => (await redisAnswers(port)) || undefined, { timeoutMs: 10_000, intervalMs: 50, what: `redis-server on ${port}` });
   return proc;
 }
 
@@ -134,7 +59,7 @@ export async function startStandaloneRedis(root: string): Promise<RedisTopology>
     nodes: [node],
     client: () => new Redis(url, { maxRetriesPerRequest: null }),
     masters: async () => [node],
-    healthy: () => pingPort(port),
+    healthy: () => redisAnswers(port),
     async restart(n) {
       n.proc = await launchRedis(n.port, dir, []);
     },
@@ -154,18 +79,7 @@ export async function startRedisCluster(root: string, masters = 3, replicas = 1)
     const bus = await ownPort();
     specs.push({ port, bus, dir: path.join(root, `redis-${port}`) });
   }
-  const extra = (s: { port: number; bus: number }): string[] => [
-    '--cluster-enabled',
-    'yes',
-    '--cluster-config-file',
-    `nodes-${s.port}.conf`,
-    '--cluster-port',
-    String(s.bus),
-    '--cluster-node-timeout',
-    '2000',
-    '--cluster-require-full-coverage',
-    'no',
-  ];
+  const extra = (s: { port: number; bus: number }): string[] => [...redisClusterArgs(s.port, 2000, s.bus), '--cluster-require-full-coverage', 'no'];
   const nodes: RedisNode[] = await Promise.all(specs.map(async (s) => ({ port: s.port, proc: await launchRedis(s.port, s.dir, extra(s)) })));
   execFileSync('redis-cli', ['--cluster', 'create', ...specs.map((s) => `127.0.0.1:${s.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], {
     stdio: 'ignore',
@@ -215,7 +129,7 @@ export async function startRedisCluster(root: string, masters = 3, replicas = 1)
 
 export interface Bouncer {
   port: number;
-  proc: Proc;
+  proc: ServerProc;
   /** The DATABASE_URL the services use (through PgBouncer). */
   url: string;
   /** SHOW POOLS / SHOW STATS of the admin console. */
@@ -249,12 +163,12 @@ export async function startPgBouncer(root: string, pgPort: number, db: string, p
   ].join('\n');
   writeFileSync(path.join(dir, 'pgbouncer.ini'), `${ini}\n`);
   writeFileSync(path.join(dir, 'users.txt'), '"postgres" ""\n');
-  const ids = serverUser();
+  const ids = serverUserWhenRoot();
   if (ids) {
     chownSync(dir, ids.uid, ids.gid);
     for (const f of ['pgbouncer.ini', 'users.txt']) chownSync(path.join(dir, f), ids.uid, ids.gid);
   }
-  const proc = new Proc(spawn('pgbouncer', [path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore', ...ids }));
+  const proc = new ServerProc(spawn('pgbouncer', [path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore', ...ids }));
   const url = `postgres://postgres@127.0.0.1:${port}/${db}`;
   const show = async (what: 'POOLS' | 'STATS'): Promise<Array<Record<string, string>>> => {
     const c = new Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/pgbouncer`, connectionTimeoutMillis: 2000 });

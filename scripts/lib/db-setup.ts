@@ -21,12 +21,16 @@ export async function ensureDatabase(url: string): Promise<boolean> {
   }
 }
 
-/** Whether a Postgres server answers at `url` (any database; auth errors count as "answers"). */
-export async function postgresAnswers(url: string, timeoutMs = 2000): Promise<boolean> {
+/**
+ * Whether a Postgres server (or PgBouncer's admin console, `query` = 'SHOW VERSION') answers `query` at `url`; a
+ * refused connection, a timeout, an authentication error or an error reply is `false`.
+ */
+export async function postgresAnswers(url: string, timeoutMs = 2000, query = 'SELECT 1'): Promise<boolean> {
   const c = new Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  c.on('error', () => undefined);
   try {
     await c.connect();
-    await c.query('SELECT 1');
+    await c.query(query);
     return true;
   } catch {
     return false;

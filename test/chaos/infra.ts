@@ -2,55 +2,23 @@
  * The chaos suite's own Redis and Postgres: started on free ports in a temporary directory, so a FLUSHALL, a kill -9
  * or a restart never touches the servers other tests use (127.0.0.1:6379 and :5432 are never addressed here).
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, chownSync, writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import path from 'node:path';
 import Redis, { type RedisOptions } from 'ioredis';
 import { Client } from 'pg';
-import { freePort, REPO_ROOT, waitFor } from '@gmg/testing';
-
-const SHARED_PORTS = new Set([6379, 5432]);
-
-/** Postgres and PgBouncer refuse to run as root: then they run as the `postgres` system user (the packages create it). */
-function postgresUserWhenRoot(): { uid: number; gid: number } | undefined {
-  if (userInfo().uid !== 0) return undefined;
-  return { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) };
-}
-
-/** A server process this suite started, with its exit as a promise. */
-class Proc {
-  readonly exited: Promise<void>;
-  constructor(readonly child: ChildProcess) {
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    const reap = (): void => {
-      child.kill('SIGKILL');
-    };
-    process.once('exit', reap);
-    void this.exited.then(() => process.removeListener('exit', reap));
-  }
-  get alive(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-  async signal(sig: NodeJS.Signals, timeoutMs = 30_000): Promise<void> {
-    if (!this.alive) return;
-    this.child.kill(sig);
-    const t = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
-    await this.exited;
-    clearTimeout(t);
-  }
-}
+import { ownPort, redisAnswers, redisServerArgs, REPO_ROOT, ServerProc, serverUserWhenRoot, waitFor } from '@gmg/testing';
+import { postgresAnswers } from '../../scripts/lib/db-setup';
 
 export class ChaosRedis {
-  private proc: Proc | undefined;
+  private proc: ServerProc | undefined;
   private constructor(
     readonly port: number,
     private readonly dir: string,
   ) {}
 
   static async start(root: string): Promise<ChaosRedis> {
-    const port = await freePort();
-    if (SHARED_PORTS.has(port)) throw new Error('refusing a shared port');
+    const port = await ownPort();
     const r = new ChaosRedis(port, path.join(root, 'redis'));
     mkdirSync(r.dir, { recursive: true });
     await r.launch();
@@ -63,41 +31,13 @@ export class ChaosRedis {
 
   /** No persistence: a restart comes back empty, as a failover to an empty replica does. */
   async launch(): Promise<void> {
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(this.port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        this.dir,
-        '--maxmemory-policy',
-        'noeviction',
-        '--logfile',
-        '',
-      ],
-      { stdio: 'ignore' },
-    );
-    this.proc = new Proc(child);
+    const child = spawn('redis-server', redisServerArgs(this.port, ['--dir', this.dir, '--logfile', '']), { stdio: 'ignore' });
+    this.proc = new ServerProc(child);
     await waitFor(async () => (await this.ping()) || undefined, { timeoutMs: 10_000, intervalMs: 50, what: `redis-server on ${this.port}` });
   }
 
-  async ping(): Promise<boolean> {
-    const c = this.client({ lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-    c.on('error', () => undefined);
-    try {
-      await c.connect();
-      return (await c.ping()) === 'PONG';
-    } catch {
-      return false;
-    } finally {
-      c.disconnect();
-    }
+  ping(): Promise<boolean> {
+    return redisAnswers(this.port);
   }
 
   client(opts: RedisOptions = {}): Redis {
@@ -124,7 +64,7 @@ export class ChaosRedis {
 
 /** initdb/postgres from /usr/lib/postgresql/<newest>/bin; as root the server runs as the `postgres` user. */
 export class ChaosPostgres {
-  private proc: Proc | undefined;
+  private proc: ServerProc | undefined;
   private constructor(
     readonly port: number,
     private readonly dir: string,
@@ -137,9 +77,8 @@ export class ChaosPostgres {
     const versions = existsSync(base) ? readdirSync(base).filter((v) => existsSync(path.join(base, v, 'bin/initdb'))) : [];
     if (!versions.length) throw new Error('no initdb under /usr/lib/postgresql/*/bin');
     const bin = path.join(base, versions.sort((a, b) => Number(b) - Number(a))[0]!, 'bin');
-    const ids = postgresUserWhenRoot();
-    const port = await freePort();
-    if (SHARED_PORTS.has(port)) throw new Error('refusing a shared port');
+    const ids = serverUserWhenRoot();
+    const port = await ownPort();
     const pg = new ChaosPostgres(port, path.join(root, 'pg'), bin, ids);
     mkdirSync(pg.dir, { recursive: true });
     if (ids) {
@@ -156,7 +95,7 @@ export class ChaosPostgres {
   }
 
   async launch(): Promise<void> {
-    this.proc = new Proc(
+    this.proc = new ServerProc(
       spawn(
         path.join(this.bin, 'postgres'),
         ['-D', this.dir, '-p', String(this.port), '-k', this.dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
@@ -166,18 +105,8 @@ export class ChaosPostgres {
     await waitFor(async () => (await this.answers()) || undefined, { timeoutMs: 30_000, intervalMs: 100, what: `postgres on ${this.port}` });
   }
 
-  async answers(): Promise<boolean> {
-    const c = new Client({ connectionString: this.adminUrl(), connectionTimeoutMillis: 1000 });
-    c.on('error', () => undefined);
-    try {
-      await c.connect();
-      await c.query('SELECT 1');
-      return true;
-    } catch {
-      return false;
-    } finally {
-      await c.end().catch(() => undefined);
-    }
+  answers(): Promise<boolean> {
+    return postgresAnswers(this.adminUrl(), 1000);
   }
 
   async createDatabase(name: string): Promise<string> {
@@ -207,7 +136,7 @@ export function removeDir(dir: string): void {
  * the same port: every client connection and every server session is cut, as a pooler pod's restart does.
  */
 export class ChaosPgBouncer {
-  private proc: Proc | undefined;
+  private proc: ServerProc | undefined;
   private constructor(
     readonly port: number,
     private readonly dir: string,
@@ -224,8 +153,7 @@ export class ChaosPgBouncer {
   }
 
   static async start(root: string, pg: ChaosPostgres): Promise<ChaosPgBouncer> {
-    const port = await freePort();
-    if (SHARED_PORTS.has(port)) throw new Error('refusing a shared port');
+    const port = await ownPort();
     const dir = path.join(root, 'pgbouncer');
     mkdirSync(dir, { recursive: true });
     const ini = readFileSync(path.join(REPO_ROOT, 'k8s/pgbouncer/pgbouncer.ini'), 'utf8')
@@ -245,7 +173,7 @@ export class ChaosPgBouncer {
     );
     writeFileSync(path.join(dir, 'databases.ini'), dbs);
     writeFileSync(path.join(dir, 'userlist.txt'), '"postgres" ""\n');
-    const ids = postgresUserWhenRoot();
+    const ids = serverUserWhenRoot();
     if (ids) for (const f of ['', 'pgbouncer.ini', 'databases.ini', 'userlist.txt']) chownSync(path.join(dir, f), ids.uid, ids.gid);
     const b = new ChaosPgBouncer(port, dir, ids);
     await b.launch();
@@ -257,22 +185,12 @@ export class ChaosPgBouncer {
   }
 
   async launch(): Promise<void> {
-    this.proc = new Proc(spawn('pgbouncer', [path.join(this.dir, 'pgbouncer.ini')], { stdio: 'ignore', ...this.ids }));
+    this.proc = new ServerProc(spawn('pgbouncer', [path.join(this.dir, 'pgbouncer.ini')], { stdio: 'ignore', ...this.ids }));
     await waitFor(async () => (await this.answers()) || undefined, { timeoutMs: 15_000, intervalMs: 50, what: `pgbouncer on ${this.port}` });
   }
 
-  async answers(): Promise<boolean> {
-    const c = new Client({ connectionString: this.url('pgbouncer'), connectionTimeoutMillis: 1000 });
-    c.on('error', () => undefined);
-    try {
-      await c.connect();
-      await c.query('SHOW VERSION');
-      return true;
-    } catch {
-      return false;
-    } finally {
-      await c.end().catch(() => undefined);
-    }
+  answers(): Promise<boolean> {
+    return postgresAnswers(this.url('pgbouncer'), 1000, 'SHOW VERSION');
   }
 
   async kill9(): Promise<void> {

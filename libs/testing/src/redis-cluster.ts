@@ -1,16 +1,16 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './service-process';
+import { ownPort, redisClusterArgs, redisServerArgs, ServerProc } from './local-server';
 import { waitFor } from './wait-for';
 
 const run = promisify(execFile);
 
 export interface LocalRedisNode {
   port: number;
-  proc: ChildProcess;
+  proc: ServerProc;
 }
 
 export interface LocalRedisCluster {
@@ -39,50 +39,14 @@ export async function startLocalRedisCluster(opts: { masters?: number; replicasP
   const cli = async (port: number, ...args: string[]): Promise<string> =>
     (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 30_000 })).stdout;
   const stop = async (): Promise<void> => {
-    await Promise.all(
-      nodes.map(async (n) => {
-        if (n.proc.exitCode !== null || n.proc.signalCode !== null) return;
-        const exited = new Promise((r) => n.proc.once('exit', r));
-        n.proc.kill('SIGKILL');
-        await exited;
-      }),
-    );
+    await Promise.all(nodes.map((n) => n.proc.signal('SIGKILL')));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
     for (let i = 0; i < masters * (1 + replicas); i++) {
-      const port = await freePort();
-      const proc = spawn(
-        'redis-server',
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          `nodes-${port}.conf`,
-          '--cluster-node-timeout',
-          String(opts.nodeTimeoutMs ?? 2000),
-          '--dir',
-          dir,
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--maxmemory-policy',
-          'noeviction',
-          '--protected-mode',
-          'no',
-        ],
-        { stdio: 'ignore' },
-      );
-      const reap = (): void => {
-        proc.kill('SIGKILL');
-      };
-      process.once('exit', reap);
-      proc.once('exit', () => process.removeListener('exit', reap));
+      const port = await ownPort();
+      const args = redisServerArgs(port, [...redisClusterArgs(port, opts.nodeTimeoutMs ?? 2000), '--dir', dir, '--protected-mode', 'no']);
+      const proc = new ServerProc(spawn('redis-server', args, { stdio: 'ignore' }));
       nodes.push({ port, proc });
       await waitFor(async () => (await cli(port, 'ping')).trim() === 'PONG', { timeoutMs: 10_000, what: `redis-server on ${port}` });
     }
@@ -115,11 +79,7 @@ export async function startLocalRedisCluster(opts: { masters?: number; replicasP
     nodes,
     cli,
     async kill9(port) {
-      const n = nodes.find((x) => x.port === port);
-      if (!n || n.proc.exitCode !== null || n.proc.signalCode !== null) return;
-      const exited = new Promise((r) => n.proc.once('exit', r));
-      n.proc.kill('SIGKILL');
-      await exited;
+      await nodes.find((x) => x.port === port)?.proc.signal('SIGKILL');
     },
     stop,
   };
@@ -134,30 +94,8 @@ export interface LocalRedis {
 
 /** One standalone `redis-server` on a free port (no persistence, noeviction, `maxmemory` when given), for tests. */
 export async function startLocalRedis(opts: { maxmemory?: number } = {}): Promise<LocalRedis> {
-  const port = await freePort();
-  const proc = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--maxmemory-policy',
-      'noeviction',
-      '--maxmemory',
-      String(opts.maxmemory ?? 0),
-    ],
-    { stdio: 'ignore' },
-  );
-  const reap = (): void => {
-    proc.kill('SIGKILL');
-  };
-  process.once('exit', reap);
-  proc.once('exit', () => process.removeListener('exit', reap));
+  const port = await ownPort();
+  const proc = new ServerProc(spawn('redis-server', redisServerArgs(port, ['--maxmemory', String(opts.maxmemory ?? 0)]), { stdio: 'ignore' }));
   const cli = async (...args: string[]): Promise<string> =>
     (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 30_000 })).stdout;
   await waitFor(async () => (await cli('ping')).trim() === 'PONG', { timeoutMs: 10_000, what: `redis-server on ${port}` });
@@ -165,11 +103,6 @@ export async function startLocalRedis(opts: { maxmemory?: number } = {}): Promis
     port,
     url: `redis://127.0.0.1:${port}`,
     cli,
-    async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      const exited = new Promise((r) => proc.once('exit', r));
-      proc.kill('SIGKILL');
-      await exited;
-    },
+    stop: () => proc.signal('SIGKILL'),
   };
 }
