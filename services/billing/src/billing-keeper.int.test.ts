@@ -2,10 +2,10 @@
  * Billing after a Redis loss: the sweep scheduler comes back within two of its keeper's checks (one an interval) and the settle jobs that went
  * with the data are replaced at once (not after UNSETTLED_AFTER_MS). The loss deletes this test's prefix only.
  */
-import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId } from '@gmg/db';
+import { TaskRepository } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
-import { createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, deleteRedisPrefix, fundedOwner, testTask, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase } from '@gmg/testing';
 import { startBillingWorker, type BillingWorker } from './billing-worker';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -34,33 +34,11 @@ it('after its keys are gone: the billing sweep schedule is back within two inter
   billing = await startBillingWorker({ ds: db.dataSource, redis, prefix, logger }, { concurrency: 5, sweepIntervalMs: INTERVAL_MS, unsettledAfterMs: 60_000 });
   expect(await billing.queue.getJobScheduler('sweep')).toBeTruthy();
 
-  const accounts = new AccountRepository(db.dataSource);
-  const accountId = (await accounts.create({ name: 'keeper-test' })).id;
-  await accounts.topup(accountId, 1_000_000n);
-  const apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+  const owner = await fundedOwner(db.dataSource, 'keeper-test', 1_000_000n);
   const tasks = new TaskRepository(db.dataSource);
   const ids: string[] = [];
   for (const outcome of ['completed', 'failed'] as const) {
-    const t = await tasks.createWithHold({
-      id: newTaskId(),
-      accountId,
-      apiKeyId,
-      model: 'lumen-2',
-      requestedModel: 'lumen-2',
-      pool: 'image',
-      request: {
-        model: 'lumen-2',
-        requestedModel: 'lumen-2',
-        pool: 'image',
-        upstreamBody: {},
-        derived: {},
-        billing: [],
-        expected: { kind: 'images', count: 1 },
-      },
-      price: 2500n,
-      priceSnapshot: {},
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
+    const t = await tasks.createWithHold(testTask(owner, 2500n));
     // ended, and its settle job was in the Redis that is about to be lost
     if (outcome === 'completed') await tasks.complete(t.id, {});
     else await tasks.fail(t.id, { code: 'task_failed', message: 'x' });
@@ -91,6 +69,6 @@ it('after its keys are gone: the billing sweep schedule is back within two inter
     { timeoutMs: 10 * INTERVAL_MS, what: 'both tasks settled' },
   );
   expect(Object.fromEntries(kinds.map((r) => [r.task_id, r.kind]))).toEqual({ [ids[0]!]: 'capture', [ids[1]!]: 'release' });
-  const [{ held }] = await db.dataSource.query(`SELECT held FROM accounts WHERE id = $1`, [accountId]);
+  const [{ held }] = await db.dataSource.query(`SELECT held FROM accounts WHERE id = $1`, [owner.accountId]);
   expect(held).toBe('0');
 });

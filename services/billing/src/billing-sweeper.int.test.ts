@@ -1,9 +1,19 @@
-import { AccountRepository, ApiKeyRepository, TaskRecoveryRepository, TaskRepository, newTaskId, settleTask, type TaskRecord } from '@gmg/db';
+import { TaskRecoveryRepository, TaskRepository, settleTask, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { Worker } from 'bullmq';
 import { QUEUES, settleJobId } from '@gmg/contracts';
 import { createBillingQueue, createRedis, jobPresence, queueKeyPrefix, type BillingQueue, type Redis } from '@gmg/queue';
-import { TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, type TestDatabase } from '@gmg/testing';
+import {
+  TEST_REDIS_URL,
+  createTestDatabase,
+  deleteRedisPrefix,
+  fundedOwner,
+  testTask,
+  uniqueRedisPrefix,
+  waitFor,
+  type TestDatabase,
+  type TestOwner,
+} from '@gmg/testing';
 import { BillingSweeper } from './billing-sweeper';
 import type { SettleTaskHandler } from './settle-task.handler';
 
@@ -12,35 +22,19 @@ const PRICE = 100n;
 
 let db: TestDatabase;
 let tasks: TaskRepository;
-let accountId: string;
-let apiKeyId: string;
+let owner: TestOwner;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   tasks = new TaskRepository(db.dataSource);
-  const accounts = new AccountRepository(db.dataSource);
-  accountId = (await accounts.create({ name: 'sweeper-test' })).id;
-  await accounts.topup(accountId, 1_000_000n);
-  apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+  owner = await fundedOwner(db.dataSource, 'sweeper-test', 1_000_000n);
 });
 
 afterAll(async () => {
   await db?.drop();
 });
 
-const newTask = (): Promise<TaskRecord> =>
-  tasks.createWithHold({
-    id: newTaskId(),
-    accountId,
-    apiKeyId,
-    model: 'lumen-2',
-    requestedModel: 'lumen-2',
-    pool: 'image',
-    request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-    price: PRICE,
-    priceSnapshot: {},
-    deadlineAt: new Date(Date.now() + 60_000),
-  });
+const newTask = (): Promise<TaskRecord> => tasks.createWithHold(testTask(owner, PRICE));
 const unsettledIds = (olderThanMs = 0): Promise<string[]> => new TaskRecoveryRepository(db.dataSource).unsettledIds(olderThanMs, 1000);
 const kinds = async (taskId: string): Promise<string[]> =>
   (await db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])).map((r: { kind: string }) => r.kind);

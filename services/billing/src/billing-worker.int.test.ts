@@ -1,8 +1,18 @@
 import { settleJobId } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
+import { AccountRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
-import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
+import {
+  createTestDatabase,
+  fundedOwner,
+  testTask,
+  uniqueRedisPrefix,
+  waitFor,
+  TEST_REDIS_URL,
+  type TestDatabase,
+  type TestOwner,
+  deleteRedisPrefix,
+} from '@gmg/testing';
 import { startBillingWorker, type BillingWorker } from './billing-worker';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -14,8 +24,7 @@ let redis: Redis;
 let prefix: string;
 let billing: BillingWorker;
 let tasks: TaskRepository;
-let accountId: string;
-let apiKeyId: string;
+let owner: TestOwner;
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -26,10 +35,7 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  const accounts = new AccountRepository(db.dataSource);
-  accountId = (await accounts.create({ name: 'billing-test' })).id;
-  await accounts.topup(accountId, START);
-  apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+  owner = await fundedOwner(db.dataSource, 'billing-test', START);
 });
 
 afterAll(async () => {
@@ -39,20 +45,8 @@ afterAll(async () => {
   await db.drop();
 });
 
-const newTask = (id = newTaskId()): Promise<TaskRecord> =>
-  tasks.createWithHold({
-    id,
-    accountId,
-    apiKeyId,
-    model: 'lumen-2',
-    requestedModel: 'lumen-2',
-    pool: 'image',
-    request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-    price: PRICE,
-    priceSnapshot: {},
-    deadlineAt: new Date(Date.now() + 60_000),
-  });
-const account = async () => (await new AccountRepository(db.dataSource).get(accountId))!;
+const newTask = (id = newTaskId()): Promise<TaskRecord> => tasks.createWithHold(testTask(owner, PRICE, { id }));
+const account = async () => (await new AccountRepository(db.dataSource).get(owner.accountId))!;
 const entries = async (taskId: string): Promise<string[]> =>
   (await db.dataSource.query(`SELECT kind FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])).map((r: { kind: string }) => r.kind);
 

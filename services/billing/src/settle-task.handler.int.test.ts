@@ -1,6 +1,6 @@
-import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
+import { AccountRepository, TaskRepository, newTaskId, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, fundedOwner, testTask, type TestDatabase, type TestOwner } from '@gmg/testing';
 import { SettleTaskHandler } from './settle-task.handler';
 
 /**
@@ -12,33 +12,16 @@ const logger = createLogger({ service: 'test', level: 'silent' });
 const PRICE = 4000n;
 let db: TestDatabase;
 let tasks: TaskRepository;
-let accountId: string;
-let apiKeyId: string;
+let owner: TestOwner;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   tasks = new TaskRepository(db.dataSource);
-  const accounts = new AccountRepository(db.dataSource);
-  accountId = (await accounts.create({ name: 'settle-handler' })).id;
-  await accounts.topup(accountId, 1_000_000n);
-  apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+  owner = await fundedOwner(db.dataSource, 'settle-handler', 1_000_000n);
 });
 afterAll(async () => db.drop());
 
-const newTask = (callbackUrl?: string): Promise<TaskRecord> =>
-  tasks.createWithHold({
-    id: newTaskId(),
-    accountId,
-    apiKeyId,
-    model: 'lumen-2',
-    requestedModel: 'lumen-2',
-    pool: 'image',
-    callbackUrl,
-    request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-    price: PRICE,
-    priceSnapshot: {},
-    deadlineAt: new Date(Date.now() + 60_000),
-  });
+const newTask = (callbackUrl?: string): Promise<TaskRecord> => tasks.createWithHold(testTask(owner, PRICE, { callbackUrl }));
 
 it('tells the webhook hook about settled tasks with a callback_url only, duplicates included', async () => {
   const told: string[] = [];
@@ -67,7 +50,7 @@ it('tells the webhook hook about settled tasks with a callback_url only, duplica
 it('settles jobs arriving together in shared statements: each task once, its other copies duplicate, every balance right', async () => {
   const handler = new SettleTaskHandler(db.dataSource, logger);
   const accounts = new AccountRepository(db.dataSource);
-  const before = (await accounts.get(accountId))!;
+  const before = (await accounts.get(owner.accountId))!;
   const list = await Promise.all(Array.from({ length: 12 }, () => newTask()));
   for (const [i, t] of list.entries()) {
     if (i % 3 === 0) await tasks.fail(t.id, { code: 'task_failed', message: 'x' });
@@ -83,7 +66,7 @@ it('settles jobs arriving together in shared statements: each task once, its oth
     expect(mine).toEqual([i % 3 === 0 ? 'released' : 'captured', 'duplicate', 'duplicate'].sort());
   }
   // from before the holds: nothing held any more, the completed ones spent, the failed ones back
-  const after = (await accounts.get(accountId))!;
+  const after = (await accounts.get(owner.accountId))!;
   const captured = PRICE * BigInt(list.filter((_, i) => i % 3 !== 0).length);
   expect([after.held - before.held, after.spent - before.spent, after.available - before.available]).toEqual([0n, captured, -captured]);
 });

@@ -1,4 +1,4 @@
-import { createTestDatabase, waitFor, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testTask, waitFor, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { newAssetGroupId } from './asset-group.repository';
@@ -7,7 +7,6 @@ import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
 import { TaskLeaseBook } from './task-lease.book';
 import { DuplicateSubmissionError, TaskRepository, holdMany, type NewTask } from './task.repository';
-import { testTask } from './new-task.testkit';
 
 describe('holds of one account batched into one statement (HoldBatchingTaskRepository, real Postgres)', () => {
   let db: TestDatabase;

@@ -1,12 +1,11 @@
 import net from 'node:net';
 import { once } from 'node:events';
 import type { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testTask, type TestDatabase } from '@gmg/testing';
 import { createDataSource } from '../data-source';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { testTask } from './new-task.testkit';
 
 /**
  * A TCP hop in front of Postgres that, once armed, drops the next answer coming back from the server and cuts that

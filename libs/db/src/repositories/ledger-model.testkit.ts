@@ -7,6 +7,7 @@
  * ledger invariants are checked. The operations are injectable so a mutation test can run the same property
  * against a deliberately broken hold or settlement and see it fail.
  */
+import { testTask } from '@gmg/testing';
 import fc from 'fast-check';
 import type { DataSource } from 'typeorm';
 import { AccountRepository } from './account.repository';
@@ -16,7 +17,6 @@ import { TaskRepository, type NewTask } from './task.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { TaskLeaseBook } from './task-lease.book';
-import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 
 export interface LedgerOps {

@@ -1,10 +1,9 @@
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testTask, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { settleTask } from './ledger.repository';
 import { RetentionRepository } from './retention.repository';
 import { TaskRepository } from './task.repository';
-import { testTask } from './new-task.testkit';
 
 describe('retention (RetentionRepository, real Postgres)', () => {
   let db: TestDatabase;

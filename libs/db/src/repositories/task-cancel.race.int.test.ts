@@ -1,10 +1,9 @@
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testTask, type TestDatabase } from '@gmg/testing';
 import type { TaskError } from '@gmg/contracts';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { settleTask } from './ledger.repository';
 import { TaskRepository } from './task.repository';
-import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 
 const CANCELLED: TaskError = { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' };

@@ -1,11 +1,10 @@
 import fc from 'fast-check';
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testTask, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
 import { InvariantViolation, checkInflightCounter, ledgerProperty, realOps } from './ledger-model.testkit';
-import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
 import { TaskRepository, type TaskRecord } from './task.repository';

@@ -1,12 +1,11 @@
 import type { DataSource } from 'typeorm';
-import { createTestDatabase, waitFor, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testTask, waitFor, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
 import { checkInflightCounter, checkLeases, InvariantViolation } from './ledger-model.testkit';
 import { settleMany } from './ledger.repository';
-import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
 import { HOLD_LEASED_SQL, holdLeased } from './task-lease.repository';

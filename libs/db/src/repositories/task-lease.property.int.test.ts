@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testTask, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
@@ -13,7 +13,6 @@ import {
   ledgerProperty,
   settlementStormProperty,
 } from './ledger-model.testkit';
-import { testTask } from './new-task.testkit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
 

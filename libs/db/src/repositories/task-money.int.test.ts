@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testTask, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { newAssetGroupId } from './asset-group.repository';
@@ -6,7 +6,6 @@ import { newAssetId } from './asset.repository';
 import { settleMany, settleTask } from './ledger.repository';
 import { TaskRecoveryRepository } from './task-recovery.repository';
 import { TaskRepository, type NewTask } from './task.repository';
-import { testTask } from './new-task.testkit';
 
 describe('task money path', () => {
   let db: TestDatabase;

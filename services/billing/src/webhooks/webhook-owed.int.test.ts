@@ -6,13 +6,24 @@
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QUEUES, webhookJobId } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, TaskRecoveryRepository, TaskRepository, WebhookRepository, newTaskId, settleTask } from '@gmg/db';
+import { TaskRecoveryRepository, TaskRepository, WebhookRepository, settleTask } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, createWebhookQueue, jobPresence, queueKeyPrefix, type Redis } from '@gmg/queue';
-import { TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, type TestDatabase } from '@gmg/testing';
+import {
+  TEST_REDIS_URL,
+  createTestDatabase,
+  deleteRedisPrefix,
+  fundedOwner,
+  testTask,
+  uniqueRedisPrefix,
+  waitFor,
+  type TestDatabase,
+  type TestOwner,
+} from '@gmg/testing';
 import { BillingSweeper } from '../billing-sweeper';
 import { startBillingWorker, type BillingWorker } from '../billing-worker';
 import type { SettleTaskHandler } from '../settle-task.handler';
+import { LOOPBACK_WEBHOOKS } from '../test-support/loopback-webhooks';
 import { startWebhookWorker, type WebhookWorker } from './webhook-worker';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -23,8 +34,7 @@ let redis: Redis;
 let receiver: Server;
 let base: string;
 const received = new Map<string, number>();
-let accountId: string;
-let apiKeyId: string;
+let owner: TestOwner;
 let tasks: TaskRepository;
 
 beforeAll(async () => {
@@ -40,10 +50,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   tasks = new TaskRepository(db.dataSource);
-  const accounts = new AccountRepository(db.dataSource);
-  accountId = (await accounts.create({ name: 'owed-webhooks' })).id;
-  await accounts.topup(accountId, 1_000_000n);
-  apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
+  owner = await fundedOwner(db.dataSource, 'owed-webhooks', 1_000_000n);
 });
 
 afterAll(async () => {
@@ -54,19 +61,7 @@ afterAll(async () => {
 
 /** A task with a callback to `/<path>`, ended (completed or failed) and settled: its webhook is owed. */
 async function settledTask(path: string, outcome: 'completed' | 'failed' = 'completed'): Promise<string> {
-  const t = await tasks.createWithHold({
-    id: newTaskId(),
-    accountId,
-    apiKeyId,
-    model: 'lumen-2',
-    requestedModel: 'lumen-2',
-    pool: 'image',
-    request: { model: 'lumen-2', requestedModel: 'lumen-2', pool: 'image', upstreamBody: {}, derived: {}, billing: [], expected: { kind: 'images', count: 1 } },
-    price: 100n,
-    priceSnapshot: {},
-    deadlineAt: new Date(Date.now() + 60_000),
-    callbackUrl: `${base}/${path}`,
-  });
+  const t = await tasks.createWithHold(testTask(owner, 100n, { callbackUrl: `${base}/${path}` }));
   if (outcome === 'completed') await tasks.complete(t.id, {});
   else await tasks.fail(t.id, { code: 'task_failed', message: 'x' });
   await settleTask(db.dataSource, t.id);
@@ -103,7 +98,7 @@ describe('the billing sweep and owed webhooks', () => {
     const lostFailed = await settledTask('lost-failed', 'failed');
     const delivered = await settledTask('delivered');
     await new WebhookRepository(db.dataSource).recordAttempt({
-      accountId,
+      accountId: owner.accountId,
       taskId: delivered,
       event: 'completed',
       deliveryId: 'whd_x',
@@ -150,18 +145,7 @@ describe('the billing sweep and owed webhooks', () => {
   });
 
   it("after the webhook queue's keys are lost (its shard failed over empty), every owed webhook is delivered, once", async () => {
-    const w = startWebhookWorker(
-      { ds: db.dataSource, redis, prefix, logger },
-      {
-        concurrency: 4,
-        allowInsecure: true,
-        timeoutMs: 3000,
-        maxResponseBytes: 1024,
-        attempts: 5,
-        backoffMs: 20,
-        maxAgeMs: 3600_000,
-      },
-    );
+    const w = startWebhookWorker({ ds: db.dataSource, redis, prefix, logger }, LOOPBACK_WEBHOOKS);
     webhooks = w;
     // the webhook queue's consumer is stopped while its jobs are lost, as a shard that failed over empty would leave them
     await w.worker.pause(true);

@@ -1,11 +1,22 @@
 import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WEBHOOK_HEADERS, verifyWebhook } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, TaskRepository, WebhookRepository, newTaskId, settleTask, type NewTask } from '@gmg/db';
+import { TaskRepository, WebhookRepository, settleTask } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, enqueueSettlement, type Redis } from '@gmg/queue';
-import { TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, type TestDatabase } from '@gmg/testing';
+import {
+  TEST_REDIS_URL,
+  createTestDatabase,
+  deleteRedisPrefix,
+  fundedOwner,
+  testTask,
+  uniqueRedisPrefix,
+  waitFor,
+  type TestDatabase,
+  type TestOwner,
+} from '@gmg/testing';
 import { startBillingWorker, type BillingWorker } from '../billing-worker';
+import { LOOPBACK_WEBHOOKS } from '../test-support/loopback-webhooks';
 import { startWebhookWorker, type WebhookWorker } from './webhook-worker';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -31,19 +42,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   redis = createRedis(TEST_REDIS_URL, 'worker');
   prefix = uniqueRedisPrefix();
-  // Backoff made short by config (20 ms, doubling), not by sleeping; local mode: the receiver is on loopback.
-  webhooks = startWebhookWorker(
-    { ds: db.dataSource, redis, prefix, logger },
-    {
-      concurrency: 4,
-      allowInsecure: true,
-      timeoutMs: 3000,
-      maxResponseBytes: 1024,
-      attempts: 5,
-      backoffMs: 20,
-      maxAgeMs: 3600_000,
-    },
-  );
+  webhooks = startWebhookWorker({ ds: db.dataSource, redis, prefix, logger }, LOOPBACK_WEBHOOKS);
   billing = await startBillingWorker({ ds: db.dataSource, redis, prefix, logger, webhooks: webhooks.queue }, { concurrency: 4, sweepIntervalMs: 0 });
   receiver = http.createServer((req, res) => {
     let body = '';
@@ -73,30 +72,14 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function customer(): Promise<{ accountId: string; apiKeyId: string; secret: string }> {
-  const accounts = new AccountRepository(db.dataSource);
-  const accountId = (await accounts.create({ name: 'webhook-test' })).id;
-  await accounts.topup(accountId, 1_000_000n);
-  const apiKeyId = (await new ApiKeyRepository(db.dataSource).create({ accountId })).key.id;
-  const { secret } = await new WebhookRepository(db.dataSource).secretOf(accountId);
-  return { accountId, apiKeyId, secret };
+async function customer(): Promise<TestOwner & { secret: string }> {
+  const owner = await fundedOwner(db.dataSource, 'webhook-test', 1_000_000n);
+  const { secret } = await new WebhookRepository(db.dataSource).secretOf(owner.accountId);
+  return { ...owner, secret };
 }
 
-async function taskWithCallback(c: { accountId: string; apiKeyId: string }, path: string): Promise<string> {
-  const t: NewTask = {
-    id: newTaskId(),
-    accountId: c.accountId,
-    apiKeyId: c.apiKeyId,
-    model: 'lumen-2-pro',
-    requestedModel: 'lumen-2-pro',
-    pool: 'image',
-    request: { model: 'lumen-2-pro' } as NewTask['request'],
-    price: 500n,
-    priceSnapshot: {},
-    deadlineAt: new Date(Date.now() + 60_000),
-    callbackUrl: `${base}${path}`,
-  };
-  return (await new TaskRepository(db.dataSource).createWithHold(t)).id;
+async function taskWithCallback(c: TestOwner, path: string): Promise<string> {
+  return (await new TaskRepository(db.dataSource).createWithHold(testTask(c, 500n, { callbackUrl: `${base}${path}` }))).id;
 }
 
 const deliveriesTo = (path: string) => received.filter((r) => r.path === path);
@@ -194,18 +177,7 @@ describe('signed webhooks through the billing process', () => {
 
   it('sends nothing for a task without a callback_url', async () => {
     const c = await customer();
-    const t = await new TaskRepository(db.dataSource).createWithHold({
-      id: newTaskId(),
-      accountId: c.accountId,
-      apiKeyId: c.apiKeyId,
-      model: 'lumen-2-pro',
-      requestedModel: 'lumen-2-pro',
-      pool: 'image',
-      request: { model: 'lumen-2-pro' } as NewTask['request'],
-      price: 500n,
-      priceSnapshot: {},
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
+    const t = await new TaskRepository(db.dataSource).createWithHold(testTask(c, 500n));
     await new TaskRepository(db.dataSource).fail(t.id, { code: 'task_failed', message: 'x' });
     expect(await billing.settler.settle(t.id)).toBe('released');
     expect(await webhooks.queue.getJob(`webhook-${t.id}-failed`)).toBeUndefined();

@@ -1,0 +1,38 @@
+import type { NormalizedRequest } from '@gmg/contracts';
+import { AccountRepository, ApiKeyRepository, newTaskId, type NewTask } from '@gmg/db';
+import type { DataSource } from 'typeorm';
+
+/** The owner of a test task: an account and one of its API keys. */
+export interface TestOwner {
+  accountId: string;
+  apiKeyId: string;
+}
+
+/**
+ * A task to hold in tests below the HTTP layer (repositories, billing): a lumen-2-pro image task of `owner` at
+ * `price`, a minute to its deadline, a fresh id; `extra` overrides any field.
+ */
+export function testTask(owner: TestOwner, price: bigint, extra: Partial<NewTask> = {}): NewTask {
+  return {
+    id: newTaskId(),
+    accountId: owner.accountId,
+    apiKeyId: owner.apiKeyId,
+    model: 'lumen-2-pro',
+    requestedModel: 'lumen-2-pro',
+    pool: 'image',
+    request: { model: 'lumen-2-pro' } as unknown as NormalizedRequest,
+    price,
+    priceSnapshot: {},
+    deadlineAt: new Date(Date.now() + 60_000),
+    ...extra,
+  };
+}
+
+/** A new account topped up with `balance` (minor units) and an API key of it (the key's default limits). */
+export async function fundedOwner(ds: DataSource, name: string, balance: bigint): Promise<TestOwner> {
+  const accounts = new AccountRepository(ds);
+  const accountId = (await accounts.create({ name })).id;
+  await accounts.topup(accountId, balance);
+  const apiKeyId = (await new ApiKeyRepository(ds).create({ accountId })).key.id;
+  return { accountId, apiKeyId };
+}
