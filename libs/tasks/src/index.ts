@@ -6,5 +6,5 @@ export { poolWorkerEnvSchema } from './pool-worker.config';
 export type { PoolWorkerConfig } from './pool-worker.config';
 export { runPoolWorkerService } from './pool-worker.service';
 export { toArtgenNativeTask, artgenJobHash, artgenStatusOf, artgenParentFacts } from './artgen-native-task';
-export { SweepKeeper } from './sweep-keeper';
+export { SweepKeeper, sweepSchedule } from './sweep-keeper';
 export { forEachIdPage } from './sweep-pages';

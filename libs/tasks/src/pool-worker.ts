@@ -25,7 +25,7 @@ import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
 import { ChannelSecretCache } from './channel-secret-cache';
 import { PollLoop } from './poll-loop';
 import { PoolSweeper } from './pool-sweeper';
-import { SweepKeeper } from './sweep-keeper';
+import { SweepKeeper, sweepSchedule } from './sweep-keeper';
 import { TaskLifecycle, type CompletionHandler, type SettlementSink } from './task-lifecycle';
 import { TaskStepProcessor, type TaskProcessorOptions } from './task-step.processor';
 import { TaskViewStore } from './task-view.store';
@@ -181,16 +181,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
       intervalMs: every,
       logger,
       sentinelKey: queues.map((_, shard) => healSentinelKey(queueKeyPrefix(prefix, QUEUES[pool], shard))),
-      ensureSchedule: () =>
-        queue.upsertJobScheduler(
-          'sweep',
-          { every },
-          {
-            name: 'sweep',
-            data: {},
-            opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
-          },
-        ),
+      ensureSchedule: sweepSchedule(queue, every),
       rebuild: () => sweeper.rebuild(),
     });
     await keeper.start();

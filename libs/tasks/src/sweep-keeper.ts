@@ -20,6 +20,18 @@ export interface SweepKeeperOptions {
   logger: Logger;
 }
 
+/** What `sweepSchedule` needs of a BullMQ queue (any job catalog). */
+interface SchedulingQueue {
+  upsertJobScheduler(id: 'sweep', repeat: { every: number }, template: { name: 'sweep'; data: Record<string, never>; opts: object }): Promise<unknown>;
+}
+
+/**
+ * The `ensureSchedule` of a sweep every `everyMs`: the queue's `sweep` job scheduler, one attempt per run (the next
+ * run is the retry), a finished run not kept.
+ */
+export const sweepSchedule = (queue: SchedulingQueue, everyMs: number) => (): Promise<unknown> =>
+  queue.upsertJobScheduler('sweep', { every: everyMs }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 } });
+
 export type SweepKeeperTick = 'healthy' | 'rebuilt' | 'error';
 
 /**

@@ -16,7 +16,7 @@ import {
   type Redis,
   type WebhookQueue,
 } from '@gmg/queue';
-import { SweepKeeper } from '@gmg/tasks';
+import { SweepKeeper, sweepSchedule } from '@gmg/tasks';
 import { BillingSweeper } from './billing-sweeper';
 import { SettleTaskHandler } from './settle-task.handler';
 import { WebhookNotifier } from './webhooks/webhook-worker';
@@ -115,16 +115,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
       logger,
       // the webhook queue lives in a slot of its own: losing it alone (its shard failed over empty) rebuilds too
       sentinelKey: [QUEUES.billing, ...(deps.webhooks ? [QUEUES.webhook] : [])].map((q) => healSentinelKey(queueKeyPrefix(prefix, q))),
-      ensureSchedule: () =>
-        queue.upsertJobScheduler(
-          'sweep',
-          { every },
-          {
-            name: 'sweep',
-            data: {},
-            opts: { removeOnComplete: true, removeOnFail: 100, attempts: 1 },
-          },
-        ),
+      ensureSchedule: sweepSchedule(queue, every),
       // the settle (or webhook) jobs went with the data: settle every unsettled terminal task now, not after
       // unsettledAfterMs, and enqueue again every webhook owed within its max age
       rebuild: () => sweeper.sweep(0),
