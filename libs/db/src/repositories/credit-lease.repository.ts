@@ -27,6 +27,19 @@ export type OpenedCall = Pick<
   'id' | 'accountId' | 'apiKeyId' | 'model' | 'requestedModel' | 'reserved' | 'request' | 'priceSnapshot' | 'startedAt'
 >;
 
+/** A call's columns as the statements below read them (jsonb_to_recordset): what it has from its start. */
+const openedRow = (c: OpenedCall) => ({
+  id: c.id,
+  account_id: c.accountId,
+  api_key_id: c.apiKeyId,
+  model: c.model,
+  requested_model: c.requestedModel,
+  price: c.reserved.toString(),
+  request: c.request,
+  price_snapshot: c.priceSnapshot,
+  started_at: c.startedAt.toISOString(),
+});
+
 export interface LeaseGrant {
   id: string;
   amount: bigint;
@@ -88,20 +101,12 @@ export class CreditLeaseRepository {
    */
   async record(leaseId: string, calls: readonly LeasedCall[]): Promise<boolean> {
     const input = calls.map((c) => ({
-      id: c.id,
-      account_id: c.accountId,
-      api_key_id: c.apiKeyId,
-      model: c.model,
-      requested_model: c.requestedModel,
+      ...openedRow(c),
       status: c.status,
-      price: c.reserved.toString(),
       cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(),
-      request: c.request,
-      price_snapshot: c.priceSnapshot,
       result: c.result,
       error: c.error,
       channel_id: c.channelId,
-      started_at: c.startedAt.toISOString(),
     }));
     const rows = rowsOf(
       await this.ds.query(
@@ -159,17 +164,7 @@ export class CreditLeaseRepository {
    * only while the lease is active; false (nothing written) otherwise. Moves no money: the lease holds it.
    */
   async openCalls(leaseId: string, calls: readonly OpenedCall[]): Promise<boolean> {
-    const input = calls.map((c) => ({
-      id: c.id,
-      account_id: c.accountId,
-      api_key_id: c.apiKeyId,
-      model: c.model,
-      requested_model: c.requestedModel,
-      price: c.reserved.toString(),
-      request: c.request,
-      price_snapshot: c.priceSnapshot,
-      started_at: c.startedAt.toISOString(),
-    }));
+    const input = calls.map(openedRow);
     const rows = rowsOf(
       await this.ds.query(
         `WITH lease AS (
