@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
-import { createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type ServiceProcess } from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository } from '@gmg/db';
+import { startSimStack, waitFor } from '@gmg/testing';
 import { treeMemMiB } from './proc-stats';
 
 const SUBMITS = Math.min(Number(process.env.LARGE_SUBMITS ?? 60), 500);
@@ -36,37 +36,21 @@ async function largeBody(): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  const db = await createTestDatabase('gmg_large');
+  const stack = await startSimStack({ database: 'gmg_large', timeScale: '0.05', logLevel: 'error' });
+  const { db, procs } = stack;
   const uploadDir = mkdtempSync(path.join(os.tmpdir(), 'gmg-large-uploads-'));
-  const procs: ServiceProcess[] = [];
   try {
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'error' };
-    procs.push(
-      await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.05', LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`),
-    );
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    const edgeEnv = {
-      ...common,
-      PORT: String(edgePort),
-      ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
-      UPLOAD_DIR: uploadDir,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}`,
-    };
-    const started = await Promise.all([
-      startService('api-edge', edgeEnv, `http://127.0.0.1:${edgePort}/healthz`),
-      startService('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1' }, `http://127.0.0.1:${workerPort}/healthz`),
-      startService('billing', { ...common, HEALTH_PORT: String(billingPort) }, `http://127.0.0.1:${billingPort}/healthz`),
+    const [edge, worker, billing] = await Promise.all([
+      stack.start('api-edge', (url) => ({ ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef', UPLOAD_DIR: uploadDir, PUBLIC_BASE_URL: url })),
+      stack.start('worker-image', { POLL_INTERVAL_SCALE: '0.1' }),
+      stack.start('billing'),
     ]);
-    procs.push(...started);
-    const named = { 'api-edge': started[0], 'worker-image': started[1], billing: started[2], 'upstream-sim': procs[0] };
+    const named = { 'api-edge': edge.proc, 'worker-image': worker.proc, billing: billing.proc, 'upstream-sim': stack.sim };
     const accounts = new AccountRepository(db.dataSource);
     const acc = await accounts.create({ name: 'large-bodies' });
     await accounts.topup(acc.id, 10n ** 15n);
     const key = (await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id })).secret;
-    const base = `http://127.0.0.1:${edgePort}`;
+    const base = edge.url;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const body = await largeBody();
 
@@ -150,8 +134,7 @@ async function main(): Promise<void> {
     );
     throw e;
   } finally {
-    await Promise.all(procs.map((p) => p.stop()));
-    await db.drop();
+    await stack.stop();
     rmSync(uploadDir, { recursive: true, force: true });
   }
 }

@@ -8,9 +8,8 @@
  */
 import { insertRow } from './doc-table';
 import os from 'node:os';
-import path from 'node:path';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
-import { createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type ServiceProcess } from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository } from '@gmg/db';
+import { startSimStack, waitFor } from '@gmg/testing';
 import { pct, treeMemMiB } from './proc-stats';
 
 /** The bench measures the gateway's capacity, not the fair-use defaults of the `default` group (docs/rate-limits.md). */
@@ -43,37 +42,19 @@ async function load(total: number, concurrency: number, fn: (i: number) => Promi
 }
 
 async function main(): Promise<void> {
-  const db = await createTestDatabase('gmg_bench');
-  const procs: ServiceProcess[] = [];
+  const stack = await startSimStack({ database: 'gmg_bench', timeScale: '0.05', logLevel: 'error' });
+  const { db } = stack;
   try {
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'error' };
-    procs.push(
-      await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.05', LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`),
-    );
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    const started = await Promise.all([
-      startService(
-        'api-edge',
-        { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' },
-        `http://127.0.0.1:${edgePort}/healthz`,
-      ),
-      startService(
-        'worker-image',
-        { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', WORKER_CONCURRENCY: '100' },
-        `http://127.0.0.1:${workerPort}/healthz`,
-      ),
-      startService('billing', { ...common, HEALTH_PORT: String(billingPort) }, `http://127.0.0.1:${billingPort}/healthz`),
+    const [edge, worker, billing] = await Promise.all([
+      stack.start('api-edge', { ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' }),
+      stack.start('worker-image', { POLL_INTERVAL_SCALE: '0.1', WORKER_CONCURRENCY: '100' }),
+      stack.start('billing'),
     ]);
-    procs.push(...started);
-    const [edge, worker, billing] = started;
     const accounts = new AccountRepository(db.dataSource);
     const acc = await accounts.create({ name: 'bench' });
     await accounts.topup(acc.id, 10n ** 15n);
     const key = (await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id, ...BENCH_KEY_LIMITS })).secret;
-    const base = `http://127.0.0.1:${edgePort}`;
+    const base = edge.url;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const body = JSON.stringify({ model: 'lumen-2-flex', prompt: 'benchmark', resolution: '1MP' });
 
@@ -112,7 +93,7 @@ async function main(): Promise<void> {
       pollP50: ms(pct(poll.lat, 50)),
       pollP99: ms(pct(poll.lat, 99)),
       drainRate: (ids.length / endToEnd).toFixed(0),
-      rss: `edge ${treeMemMiB(edge.proc.pid, 'VmHWM').toFixed(0)} / worker ${treeMemMiB(worker.proc.pid, 'VmHWM').toFixed(0)} / billing ${treeMemMiB(billing.proc.pid, 'VmHWM').toFixed(0)} MiB`,
+      rss: `edge ${treeMemMiB(edge.proc.proc.pid, 'VmHWM').toFixed(0)} / worker ${treeMemMiB(worker.proc.proc.pid, 'VmHWM').toFixed(0)} / billing ${treeMemMiB(billing.proc.proc.pid, 'VmHWM').toFixed(0)} MiB`,
       failures,
     };
     console.log(JSON.stringify(row, null, 2));
@@ -122,8 +103,7 @@ async function main(): Promise<void> {
     );
     if (failures > 0) process.exitCode = 1;
   } finally {
-    await Promise.all(procs.map((p) => p.stop()));
-    await db.drop();
+    await stack.stop();
   }
 }
 

@@ -26,23 +26,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import { QUEUES } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
 import { diffHistograms, histogramQuantile, parseHistogram, shareAtMost, sumSamples, type HistogramBuckets } from '@gmg/observability';
 import { DuePolls, createTaskQueue, queueKeyPrefix } from '@gmg/queue';
-import {
-  REPO_ROOT,
-  TEST_REDIS_URL,
-  createTestDatabase,
-  deleteRedisPrefix,
-  freePort,
-  startService,
-  uniqueRedisPrefix,
-  waitFor,
-  type ServiceProcess,
-} from '@gmg/testing';
+import { TEST_REDIS_URL, deleteRedisPrefix, startSimStack, waitFor } from '@gmg/testing';
 import { insertRow } from './doc-table';
 import { cpuSeconds, memMiB } from './proc-stats';
 
@@ -85,18 +74,11 @@ function pgTransactions(dbName: string): number {
 }
 
 async function main(): Promise<void> {
-  const db = await createTestDatabase('gmg_bench_wrk');
+  const stack = await startSimStack({ database: 'gmg_bench_wrk', logLevel: 'error', env: { QUEUE_SHARDS: `image=${SHARDS}` } });
+  const { db, prefix, sim } = stack;
   const dbName = new URL(db.url).pathname.slice(1);
-  const prefix = uniqueRedisPrefix();
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  const procs: ServiceProcess[] = [];
   try {
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    const [simPort, edgePort, workerPort] = await Promise.all([freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'error', QUEUE_SHARDS: `image=${SHARDS}` };
-    const sim = await startService('upstream-sim', { PORT: String(simPort), LOG_LEVEL: 'error' }, `http://127.0.0.1:${simPort}/healthz`);
-    procs.push(sim);
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
     const accounts = new AccountRepository(db.dataSource);
     const acc = await accounts.create({ name: 'bench-worker' });
     await accounts.topup(acc.id, 10n ** 15n);
@@ -104,12 +86,7 @@ async function main(): Promise<void> {
     const { secret } = await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id, groupName: 'bench-unlimited' });
 
     // 1. submit N tasks through the edge, worker not running yet
-    const edge = await startService(
-      'api-edge',
-      { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' },
-      `http://127.0.0.1:${edgePort}/healthz`,
-    );
-    procs.push(edge);
+    const edge = await stack.start('api-edge', { ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' });
     const ids: string[] = [];
     let next = 0;
     const t0 = Date.now();
@@ -117,7 +94,7 @@ async function main(): Promise<void> {
       Array.from({ length: SUBMIT_CONCURRENCY }, async () => {
         while (next < TASKS && Date.now() - t0 < 600_000) {
           next++;
-          const r = await fetch(`http://127.0.0.1:${edgePort}/v1/images/generations`, {
+          const r = await fetch(`${edge.url}/v1/images/generations`, {
             method: 'POST',
             headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
             body: BODY,
@@ -130,26 +107,16 @@ async function main(): Promise<void> {
     );
     if (ids.length !== TASKS) throw new Error(`submitted ${ids.length} of ${TASKS}`);
     console.log(`submitted ${TASKS} [sim:never] tasks through the edge in ${((Date.now() - t0) / 1000).toFixed(1)} s; edge stopped`);
-    await edge.stop();
-    procs.splice(procs.indexOf(edge), 1);
+    await edge.proc.stop();
 
     // 2. the worker takes them all upstream and settles into polling
-    const worker = await startService(
+    const worker = await stack.start(
       'worker-image',
-      {
-        ...common,
-        HEALTH_PORT: String(workerPort),
-        WORKER_CONCURRENCY: WORKER_CONCURRENCY,
-        POLL_INTERVAL_SCALE: POLL_SCALE,
-      },
-      `http://127.0.0.1:${workerPort}/healthz`,
-      60_000,
-      undefined,
+      { WORKER_CONCURRENCY: WORKER_CONCURRENCY, POLL_INTERVAL_SCALE: POLL_SCALE },
       // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the bench stops the worker)
       process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
     );
-    procs.push(worker);
-    const pid = worker.proc.pid ?? NaN;
+    const pid = worker.proc.proc.pid ?? NaN;
     const shardList = Array.from({ length: SHARDS }, (_, i) => i);
     const queues = shardList.map((i) => createTaskQueue('image', redis, prefix, i));
     const polls = shardList.map((i) => new DuePolls(redis, queueKeyPrefix(prefix, QUEUES.image, i), 30_000));
@@ -187,7 +154,7 @@ async function main(): Promise<void> {
     });
 
     // 3. the window: lateness from the worker's own histogram, CPU, Redis commands by name, Postgres transactions
-    const metricsUrl = `http://127.0.0.1:${workerPort}/metrics`;
+    const metricsUrl = `${worker.url}/metrics`;
     const reading0 = await workerReading(metricsUrl);
     const cpu0 = cpuSeconds(pid);
     const simPid = sim.proc.pid ?? NaN;
@@ -244,10 +211,9 @@ async function main(): Promise<void> {
       `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${SHARDS} shard(s), ${window.toFixed(0)} s | ${pollsPerS.toFixed(0)}/s (due ${(TASKS / 5).toFixed(0)}/s) | ${lateText} | ${((100 * cpu) / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`,
     );
   } finally {
-    await Promise.all(procs.map((p) => p.stop()));
+    await stack.stop();
     await deleteRedisPrefix(redis, prefix);
     redis.disconnect();
-    await db.drop();
   }
 }
 

@@ -6,38 +6,23 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, PriceRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase,
-  freePort,
-  REPO_ROOT,
-  startService,
-  uniqueRedisPrefix,
-  waitFor,
-  TEST_REDIS_URL,
-  type ServiceProcess,
-  type TestDatabase,
-} from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository, GroupRepository, PriceRepository } from '@gmg/db';
+import { REPO_ROOT, startSimStack, waitFor, type SimStack, type StackService, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const BASE = '/v1/artgen/generations';
 type Json = any;
 
 describe('art suite e2e: every action through the real services', () => {
+  let stack: SimStack;
   let db: TestDatabase;
-  let sim: ServiceProcess;
-  let edge: ServiceProcess;
-  let shortEdge: ServiceProcess;
-  let worker: ServiceProcess;
-  let billing: ServiceProcess;
+  let worker: StackService;
   let base: string;
   let shortBase: string;
   let key: string;
   let accountId: string;
   let prices: Map<string, bigint>;
   let uploadDir: string;
-  let workerEnv: Record<string, string>;
-  let workerHealth: string;
   const accounts = () => new AccountRepository(db.dataSource);
 
   const post = async (p: string, body: unknown, apiKey = key, at = base) => {
@@ -98,45 +83,29 @@ describe('art suite e2e: every action through the real services', () => {
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase('gmg_e2e_artgen');
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    prices = new Map(await new PriceRepository(db.dataSource).table());
-    const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, shortPort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
-    sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
     // the sim serves the default group only: a key of group `stranded` has no upstream for artgen
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}`, groups: ['default'] });
+    stack = await startSimStack({ database: 'gmg_e2e_artgen', timeScale: '0.2', channel: { groups: ['default'] } });
+    db = stack.db;
+    prices = new Map(await new PriceRepository(db.dataSource).table());
     await new GroupRepository(db.dataSource).upsert({ name: 'stranded', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
-    uploadDir = path.join(REPO_ROOT, '.data', `e2e-uploads-${prefix}`);
-    workerEnv = { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' };
-    workerHealth = `http://127.0.0.1:${workerPort}/healthz`;
-    const edgeEnv = (port: number, extra: Record<string, string> = {}) => ({
-      ...common,
-      PORT: String(port),
-      ADMIN_TOKEN,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      UPLOAD_DIR: uploadDir,
-      ...extra,
-    });
-    [edge, shortEdge, worker, billing] = await Promise.all([
-      startService('api-edge', edgeEnv(edgePort), `http://127.0.0.1:${edgePort}/healthz`),
-      startService('api-edge', edgeEnv(shortPort, { TASK_TIMEOUT_SECONDS: '4' }), `http://127.0.0.1:${shortPort}/healthz`),
-      startService('worker-artgen', workerEnv, workerHealth),
-      startService(
-        'billing',
-        { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
-        `http://127.0.0.1:${billingPort}/healthz`,
-      ),
+    uploadDir = path.join(REPO_ROOT, '.data', `e2e-uploads-${stack.prefix}`);
+    const edgeEnv =
+      (extra: Record<string, string> = {}) =>
+      (url: string) => ({ ADMIN_TOKEN, PUBLIC_BASE_URL: url, UPLOAD_DIR: uploadDir, ...extra });
+    const [edge, shortEdge, artgenWorker] = await Promise.all([
+      stack.start('api-edge', edgeEnv()),
+      stack.start('api-edge', edgeEnv({ TASK_TIMEOUT_SECONDS: '4' })),
+      stack.start('worker-artgen', { POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' }),
+      stack.start('billing', { SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }),
     ]);
-    base = `http://127.0.0.1:${edgePort}`;
-    shortBase = `http://127.0.0.1:${shortPort}`;
+    worker = artgenWorker;
+    base = edge.url;
+    shortBase = shortEdge.url;
     ({ key, accountId } = await newKey());
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all([edge, shortEdge, worker, billing, sim].filter(Boolean).map((p) => p.stop()));
-    await db?.drop();
+    await stack?.stop();
     if (uploadDir) await rm(uploadDir, { recursive: true, force: true });
   });
 
@@ -315,10 +284,10 @@ describe('art suite e2e: every action through the real services', () => {
       },
       { timeoutMs: 20_000, what: 'art tasks processing' },
     );
-    await worker.kill9();
+    await worker.proc.kill9();
     const [{ open }] = await db.dataSource.query(`SELECT count(*)::int AS open FROM tasks WHERE id = ANY($1) AND status <> 'completed'`, [ids]);
     expect(open).toBeGreaterThan(0);
-    worker = await startService('worker-artgen', workerEnv, workerHealth);
+    worker = await stack.restart(worker);
     for (const id of ids) expect((await waitStatus(id, ['SUCCESS', 'FAILURE'], 60_000)).status).toBe('SUCCESS');
     for (const id of ids) await expectSettled(id, 'capture', price('artgen@imagine'));
   });

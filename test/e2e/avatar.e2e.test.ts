@@ -2,28 +2,17 @@
  * Avatar assets end to end (issue 9), every part real: api-edge, worker-avatar, worker-video and billing as separate
  * processes, the upstream simulator as a process, real Postgres and Redis. Driven over HTTP (plus ledger queries).
  */
-import path from 'node:path';
 import { toMinor } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, PriceRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase,
-  freePort,
-  REPO_ROOT,
-  startService,
-  uniqueRedisPrefix,
-  waitFor,
-  TEST_REDIS_URL,
-  type ServiceProcess,
-  type TestDatabase,
-} from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository, PriceRepository } from '@gmg/db';
+import { startSimStack, waitFor, type SimStack, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const IMG = (i: number) => `https://cdn.example.com/avatar/${i}.png`;
 
 describe('avatar assets e2e: review batches, bill per approved asset, render them with motion-2.0', () => {
+  let stack: SimStack;
   let db: TestDatabase;
   let base: string;
-  let procs: ServiceProcess[] = [];
   let assetPrice: bigint;
 
   const call = async (method: string, p: string, key: string, body?: unknown) => {
@@ -66,35 +55,21 @@ describe('avatar assets e2e: review batches, bill per approved asset, render the
     Number((await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [accountId]))[0].n);
 
   beforeAll(async () => {
-    db = await createTestDatabase('gmg_e2e_avatar');
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+    stack = await startSimStack({ database: 'gmg_e2e_avatar', timeScale: '0.2' });
+    db = stack.db;
     assetPrice = (await new PriceRepository(db.dataSource).table()).get('avatar-asset@image')!;
-    const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, avatarPort, videoPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
-    const worker = (port: number) => ({ ...common, HEALTH_PORT: String(port), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' });
-    const sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
-    procs.push(sim);
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    procs.push(
-      ...(await Promise.all([
-        startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
-        startService('worker-avatar', worker(avatarPort), `http://127.0.0.1:${avatarPort}/healthz`),
-        startService('worker-video', worker(videoPort), `http://127.0.0.1:${videoPort}/healthz`),
-        startService(
-          'billing',
-          { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
-          `http://127.0.0.1:${billingPort}/healthz`,
-        ),
-      ])),
-    );
-    base = `http://127.0.0.1:${edgePort}`;
+    const worker = { POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' };
+    const [edge] = await Promise.all([
+      stack.start('api-edge', { ADMIN_TOKEN }),
+      stack.start('worker-avatar', worker),
+      stack.start('worker-video', worker),
+      stack.start('billing', { SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }),
+    ]);
+    base = edge.url;
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(procs.map((p) => p.stop()));
-    procs = [];
-    await db?.drop();
+    await stack?.stop();
   });
 
   it('a batch of 3 in a new group completes with 3 usable assets; motion-2.0 renders one; another account cannot use it', async () => {

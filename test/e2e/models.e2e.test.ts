@@ -3,21 +3,10 @@
  * the image and video worker pools, billing and the upstream simulator as processes, real Postgres and Redis.
  * All submissions start together in beforeAll (one process set, concurrent tasks); each test awaits its own.
  */
-import path from 'node:path';
 import sharp from 'sharp';
 import { quote, resolveModel, validateRequest, type NormalizedRequest, type PriceTable, type Quote } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, PriceRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase,
-  freePort,
-  REPO_ROOT,
-  startService,
-  uniqueRedisPrefix,
-  waitFor,
-  TEST_REDIS_URL,
-  type ServiceProcess,
-  type TestDatabase,
-} from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository, PriceRepository } from '@gmg/db';
+import { startSimStack, waitFor, type SimStack, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const REF = 'https://images.example.com/ref.png';
@@ -104,7 +93,7 @@ interface Outcome {
 describe('models e2e: every image and video model completes through the real services', () => {
   let db: TestDatabase;
   let base: string;
-  const procs: ServiceProcess[] = [];
+  let stack: SimStack;
   let prices: PriceTable;
   let main: { accountId: string; key: string };
   const runs = new Map<string, Promise<Outcome>>();
@@ -163,28 +152,17 @@ describe('models e2e: every image and video model completes through the real ser
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase('gmg_e2e_models');
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+    stack = await startSimStack({ database: 'gmg_e2e_models', timeScale: '0.1' });
+    db = stack.db;
     prices = await new PriceRepository(db.dataSource).table();
-    const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, imagePort, videoPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
-    const worker = { ...common, POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000' };
-    procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.1' }, `http://127.0.0.1:${simPort}/healthz`));
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    procs.push(
-      ...(await Promise.all([
-        startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
-        startService('worker-image', { ...worker, HEALTH_PORT: String(imagePort) }, `http://127.0.0.1:${imagePort}/healthz`),
-        startService('worker-video', { ...worker, HEALTH_PORT: String(videoPort) }, `http://127.0.0.1:${videoPort}/healthz`),
-        startService(
-          'billing',
-          { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
-          `http://127.0.0.1:${billingPort}/healthz`,
-        ),
-      ])),
-    );
-    base = `http://127.0.0.1:${edgePort}`;
+    const worker = { POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000' };
+    const [edge] = await Promise.all([
+      stack.start('api-edge', { ADMIN_TOKEN }),
+      stack.start('worker-image', worker),
+      stack.start('worker-video', worker),
+      stack.start('billing', { SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }),
+    ]);
+    base = edge.url;
     main = await newFundedKey('e2e-models');
     for (const c of [...IMAGE_CASES, ...VIDEO_CASES]) {
       normalize(c.body);
@@ -195,8 +173,7 @@ describe('models e2e: every image and video model completes through the real ser
   }, 240_000);
 
   afterAll(async () => {
-    await Promise.all(procs.map((p) => p.stop()));
-    await db?.drop();
+    await stack?.stop();
   });
 
   const outcome = (name: string) => runs.get(name)!;

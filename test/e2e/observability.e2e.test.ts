@@ -5,20 +5,9 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { QUEUES } from '@gmg/contracts';
-import { ApiKeyRepository, AccountRepository, ChannelRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase,
-  freePort,
-  REPO_ROOT,
-  startService,
-  uniqueRedisPrefix,
-  waitFor,
-  TEST_REDIS_URL,
-  type ServiceProcess,
-  type TestDatabase,
-} from '@gmg/testing';
+import { ApiKeyRepository, AccountRepository } from '@gmg/db';
+import { startSimStack, waitFor, type SimStack, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-observability-0123';
 
@@ -76,10 +65,9 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe('observability e2e: one trace from the edge to billing, and the metrics that count it', () => {
+  let stack: SimStack;
   let db: TestDatabase;
-  let prefix: string;
   let collector: Awaited<ReturnType<typeof startCollector>>;
-  const procs: ServiceProcess[] = [];
   let base: string;
   let workerMetrics: string;
   let billingMetrics: string;
@@ -103,38 +91,30 @@ describe('observability e2e: one trace from the edge to billing, and the metrics
     );
 
   beforeAll(async () => {
-    db = await createTestDatabase('gmg_e2e_obs');
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    prefix = uniqueRedisPrefix();
     collector = await startCollector();
-    const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url };
-    const sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
-    procs.push(sim);
-    await new ChannelRepository(db.dataSource).create({ name: 'sim-obs', baseUrl: `http://127.0.0.1:${simPort}` });
-    procs.push(
-      ...(await Promise.all([
-        startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
-        startService(
-          'worker-image',
-          { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' },
-          `http://127.0.0.1:${workerPort}/healthz`,
-        ),
-        startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
-      ])),
-    );
-    base = `http://127.0.0.1:${edgePort}`;
-    workerMetrics = `http://127.0.0.1:${workerPort}/metrics`;
-    billingMetrics = `http://127.0.0.1:${billingPort}/metrics`;
+    stack = await startSimStack({
+      database: 'gmg_e2e_obs',
+      timeScale: '0.2',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+      channel: { name: 'sim-obs' },
+    });
+    db = stack.db;
+    const [edge, worker, billing] = await Promise.all([
+      stack.start('api-edge', { ADMIN_TOKEN }),
+      stack.start('worker-image', { POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' }),
+      stack.start('billing', { SWEEP_INTERVAL_MS: '1000' }),
+    ]);
+    base = edge.url;
+    workerMetrics = `${worker.url}/metrics`;
+    billingMetrics = `${billing.url}/metrics`;
     const account = await new AccountRepository(db.dataSource).create({ name: 'obs' });
     await new AccountRepository(db.dataSource).topup(account.id, 1_000_000_000n);
     key = (await new ApiKeyRepository(db.dataSource).create({ accountId: account.id })).secret;
   });
 
   afterAll(async () => {
-    await Promise.all(procs.map((p) => p.stop()));
+    await stack?.stop();
     await collector?.close();
-    await db?.drop();
   });
 
   it('exports edge → queue → worker steps → upstream → billing as ONE trace, linked parent to child', async () => {

@@ -12,19 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase,
-  freePort,
-  launchTestBrowser,
-  REPO_ROOT,
-  startService,
-  uniqueRedisPrefix,
-  TEST_REDIS_URL,
-  type ServiceProcess,
-  type TestBrowser,
-  type TestDatabase,
-} from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository } from '@gmg/db';
+import { launchTestBrowser, startSimStack, type SimStack, type TestBrowser, type TestDatabase } from '@gmg/testing';
 
 /** The page's globals, untyped here (no DOM lib in this compilation). */
 type InPage = any;
@@ -33,8 +22,8 @@ const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const SCREENS = process.env.PLAYGROUND_SCREENSHOTS ?? path.join(os.tmpdir(), 'gmg-playground-screens');
 
 describe('playground e2e: a person renders an image and a video in headless Chromium', () => {
+  let stack: SimStack;
   let db: TestDatabase;
-  const procs: ServiceProcess[] = [];
   let base: string;
   let key: string;
   let browser: TestBrowser;
@@ -43,28 +32,17 @@ describe('playground e2e: a person renders an image and a video in headless Chro
   const shot = (name: string) => page.screenshot({ path: path.join(SCREENS, `playground-${name}.png`), fullPage: true });
 
   beforeAll(async () => {
-    db = await createTestDatabase('gmg_playground');
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, imagePort, videoPort, artgenPort, billingPort] = await Promise.all(Array.from({ length: 6 }, () => freePort()));
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
-    const worker = (port: number) => ({ ...common, HEALTH_PORT: String(port), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' });
-    procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.3' }, `http://127.0.0.1:${simPort}/healthz`));
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    procs.push(
-      ...(await Promise.all([
-        startService(
-          'api-edge',
-          { ...common, PORT: String(edgePort), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` },
-          `http://127.0.0.1:${edgePort}/healthz`,
-        ),
-        startService('worker-image', worker(imagePort), `http://127.0.0.1:${imagePort}/healthz`),
-        startService('worker-video', worker(videoPort), `http://127.0.0.1:${videoPort}/healthz`),
-        startService('worker-artgen', worker(artgenPort), `http://127.0.0.1:${artgenPort}/healthz`),
-        startService('billing', { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
-      ])),
-    );
-    base = `http://127.0.0.1:${edgePort}`;
+    stack = await startSimStack({ database: 'gmg_playground', timeScale: '0.3' });
+    db = stack.db;
+    const worker = { POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' };
+    const [edge] = await Promise.all([
+      stack.start('api-edge', (url) => ({ ADMIN_TOKEN, PUBLIC_BASE_URL: url })),
+      stack.start('worker-image', worker),
+      stack.start('worker-video', worker),
+      stack.start('worker-artgen', worker),
+      stack.start('billing', { SWEEP_INTERVAL_MS: '1000' }),
+    ]);
+    base = edge.url;
     const accounts = new AccountRepository(db.dataSource);
     const account = await accounts.create({ name: 'playground-e2e' });
     await accounts.topup(account.id, 1_000_000_000n);
@@ -84,8 +62,7 @@ describe('playground e2e: a person renders an image and a video in headless Chro
 
   afterAll(async () => {
     await browser?.close();
-    await Promise.all(procs.map((p) => p.stop()));
-    await db?.drop();
+    await stack?.stop();
   });
 
   const pick = async (model: string) => {

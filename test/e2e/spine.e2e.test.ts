@@ -6,19 +6,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { createRedis, createTaskQueue } from '@gmg/queue';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase,
-  freePort,
-  REPO_ROOT,
-  startService,
-  uniqueRedisPrefix,
-  waitFor,
-  TEST_REDIS_TARGET,
-  TEST_REDIS_URL,
-  type ServiceProcess,
-  type TestDatabase,
-} from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
+import { REPO_ROOT, startSimStack, waitFor, TEST_REDIS_TARGET, type SimStack, type StackService, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const PRICE_LIST = JSON.parse(readFileSync(path.join(REPO_ROOT, 'infra/prices.json'), 'utf8')) as Array<{ key: string; price: number }>;
@@ -26,15 +15,11 @@ const PRICE_LIST = JSON.parse(readFileSync(path.join(REPO_ROOT, 'infra/prices.js
 const listedPrice = (key: string): bigint => BigInt(Math.round(PRICE_LIST.find((p) => p.key === key)!.price * 1_000_000));
 
 describe('spine e2e: an image task travels through every service', () => {
+  let stack: SimStack;
   let db: TestDatabase;
   let prefix: string;
   let base: string;
-  let sim: ServiceProcess;
-  let edge: ServiceProcess;
-  let worker: ServiceProcess;
-  let billing: ServiceProcess;
-  let workerEnv: Record<string, string>;
-  let workerHealth: string;
+  let worker: StackService;
   let key: string;
   let accountId: string;
   const accounts = () => new AccountRepository(db.dataSource);
@@ -67,33 +52,22 @@ describe('spine e2e: an image task travels through every service', () => {
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase('gmg_e2e');
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
-    sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    workerEnv = { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' };
-    workerHealth = `http://127.0.0.1:${workerPort}/healthz`;
-    [edge, worker, billing] = await Promise.all([
-      startService('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN }, `http://127.0.0.1:${edgePort}/healthz`),
-      startService('worker-image', workerEnv, workerHealth),
-      startService(
-        'billing',
-        { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
-        `http://127.0.0.1:${billingPort}/healthz`,
-      ),
+    stack = await startSimStack({ database: 'gmg_e2e', timeScale: '0.2' });
+    ({ db, prefix } = stack);
+    const [edge, imageWorker] = await Promise.all([
+      stack.start('api-edge', { ADMIN_TOKEN }),
+      stack.start('worker-image', { POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' }),
+      stack.start('billing', { SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }),
     ]);
-    base = `http://127.0.0.1:${edgePort}`;
+    base = edge.url;
+    worker = imageWorker;
     // the spine's own key is in a group without the default fair-use limits: its kill -9 test submits 20 tasks back to
     // back, which the default group's 20 requests/s would turn into 429s on a fast run (fair use has its own tests)
     ({ key, accountId } = await newFundedKey(1_000_000_000n, 'spine-unlimited'));
   });
 
   afterAll(async () => {
-    await Promise.all([edge, worker, billing, sim].filter(Boolean).map((p) => p.stop()));
-    await db?.drop();
+    await stack?.stop();
   });
 
   it('completes lumen-2-pro 16:9 at 1MP within 10 s with a 1344x752 JPEG, charging exactly the quote', async () => {
@@ -179,12 +153,12 @@ describe('spine e2e: an image task travels through every service', () => {
       },
       { timeoutMs: 20_000, what: '20 tasks processing' },
     );
-    const pid = worker.proc.pid!;
-    await worker.kill9();
+    const pid = worker.proc.proc.pid!;
+    await worker.proc.kill9();
     expect(() => process.kill(pid, 0)).toThrow(); // really gone
     const [{ open }] = await db.dataSource.query(`SELECT count(*)::int AS open FROM tasks WHERE id = ANY($1) AND status <> 'completed'`, [ids]);
     expect(open).toBeGreaterThan(0); // the kill happened with work in flight
-    worker = await startService('worker-image', workerEnv, workerHealth);
+    worker = await stack.restart(worker);
     await waitFor(
       async () => {
         const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`, [ids]);

@@ -7,18 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
-import {
-  createTestDatabase,
-  freePort,
-  REPO_ROOT,
-  startService,
-  uniqueRedisPrefix,
-  waitFor,
-  TEST_REDIS_URL,
-  type ServiceProcess,
-  type TestDatabase,
-} from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository } from '@gmg/db';
+import { startSimStack, waitFor, type SimStack, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const MAX_BYTES = 256 * 1024;
@@ -33,7 +23,7 @@ describe('uploads e2e: POST /v1/uploads/images and the link as a model reference
   let uploadDir: string;
   let base: string;
   let key: string;
-  const procs: ServiceProcess[] = [];
+  let stack: SimStack;
 
   const upload = (init: { body: RequestInit['body']; contentType?: string }) =>
     fetch(`${base}/v1/uploads/images`, {
@@ -52,26 +42,15 @@ describe('uploads e2e: POST /v1/uploads/images and the link as a model reference
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase('gmg_e2e_uploads');
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+    stack = await startSimStack({ database: 'gmg_e2e_uploads', timeScale: '0.1' });
+    db = stack.db;
     uploadDir = await mkdtemp(path.join(os.tmpdir(), 'gmg-e2e-uploads-'));
-    const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, workerPort, billingPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
-    procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.1' }, `http://127.0.0.1:${simPort}/healthz`));
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    procs.push(
-      ...(await Promise.all([
-        startService(
-          'api-edge',
-          { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: uploadDir, UPLOAD_MAX_BYTES: String(MAX_BYTES) },
-          `http://127.0.0.1:${edgePort}/healthz`,
-        ),
-        startService('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.05' }, `http://127.0.0.1:${workerPort}/healthz`),
-        startService('billing', { ...common, HEALTH_PORT: String(billingPort) }, `http://127.0.0.1:${billingPort}/healthz`),
-      ])),
-    );
-    base = `http://127.0.0.1:${edgePort}`;
+    const [edge] = await Promise.all([
+      stack.start('api-edge', { ADMIN_TOKEN, UPLOAD_DIR: uploadDir, UPLOAD_MAX_BYTES: String(MAX_BYTES) }),
+      stack.start('worker-image', { POLL_INTERVAL_SCALE: '0.05' }),
+      stack.start('billing'),
+    ]);
+    base = edge.url;
     const accounts = new AccountRepository(db.dataSource);
     const a = await accounts.create({ name: 'e2e-uploads' });
     await accounts.topup(a.id, 1_000_000_000n);
@@ -79,8 +58,7 @@ describe('uploads e2e: POST /v1/uploads/images and the link as a model reference
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(procs.map((p) => p.stop()));
-    await db?.drop();
+    await stack?.stop();
     if (uploadDir) await rm(uploadDir, { recursive: true, force: true });
   });
 

@@ -2,10 +2,9 @@
  * The SDK against the real gateway: api-edge, worker-image, worker-video, worker-artgen and billing as processes,
  * the upstream simulator as a process, real Postgres and Redis. Only the SDK talks to the edge.
  */
-import path from 'node:path';
 import sharp from 'sharp';
-import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
-import { createTestDatabase, freePort, REPO_ROOT, startService, uniqueRedisPrefix, TEST_REDIS_URL, type ServiceProcess, type TestDatabase } from '@gmg/testing';
+import { AccountRepository, ApiKeyRepository, ChannelRepository } from '@gmg/db';
+import { startSimStack, type SimStack, type TestDatabase } from '@gmg/testing';
 import {
   ArtgenNotFoundError,
   AuthenticationError,
@@ -26,8 +25,8 @@ const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const FAST = { minIntervalMs: 100, maxIntervalMs: 500, timeoutMs: 60_000 };
 
 describe('sdk e2e: every endpoint family through the real gateway', () => {
+  let stack: SimStack;
   let db: TestDatabase;
-  const procs: ServiceProcess[] = [];
   let base: string;
   let key: string;
   let gmg: GatewayClient;
@@ -41,47 +40,24 @@ describe('sdk e2e: every endpoint family through the real gateway', () => {
   const download = async (url: string) => Buffer.from(await (await fetch(url)).arrayBuffer());
 
   beforeAll(async () => {
-    db = await createTestDatabase('gmg_sdk');
-    await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    const prefix = uniqueRedisPrefix();
-    const [simPort, edgePort, imagePort, videoPort, artgenPort, billingPort] = await Promise.all(Array.from({ length: 6 }, () => freePort()));
-    const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix };
-    const worker = (port: number) => ({ ...common, HEALTH_PORT: String(port), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' });
-    const sim = await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '0.2' }, `http://127.0.0.1:${simPort}/healthz`);
-    procs.push(sim);
-    await new ChannelRepository(db.dataSource).create({ name: 'sim', baseUrl: `http://127.0.0.1:${simPort}` });
-    await new ChannelRepository(db.dataSource).create({
-      name: 'sim-chat',
-      protocol: 'messages',
-      baseUrl: `http://127.0.0.1:${simPort}`,
-      models: ['lumen-chat-1'],
-      priority: 0,
-    });
-    procs.push(
-      ...(await Promise.all([
-        startService(
-          'api-edge',
-          { ...common, PORT: String(edgePort), ADMIN_TOKEN, PUBLIC_BASE_URL: `http://127.0.0.1:${edgePort}` },
-          `http://127.0.0.1:${edgePort}/healthz`,
-        ),
-        startService('worker-image', worker(imagePort), `http://127.0.0.1:${imagePort}/healthz`),
-        startService('worker-video', worker(videoPort), `http://127.0.0.1:${videoPort}/healthz`),
-        startService('worker-artgen', worker(artgenPort), `http://127.0.0.1:${artgenPort}/healthz`),
-        startService(
-          'billing',
-          { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' },
-          `http://127.0.0.1:${billingPort}/healthz`,
-        ),
-      ])),
-    );
-    base = `http://127.0.0.1:${edgePort}`;
+    stack = await startSimStack({ database: 'gmg_sdk', timeScale: '0.2' });
+    db = stack.db;
+    await new ChannelRepository(db.dataSource).create({ name: 'sim-chat', protocol: 'messages', baseUrl: stack.simUrl, models: ['lumen-chat-1'], priority: 0 });
+    const worker = { POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: '1000' };
+    const [edge] = await Promise.all([
+      stack.start('api-edge', (url) => ({ ADMIN_TOKEN, PUBLIC_BASE_URL: url })),
+      stack.start('worker-image', worker),
+      stack.start('worker-video', worker),
+      stack.start('worker-artgen', worker),
+      stack.start('billing', { SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }),
+    ]);
+    base = edge.url;
     key = await newKey(1_000_000_000n);
     gmg = new GatewayClient({ baseUrl: base, apiKey: key });
   });
 
   afterAll(async () => {
-    await Promise.all(procs.map((p) => p.stop()));
-    await db?.drop();
+    await stack?.stop();
   });
 
   it('generates a lumen-2-pro image, waits for it (progress reported) and downloads it', async () => {
