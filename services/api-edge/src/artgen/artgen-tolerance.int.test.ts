@@ -1,6 +1,6 @@
-import request from 'supertest';
 import { AccountRepository, TaskRepository } from '@gmg/db';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { artgenCalls } from './artgen.test-kit';
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -12,22 +12,12 @@ afterAll(async () => {
 
 const BASE = '/v1/artgen/generations';
 const IMG = 'https://cdn.example.com/a.png';
-const post = (key: string, path: string, body: unknown) =>
-  request(h.baseUrl)
-    .post(path)
-    .set('Authorization', `Bearer ${key}`)
-    .send(body as object);
+const { post, submitted } = artgenCalls(() => h);
 const held = async (accountId: string) => (await new AccountRepository(h.db.dataSource).get(accountId))!.held;
 const requestOf = async (id: string) => (await new TaskRepository(h.db.dataSource).getRequest(id))!;
 
 /** Prices from infra/prices.json, in micro-units (written here, not computed by the code under test). */
 const PRICE = { imagine: 40_000n, video: 100_000n };
-
-async function submitted(key: string, path: string, body: unknown): Promise<string> {
-  const res = await post(key, path, body);
-  expect({ status: res.status, body: res.body }).toMatchObject({ status: 200, body: { code: 200, data: { status: 'SUBMITTED' } } });
-  return res.body.data.task_id as string;
-}
 
 describe('art suite tolerance (issue 27)', () => {
   it('imagine with metadata and an unknown structured field is accepted and both pass upstream untouched', async () => {

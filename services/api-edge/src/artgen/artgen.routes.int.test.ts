@@ -6,6 +6,7 @@ import { AccountRepository, GroupRepository, PriceRepository, TaskRepository } f
 import { TaskViewStore, artgenJobHash } from '@gmg/tasks';
 import { waitFor } from '@gmg/testing';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { artgenCalls } from './artgen.test-kit';
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -20,11 +21,7 @@ const CHANNEL = randomUUID();
 const IMG = 'https://cdn.example.com/a.png';
 const IMG2 = 'https://cdn.example.com/b.png';
 
-const post = (key: string, path: string, body: unknown) =>
-  request(h.baseUrl)
-    .post(path)
-    .set('Authorization', `Bearer ${key}`)
-    .send(body as object);
+const { post, submitted } = artgenCalls(() => h);
 const get = (key: string, path: string) => request(h.baseUrl).get(path).set('Authorization', `Bearer ${key}`);
 const available = async (accountId: string) => (await new AccountRepository(h.db.dataSource).get(accountId))!.available;
 /** The task with its whole stored request (a poll's read has only the summary). */
@@ -44,12 +41,6 @@ async function finish(id: string, images = 4, native: Record<string, unknown> = 
     [id, CHANNEL, `up_${id}`, JSON.stringify(result), JSON.stringify(native)],
   );
   await new TaskViewStore(h.redis, h.prefix).write(await row(id));
-}
-
-async function submitted(key: string, path: string, body: unknown): Promise<string> {
-  const res = await post(key, path, body);
-  expect({ status: res.status, body: res.body }).toMatchObject({ status: 200, body: { code: 200, data: { status: 'SUBMITTED' } } });
-  return res.body.data.task_id as string;
 }
 
 const expectArtError = (res: request.Response, status: number, type: string) => {

@@ -1,10 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { ARTGEN_CONTRACTS, type ArtgenPathAction, type NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import { waitFor } from '@gmg/testing';
 import { createGatewayAdapter, type ChannelTarget, type UpstreamPoll } from '@gmg/upstream';
-import { createSimApp } from '../app';
+import { listenSimChannel, type SimChannel } from '../sim-channel.test-kit';
 
 const KEY = 'sim-art-channel-key';
 
@@ -19,22 +17,16 @@ function normalized(action: ArtgenPathAction, body: Record<string, unknown>): No
 }
 
 describe('gateway adapter against the upstream-sim art suite (SIM_TIME_SCALE 0.05)', () => {
-  let server: Server;
+  let sim: SimChannel;
   let ch: ChannelTarget;
   const adapter = createGatewayAdapter({ timeoutMs: 5000 });
   let n = 0;
 
   beforeAll(async () => {
-    const app = createSimApp({ timeScale: 0.05, publicUrl: 'http://127.0.0.1:1', apiKey: KEY });
-    server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    ch = { id: 'sim', name: 'sim', protocol: 'gateway', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: KEY };
+    sim = await listenSimChannel(KEY);
+    ch = sim.channel;
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  });
+  afterAll(() => sim.close());
 
   const submit = async (action: ArtgenPathAction, body: Record<string, unknown>) => {
     const req = normalized(action, body);
