@@ -24,7 +24,8 @@ import {
   type PriceTable,
   type TaskResult,
 } from '@gmg/contracts';
-import type { AuthPrincipal, NewTask, TaskRecord } from '@gmg/db';
+import type { NewTask, TaskRecord } from '@gmg/db';
+import { testPrincipal } from '@gmg/testing';
 import { ERROR_CODES } from '@gmg/errors';
 import { apiDocsRouter } from '../../services/api-edge/src/openapi/api-docs.router';
 import { ROUTE_DOCS, buildOpenApiDocument } from '../../services/api-edge/src/openapi/openapi-document';
@@ -87,16 +88,7 @@ const silent = createLogger({
 });
 const ADMIN_TOKEN = 'admin-token-for-the-openapi-test';
 const API_KEY = 'sk-openapi-test-key';
-const principal: AuthPrincipal = {
-  keyId: '00000000-0000-4000-8000-000000000001',
-  accountId: '00000000-0000-4000-8000-000000000002',
-  groupName: 'default',
-  keyModels: null,
-  groupModels: null,
-  priceRatio: 1,
-  rpsLimit: null,
-  inflightLimit: null,
-};
+const principal = testPrincipal({ keyId: '00000000-0000-4000-8000-000000000001', accountId: '00000000-0000-4000-8000-000000000002' });
 const noDb = {
   query: async () => {
     throw new Error('no database in a unit test');

@@ -1,5 +1,5 @@
 import type { NormalizedRequest } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, newTaskId, type NewTask } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, newTaskId, type AuthPrincipal, type NewTask } from '@gmg/db';
 import type { DataSource } from 'typeorm';
 
 /** The owner of a test task: an account and one of its API keys. */
@@ -35,4 +35,19 @@ export async function fundedOwner(ds: DataSource, name: string, balance: bigint)
   await accounts.topup(accountId, balance);
   const apiKeyId = (await new ApiKeyRepository(ds).create({ accountId })).key.id;
   return { accountId, apiKeyId };
+}
+
+/** An authenticated key as the edge's middleware sees it: key k1 of account a1 in group `default`, no limits; `extra` overrides any field. */
+export function testPrincipal(extra: Partial<AuthPrincipal> = {}): AuthPrincipal {
+  return {
+    keyId: 'k1',
+    accountId: 'a1',
+    groupName: 'default',
+    keyModels: null,
+    groupModels: null,
+    priceRatio: 1,
+    rpsLimit: null,
+    inflightLimit: null,
+    ...extra,
+  };
 }

@@ -1,19 +1,9 @@
-import type { AuthPrincipal } from '@gmg/db';
 import { createRedis, type Redis } from '@gmg/queue';
-import { TEST_REDIS_URL, deleteRedisPrefix, freePort, recordCalls, uniqueRedisPrefix } from '@gmg/testing';
+import { TEST_REDIS_URL, deleteRedisPrefix, freePort, recordCalls, testPrincipal, uniqueRedisPrefix } from '@gmg/testing';
 import { FailedAuthThrottle, authenticateThrottled } from './failed-auth.throttle';
 import { KeyAuthenticator } from './key-authenticator';
 
-const principal: AuthPrincipal = {
-  keyId: 'k1',
-  accountId: 'a1',
-  groupName: 'default',
-  keyModels: null,
-  groupModels: null,
-  priceRatio: 1,
-  rpsLimit: null,
-  inflightLimit: null,
-};
+const principal = testPrincipal();
 
 /** Stands in for the Postgres key lookup and counts what reaches it. */
 function countingLookup() {

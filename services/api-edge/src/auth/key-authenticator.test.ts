@@ -1,16 +1,8 @@
 import type { AuthPrincipal } from '@gmg/db';
+import { testPrincipal } from '@gmg/testing';
 import { KeyAuthenticator } from './key-authenticator';
 
-const principal: AuthPrincipal = {
-  keyId: 'k1',
-  accountId: 'a1',
-  groupName: 'default',
-  keyModels: null,
-  groupModels: null,
-  priceRatio: 1,
-  rpsLimit: null,
-  inflightLimit: null,
-};
+const principal = testPrincipal();
 
 function fakeLookup(known: Record<string, AuthPrincipal>) {
   const calls: string[] = [];

@@ -1,23 +1,13 @@
 import express, { type RequestHandler } from 'express';
 import request from 'supertest';
-import type { AuthPrincipal } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
-import { TEST_REDIS_URL, uniqueRedisPrefix, waitFor } from '@gmg/testing';
+import { TEST_REDIS_URL, testPrincipal, uniqueRedisPrefix, waitFor } from '@gmg/testing';
 import { errorHandler } from '../http/error-handler';
 import { setPrincipal } from '../http/principal';
 import { createIdempotencyMiddleware } from './idempotency';
 
-const principal = (keyId: string): AuthPrincipal => ({
-  keyId,
-  accountId: 'acc',
-  groupName: 'default',
-  keyModels: null,
-  groupModels: null,
-  priceRatio: 1,
-  rpsLimit: null,
-  inflightLimit: null,
-});
+const principal = (keyId: string) => testPrincipal({ keyId, accountId: 'acc' });
 
 describe('Idempotency-Key middleware (real Redis)', () => {
   let redis: Redis;

@@ -1,24 +1,15 @@
 import express, { type RequestHandler } from 'express';
 import request from 'supertest';
-import type { NormalizedRequest } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, TaskRepository, newTaskId, type AuthPrincipal } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, TaskRepository } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createRedis, type Redis } from '@gmg/queue';
-import { TEST_REDIS_URL, createTestDatabase, freePort, recordCalls, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
+import { TEST_REDIS_URL, createTestDatabase, freePort, recordCalls, testPrincipal, testTask, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
 import { errorHandler } from '../http/error-handler';
 import { setPrincipal } from '../http/principal';
 import { createRateLimitMiddleware } from './rate-limit';
 
-const principal = (keyId: string, rpsLimit: number | null, inflightLimit: number | null = null): AuthPrincipal => ({
-  keyId,
-  accountId: 'acc',
-  groupName: 'default',
-  keyModels: null,
-  groupModels: null,
-  priceRatio: 1,
-  rpsLimit,
-  inflightLimit,
-});
+const principal = (keyId: string, rpsLimit: number | null, inflightLimit: number | null = null) =>
+  testPrincipal({ keyId, accountId: 'acc', rpsLimit, inflightLimit });
 
 describe('rate limits (real Redis and Postgres)', () => {
   const redisClients: Redis[] = [];
@@ -129,20 +120,7 @@ describe('rate limits (real Redis and Postgres)', () => {
       await accounts.topup(account.id, 1000n);
       const { key } = await new ApiKeyRepository(ds).create({ accountId: account.id });
       const tasks = new TaskRepository(ds);
-      const submit = (inflightLimit: number | null) =>
-        tasks.createWithHold({
-          id: newTaskId(),
-          accountId: account.id,
-          apiKeyId: key.id,
-          model: 'lumen-2-pro',
-          requestedModel: 'lumen-2-pro',
-          pool: 'image',
-          request: {} as NormalizedRequest,
-          price: 1n,
-          priceSnapshot: {},
-          deadlineAt: new Date(Date.now() + 60_000),
-          inflightLimit,
-        });
+      const submit = (inflightLimit: number | null) => tasks.createWithHold(testTask({ accountId: account.id, apiKeyId: key.id }, 1n, { inflightLimit }));
       const first = await submit(2);
       await submit(2);
       await expect(submit(2)).rejects.toMatchObject({ code: 'rate_limited', details: { retryAfter: 5, inflightLimit: 2 } });
@@ -157,21 +135,9 @@ describe('rate limits (real Redis and Postgres)', () => {
       // an empty account still gets payment_required, not rate_limited, when there is room
       const poor = await accounts.create({ name: 'poor' });
       const poorKey = (await new ApiKeyRepository(ds).create({ accountId: poor.id })).key;
-      await expect(
-        tasks.createWithHold({
-          id: newTaskId(),
-          accountId: poor.id,
-          apiKeyId: poorKey.id,
-          model: 'lumen-2-pro',
-          requestedModel: 'lumen-2-pro',
-          pool: 'image',
-          request: {} as NormalizedRequest,
-          price: 1n,
-          priceSnapshot: {},
-          deadlineAt: new Date(Date.now() + 60_000),
-          inflightLimit: 5,
-        }),
-      ).rejects.toMatchObject({ code: 'payment_required' });
+      await expect(tasks.createWithHold(testTask({ accountId: poor.id, apiKeyId: poorKey.id }, 1n, { inflightLimit: 5 }))).rejects.toMatchObject({
+        code: 'payment_required',
+      });
     });
   });
 });
