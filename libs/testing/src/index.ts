@@ -1,13 +1,4 @@
-export {
-  createTestDatabase,
-  TEST_PG_ADMIN_URL,
-  TEST_REDIS_CLUSTER_NODES,
-  TEST_REDIS_TARGET,
-  TEST_REDIS_URL,
-  uniqueRedisPrefix,
-  uniqueSuffix,
-  type TestDatabase,
-} from './test-database';
+export { createTestDatabase, TEST_PG_ADMIN_URL, TEST_REDIS_TARGET, TEST_REDIS_URL, uniqueRedisPrefix, uniqueSuffix, type TestDatabase } from './test-database';
 export { waitFor } from './wait-for';
 export { startService, freePort, REPO_ROOT } from './service-process';
 export type { ServiceProcess } from './service-process';
@@ -20,4 +11,4 @@ export { fundedOwner, testPrincipal, testTask, type TestOwner } from './db-fixtu
 export { startTestDnsServer, type TestDnsServer } from './dns-server';
 export { launchTestBrowser } from './browser';
 export type { TestBrowser } from './browser';
-export { startSimStack, type SimStack, type SimStackOptions, type StackService } from './sim-stack';
+export { startSimStack, type SimStack, type StackService } from './sim-stack';

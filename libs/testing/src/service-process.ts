@@ -57,7 +57,7 @@ export async function startService(
   // kill -9 really kills the service and nothing is orphaned; a bundle is one plain node process too.
   const args = serviceNodeArgs(REPO_ROOT, name, runtime);
   if (runtime === 'dist' && !existsSync(args[args.length - 1])) throw new Error(`${args[args.length - 1]} does not exist: run npm run build first`);
-  // TEST_REDIS_CLUSTER=1 (index.ts TEST_REDIS_CLUSTER_NODES): a service pointed at the test Redis uses the cluster
+  // TEST_REDIS_CLUSTER=1 (test-database.ts TEST_REDIS_CLUSTER_NODES): a service pointed at the test Redis uses the cluster
   const clusterNodes = process.env.TEST_REDIS_CLUSTER_NODES;
   const onCluster =
     clusterNodes &&

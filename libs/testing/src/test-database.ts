@@ -18,7 +18,7 @@ export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6
  * ports): then TEST_REDIS_TARGET is that cluster, and every service startService starts with REDIS_URL =
  * TEST_REDIS_URL gets REDIS_CLUSTER_NODES too, so the same suites run on a standalone Redis and on a cluster.
  */
-export const TEST_REDIS_CLUSTER_NODES = process.env.TEST_REDIS_CLUSTER_NODES || undefined;
+const TEST_REDIS_CLUSTER_NODES = process.env.TEST_REDIS_CLUSTER_NODES || undefined;
 /** The Redis tests talk to: createRedis(TEST_REDIS_TARGET, ...). */
 export const TEST_REDIS_TARGET: RedisTarget = TEST_REDIS_CLUSTER_NODES
   ? redisTargetOf({ REDIS_URL: TEST_REDIS_URL, REDIS_CLUSTER_NODES: TEST_REDIS_CLUSTER_NODES })
