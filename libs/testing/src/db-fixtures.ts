@@ -1,5 +1,5 @@
 import type { NormalizedRequest } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, newTaskId, type AuthPrincipal, type NewTask } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, newTaskId, type AuthPrincipal, type LeasedCall, type NewTask } from '@gmg/db';
 import type { DataSource } from 'typeorm';
 
 /** The owner of a test task: an account and one of its API keys. */
@@ -24,6 +24,29 @@ export function testTask(owner: TestOwner, price: bigint, extra: Partial<NewTask
     price,
     priceSnapshot: {},
     deadlineAt: new Date(Date.now() + 60_000),
+    ...extra,
+  };
+}
+
+/**
+ * A chat call of `owner` that finished (completed) costing `cost`, as the edge's credit-lease book records it: a
+ * lumen-chat-1 call with a fresh id, started now; `reserved` is the caller's (the book adds it); `extra` overrides any field.
+ */
+export function testChatCall(owner: TestOwner, cost: bigint, extra: Partial<Omit<LeasedCall, 'reserved'>> = {}): Omit<LeasedCall, 'reserved'> {
+  return {
+    id: newTaskId(),
+    accountId: owner.accountId,
+    apiKeyId: owner.apiKeyId,
+    model: 'lumen-chat-1',
+    requestedModel: 'lumen-chat-1',
+    status: 'completed',
+    cost,
+    request: {},
+    priceSnapshot: {},
+    result: null,
+    error: null,
+    channelId: null,
+    startedAt: new Date(),
     ...extra,
   };
 }

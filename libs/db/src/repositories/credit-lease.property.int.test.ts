@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createTestDatabase, waitFor, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testChatCall, waitFor, type TestDatabase } from '@gmg/testing';
 import { newTaskId } from '../ids';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
@@ -54,22 +54,7 @@ async function run(topup: number, steps: Step[]): Promise<void> {
   const { key } = await new ApiKeyRepository(db.dataSource).create({ accountId: account.id, name: 'k', models: null });
   const edges: Array<EdgeLease | undefined> = [undefined, undefined];
   const all: string[] = [];
-  const call = (cost: number, reserved: bigint): LeasedCall => ({
-    id: newTaskId(),
-    accountId: account.id,
-    apiKeyId: key.id,
-    model: 'lumen-chat-1',
-    requestedModel: 'lumen-chat-1',
-    status: 'completed',
-    reserved,
-    cost: BigInt(cost),
-    request: {},
-    priceSnapshot: {},
-    result: null,
-    error: null,
-    channelId: null,
-    startedAt: new Date(),
-  });
+  const call = (cost: number, reserved: bigint): LeasedCall => ({ ...testChatCall({ accountId: account.id, apiKeyId: key.id }, BigInt(cost)), reserved });
   for (const s of steps) {
     if (s.t === 'grant') {
       const id = `lease_${newTaskId().slice(5)}`;

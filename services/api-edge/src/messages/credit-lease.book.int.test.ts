@@ -1,6 +1,6 @@
-import { AccountRepository, ApiKeyRepository, ChatCallRepository, CreditLeaseRepository, newTaskId } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, ChatCallRepository, CreditLeaseRepository } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createTestDatabase, waitFor, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testChatCall, waitFor, type TestDatabase } from '@gmg/testing';
 import { ChatCallSweeper } from './chat-call.sweeper';
 import { CreditLeaseBook } from './credit-lease.book';
 
@@ -30,21 +30,7 @@ const money = async (id: string) => {
   return { available: BigInt(r.available), held: BigInt(r.held), spent: BigInt(r.spent) };
 };
 const book = (ttlMs = 30_000, targetMinor = 1000n) => new CreditLeaseBook({ leases, calls, logger, targetMinor, ttlMs });
-const finished = (a: { accountId: string; apiKeyId: string }, cost: bigint) => ({
-  id: newTaskId(),
-  accountId: a.accountId,
-  apiKeyId: a.apiKeyId,
-  model: 'lumen-chat-1',
-  requestedModel: 'lumen-chat-1',
-  status: 'completed' as const,
-  cost,
-  request: {},
-  priceSnapshot: {},
-  result: null,
-  error: null,
-  channelId: null,
-  startedAt: new Date(),
-});
+const finished = (a: { accountId: string; apiKeyId: string }, cost: bigint) => testChatCall(a, cost);
 
 it('200 concurrent reservations never promise more than the balance; each call charged once; everything returns at close', async () => {
   const a = await account(5000n);
