@@ -10,11 +10,11 @@
  *       # sustained mode: one account submitting for that long through BENCH_CEILING_EDGES edges (default 2) with
  *       # its tasks accumulating (nothing finishes them); prints the rate per minute and first → last minute, then
  *       # EXPLAIN (ANALYZE, BUFFERS) of the hold statements on the grown tables and each edge's CPU profile summary.
- *       # Each minute ends with BENCH_SUSTAINED_CONTROL_SECONDS (default 10; 0: none) of the same load, after 2 s
- *       # unmeasured, through as many edges of a control database that holds only those windows' tasks: the same
- *       # Postgres, Redis and cores in the same minute, without the grown tables, so grown / control tells what the
+ *       # Each minute ends with BENCH_SUSTAINED_CONTROL_SECONDS (default 15; 0: none) of the same load through as many
+ *       # edges of a control database made fresh for that minute (its tasks: that window's only): the same Postgres,
+ *       # Redis and cores in the same minute, without the grown tables, so grown / control tells what the
  *       # accumulation costs from what the host's speed did meanwhile (a shared 2-core VM drifts by tens of percent
- *       # over ten minutes: docs/benchmarks.md)
+ *       # over ten minutes: docs/benchmarks.md). Both sides get 2 s unmeasured before each window (their edges idled).
  *
  * The keys carry an in-flight limit they never reach (so every hold reads the in-flight counter) and no
  * requests-per-second limit. Edges run with TASK_LEASE_UNITS=BENCH_TASK_LEASE_UNITS (default 20). Loopback only;
@@ -29,7 +29,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { AccountRepository, ApiKeyRepository, GroupRepository, HOLD_LEASED_SQL, HOLD_MANY_SQL, loadPrices, newTaskId, toHoldRow, type NewTask } from '@gmg/db';
-import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix } from '@gmg/testing';
+import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
 import { startNode, stop } from './bench-process';
 
 const EDGES_ENV = Number(process.env.BENCH_CEILING_EDGES ?? 0);
@@ -40,7 +40,7 @@ const EDGES = Math.max(1, Math.min(EDGES_ENV || 2, 8));
 const ROUNDS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_ROUNDS ?? 2), 20));
 const SECONDS = Math.max(1, Math.min(Number(process.env.BENCH_CEILING_SECONDS ?? 10), 120));
 const MINUTES = Math.max(1, Math.min(Number(process.env.BENCH_SUSTAINED_MINUTES ?? 10), 120));
-const CONTROL_SECONDS = Math.max(0, Math.min(Number(process.env.BENCH_SUSTAINED_CONTROL_SECONDS ?? 10), 30));
+const CONTROL_SECONDS = Math.max(0, Math.min(Number(process.env.BENCH_SUSTAINED_CONTROL_SECONDS ?? 15), 30));
 const CONNECTIONS = Math.max(EDGES, Math.min(Number(process.env.BENCH_CEILING_CONNECTIONS ?? 100), 1000));
 const LEASE_UNITS = process.env.BENCH_TASK_LEASE_UNITS ?? '20';
 const SPREAD = 100;
@@ -199,11 +199,13 @@ async function startEdges(dbUrl: string, queuePrefix: string, profDir?: string):
 
 export async function runFleet(): Promise<void> {
   const db = await createTestDatabase('gmg_bench_fleet');
-  const control = SUSTAINED && CONTROL_SECONDS > 0 ? await createTestDatabase('gmg_bench_control') : undefined;
+  const withControl = SUSTAINED && CONTROL_SECONDS > 0;
+  let control: TestDatabase | undefined;
   const prefix = uniqueRedisPrefix();
   const redis = new Redis(TEST_REDIS_URL);
   const edges: Edge[] = [];
-  const controlEdges: Edge[] = [];
+  let controlEdges: Edge[] = [];
+  const controlViolations: string[] = [];
   const profDir = SUSTAINED ? mkdtempSync(path.join(os.tmpdir(), 'gmg-fleet-prof-')) : undefined;
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -212,13 +214,21 @@ export async function runFleet(): Promise<void> {
     const { auths, ids } = await setUp(db.dataSource, SPREAD);
     edges.push(...(await startEdges(db.url, `${prefix}:fleet`, profDir)));
     let controlAuth: string[] = [];
-    if (control) {
+    /** The control of minute `m`: the last one's edges stopped (leases closed), its ledger checked, its database dropped; a new one. */
+    const freshControl = async (m: number) => {
+      await Promise.all(controlEdges.map((e) => stop(e.proc)));
+      controlEdges = [];
+      if (control) {
+        controlViolations.push(...(await ledgerViolations(control.dataSource)).map((v) => `control of minute ${m}: ${v}`));
+        await control.drop();
+        control = undefined;
+      }
+      control = await createTestDatabase('gmg_bench_control');
       await loadPrices(control.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
       controlAuth = (await setUp(control.dataSource, 1)).auths;
       // profiled like the grown edges (the profiler's cost is in both sides of the ratio), their profiles not summarized
-      controlEdges.push(...(await startEdges(control.url, `${prefix}:control`, path.join(profDir!, 'control'))));
-      await load(controlEdges, controlAuth, 2);
-    }
+      controlEdges = await startEdges(control.url, `${prefix}:control${m}`, path.join(profDir!, 'control'));
+    };
     const one = [auths[0]!];
     await load(edges, auths, 2); // warm-up: connections, caches, JIT
     let bad = 0;
@@ -247,33 +257,38 @@ export async function runFleet(): Promise<void> {
       // not by count(*): a scan of the grown table between windows would itself evict what the next window needs
       const countTasks = async (ds: DataSource) => ((await ds.query(`SELECT count(*)::int AS n FROM tasks`)) as Array<{ n: number }>)[0]!.n;
       let grownTasks = await countTasks(db.dataSource);
-      let controlTasks = control ? await countTasks(control.dataSource) : 0;
       for (let m = 0; m < MINUTES; m++) {
+        if (withControl && m > 0) {
+          // they idled through the control's turn: 2 s unmeasured (its tasks accumulate all the same)
+          const warm = await load(edges, one, 2);
+          bad += warm.bad;
+          grownTasks += warm.ok;
+        }
         const r = await load(edges, one, 60 - CONTROL_SECONDS);
         bad += r.bad;
         grownTasks += r.ok;
         perMinute.push(r.rps);
         let line = `minute ${m + 1}: ${r.rps.toFixed(0)} submits/s · ${grownTasks} tasks accumulated`;
-        if (control) {
-          // its edges idled meanwhile (pool connections, lease, JIT): 2 s unmeasured first, as the grown ones had
+        if (withControl) {
+          await freshControl(m + 1);
           const warm = await load(controlEdges, controlAuth, 2);
           const c = await load(controlEdges, controlAuth, CONTROL_SECONDS);
           bad += warm.bad + c.bad;
-          controlTasks += warm.ok + c.ok;
           ratios.push(r.rps / c.rps);
-          line += ` · control ${c.rps.toFixed(0)}/s (${controlTasks} tasks) · grown / control ${(100 * ratios[m]!).toFixed(1)} %`;
+          line += ` · control ${c.rps.toFixed(0)}/s (a fresh database: ${warm.ok + c.ok} tasks) · grown / control ${(100 * ratios[m]!).toFixed(1)} %`;
         }
         console.log(line);
       }
       const change = (xs: number[], digits: number) =>
         `${xs[0]!.toFixed(digits)} → ${xs[xs.length - 1]!.toFixed(digits)}: ${((100 * (xs[xs.length - 1]! - xs[0]!)) / xs[0]!).toFixed(1)} %`;
       console.log(
-        `\n${date} · ${machine} · ${EDGES} edges · ${CONNECTIONS} connections · 1 account · ${MINUTES} min (${60 - CONTROL_SECONDS} s grown + ${CONTROL_SECONDS} s control a minute) · TASK_LEASE_UNITS=${LEASE_UNITS}`,
+        `\n${date} · ${machine} · ${EDGES} edges · ${CONNECTIONS} connections · 1 account · ${MINUTES} min (${60 - CONTROL_SECONDS} s grown + ${CONTROL_SECONDS} s of a fresh control a minute) · TASK_LEASE_UNITS=${LEASE_UNITS}`,
       );
       console.log(`first minute → last minute, submits/s: ${change(perMinute, 0)} (target: no worse than −10 %)`);
-      if (control) console.log(`first minute → last minute, grown / control (the host's drift taken out): ${change(ratios, 3)} (target: no worse than −10 %)`);
-      if (control && ratios.length >= 4) {
-        // one 10 s control window moves by ±10 % on its own: the first two minutes against the last two as well
+      if (withControl)
+        console.log(`first minute → last minute, grown / control (the host's drift taken out): ${change(ratios, 3)} (target: no worse than −10 %)`);
+      if (withControl && ratios.length >= 4) {
+        // one control window moves by ±10 % on its own: the first two minutes against the last two as well
         const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
         const head = mean(ratios.slice(0, 2));
         const tail = mean(ratios.slice(-2));
@@ -292,7 +307,8 @@ export async function runFleet(): Promise<void> {
     console.log(`tasks held from leases: ${held!.leased} of ${held!.tasks} (${held!.leases} leases granted)`);
     const violations = [
       ...(await ledgerViolations(db.dataSource)),
-      ...(control ? (await ledgerViolations(control.dataSource)).map((v) => `control: ${v}`) : []),
+      ...controlViolations,
+      ...(control ? (await ledgerViolations(control.dataSource)).map((v) => `control of minute ${MINUTES}: ${v}`) : []),
     ];
     console.log(
       violations.length === 0
