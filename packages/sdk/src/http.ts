@@ -15,7 +15,7 @@ export interface TransportOptions {
   fetch?: typeof fetch;
   /** Headers added to every request (e.g. a tracing id). */
   headers?: Record<string, string>;
-  /** Called before each retry's pause (to log or count retries); what it returns is ignored. */
+  /** Called before each retry's pause (to log or count retries); what it returns or throws is ignored. */
   onRetry?: (retry: RetryInfo) => void;
 }
 
@@ -131,7 +131,11 @@ export class Transport {
   }
 
   private pause(req: HttpRequest, attempt: number, delayMs: number, error: GatewayError | ConnectionError): Promise<void> {
-    this.opts.onRetry?.({ method: req.method, path: req.path, attempt: attempt + 1, delayMs, error });
+    try {
+      this.opts.onRetry?.({ method: req.method, path: req.path, attempt: attempt + 1, delayMs, error });
+    } catch {
+      // an observer: what it does (or throws) never changes the request
+    }
     return sleep(delayMs, req.signal);
   }
 

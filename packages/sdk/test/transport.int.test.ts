@@ -65,6 +65,23 @@ describe('sdk transport: retries of 429/503 honouring Retry-After', () => {
     expect(seen[1]!.idempotencyKey).toBe(seen[0]!.idempotencyKey);
   });
 
+  it('an onRetry that throws changes nothing: the request is retried and answered', async () => {
+    script = [limited('0'), ack];
+    let called = 0;
+    const gmg = new GatewayClient({
+      baseUrl: base,
+      apiKey: 'sk-test',
+      onRetry: () => {
+        called++;
+        throw new Error('a broken logger');
+      },
+    });
+    const { taskId } = await gmg.images.generate({ model: 'lumen-2-flex', prompt: 'p' });
+    expect(taskId).toBe('task_abc');
+    expect(called).toBe(1);
+    expect(seen).toHaveLength(2);
+  });
+
   it('gives up after maxRetries (bounded) with the typed error of the last answer', async () => {
     script = [limited('0'), limited('0'), limited('0'), limited('0'), ack];
     const gmg = new GatewayClient({ baseUrl: base, apiKey: 'sk-test', maxRetries: 2 });
