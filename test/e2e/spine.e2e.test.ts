@@ -7,7 +7,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { createRedis, createTaskQueue } from '@gmg/queue';
 import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
-import { REPO_ROOT, startSimStack, waitFor, TEST_REDIS_TARGET, type SimStack, type StackService, type TestDatabase } from '@gmg/testing';
+import { REPO_ROOT, deleteRedisPrefix, startSimStack, waitFor, TEST_REDIS_TARGET, type SimStack, type StackService, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const PRICE_LIST = JSON.parse(readFileSync(path.join(REPO_ROOT, 'infra/prices.json'), 'utf8')) as Array<{ key: string; price: number }>;
@@ -68,6 +68,13 @@ describe('spine e2e: an image task travels through every service', () => {
 
   afterAll(async () => {
     await stack?.stop();
+    // The stack's stop leaves no key of its prefix in the shared test Redis (nothing is left to delete).
+    const redis = createRedis(TEST_REDIS_TARGET, 'client');
+    try {
+      expect(await deleteRedisPrefix(redis, prefix)).toBe(0);
+    } finally {
+      await redis.quit();
+    }
   });
 
   it('completes lumen-2-pro 16:9 at 1MP within 10 s with a 1344x752 JPEG, charging exactly the quote', async () => {

@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { ChannelRepository, loadPrices } from '@gmg/db';
+import { createRedis } from '@gmg/queue';
+import { deleteRedisPrefix } from './redis-cleanup';
 import { freePort, REPO_ROOT, startService, type ServiceProcess } from './service-process';
-import { createTestDatabase, TEST_REDIS_URL, uniqueRedisPrefix, type TestDatabase } from './test-database';
+import { createTestDatabase, TEST_REDIS_TARGET, TEST_REDIS_URL, uniqueRedisPrefix, type TestDatabase } from './test-database';
 
 export interface SimStackOptions {
   /** createTestDatabase's name prefix. */
@@ -44,7 +46,7 @@ export interface SimStack {
   start(name: string, env?: Record<string, string> | ((url: string) => Record<string, string>), nodeArgs?: readonly string[]): Promise<StackService>;
   /** Starts a stopped or killed service again: the same name, environment and port. */
   restart(service: StackService): Promise<StackService>;
-  /** Stops every process the stack started (SIGTERM), then drops the database. */
+  /** Stops every process the stack started (SIGTERM), then drops the database and deletes the prefix's Redis keys. */
   stop(): Promise<void>;
 }
 
@@ -57,14 +59,22 @@ const portVariable = (name: string): string => (name === 'api-edge' ? 'PORT' : '
  */
 export async function startSimStack(options: SimStackOptions): Promise<SimStack> {
   const db = await createTestDatabase(options.database);
+  const prefix = uniqueRedisPrefix();
   const procs: ServiceProcess[] = [];
   const stop = async (): Promise<void> => {
     await Promise.all(procs.map((p) => p.stop()));
     await db.drop();
+    // What the services left under the prefix (due polls, task views, finished jobs) would otherwise stay in the
+    // shared test Redis and slow every later SCAN-based test on the machine.
+    const redis = createRedis(TEST_REDIS_TARGET, 'client');
+    try {
+      await deleteRedisPrefix(redis, prefix);
+    } finally {
+      await redis.quit();
+    }
   };
   try {
     await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
-    const prefix = uniqueRedisPrefix();
     const logLevel: Record<string, string> = options.logLevel ? { LOG_LEVEL: options.logLevel } : {};
     const common: Record<string, string> = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, ...logLevel, ...options.env };
     const simPort = await freePort();
