@@ -4,7 +4,7 @@ import { serviceNodeArgs } from '@gmg/config';
 import { REPO_ROOT, waitFor } from '@gmg/testing';
 
 /**
- * Starts `script` (a path from the repo root) as `node [args] --import tsx script` and waits for its /healthz; a
+ * Starts `script` (a path from the repo root) as `node --import tsx [args] script` and waits for its /healthz; a
  * service's main.ts runs as startService would run it (its bundle when GMG_SERVICE_RUNTIME=dist, bench/run.ts).
  */
 export async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = [], root = REPO_ROOT): Promise<ChildProcess> {
@@ -12,7 +12,9 @@ export async function startNode(script: string, port: number, env: Record<string
   const run = service
     ? serviceNodeArgs(root, service, process.env.GMG_SERVICE_RUNTIME === 'dist' || root !== REPO_ROOT ? 'dist' : 'tsx')
     : ['--import', 'tsx', path.join(root, script)];
-  const proc = spawn(process.execPath, [...args, ...run], {
+  // `args` go after the service's own flags, just before the script: a flag given there (BENCH_EDGE_NODE_ARGS)
+  // overrides SERVICE_NODE_FLAGS' value of it (the last value of a V8 flag wins)
+  const proc = spawn(process.execPath, [...run.slice(0, -1), ...args, ...run.slice(-1)], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
