@@ -4,7 +4,8 @@
  * BullMQ add for a submit, one Redis HGETALL for a poll. Only the server being measured does work during a run
  * (api-edge alone: no worker, no billing), against the same Postgres and Redis. Prints, per path, requests per
  * second, p99, the ratio gateway / minimal and the server's CPU per request, measured from outside
- * (/proc/<pid>/stat utime + stime before and after the run); then the edge's peak RSS (/proc/<pid>/status VmHWM).
+ * (/proc/<pid>/stat utime + stime before and after the run); then the edge's peak RSS (/proc/<pid>/status VmHWM),
+ * and its peak before the first request.
  * Inserts a row into the ceiling table of docs/benchmarks.md. Loopback only; every run bounded in time.
  *
  *   npm run bench -- ceiling                                  # 100 connections, 1 × 5 s per path and server
@@ -176,6 +177,8 @@ async function main(): Promise<void> {
       },
     ];
     if (baseline) targets.push({ ...targets[1], name: 'baseline', base: `http://127.0.0.1:${basePort}`, pid: baseline.pid ?? NaN, ids: [] });
+    // the edge's resident set after start-up, before any request: what the catalog and the loaded libraries cost
+    const edgeStartRss = memMiB(targets[1].pid, 'VmHWM');
     for (const t of targets) await warmUp(t);
 
     const results: Record<string, Record<string, Run[]>> = {};
@@ -221,7 +224,9 @@ async function main(): Promise<void> {
         `${s.which.padEnd(7)} | ${s.m.rps.toFixed(0)}/s (p99 ${s.m.p99} ms, ${s.m.cpu.toFixed(0)} µs) | ${s.g.rps.toFixed(0)}/s (p99 ${s.g.p99} ms, ${s.g.cpu.toFixed(0)} µs) | ${s.ratio.toFixed(1)} %`,
       );
     }
-    console.log(`peak RSS: edge ${edgeRss.toFixed(0)} MiB, minimal ${minRss.toFixed(0)} MiB · non-2xx/errors/timeouts: ${failures}`);
+    console.log(
+      `peak RSS: edge ${edgeRss.toFixed(0)} MiB (${edgeStartRss.toFixed(0)} after start-up), minimal ${minRss.toFixed(0)} MiB · non-2xx/errors/timeouts: ${failures}`,
+    );
     if (baseline) {
       for (const which of PATHS) {
         const { gateway, baseline: base } = results[which];
