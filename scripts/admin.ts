@@ -24,6 +24,7 @@ Money is a decimal number of currency units. Database: DATABASE_URL (default pos
   channels list
   channels add --name <name> --base-url <url> [--api-key <key>] [--protocol gateway] [--models a,b]
                [--groups a,b] [--priority <n>] [--weight <n>] [--disabled]
+               [--model-map '{"lumen-2-pro":"fal-ai/flux-pro/v1.1"}'] [--settings '{"headers":{…},"body":{…}}']
   channels update <channel_id> [any flag of add] [--enabled | --disabled]
 
   prices list
@@ -48,6 +49,8 @@ const OPTIONS = {
   inflight: { type: 'string' },
   'base-url': { type: 'string' },
   'api-key': { type: 'string' },
+  'model-map': { type: 'string' },
+  settings: { type: 'string' },
   protocol: { type: 'string' },
   groups: { type: 'string' },
   priority: { type: 'string' },
@@ -94,7 +97,19 @@ function channelBody(f: Flags): Record<string, unknown> {
     priority: num(f.priority),
     weight: num(f.weight),
     enabled: f.disabled ? false : f.enabled ? true : undefined,
+    model_map: jsonFlag(f['model-map'], 'model-map'),
+    settings: jsonFlag(f.settings, 'settings'),
   });
+}
+
+/** A JSON object given on the command line (`--model-map`, `--settings`). */
+function jsonFlag(v: string | boolean | undefined, name: string): unknown {
+  if (typeof v !== 'string') return undefined;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    throw new UsageError(`--${name} must be a JSON object, e.g. --${name} '{"a":"b"}'`);
+  }
 }
 
 async function run(svc: ManagementService, loadFile: (p: string) => Promise<number>, pos: string[], f: Flags): Promise<unknown> {

@@ -30,6 +30,7 @@ import { SweepKeysetIndexes1765100000000 } from './migrations/1765100000000-swee
 import { LedgerTotals1765100100000 } from './migrations/1765100100000-ledger-totals';
 import { TaskRetention1765200000000 } from './migrations/1765200000000-task-retention';
 import { LedgerArchive1765300000000 } from './migrations/1765300000000-ledger-archive';
+import { ChannelModelMap1765400000000 } from './migrations/1765400000000-channel-model-map';
 
 export const ENTITIES = [
   AccountEntity,
@@ -69,6 +70,7 @@ export const MIGRATIONS = [
   LedgerTotals1765100100000,
   TaskRetention1765200000000,
   LedgerArchive1765300000000,
+  ChannelModelMap1765400000000,
 ];
 
 export interface DbConfig {

@@ -80,6 +80,8 @@ export class UpstreamError extends Error {
     readonly status?: number,
     /** 'moderation' | 'quota' | 'timeout' | 'bad_request' | 'server' | 'network' */
     readonly kind: string = retryable ? 'server' : 'bad_request',
+    /** The vendor's `Retry-After` (429, 503), in ms: a retry on the same channel waits at least this long. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'UpstreamError';

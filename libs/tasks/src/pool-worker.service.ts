@@ -6,7 +6,7 @@ import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, startTracing } from '@gmg/observability';
 import { redisTargetOf } from '@gmg/config';
 import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
-import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
+import { createUpstreamAdapters } from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
 import { startPoolWorker } from './pool-worker';
 import type { CompletionHandler } from './task-lifecycle';
@@ -30,7 +30,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   await ds.initialize();
   const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
-  const adapters = createAdapterRegistry([createGatewayAdapter({ timeoutMs: config.UPSTREAM_TIMEOUT_MS })]);
+  const adapters = createUpstreamAdapters({ timeoutMs: config.UPSTREAM_TIMEOUT_MS });
   const pw = await startPoolWorker(
     { pool, ds, redis, prefix: config.QUEUE_PREFIX, shards: config.QUEUE_SHARDS[pool], adapters, logger, completion: opts.completion?.(ds) },
     {

@@ -47,12 +47,18 @@ export class TaskLifecycle {
    * `captureAmount`: what settlement captures when the result delivered less than was billed (a partial result);
    * a pool's completion handler, when it has one, decides the capture itself.
    */
-  async complete(taskId: string, result: TaskResult, native?: Record<string, unknown>, captureAmount?: bigint): Promise<TaskRecord | null> {
-    if (!this.completion) return this.settleWinner(await this.tasks.complete(taskId, result, { native, captureAmount }), 'completed');
+  async complete(
+    taskId: string,
+    result: TaskResult,
+    native?: Record<string, unknown>,
+    captureAmount?: bigint,
+    submittedTo?: { channelId: string; upstreamTaskId: string },
+  ): Promise<TaskRecord | null> {
+    if (!this.completion) return this.settleWinner(await this.tasks.complete(taskId, result, { native, captureAmount, submittedTo }), 'completed');
     const task = await this.tasks.get(taskId);
     if (!task || isTerminal(task.status)) return null;
     const out = await this.completion.onComplete(task, result);
-    return this.settleWinner(await this.tasks.complete(taskId, out.result, { captureAmount: out.captureAmount, native }), 'completed');
+    return this.settleWinner(await this.tasks.complete(taskId, out.result, { captureAmount: out.captureAmount, native, submittedTo }), 'completed');
   }
 
   async fail(taskId: string, message: string, type?: string, native?: Record<string, unknown>): Promise<TaskRecord | null> {

@@ -1,11 +1,20 @@
 import { DelayedError, type Job } from 'bullmq';
 import { MODERATION_MESSAGE, canonicalJson, NO_UPSTREAM_MESSAGE, TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, isTerminal, type TaskJobData } from '@gmg/contracts';
-import type { ChannelGroupResolver, ChannelRepository, ChannelWithSecret, TaskRecord, TaskRepository } from '@gmg/db';
+import type { ChannelGroupResolver, ChannelRepository, TaskRecord, TaskRepository } from '@gmg/db';
 import { UpstreamError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { SpanKind, trackBreaker, updateActiveSpan, withSpan } from '@gmg/observability';
 import { requireTaskId } from '@gmg/queue';
-import { pickChannel, type AdapterRegistry, type ChannelTarget, type CircuitBreaker, type UpstreamPoll } from '@gmg/upstream';
+import {
+  channelTarget,
+  pickChannel,
+  type AdapterRegistry,
+  type ChannelTarget,
+  type CircuitBreaker,
+  type MediaKeeper,
+  type UpstreamAdapter,
+  type UpstreamPoll,
+} from '@gmg/upstream';
 import type { TaskLifecycle } from './task-lifecycle';
 import { deliveredCapture, hasExpectedResult } from './result-check';
 import { pollDelayMs, retryDelayMs, MIN_STEP_DELAY_MS } from './step-timing';
@@ -21,6 +30,8 @@ export interface TaskProcessorDeps {
   breaker: CircuitBreaker;
   lifecycle: TaskLifecycle;
   logger: Logger;
+  /** Keeps the files of vendor protocols (base64, short-lived or keyed links) and gives our links for them. */
+  keeper?: MediaKeeper;
 }
 
 export interface TaskProcessorOptions {
@@ -46,8 +57,6 @@ const DONE: Outcome = { kind: 'done' };
 
 /** Where a task's polls wait once it is polling (the pool's DuePolls of its shard): off BullMQ's delayed set. */
 export type PollHandOff = (taskId: string, dueAt: number, pollFailures: number, trace?: Record<string, string>) => Promise<void>;
-
-const targetOf = (c: ChannelWithSecret): ChannelTarget => ({ id: c.id, name: c.name, protocol: c.protocol, baseUrl: c.baseUrl, apiKey: c.apiKey });
 
 /**
  * The task's step machine. `submit` picks a channel and hands the task to it, `poll` asks for its state. The `task`
@@ -140,6 +149,13 @@ export class TaskStepProcessor {
     const pinned = task.request.pinnedChannelId;
     if (pinned) usable = usable.filter((c) => c.id === pinned);
     if (usable.length === 0) return this.failNoUpstream(task, 'no channel serves this model and group');
+    // The whole request (up to the contract's body cap) is read here only, once per submit attempt.
+    const request = await this.d.tasks.getRequest(task.id);
+    if (!request) return DONE;
+    // Only channels whose protocol can carry this request (the edge checked it at submit; channels may have changed).
+    const able = usable.filter((c) => !this.d.adapters.getAdapter(c.protocol)?.check?.(channelTarget(c), request));
+    if (able.length === 0) return this.failNoUpstream(task, 'no channel of this model and group can carry the request');
+    usable = able;
     const ch = pickChannel(usable, this.d.breaker);
     if (ch) trackBreaker(this.d.breaker, ch);
     const attempts = (s.submitAttempts ?? 0) + 1;
@@ -153,17 +169,19 @@ export class TaskStepProcessor {
       this.d.logger.error({ taskId: task.id, channel: ch.name, protocol: ch.protocol }, 'channel protocol has no adapter; skipping channel');
       return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, excludedChannels: [...excluded, ch.id] }, next: 'submit' };
     }
-    // The whole request (up to the contract's body cap) is read here only, once per submit attempt.
-    const request = await this.d.tasks.getRequest(task.id);
-    if (!request) return DONE;
+    const target = channelTarget(ch);
     try {
-      const { upstreamTaskId } = await adapter.submit(targetOf(ch), request, { taskId: task.id });
+      const { upstreamTaskId, done } = await adapter.submit(target, request, { taskId: task.id });
       this.d.breaker.recordSuccess(ch.id);
+      // A synchronous vendor answered the finished task: keep its files, then end it in one statement that also
+      // names the channel (a crash before that re-runs the submit; nothing was recorded half-way).
+      if (done) return await this.finish(task, target, done, s, { channelId: ch.id, upstreamTaskId });
       const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
       if (!rec) {
-        // Ended meanwhile (cancelled by its owner, timed out): the upstream task just made is not wanted any more.
+        // Ended meanwhile (cancelled by its owner, timed out), or another run of this step submitted first: the
+        // upstream task just made is not wanted.
         await adapter
-          .cancel?.(targetOf(ch), upstreamTaskId, task.request)
+          .cancel?.(target, upstreamTaskId, task.request)
           .catch((err: unknown) =>
             this.d.logger.warn({ taskId: task.id, channel: ch.name, err: (err as Error).message }, 'upstream cancel of an ended task failed'),
           );
@@ -183,24 +201,26 @@ export class TaskStepProcessor {
       );
       if (attempts >= this.o.maxSubmitAttempts) return this.failNoUpstream(task, 'submit attempts exhausted');
       const next: TaskJobState = { ...s, submitAttempts: attempts, channelFailures: { ...s.channelFailures, [ch.id]: onChannel } };
-      // Fail over only when another channel is left; a single channel keeps being retried with backoff.
-      if (onChannel >= this.o.failuresPerChannel && usable.length > 1) {
+      // Fail over only when another channel is left; a single channel keeps being retried with backoff. A channel
+      // that said when to come back (429/503 Retry-After) is left at once for another one, or waited for.
+      if ((onChannel >= this.o.failuresPerChannel || e.retryAfterMs !== undefined) && usable.length > 1) {
         next.excludedChannels = [...excluded, ch.id];
         return { kind: 'delay', ms: this.retryDelay(1), data: next, next: 'submit' };
       }
-      return { kind: 'delay', ms: this.retryDelay(onChannel), data: next, next: 'submit' };
+      return { kind: 'delay', ms: Math.max(this.retryDelay(onChannel), e.retryAfterMs ?? 0), data: next, next: 'submit' };
     }
   }
 
   private async poll(task: TaskRecord, channelId: string, upstreamTaskId: string, s: TaskJobState): Promise<Outcome> {
-    const ch = await this.d.channels.getWithSecret(channelId);
-    const adapter = ch ? this.d.adapters.getAdapter(ch.protocol) : undefined;
-    if (!ch || !adapter) return this.failNoUpstream(task, 'the channel holding the task is gone or has no adapter');
-    let p: UpstreamPoll;
+    const row = await this.d.channels.getWithSecret(channelId);
+    const adapter: UpstreamAdapter | undefined = row ? this.d.adapters.getAdapter(row.protocol) : undefined;
+    if (!row || !adapter) return this.failNoUpstream(task, 'the channel holding the task is gone or has no adapter');
+    const ch = channelTarget(row);
     try {
       // Polls do not feed the breaker: it answers "does this channel accept new work", which only submits tell
       // (a channel can refuse every submit with 429 while its running tasks poll fine).
-      p = await adapter.poll(targetOf(ch), upstreamTaskId, task.request);
+      const p = await adapter.poll(ch, upstreamTaskId, task.request);
+      return await this.finish(task, ch, p, s);
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
       if (!e.retryable) return this.failFinal(task, e);
@@ -210,8 +230,30 @@ export class TaskStepProcessor {
         await this.d.lifecycle.fail(task.id, 'Upstream unavailable', TASK_FAILURE_TYPES.upstream);
         return DONE;
       }
-      const ms = Math.max(this.pollDelay(task), this.retryDelay(failures));
+      const ms = Math.max(this.pollDelay(task), this.retryDelay(failures), e.retryAfterMs ?? 0);
       return { kind: 'delay', ms, data: { ...s, pollFailures: failures }, next: 'poll' };
+    }
+  }
+
+  /**
+   * What an upstream's answer about the task means here: completed (its files kept first, when the protocol hands
+   * them to us), failed, or still running. `submittedTo`: the answer came with a synchronous submit.
+   * Throws the keeper's UpstreamError (the caller retries or fails the task).
+   */
+  private async finish(
+    task: TaskRecord,
+    ch: ChannelTarget,
+    p: UpstreamPoll,
+    s: TaskJobState,
+    submittedTo?: { channelId: string; upstreamTaskId: string },
+  ): Promise<Outcome> {
+    if (p.status === 'completed' && p.media?.length) {
+      if (!this.d.keeper) throw new UpstreamError(`${ch.protocol}: this worker has no result store for the task's files`, false, undefined, 'server');
+      const result = await this.d.keeper.keep({ taskId: task.id, channel: ch, media: p.media, result: p.result, expected: task.request.expected });
+      p = { ...p, result, media: undefined };
+    }
+    if (submittedTo && p.status !== 'completed' && p.status !== 'failed') {
+      throw new Error(`${ch.protocol}: a synchronous submit answered a task that is still ${p.status}`);
     }
     if (p.status === 'completed') {
       if (!hasExpectedResult(task.request.expected, p.result)) {
@@ -228,7 +270,7 @@ export class TaskStepProcessor {
           'partial result: charging what was delivered',
         );
       }
-      await this.d.lifecycle.complete(task.id, p.result!, p.native, capture);
+      await this.d.lifecycle.complete(task.id, p.result!, p.native, capture, submittedTo);
       return DONE;
     }
     if (p.status === 'failed') {

@@ -1,5 +1,17 @@
 import type { NormalizedRequest, TaskResult } from '@gmg/contracts';
 
+/**
+ * A channel's protocol settings (`settings` in the management API). Common to every protocol: `headers` (extra
+ * headers on every vendor call, e.g. an organisation id; never the auth header, which comes from the key) and
+ * `body` (fixed extra body parameters, merged under the translated body: the translation wins on a clash).
+ * Anything else is a protocol option its adapter declares and checks (`checkSettings`).
+ */
+export interface ChannelSettings {
+  headers?: Record<string, string>;
+  body?: Record<string, unknown>;
+  [option: string]: unknown;
+}
+
 /** What an adapter needs to reach one channel. The api key is a secret: never log it, never put it in job data. */
 export interface ChannelTarget {
   id: string;
@@ -7,15 +19,64 @@ export interface ChannelTarget {
   protocol: string;
   baseUrl: string;
   apiKey: string;
+  /** Public model id → the vendor's model or endpoint id; a model not named goes upstream under its own name. */
+  modelMap: Readonly<Record<string, string>>;
+  settings: Readonly<ChannelSettings>;
 }
 
+/** A channel as read with its secret (structurally @gmg/db's ChannelWithSecret): the one mapping to a target. */
+export interface ChannelRow {
+  id: string;
+  name: string;
+  protocol: string;
+  baseUrl: string;
+  apiKey: string;
+  modelMap?: Record<string, string>;
+  settings?: Record<string, unknown>;
+}
+
+export const channelTarget = (c: ChannelRow): ChannelTarget => ({
+  id: c.id,
+  name: c.name,
+  protocol: c.protocol,
+  baseUrl: c.baseUrl,
+  apiKey: c.apiKey,
+  modelMap: c.modelMap ?? {},
+  settings: (c.settings ?? {}) as ChannelSettings,
+});
+
+/** The vendor's name for the request's model on this channel: the map by the name the client sent, then by ours. */
+export const upstreamModelOf = (ch: Pick<ChannelTarget, 'modelMap'>, req: Pick<NormalizedRequest, 'model' | 'requestedModel'>): string =>
+  ch.modelMap[req.requestedModel] ?? ch.modelMap[req.model] ?? req.model;
+
 export type UpstreamStatus = 'pending' | 'processing' | 'completed' | 'failed';
+
+/**
+ * A finished task's file that the gateway keeps in its result store and serves from a link it signs: the vendor
+ * answered it inline (base64), with a link that dies sooner than the spec's, or behind the channel's key.
+ */
+export interface UpstreamMedia {
+  kind: 'image' | 'video';
+  /**
+   * A link to download (`headers`: what the download needs, e.g. the channel's key; never logged, never stored), or
+   * the bytes inline. A link on the channel's own host is trusted as the channel is; any other host must be public.
+   */
+  source: { url: string; headers?: Record<string, string> } | { base64: string };
+  width?: number;
+  height?: number;
+  durationSeconds?: number;
+}
 
 export interface UpstreamPoll {
   status: UpstreamStatus;
   /** Integer 0..100. */
   progress: number;
   result?: TaskResult;
+  /**
+   * Set on a completed poll whose files the gateway keeps (vendor protocols): the task's result lists our links for
+   * them, in this order, as `result.images` or `result.videos` (merged into `result`, which may carry other fields).
+   */
+  media?: UpstreamMedia[];
   /** Set when status is `failed`. `moderation` marks a content-moderation refusal (final, no failover). */
   error?: { message: string; type?: string; moderation?: boolean };
   /**
@@ -31,22 +92,46 @@ export interface SubmitContext {
 }
 
 /**
+ * What a submit left. `done`: a synchronous vendor call (OpenAI-compatible images) answered the finished task at
+ * once; the step machine treats it as that task's first poll (keeps its media, completes or fails it).
+ */
+export interface SubmitOutcome {
+  upstreamTaskId: string;
+  done?: UpstreamPoll;
+}
+
+/** A field of our request that a protocol cannot carry for the request's model (a 400 naming it, before money). */
+export interface Unsupported {
+  /** Dotted path in the request body (`model` when the protocol serves no such model). */
+  field: string;
+  message: string;
+}
+
+/**
  * One upstream protocol. Failures are thrown as `UpstreamError` (@gmg/errors) with `retryable` set;
  * anything else thrown is a bug.
  */
 export interface UpstreamAdapter {
   readonly protocol: string;
-  submit(ch: ChannelTarget, req: NormalizedRequest, ctx: SubmitContext): Promise<{ upstreamTaskId: string }>;
   /**
-   * `req` (optional, additive): what the task is (its pool), for protocols that poll different paths per kind of
-   * task. Never the request body: a poll does not read it.
+   * Pure: the first field of the request this protocol cannot carry on this channel, or undefined. Checked at the
+   * edge before any money moves (another eligible channel may be chosen instead) and again by the worker.
+   * Absent: the protocol carries every request (the gateway protocol forwards our own API).
    */
-  poll(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool'>): Promise<UpstreamPoll>;
+  check?(ch: ChannelTarget, req: NormalizedRequest): Unsupported | undefined;
+  /** Pure: the first problem of a channel's `settings` for this protocol (`field` relative to `settings`). */
+  checkSettings?(settings: Readonly<ChannelSettings>): Unsupported | undefined;
+  submit(ch: ChannelTarget, req: NormalizedRequest, ctx: SubmitContext): Promise<SubmitOutcome>;
+  /**
+   * `req` (optional, additive): what the task is (its pool and model), for protocols that poll different paths per
+   * kind of task. Never the request body: a poll does not read it.
+   */
+  poll(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool' | 'model'>): Promise<UpstreamPoll>;
   /**
    * Optional (protocols that can stop a task): tell the upstream the task was cancelled here. Best effort: the
    * task is already failed and refunded on our side whatever this answers; a 409 (already ended) is not an error.
    */
-  cancel?(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool'>): Promise<void>;
+  cancel?(ch: ChannelTarget, upstreamTaskId: string, req?: Pick<NormalizedRequest, 'pool' | 'model'>): Promise<void>;
 }
 
 export interface AdapterRegistry {
@@ -55,7 +140,7 @@ export interface AdapterRegistry {
   protocols(): string[];
 }
 
-/** Adding a vendor protocol = one adapter file plus one entry in the list given here. */
+/** Adding a vendor protocol = one adapter folder plus one entry in `createUpstreamAdapters` (adapters.ts). */
 export function createAdapterRegistry(adapters: readonly UpstreamAdapter[]): AdapterRegistry {
   const byProtocol = new Map<string, UpstreamAdapter>();
   for (const a of adapters) {

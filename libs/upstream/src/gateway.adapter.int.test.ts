@@ -50,7 +50,7 @@ describe('gateway adapter against a local HTTP upstream', () => {
       const s = up.app.listen(0, '127.0.0.1', () => resolve(s));
     });
     const port = (server.address() as AddressInfo).port;
-    ch = { id: 'ch1', name: 'local', protocol: 'gateway', baseUrl: `http://127.0.0.1:${port}/`, apiKey: API_KEY };
+    ch = { id: 'ch1', name: 'local', protocol: 'gateway', baseUrl: `http://127.0.0.1:${port}/`, apiKey: API_KEY, modelMap: {}, settings: {} };
   });
   afterAll(async () => {
     server.closeAllConnections();

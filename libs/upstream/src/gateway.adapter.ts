@@ -1,10 +1,10 @@
 import { contractEndpointOf, type NormalizedRequest, type TaskResult } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import { SpanKind, upstreamDuration, upstreamRequests, withSpan } from '@gmg/observability';
-import type { ChannelTarget, UpstreamAdapter, UpstreamPoll, UpstreamStatus } from './adapter';
-import { classifyHttpFailure, isModerationFailure, scrubSecret, truncate } from './upstream-failure';
+import { upstreamModelOf, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll, type UpstreamStatus } from './adapter';
+import { isModerationFailure, truncate } from './upstream-failure';
 import { ARTGEN_NATIVE_PATH, mapArtgenNative } from './artgen-native';
-import { UpstreamTransportError, createUpstreamHttp, type UpstreamAnswer, type UpstreamHttp } from './upstream-http';
+import type { UpstreamAnswer, UpstreamHttp } from './upstream-http';
+import { callVendor, createVendorHttp, joinUrl, withChannelHeaders, type VendorOperation } from './vendor-call';
 
 export const GATEWAY_PROTOCOL = 'gateway';
 
@@ -18,8 +18,6 @@ export interface GatewayAdapterOptions {
   /** Endpoint override, mostly for tests; default: contractEndpointOf (libs/contracts). */
   endpointFor?: (req: NormalizedRequest) => string | undefined;
 }
-
-const joinUrl = (base: string, path: string): string => `${base.replace(/\/+$/, '')}${path}`;
 
 type Json = Record<string, unknown>;
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -40,7 +38,7 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
       if (!endpoint) throw new UpstreamError(`no upstream endpoint known for model ${req.model}`, false, undefined, 'bad_request');
       const describe = `upstream ${ch.name} POST ${endpoint}`;
       const res = await callUpstream(ch, 'submit', describe, () =>
-        client.post(joinUrl(ch.baseUrl, endpoint), req.upstreamBody, { ...headersFor(ch), 'Idempotency-Key': ctx.taskId }),
+        client.post(joinUrl(ch.baseUrl, endpoint), gatewayBody(ch, req), { ...headersFor(ch), 'Idempotency-Key': ctx.taskId }),
       );
       const upstreamTaskId = parseAckTaskId(res.data);
       if (!upstreamTaskId) {
@@ -76,65 +74,27 @@ export function createGatewayAdapter(opts: GatewayAdapterOptions = {}): Upstream
   };
 }
 
-function createUpstreamClient(opts: GatewayAdapterOptions): UpstreamHttp {
-  return createUpstreamHttp({
+const createUpstreamClient = (opts: GatewayAdapterOptions): UpstreamHttp =>
+  createVendorHttp({
     timeoutMs: opts.timeoutMs ?? 30_000,
-    maxResponseBytes: opts.maxResponseBytes ?? 1_048_576,
-    maxSockets: opts.maxSockets ?? 64,
+    maxResponseBytes: opts.maxResponseBytes,
+    maxSockets: opts.maxSockets,
     userAgent: 'gmg-gateway-adapter/1',
   });
-}
 
-const headersFor = (ch: ChannelTarget): Record<string, string> => (ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {});
+const headersFor = (ch: ChannelTarget): Record<string, string> => withChannelHeaders(ch, ch.apiKey ? { Authorization: `Bearer ${ch.apiKey}` } : {});
+
+const callUpstream = (ch: ChannelTarget, operation: VendorOperation, describe: string, send: () => Promise<UpstreamAnswer>) =>
+  callVendor(ch, operation, describe, send);
 
 /**
- * One upstream call, counted and timed by channel name and operation (`outcome`: ok or the failure kind), in its
- * own client span.
+ * Our own body, with the channel's fixed extra parameters under it and the model renamed when the channel maps it
+ * (the art suite's body carries no model: its path names it).
  */
-async function callUpstream(
-  ch: ChannelTarget,
-  operation: 'submit' | 'poll' | 'cancel',
-  describe: string,
-  send: () => Promise<UpstreamAnswer>,
-): Promise<UpstreamAnswer> {
-  const labels = { channel: ch.name, operation };
-  const end = upstreamDuration.startTimer(labels);
-  return withSpan(`upstream ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'gmg.channel': ch.name } }, async () => {
-    try {
-      const res = await sendClassified(ch, describe, send);
-      upstreamRequests.inc({ ...labels, outcome: 'ok' });
-      return res;
-    } catch (e) {
-      upstreamRequests.inc({ ...labels, outcome: e instanceof UpstreamError ? (e.kind ?? 'error') : 'error' });
-      throw e;
-    } finally {
-      end();
-    }
-  });
-}
-
-/** Sends one request; a transport failure or a non-2xx answer becomes a classified UpstreamError. */
-async function sendClassified(ch: ChannelTarget, describe: string, send: () => Promise<UpstreamAnswer>): Promise<UpstreamAnswer> {
-  let res: UpstreamAnswer;
-  try {
-    res = await send();
-  } catch (e) {
-    // Only the code travels on: the HTTP client's own error could hold the request (and its Authorization header).
-    const code = e instanceof UpstreamTransportError ? e.code : 'unknown';
-    if (code === 'ERESPONSETOOLARGE') throw new UpstreamError(`${describe}: response larger than the size cap`, true, undefined, 'server');
-    throw classifyHttpFailure({ code }, describe);
-  }
-  if (res.status >= 200 && res.status < 300) return res;
-  const body = res.data;
-  const error = isObj(body) && isObj(body.error) ? body.error : undefined;
-  throw classifyHttpFailure(
-    {
-      status: res.status,
-      errorType: typeof error?.type === 'string' ? error.type : undefined,
-      errorMessage: typeof error?.message === 'string' ? scrubSecret(error.message, ch.apiKey) : undefined,
-    },
-    describe,
-  );
+function gatewayBody(ch: ChannelTarget, req: NormalizedRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...(ch.settings.body ?? {}), ...req.upstreamBody };
+  if (typeof body.model === 'string') body.model = upstreamModelOf(ch, req);
+  return body;
 }
 
 /** Art suite tasks are read in their native shape (spec 2.3: unwrapped, MODAL, grid, description). */

@@ -1,4 +1,5 @@
 export * from './adapter';
+export * from './adapters';
 export * from './gateway.adapter';
 export * from './upstream-failure';
 export * from './channel-selector';
@@ -6,3 +7,5 @@ export * from './circuit-breaker';
 export * from './messages/messages-upstream.client';
 export * from './artgen-native';
 export * from './public-host';
+export * from './translation';
+export type { MediaKeeper, KeepInput } from './results/media-keeper';

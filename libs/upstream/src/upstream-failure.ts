@@ -19,6 +19,8 @@ export interface HttpFailure {
   /** The spec error object of the body, when present. */
   errorType?: string;
   errorMessage?: string;
+  /** The answer's Retry-After, in ms (429 and 503 carry it on to the retry). */
+  retryAfterMs?: number;
 }
 
 /**
@@ -41,9 +43,9 @@ export function classifyHttpFailure(f: HttpFailure, describe: string): UpstreamE
   const s = f.status;
   const msg = `${describe} answered HTTP ${s}${f.errorType ? ` ${f.errorType}` : ''}${detail}`;
   if (isModerationFailure(f.errorType, f.errorMessage)) return new UpstreamError(msg, false, s, 'moderation');
-  if (s === 429) return new UpstreamError(msg, true, s, 'quota');
+  if (s === 429) return new UpstreamError(msg, true, s, 'quota', f.retryAfterMs);
   if (s === 408) return new UpstreamError(msg, true, s, 'timeout');
-  if (s >= 500) return new UpstreamError(msg, true, s, 'server');
+  if (s >= 500) return new UpstreamError(msg, true, s, 'server', f.retryAfterMs);
   if (s === 401 || s === 402 || s === 403) return new UpstreamError(msg, true, s, 'channel');
   if (s === 404) return new UpstreamError(msg, false, s, 'not_found');
   return new UpstreamError(msg, false, s, 'bad_request');

@@ -4,12 +4,15 @@ import { Agent, request } from 'undici';
 export interface UpstreamAnswer {
   status: number;
   data: unknown;
+  /** The `Retry-After` header, when the answer had one (seconds or an HTTP date). */
+  retryAfter?: string;
 }
 
 /** The HTTP client of the task adapters: every status comes back as an answer; only transport failures throw. */
 export interface UpstreamHttp {
   get(url: string, headers: Record<string, string>): Promise<UpstreamAnswer>;
   post(url: string, body: unknown, headers: Record<string, string>): Promise<UpstreamAnswer>;
+  delete(url: string, headers: Record<string, string>): Promise<UpstreamAnswer>;
 }
 
 /** A transport failure, with a code `classifyHttpFailure` knows (ECONNREFUSED, ETIMEDOUT, …). Never holds headers. */
@@ -48,7 +51,7 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions): UpstreamHttp {
   });
   const base = { 'user-agent': opts.userAgent, accept: 'application/json' };
 
-  async function send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown): Promise<UpstreamAnswer> {
+  async function send(method: 'GET' | 'POST' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown): Promise<UpstreamAnswer> {
     const signal = AbortSignal.timeout(opts.timeoutMs);
     try {
       const res = await request(url, {
@@ -75,7 +78,8 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions): UpstreamHttp {
         chunks.push(chunk as Buffer);
       }
       const text = Buffer.concat(chunks).toString('utf8');
-      return { status: res.statusCode, data: parseBody(text) };
+      const retryAfter = res.headers['retry-after'];
+      return { status: res.statusCode, data: parseBody(text), ...(typeof retryAfter === 'string' ? { retryAfter } : {}) };
     } catch (e) {
       if (e instanceof UpstreamTransportError) throw e;
       throw transportError(e, signal);
@@ -85,7 +89,17 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions): UpstreamHttp {
   return {
     get: (url, headers) => send('GET', url, headers),
     post: (url, body, headers) => send('POST', url, headers, body ?? {}),
+    delete: (url, headers) => send('DELETE', url, headers),
   };
+}
+
+/** `Retry-After` (delta seconds or an HTTP date) in ms from `now`, bounded to an hour; undefined when absent or bad. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const secs = Number(value);
+  const ms = Number.isFinite(secs) ? secs * 1000 : Date.parse(value) - now;
+  if (!Number.isFinite(ms) || ms < 0) return undefined;
+  return Math.min(ms, 3_600_000);
 }
 
 function parseBody(text: string): unknown {

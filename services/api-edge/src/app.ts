@@ -14,12 +14,14 @@ import {
   TaskRepository,
   newTaskId,
   pingDatabase,
+  type ChannelRecord,
+  type MessagesChannel,
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
 import { checkRedisReady, type Producers, type Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
-import { CircuitBreaker, MessagesUpstreamClient, PublicHostResolver, createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
+import { CircuitBreaker, MessagesUpstreamClient, PublicHostResolver, createUpstreamAdapters, type AdapterRegistry } from '@gmg/upstream';
 import { cancelRouter } from './cancel/cancel.routes';
 import { UpstreamCanceller } from './cancel/upstream-cancel';
 import { callbackUrlMiddleware } from './webhooks/callback-url';
@@ -56,7 +58,8 @@ import { apiDocsRouter } from './openapi/api-docs.router';
 import { uploadSizeLookup } from './uploads/upload-size';
 import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
-import { MessagesChannelCache } from './messages/messages-channel.cache';
+import { ChannelListCache } from './channels/channel-list.cache';
+import { channelCarryCheck } from './use-cases/channel-carry.check';
 import { messagesRouter } from './messages/messages.router';
 import { mountPlayground } from './playground';
 
@@ -83,6 +86,7 @@ export type AppConfig = Pick<
   | 'messagesLeaseMinor'
   | 'messagesLeaseTtlMs'
   | 'messagesChannelCacheTtlMs'
+  | 'upstreamTimeoutMs'
   | 'messagesRelay'
   | 'webhookAllowInsecure'
   | 'adminQueuesWrite'
@@ -152,7 +156,11 @@ interface AppParts {
   uploadPipeline: UploadImageDeps;
   uploadSweeper: UploadSweeper;
   /** Messages channels per model and group, cached (MESSAGES_CHANNEL_CACHE_TTL_MS): the messages route and the catalog. */
-  messagesChannels: MessagesChannelCache;
+  messagesChannels: ChannelListCache<MessagesChannel>;
+  /** Every task protocol (libs/upstream): the submit-time carry check and cancel. */
+  adapters: AdapterRegistry;
+  /** Task channels per model and group (the carry check), cached as long as the messages channels. */
+  taskChannels: ChannelListCache<ChannelRecord>;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -199,7 +207,9 @@ export function createApp(deps: AppDeps): App {
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
     uploads,
     uploadSweeper: new UploadSweeper(uploads, config.uploadSweepIntervalMs, logger, deps.now),
-    messagesChannels: new MessagesChannelCache((m, g) => new ChatCallRepository(dataSource).channels(m, g), config.messagesChannelCacheTtlMs),
+    messagesChannels: new ChannelListCache<MessagesChannel>((m, g) => new ChatCallRepository(dataSource).channels(m, g), config.messagesChannelCacheTtlMs),
+    adapters: createUpstreamAdapters({ timeoutMs: config.upstreamTimeoutMs }),
+    taskChannels: new ChannelListCache<ChannelRecord>((m, g) => new ChannelRepository(dataSource).serving(m, g), config.messagesChannelCacheTtlMs),
     mediaHosts,
     auth: authMiddleware(keys, authThrottle),
     bodyBudget,
@@ -348,12 +358,13 @@ function mountUploads(app: App, { deps, auth, uploadPipeline, uploadSweeper, bod
 }
 
 /** The dependencies every task-submitting router shares. */
-function submitDeps({ deps, tasks, prices, views, mediaHosts, uploads, uploadPipeline }: AppParts) {
+function submitDeps({ deps, tasks, prices, views, mediaHosts, uploads, uploadPipeline, adapters, taskChannels }: AppParts) {
   return {
     tasks,
     prices,
     views,
     mediaHosts,
+    carry: channelCarryCheck(taskChannels, adapters),
     uploadSizes: uploadSizeLookup(uploads, deps.config.publicBaseUrl),
     media: uploadPipeline,
     queue: deps.producers,
@@ -370,7 +381,7 @@ function mountGenerations(app: App, parts: AppParts): void {
 }
 
 /** POST /v1/tasks/<id>/cancel and the art suite's /v1/artgen/<id>/cancel. */
-function mountCancel(app: App, { deps, tasks, views }: AppParts): void {
+function mountCancel(app: App, { deps, tasks, views, adapters }: AppParts): void {
   app.use(
     '/v1',
     cancelRouter({
@@ -378,7 +389,7 @@ function mountCancel(app: App, { deps, tasks, views }: AppParts): void {
       views,
       queue: deps.producers,
       logger: deps.logger,
-      upstream: new UpstreamCanceller(new ChannelRepository(deps.dataSource), createAdapterRegistry([createGatewayAdapter({ timeoutMs: 10_000 })])),
+      upstream: new UpstreamCanceller(new ChannelRepository(deps.dataSource), adapters),
     }),
   );
 }

@@ -82,6 +82,8 @@ export interface ApiEdgeConfig {
   messagesLeaseTtlMs: number;
   /** How long the messages channels of a model are cached in-process; a channel change applies within this time. */
   messagesChannelCacheTtlMs: number;
+  /** Per call to a task channel's vendor made by the edge (cancel), connect to last byte. */
+  upstreamTimeoutMs: number;
   /** What a task-hold lease asks for (minor units); 0: every task held on its account row (docs/reliability.md). */
   taskLeaseMinor: bigint;
   /** A task-hold lease its edge stops renewing expires after this and is released by any edge's sweeper. */
@@ -221,6 +223,7 @@ const schema = Joi.object({
   MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
+  UPSTREAM_TIMEOUT_MS: Joi.number().integer().min(1).max(600_000).default(10_000),
   TASK_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(5),
   TASK_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   TASK_LEASE_IDLE_SECONDS: Joi.number().min(0.1).max(3600).default(5),
@@ -276,6 +279,7 @@ interface RawEnv extends CommonEnv {
   MESSAGES_LEASE_UNITS: number;
   MESSAGES_LEASE_TTL_SECONDS: number;
   MESSAGES_CHANNEL_CACHE_TTL_MS: number;
+  UPSTREAM_TIMEOUT_MS: number;
   TASK_LEASE_UNITS: number;
   TASK_LEASE_TTL_SECONDS: number;
   TASK_LEASE_IDLE_SECONDS: number;
@@ -335,6 +339,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     messagesLeaseMinor: BigInt(Math.round(e.MESSAGES_LEASE_UNITS * 1_000_000)),
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
+    upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     taskLeaseMinor: BigInt(Math.round(e.TASK_LEASE_UNITS * 1_000_000)),
     taskLeaseTtlMs: e.TASK_LEASE_TTL_SECONDS * 1000,
     taskLeaseIdleMs: Math.round(e.TASK_LEASE_IDLE_SECONDS * 1000),

@@ -16,7 +16,15 @@ export async function listenSimChannel(apiKey: string): Promise<SimChannel> {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   return {
-    channel: { id: 'sim', name: 'sim', protocol: 'gateway', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey },
+    channel: {
+      id: 'sim',
+      name: 'sim',
+      protocol: 'gateway',
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      apiKey,
+      modelMap: {},
+      settings: {},
+    },
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -19,6 +19,10 @@ export class ChannelEntity {
   @Column({ type: 'boolean', default: true }) enabled!: boolean;
   /** Messages-protocol channels: the name of the upstream's own version header (it gets the client's date). */
   @Column({ type: 'text', name: 'version_header', default: 'anthropic-version' }) versionHeader!: string;
+  /** Public model id → the vendor's model or endpoint id; a model not named goes upstream under its own name. */
+  @Column({ type: 'jsonb', name: 'model_map', default: () => "'{}'::jsonb" }) modelMap!: Record<string, string>;
+  /** Protocol settings: extra headers, fixed extra body parameters, protocol options (libs/upstream, per protocol). */
+  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" }) settings!: Record<string, unknown>;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @UpdateDateColumn({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
 }

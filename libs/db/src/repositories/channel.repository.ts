@@ -13,6 +13,10 @@ export interface ChannelRecord {
   enabled: boolean;
   /** Messages-protocol channels: the header the upstream reads the protocol version from (always set when read). */
   versionHeader?: string;
+  /** Public model id → the vendor's name for it (always set when read; `{}` maps nothing). */
+  modelMap?: Record<string, string>;
+  /** Protocol settings (always set when read; `{}` when none). Never secrets: keys live in `api_key`. */
+  settings?: Record<string, unknown>;
 }
 /** A channel with its secret, for the adapter call only: never log it, never put it in job data. */
 export interface ChannelWithSecret extends ChannelRecord {
@@ -29,6 +33,8 @@ export interface ChannelInput {
   weight?: number;
   enabled?: boolean;
   versionHeader?: string;
+  modelMap?: Record<string, string>;
+  settings?: Record<string, unknown>;
 }
 
 const toChannel = (r: Row): ChannelRecord => ({
@@ -42,8 +48,10 @@ const toChannel = (r: Row): ChannelRecord => ({
   weight: Number(r.weight),
   enabled: Boolean(r.enabled),
   versionHeader: r.version_header as string,
+  modelMap: (r.model_map as Record<string, string> | null) ?? {},
+  settings: (r.settings as Record<string, unknown> | null) ?? {},
 });
-const COLS = `id, name, protocol, base_url, models, groups, priority, weight, enabled, version_header`;
+const COLS = `id, name, protocol, base_url, models, groups, priority, weight, enabled, version_header, model_map, settings`;
 
 export class ChannelRepository {
   constructor(private readonly ds: DataSource) {}
@@ -59,6 +67,16 @@ export class ChannelRepository {
     return rows.map((r) => ({ ...toChannel(r), apiKey: r.api_key as string }));
   }
 
+  /** Enabled channels that serve this model for this group, without secrets (the edge's submit-time check). */
+  async serving(model: string, group: string): Promise<ChannelRecord[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT ${COLS} FROM channels
+       WHERE enabled AND (models IS NULL OR $1 = ANY(models)) AND (groups IS NULL OR $2 = ANY(groups))`,
+      [model, group],
+    );
+    return rows.map(toChannel);
+  }
+
   async getWithSecret(id: string): Promise<ChannelWithSecret | null> {
     const rows: Row[] = await this.ds.query(`SELECT ${COLS}, api_key FROM channels WHERE id = $1`, [id]);
     return rows[0] ? { ...toChannel(rows[0]), apiKey: rows[0].api_key as string } : null;
@@ -71,8 +89,8 @@ export class ChannelRepository {
 
   async create(c: ChannelInput): Promise<ChannelRecord> {
     const rows: Row[] = await this.ds.query(
-      `INSERT INTO channels (name, protocol, base_url, api_key, models, groups, priority, weight, enabled, version_header)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING ${COLS}`,
+      `INSERT INTO channels (name, protocol, base_url, api_key, models, groups, priority, weight, enabled, version_header, model_map, settings)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING ${COLS}`,
       [
         c.name,
         c.protocol ?? 'gateway',
@@ -84,6 +102,8 @@ export class ChannelRepository {
         c.weight ?? 1,
         c.enabled ?? true,
         c.versionHeader ?? 'anthropic-version',
+        JSON.stringify(c.modelMap ?? {}),
+        JSON.stringify(c.settings ?? {}),
       ],
     );
     return toChannel(rows[0]);
@@ -102,12 +122,16 @@ export class ChannelRepository {
       weight: 'weight',
       enabled: 'enabled',
       versionHeader: 'version_header',
+      modelMap: 'model_map',
+      settings: 'settings',
     };
+    const json = new Set(['modelMap', 'settings']);
     const sets: string[] = [];
     const params: unknown[] = [id];
     for (const [k, col] of Object.entries(map)) {
       if (k in patch) {
-        params.push((patch as Record<string, unknown>)[k] ?? null);
+        const v = (patch as Record<string, unknown>)[k];
+        params.push(json.has(k) ? JSON.stringify(v ?? {}) : (v ?? null));
         sets.push(`${col} = $${params.length}`);
       }
     }

@@ -412,9 +412,11 @@ export class TaskRepository {
   /** Records the upstream assignment; moves pending → processing. Null when the task is already terminal. */
   async markSubmitted(id: string, channelId: string, upstreamTaskId: string): Promise<TaskRecord | null> {
     return this.one(
+      // Only the first submit's id is kept: a duplicate step (a stalled job run twice, a reshard) that submitted
+      // again gets null and cancels its own upstream task, instead of orphaning the first one.
       `UPDATE tasks SET status = 'processing', channel_id = $2, upstream_task_id = $3,
               started_at = COALESCE(started_at, now()), updated_at = now()
-       WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
+       WHERE id = $1 AND ${OPEN} AND (upstream_task_id IS NULL OR (upstream_task_id = $3 AND channel_id = $2)) RETURNING ${TASK_COLUMNS}`,
       [id, channelId, upstreamTaskId],
     );
   }
@@ -442,12 +444,29 @@ export class TaskRepository {
    * capped here) makes settlement capture only that and release the rest; omitted, the whole price is captured.
    * `native`: the upstream's own final view of the task, when it has one.
    */
-  async complete(id: string, result: TaskResult, opts: { captureAmount?: bigint; native?: Record<string, unknown> } = {}): Promise<TaskRecord | null> {
+  /**
+   * `submittedTo`: a synchronous vendor call that finished the task in its submit names its channel and upstream id
+   * here, in the same statement, so no step ever sees a submitted task whose answer only lived in memory.
+   */
+  async complete(
+    id: string,
+    result: TaskResult,
+    opts: { captureAmount?: bigint; native?: Record<string, unknown>; submittedTo?: { channelId: string; upstreamTaskId: string } } = {},
+  ): Promise<TaskRecord | null> {
     return this.one(
       `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now(),
-              capture_amount = LEAST($3::bigint, price), native = COALESCE($4::jsonb, native)
+              capture_amount = LEAST($3::bigint, price), native = COALESCE($4::jsonb, native),
+              channel_id = COALESCE($5::uuid, channel_id), upstream_task_id = COALESCE($6, upstream_task_id),
+              started_at = COALESCE(started_at, now())
        WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
-      [id, JSON.stringify(result), opts.captureAmount === undefined ? null : opts.captureAmount.toString(), opts.native ? JSON.stringify(opts.native) : null],
+      [
+        id,
+        JSON.stringify(result),
+        opts.captureAmount === undefined ? null : opts.captureAmount.toString(),
+        opts.native ? JSON.stringify(opts.native) : null,
+        opts.submittedTo?.channelId ?? null,
+        opts.submittedTo?.upstreamTaskId ?? null,
+      ],
     );
   }
 

@@ -1,5 +1,5 @@
 import type { ChannelRepository, TaskRecord } from '@gmg/db';
-import type { AdapterRegistry } from '@gmg/upstream';
+import { channelTarget, type AdapterRegistry } from '@gmg/upstream';
 
 /** Tells the channel holding a cancelled task to stop it, when the channel's protocol can (adapter.cancel). */
 export class UpstreamCanceller {
@@ -13,6 +13,6 @@ export class UpstreamCanceller {
     const ch = await this.channels.getWithSecret(task.channelId);
     const adapter = ch ? this.adapters.getAdapter(ch.protocol) : undefined;
     if (!ch || !adapter?.cancel) return;
-    await adapter.cancel({ id: ch.id, name: ch.name, protocol: ch.protocol, baseUrl: ch.baseUrl, apiKey: ch.apiKey }, task.upstreamTaskId, task.request);
+    await adapter.cancel(channelTarget(ch), task.upstreamTaskId, task.request);
   }
 }

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { DomainError } from '@gmg/errors';
+import { CHAT_PROTOCOLS, TASK_PROTOCOLS } from '@gmg/upstream';
 
 /** Money in the API: a decimal number of currency units, at most 6 decimals (1 unit = 1,000,000 minor). */
 const money = () => Joi.number().precision(6).strict(false).max(1_000_000_000);
@@ -36,9 +37,32 @@ export const createKeySchema = Joi.object({
   inflight_limit: limit(),
 });
 
+/** Auth headers come from the channel's key, never from `settings.headers` (settings are echoed; keys never are). */
+const AUTH_HEADERS = /^(authorization|proxy-authorization|x-key|x-api-key|api-key|x-goog-api-key|mj-api-secret|cookie)$/i;
+const channelSettings = Joi.object({
+  headers: Joi.object()
+    .pattern(
+      Joi.string()
+        .pattern(/^[A-Za-z0-9-]{1,100}$/, 'header name')
+        .invalid(Joi.override)
+        .custom((v: string, h) => (AUTH_HEADERS.test(v) ? h.error('any.invalid') : v))
+        .messages({ 'any.invalid': '{{#label}} is an auth header: the channel key (api_key) carries auth, settings are not secret' }),
+      Joi.string().max(4096),
+    )
+    .max(50),
+  body: Joi.object().max(100),
+})
+  .unknown(true)
+  .max(50);
+
 const channelFields = {
   name: Joi.string().trim().min(1).max(200),
-  protocol: Joi.string().trim().min(1).max(50),
+  protocol: Joi.string()
+    .trim()
+    .valid(...TASK_PROTOCOLS, ...CHAT_PROTOCOLS),
+  // public model id -> the vendor's model or endpoint id (a model not named goes upstream under its own name)
+  model_map: Joi.object().pattern(Joi.string().min(1).max(200), Joi.string().trim().min(1).max(500)).max(1000),
+  settings: channelSettings,
   base_url: Joi.string().uri({ scheme: ['http', 'https'] }),
   api_key: Joi.string().max(4096).allow(''),
   models: modelList(),

@@ -15,6 +15,7 @@ import {
   LogsRepository,
 } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
+import { checkChannelSettings, type ChannelSettings } from '@gmg/upstream';
 import { queryLogs, type LogsPage } from './logs.query';
 import {
   createAccountSchema,
@@ -67,6 +68,10 @@ export interface ChannelView {
   enabled: boolean;
   /** Messages-protocol channels: the header the upstream reads the protocol version from. */
   version_header: string;
+  /** Public model id → the vendor's name for it. */
+  model_map: Record<string, string>;
+  /** Protocol settings (extra headers, fixed body parameters, protocol options); never secrets. */
+  settings: Record<string, unknown>;
 }
 export interface PriceView {
   key: string;
@@ -117,6 +122,8 @@ export const channelView = (c: ChannelRecord): ChannelView => ({
   weight: c.weight,
   enabled: c.enabled,
   version_header: c.versionHeader ?? 'anthropic-version',
+  model_map: c.modelMap ?? {},
+  settings: c.settings ?? {},
 });
 const priceView = (p: PriceRecord): PriceView => ({ key: p.key, price: fromMinor(p.unitPrice), description: p.description });
 const groupView = (g: GroupRecord): GroupView => ({
@@ -126,6 +133,15 @@ const groupView = (g: GroupRecord): GroupView => ({
   rps_limit: g.rpsLimit,
   inflight_limit: g.inflightLimit,
 });
+
+/** The protocol's own check of a channel's settings: 400 naming `settings.<field>`. */
+function checkSettings(protocol: string, settings: unknown): void {
+  const problem = settings ? checkChannelSettings(protocol, settings as ChannelSettings) : undefined;
+  if (problem) {
+    const field = `settings.${problem.field}`;
+    throw new DomainError('invalid_request', `Invalid body field '${field}': ${problem.message}`, { field });
+  }
+}
 
 const CHANNEL_FIELDS: Record<string, keyof ChannelInput> = {
   name: 'name',
@@ -138,6 +154,8 @@ const CHANNEL_FIELDS: Record<string, keyof ChannelInput> = {
   weight: 'weight',
   enabled: 'enabled',
   version_header: 'versionHeader',
+  model_map: 'modelMap',
+  settings: 'settings',
 };
 function toChannelInput(body: Record<string, unknown>): Partial<ChannelInput> {
   const out: Record<string, unknown> = {};
@@ -257,11 +275,16 @@ export class ManagementService {
 
   async createChannel(body: unknown): Promise<ChannelView> {
     const b = validate<Record<string, unknown>>(createChannelSchema, body);
+    checkSettings((b.protocol as string | undefined) ?? 'gateway', b.settings);
     return channelView(await this.channels.create(toChannelInput(b) as ChannelInput));
   }
 
   async updateChannel(id: string, body: unknown): Promise<ChannelView> {
     const b = validate<Record<string, unknown>>(updateChannelSchema, body);
+    if (b.settings !== undefined || b.protocol !== undefined) {
+      const current = isUuid(id) ? (await this.channels.list()).find((c) => c.id === id) : undefined;
+      if (current) checkSettings((b.protocol as string | undefined) ?? current.protocol, b.settings ?? current.settings);
+    }
     const c = isUuid(id) ? await this.channels.update(id, toChannelInput(b)) : null;
     if (!c) throw new DomainError('not_found', `Channel ${id} not found`);
     return channelView(c);

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import { isModelAllowed, resolveModel, tokenPricesOf, type TokenPrices } from '@gmg/contracts';
-import type { AuthPrincipal } from '@gmg/db';
+import type { AuthPrincipal, MessagesChannel } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { CHAT_UPSTREAM_VERSION, chatCallOf } from '../chat-completions/chat-front';
 import { chatSink } from '../chat-completions/chat-sink';
@@ -13,7 +13,7 @@ import type { PriceTableCache } from '../pricing/price-table.cache';
 import type { ChatCallSweeper } from './chat-call.sweeper';
 import { countTokens } from './messages-count-tokens';
 import { serveMessagesCall, type MessagesCallDeps } from './messages-call';
-import type { MessagesChannelCache } from './messages-channel.cache';
+import type { ChannelListCache } from '../channels/channel-list.cache';
 import { parseMessagesRequest, type MessagesRequest } from './messages-request';
 import { httpSink, type MessagesSink } from './messages-sink';
 import { parseMessagesVersion } from './messages-version';
@@ -21,7 +21,7 @@ import { parseMessagesVersion } from './messages-version';
 export interface MessagesRouterDeps {
   /** Reservation, relay and charge of one call (messages-call.ts); reusable by other fronts. */
   call: MessagesCallDeps;
-  channels: Pick<MessagesChannelCache, 'get'>;
+  channels: Pick<ChannelListCache<MessagesChannel>, 'get'>;
   prices: Pick<PriceTableCache, 'get'>;
   sweeper: Pick<ChatCallSweeper, 'poke'>;
   maxBodyBytes: number;

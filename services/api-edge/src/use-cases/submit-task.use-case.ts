@@ -12,6 +12,7 @@ import {
 } from '@gmg/contracts';
 import { DuplicateSubmissionError, type AuthPrincipal, type AvatarBatch, type NewTask, type TaskRecord } from '@gmg/db';
 import { DomainError, isDomainError, violationError } from '@gmg/errors';
+import type { ChannelCarryCheck } from './channel-carry.check';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
 import { resolveAssetReferences, type AssetOwnershipDeps } from './asset-ownership.check';
@@ -46,6 +47,8 @@ export interface SubmitTaskDeps {
   mediaHosts?: MediaHostCheck;
   /** Sizes of the gateway's own upload links (lumen-2 `size: auto`); absent: such links count as unmeasured URLs. */
   uploadSizes?: UploadSizeLookup;
+  /** Whether a channel of the model and group can carry the request (createApp always sets it). */
+  carry?: ChannelCarryCheck;
 }
 
 export interface SubmitTaskInput {
@@ -182,6 +185,8 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves; pinned to
   // the channel that approved them, under its own asset references
   request = await resolveAssetReferences(deps, principal.accountId, request);
+  // a field no eligible channel's vendor can honour is the client's 400 now, not a refunded failure later
+  await deps.carry?.(request, principal.groupName);
   // last before the money step: every refusal above leaves nothing stored, and acceptTask deletes it on a refusal
   const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
 

@@ -1,0 +1,35 @@
+import { createAdapterRegistry, type AdapterRegistry, type ChannelSettings, type Unsupported } from './adapter';
+import { createGatewayAdapter } from './gateway.adapter';
+
+/** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
+export const TASK_PROTOCOLS: readonly string[] = ['gateway'];
+/** Chat protocols (the edge's messages path speaks them; no task adapter). */
+export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
+
+export interface UpstreamAdaptersOptions {
+  /** Per vendor call of an asynchronous protocol (submit, poll, cancel), connect to last byte. */
+  timeoutMs: number;
+  /** Per synchronous generation call (OpenAI-compatible images: minutes at high quality). Default 5 min. */
+  syncTimeoutMs?: number;
+}
+
+/**
+ * Every task protocol the gateway speaks, registered once: the workers submit and poll through it, the edge checks
+ * a request against it before money moves and cancels through it. A new protocol is one folder under
+ * `protocols/`, one line here and its name in TASK_PROTOCOLS.
+ */
+export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRegistry {
+  const registry = createAdapterRegistry([createGatewayAdapter({ timeoutMs: opts.timeoutMs })]);
+  const registered = registry.protocols();
+  if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {
+    throw new Error(`TASK_PROTOCOLS (${TASK_PROTOCOLS.join(', ')}) and the registered adapters (${registered.join(', ')}) differ`);
+  }
+  return registry;
+}
+
+let forChecks: AdapterRegistry | undefined;
+/** The first problem of a channel's `settings` for its protocol (management API, 400 naming `settings.<field>`). */
+export function checkChannelSettings(protocol: string, settings: Readonly<ChannelSettings>): Unsupported | undefined {
+  forChecks ??= createUpstreamAdapters({ timeoutMs: 1000 });
+  return forChecks.getAdapter(protocol)?.checkSettings?.(settings);
+}
