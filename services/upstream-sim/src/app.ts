@@ -5,6 +5,7 @@ import { avatarSubmitHandler } from './avatar/avatar-submit.handler';
 import { artgenRouter } from './artgen/artgen.router';
 import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
+import { expiringFilesHandler, type VendorSimContext } from './vendors/vendor-sim-kit';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -50,7 +51,12 @@ export function createSimApp(opts: SimAppOptions): express.Express {
     res.json({ status: 'ok', tasks: store.size, video: videos.available });
   });
   app.use(artgenRouter({ timeScale: opts.timeScale, publicUrl, apiKey: opts.apiKey, maxTasks: opts.maxTasks, now, sleep: opts.sleep, log, videos }));
-  app.get('/files/:name', filesHandler({ images, videos, log }));
+  const files = filesHandler({ images, videos, log });
+  app.get('/files/:name', files);
+  app.get('/vendor-files/:exp/:name', expiringFilesHandler(now, files));
+  // Vendor protocols (issue 34), each under its own prefix, strict as its vendor documents it.
+  const vendor: VendorSimContext = { publicUrl, apiKey: opts.apiKey, timeScale: opts.timeScale, now, log, store, images };
+  void vendor;
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();

@@ -1,0 +1,101 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ExpectedOutput } from '@gmg/contracts';
+import type { Logger } from '@gmg/logger';
+import { normalizeImageFormat, type ImageRenderer } from '../media/image-renderer';
+import { durationMs, parseMarkers, type SimMarkers } from '../sim-scenario';
+import { newTaskId, type SimTask, type SimTaskStore } from '../sim-task.store';
+import { imageFileName, videoFileName } from '../task-view';
+
+/**
+ * What every vendor mode of the simulator shares (issue 34: the simulator speaks each vendor protocol under its own
+ * path prefix): the task store and clock, result files whose links expire as the vendor's do, rendered bytes for
+ * vendors that answer base64, and the prompt markers (sim-scenario.ts) that choose an outcome.
+ */
+export interface VendorSimContext {
+  /** The simulator's own base address (no trailing slash): vendor links point here. */
+  publicUrl: string;
+  /** The key every vendor mode expects, each in its vendor's own header; undefined: any non-empty key passes. */
+  apiKey?: string;
+  timeScale: number;
+  now: () => number;
+  log: Logger;
+  store: SimTaskStore;
+  images: ImageRenderer;
+}
+
+/** A task of a vendor mode: the simulator's task plus what the vendor needs to answer polls. */
+export function newVendorTask(
+  ctx: VendorSimContext,
+  model: string,
+  expected: ExpectedOutput,
+  prompt: unknown,
+  estimatedSeconds = 0,
+): SimTask & { markers: SimMarkers } {
+  const markers = parseMarkers(prompt);
+  const task = {
+    id: newTaskId(),
+    model,
+    ack: 'A' as const,
+    expected,
+    outcome: markers.outcome,
+    startedAt: ctx.now(),
+    durationMs: durationMs(expected.kind, estimatedSeconds, markers, ctx.timeScale),
+    markers,
+  };
+  ctx.store.add(task);
+  return task;
+}
+
+/**
+ * A result link that stops working at `expiresAtMs` (GET answers 403 after it, like a signed CDN link), e.g. FLUX's
+ * `result.sample` (10 minutes) or Replicate's output files (1 hour). Served by `expiringFilesHandler`.
+ */
+export function expiringFileUrl(ctx: VendorSimContext, task: SimTask, index: number, expiresAtMs: number): string {
+  const name = task.expected.kind === 'videos' ? videoFileName(task, index) : imageFileName(task, index);
+  return `${ctx.publicUrl}/vendor-files/${Math.floor(expiresAtMs / 1000)}/${name}`;
+}
+
+/** GET /vendor-files/:exp/:name: 403 once the link expired, else the file `/files/:name` serves. */
+export function expiringFilesHandler(now: () => number, files: RequestHandler): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const exp = Number(req.params.exp);
+    if (!Number.isInteger(exp) || now() >= exp * 1000) {
+      res.status(403).json({ error: 'Request has expired', code: 'AccessDenied' });
+      return;
+    }
+    return files(req, res, next);
+  };
+}
+
+/** The bytes of a task's image (vendors that answer `b64_json`). */
+export async function renderImageBytes(ctx: VendorSimContext, task: SimTask, index: number): Promise<Buffer> {
+  const w = task.expected.width ?? 1024;
+  const h = task.expected.height ?? 1024;
+  return ctx.images.render(`palette-${index % 8}`, w, h, normalizeImageFormat(task.expected.format));
+}
+
+/**
+ * The vendor's auth header check: `read(req)` extracts the key as the vendor sends it; a missing or wrong one is
+ * answered by `refuse` (each vendor's own 401 shape).
+ */
+export function vendorAuth(ctx: Pick<VendorSimContext, 'apiKey'>, read: (req: Request) => string | undefined, refuse: (res: Response) => void): RequestHandler {
+  return (req, res, next) => {
+    const key = read(req);
+    if (!key || (ctx.apiKey !== undefined && key !== ctx.apiKey)) return refuse(res);
+    next();
+  };
+}
+
+const seenOnce = new Set<string>();
+/**
+ * `[sim:429once]` in the prompt: the first submit of that prompt answers 429 with `Retry-After: 1` (a vendor's rate
+ * limit), the next one is accepted. Bounded memory: the set forgets everything past 10,000 prompts.
+ */
+export function rateLimitedOnce(prompt: unknown): boolean {
+  const p = typeof prompt === 'string' ? prompt : '';
+  if (!p.includes('[sim:429once]')) return false;
+  if (seenOnce.has(p)) return false;
+  if (seenOnce.size > 10_000) seenOnce.clear();
+  seenOnce.add(p);
+  return true;
+}
