@@ -1,4 +1,7 @@
 import type { NormalizedRequest, TaskResult } from '@gmg/contracts';
+import type { ProtocolTranslation, Unsupported } from './translation';
+
+export type { Unsupported } from './translation';
 
 /**
  * A channel's protocol settings (`settings` in the management API). Common to every protocol: `headers` (extra
@@ -100,19 +103,14 @@ export interface SubmitOutcome {
   done?: UpstreamPoll;
 }
 
-/** A field of our request that a protocol cannot carry for the request's model (a 400 naming it, before money). */
-export interface Unsupported {
-  /** Dotted path in the request body (`model` when the protocol serves no such model). */
-  field: string;
-  message: string;
-}
-
 /**
  * One upstream protocol. Failures are thrown as `UpstreamError` (@gmg/errors) with `retryable` set;
  * anything else thrown is a bug.
  */
 export interface UpstreamAdapter {
   readonly protocol: string;
+  /** The declared field table (vendor protocols): what `check` enforces and docs/upstreams.md shows. */
+  readonly translation?: ProtocolTranslation;
   /**
    * Pure: the first field of the request this protocol cannot carry on this channel, or undefined. Checked at the
    * edge before any money moves (another eligible channel may be chosen instead) and again by the worker.

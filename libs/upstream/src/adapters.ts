@@ -1,4 +1,5 @@
-import { createAdapterRegistry, type AdapterRegistry, type ChannelSettings, type Unsupported } from './adapter';
+import { createAdapterRegistry, type AdapterRegistry, type ChannelSettings } from './adapter';
+import type { Unsupported } from './translation';
 import { createGatewayAdapter } from './gateway.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */

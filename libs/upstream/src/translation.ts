@@ -1,5 +1,17 @@
 import type { NormalizedRequest } from '@gmg/contracts';
-import type { ChannelTarget, Unsupported } from './adapter';
+
+/** A field of our request that a protocol cannot carry for the request's model (a 400 naming it, before money). */
+export interface Unsupported {
+  /** Dotted path in the request body (`model` when the protocol serves no such model). */
+  field: string;
+  message: string;
+}
+
+/** The parts of a channel a translation reads (structurally ChannelTarget's). */
+interface ChannelView {
+  modelMap: Readonly<Record<string, string>>;
+  settings: Readonly<{ body?: Record<string, unknown> }>;
+}
 
 /**
  * How one field of our validated request reaches a vendor (CONVENTIONS "what a vendor supports is declared"):
@@ -59,7 +71,7 @@ export function checkTranslation(t: ProtocolTranslation, req: NormalizedRequest)
  * The vendor's input for `req` (call `checkTranslation` first: a refused field throws here, as a bug): the channel's
  * fixed extra parameters, then what the family derives, then each carried field under the vendor's name.
  */
-export function translateInput(t: ProtocolTranslation, ch: Pick<ChannelTarget, 'settings'>, req: NormalizedRequest): Record<string, unknown> {
+export function translateInput(t: ProtocolTranslation, ch: Pick<ChannelView, 'settings'>, req: NormalizedRequest): Record<string, unknown> {
   const fam = familyOf(t, req.model);
   if (!fam) throw new Error(`${t.protocol}: no translation for model ${req.model}`);
   const out: Record<string, unknown> = { ...(ch.settings.body ?? {}), ...(fam.derive?.(req) ?? {}) };
@@ -75,7 +87,7 @@ export function translateInput(t: ProtocolTranslation, ch: Pick<ChannelTarget, '
 }
 
 /** The vendor's model name on a channel: the channel's map, else the family's documented default, else our id. */
-export function vendorModelOf(t: ProtocolTranslation, ch: Pick<ChannelTarget, 'modelMap'>, req: Pick<NormalizedRequest, 'model' | 'requestedModel'>): string {
+export function vendorModelOf(t: ProtocolTranslation, ch: Pick<ChannelView, 'modelMap'>, req: Pick<NormalizedRequest, 'model' | 'requestedModel'>): string {
   return ch.modelMap[req.requestedModel] ?? ch.modelMap[req.model] ?? familyOf(t, req.model)?.defaultUpstreamModel ?? req.model;
 }
 

@@ -129,6 +129,37 @@ describe('management API /api (real Postgres)', () => {
     expect((await adminReq('post', '/api/channels').send({ name: 'x', base_url: 'ftp://h' })).status).toBe(400);
   });
 
+  it("keeps a channel's model_map and settings, and refuses an unknown protocol, a bad map and an auth header in settings with 400 naming the field", async () => {
+    const c = await adminReq('post', '/api/channels').send({
+      name: 'fal-eu',
+      protocol: 'gateway',
+      base_url: 'http://127.0.0.1:9998',
+      api_key: 'vendor-secret',
+      model_map: { 'lumen-2-pro': 'fal-ai/flux-2-pro' },
+      settings: { headers: { 'X-Org': 'acme' }, body: { sync_mode: false } },
+    });
+    expect(c.status).toBe(201);
+    expect(c.body.data).toMatchObject({
+      model_map: { 'lumen-2-pro': 'fal-ai/flux-2-pro' },
+      settings: { headers: { 'X-Org': 'acme' }, body: { sync_mode: false } },
+    });
+    const patched = await adminReq('patch', `/api/channels/${c.body.data.id}`).send({ model_map: { 'lumen-2-max': 'fal-ai/flux-2-max' } });
+    expect(patched.body.data.model_map).toEqual({ 'lumen-2-max': 'fal-ai/flux-2-max' });
+    expect(patched.body.data.settings).toEqual({ headers: { 'X-Org': 'acme' }, body: { sync_mode: false } });
+    expect(JSON.stringify((await adminReq('get', '/api/channels')).body)).not.toContain('vendor-secret');
+
+    const refused = async (body: object, field: string) => {
+      const r = await adminReq('post', '/api/channels').send({ name: 'x', base_url: 'http://127.0.0.1:1', ...body });
+      expect(r.status).toBe(400);
+      expect(r.body.message).toContain(`'${field}'`);
+    };
+    await refused({ protocol: 'carrier-pigeon' }, 'protocol');
+    await refused({ model_map: { 'lumen-2-pro': '' } }, 'model_map.lumen-2-pro');
+    await refused({ model_map: ['lumen-2-pro'] }, 'model_map');
+    await refused({ settings: { headers: { Authorization: 'Key vendor-secret' } } }, 'settings.headers.Authorization');
+    await refused({ settings: { headers: { 'x-key': 'vendor-secret' } } }, 'settings.headers.x-key');
+  });
+
   it('saves prices and groups and reads them back', async () => {
     const put = await adminReq('put', '/api/prices').send([{ key: 'lumen-2-flex', price: 0.025, description: 'per image' }]);
     expect(put.status).toBe(200);

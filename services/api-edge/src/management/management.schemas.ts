@@ -44,7 +44,6 @@ const channelSettings = Joi.object({
     .pattern(
       Joi.string()
         .pattern(/^[A-Za-z0-9-]{1,100}$/, 'header name')
-        .invalid(Joi.override)
         .custom((v: string, h) => (AUTH_HEADERS.test(v) ? h.error('any.invalid') : v))
         .messages({ 'any.invalid': '{{#label}} is an auth header: the channel key (api_key) carries auth, settings are not secret' }),
       Joi.string().max(4096),
