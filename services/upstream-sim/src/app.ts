@@ -5,7 +5,10 @@ import { avatarSubmitHandler } from './avatar/avatar-submit.handler';
 import { artgenRouter } from './artgen/artgen.router';
 import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
-import { expiringFilesHandler, type VendorSimContext } from './vendors/vendor-sim-kit';
+import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from './vendors/vendor-sim-kit';
+
+/** The path prefixes of the vendor modes (each mounted below). */
+const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl'];
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -31,6 +34,8 @@ export interface SimAppOptions {
   /** Defaults to the ffmpeg binary of @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
   imageCacheBytes?: number;
+  /** Every vendor mode's result links expire this long after they were made (SIM_VENDOR_LINK_TTL_MS; tests). */
+  vendorLinkTtlMs?: number;
   /** The messages protocol endpoint (POST /v1/messages): fault injection and events for tests. */
   messages?: Omit<MessagesSimOptions, 'apiKey' | 'log'>;
 }
@@ -55,7 +60,10 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.get('/files/:name', files);
   app.get('/vendor-files/:exp/:name', expiringFilesHandler(now, files));
   // Vendor protocols (issue 34), each under its own prefix, strict as its vendor documents it.
-  const vendor: VendorSimContext = { publicUrl, apiKey: opts.apiKey, timeScale: opts.timeScale, now, log, store, images };
+  const vendor: VendorSimContext = { publicUrl, apiKey: opts.apiKey, timeScale: opts.timeScale, now, log, store, images, linkTtlMs: opts.vendorLinkTtlMs };
+  const seen = vendorRequestLog();
+  app.get('/__sim/vendor-requests', seen.list);
+  app.use(VENDOR_PREFIXES, seen.record);
   void vendor;
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));

@@ -16,6 +16,8 @@ export interface SimConfig {
   messagesFault?: 'overloaded' | 'rate_limited' | 'hang';
   /** Pause between the deltas of a `[sim:slow]` messages stream. */
   messagesSlowDeltaMs: number;
+  /** Every vendor mode's result links expire this long after they were made (tests see a vendor link die). */
+  vendorLinkTtlMs?: number;
 }
 
 const schema = Joi.object({
@@ -27,6 +29,7 @@ const schema = Joi.object({
   LOG_LEVEL: env.logLevel(),
   SIM_MESSAGES_FAULT: Joi.string().valid('overloaded', 'rate_limited', 'hang'),
   SIM_MESSAGES_SLOW_DELTA_MS: Joi.number().integer().min(0).max(60_000).default(50),
+  SIM_VENDOR_LINK_TTL_MS: Joi.number().integer().min(1).max(86_400_000),
 });
 
 interface RawEnv {
@@ -38,6 +41,7 @@ interface RawEnv {
   LOG_LEVEL: string;
   SIM_MESSAGES_FAULT?: 'overloaded' | 'rate_limited' | 'hang';
   SIM_MESSAGES_SLOW_DELTA_MS: number;
+  SIM_VENDOR_LINK_TTL_MS?: number;
 }
 
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
@@ -52,6 +56,7 @@ export function parseSimConfig(source: Record<string, string | undefined>): Read
     logLevel: e.LOG_LEVEL,
     ...(e.SIM_MESSAGES_FAULT ? { messagesFault: e.SIM_MESSAGES_FAULT } : {}),
     messagesSlowDeltaMs: e.SIM_MESSAGES_SLOW_DELTA_MS,
+    ...(e.SIM_VENDOR_LINK_TTL_MS ? { vendorLinkTtlMs: e.SIM_VENDOR_LINK_TTL_MS } : {}),
   });
 }
 

@@ -10,6 +10,7 @@ function main(): void {
     publicUrl: config.publicUrl,
     apiKey: config.apiKey,
     maxTasks: config.maxTasks,
+    vendorLinkTtlMs: config.vendorLinkTtlMs,
     logger: log,
     messages: { fault: config.messagesFault, slowDeltaMs: config.messagesSlowDeltaMs },
   });

@@ -21,6 +21,8 @@ export interface VendorSimContext {
   log: Logger;
   store: SimTaskStore;
   images: ImageRenderer;
+  /** SIM_VENDOR_LINK_TTL_MS: every vendor link expires this long after it was made (e2e tests see expiry in seconds). */
+  linkTtlMs?: number;
 }
 
 /** A task of a vendor mode: the simulator's task plus what the vendor needs to answer polls. */
@@ -51,6 +53,7 @@ export function newVendorTask(
  * `result.sample` (10 minutes) or Replicate's output files (1 hour). Served by `expiringFilesHandler`.
  */
 export function expiringFileUrl(ctx: VendorSimContext, task: SimTask, index: number, expiresAtMs: number): string {
+  if (ctx.linkTtlMs !== undefined) expiresAtMs = ctx.now() + ctx.linkTtlMs;
   const name = task.expected.kind === 'videos' ? videoFileName(task, index) : imageFileName(task, index);
   return `${ctx.publicUrl}/vendor-files/${Math.floor(expiresAtMs / 1000)}/${name}`;
 }
@@ -98,4 +101,32 @@ export function rateLimitedOnce(prompt: unknown): boolean {
   if (seenOnce.size > 10_000) seenOnce.clear();
   seenOnce.add(p);
   return true;
+}
+
+/** One request a vendor mode received, as the vendor saw it (e2e tests check paths, auth headers and bodies). */
+export interface SeenVendorRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+/**
+ * Remembers the last `max` requests to the vendor modes (GET /__sim/vendor-requests answers them, newest last): the
+ * simulator is a test tool, and "the request the vendor saw" is what a translation test checks.
+ */
+export function vendorRequestLog(max = 500): { record: RequestHandler; list: RequestHandler } {
+  const seen: SeenVendorRequest[] = [];
+  return {
+    record: (req, res, next) => {
+      res.on('finish', () => {
+        seen.push({ method: req.method, path: req.originalUrl, headers: { ...req.headers }, body: req.body as unknown });
+        if (seen.length > max) seen.splice(0, seen.length - max);
+      });
+      next();
+    },
+    list: (_req, res) => {
+      res.json({ requests: seen });
+    },
+  };
 }
