@@ -58,12 +58,12 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use(artgenRouter({ timeScale: opts.timeScale, publicUrl, apiKey: opts.apiKey, maxTasks: opts.maxTasks, now, sleep: opts.sleep, log, videos }));
   const files = filesHandler({ images, videos, log });
   app.get('/files/:name', files);
-  app.get('/vendor-files/:exp/:name', expiringFilesHandler(now, files));
   // Vendor protocols (issue 34), each under its own prefix, strict as its vendor documents it.
   const vendor: VendorSimContext = { publicUrl, apiKey: opts.apiKey, timeScale: opts.timeScale, now, log, store, images, linkTtlMs: opts.vendorLinkTtlMs };
   const seen = vendorRequestLog();
   app.get('/__sim/vendor-requests', seen.list);
   app.use(VENDOR_PREFIXES, seen.record);
+  app.get('/vendor-files/:exp/:name', seen.recordStart, expiringFilesHandler(now, files, store));
   void vendor;
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));

@@ -43,10 +43,15 @@ export function newVendorTask(
     startedAt: ctx.now(),
     durationMs: durationMs(expected.kind, estimatedSeconds, markers, ctx.timeScale),
     markers,
+    // `[sim:slowfile]`: its result files take SLOW_FILE_MS to start arriving (a download a test can kill a worker in)
+    slowFile: typeof prompt === 'string' && prompt.includes('[sim:slowfile]'),
   };
   ctx.store.add(task);
   return task;
 }
+
+export type VendorTask = SimTask & { markers: SimMarkers; slowFile?: boolean };
+const SLOW_FILE_MS = 4000;
 
 /**
  * A result link that stops working at `expiresAtMs` (GET answers 403 after it, like a signed CDN link), e.g. FLUX's
@@ -58,15 +63,21 @@ export function expiringFileUrl(ctx: VendorSimContext, task: SimTask, index: num
   return `${ctx.publicUrl}/vendor-files/${Math.floor(expiresAtMs / 1000)}/${name}`;
 }
 
-/** GET /vendor-files/:exp/:name: 403 once the link expired, else the file `/files/:name` serves. */
-export function expiringFilesHandler(now: () => number, files: RequestHandler): RequestHandler {
+/**
+ * GET /vendor-files/:exp/:name: 403 once the link expired, else the file `/files/:name` serves (after SLOW_FILE_MS
+ * for a `[sim:slowfile]` task's file).
+ */
+export function expiringFilesHandler(now: () => number, files: RequestHandler, store: SimTaskStore): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const exp = Number(req.params.exp);
     if (!Number.isInteger(exp) || now() >= exp * 1000) {
       res.status(403).json({ error: 'Request has expired', code: 'AccessDenied' });
       return;
     }
-    return files(req, res, next);
+    const task = store.get(String(req.params.name).split('-')[0]) as VendorTask | undefined;
+    if (!task?.slowFile) return files(req, res, next);
+    const timer = setTimeout(() => void files(req, res, next), SLOW_FILE_MS);
+    res.on('close', () => clearTimeout(timer));
   };
 }
 
@@ -105,6 +116,8 @@ export function rateLimitedOnce(prompt: unknown): boolean {
 
 /** One request a vendor mode received, as the vendor saw it (e2e tests check paths, auth headers and bodies). */
 export interface SeenVendorRequest {
+  /** When the request was recorded: vendor calls when answered, result file downloads when they start. */
+  phase: 'answered' | 'started';
   method: string;
   path: string;
   headers: Record<string, string | string[] | undefined>;
@@ -115,14 +128,19 @@ export interface SeenVendorRequest {
  * Remembers the last `max` requests to the vendor modes (GET /__sim/vendor-requests answers them, newest last): the
  * simulator is a test tool, and "the request the vendor saw" is what a translation test checks.
  */
-export function vendorRequestLog(max = 500): { record: RequestHandler; list: RequestHandler } {
+export function vendorRequestLog(max = 500): { record: RequestHandler; recordStart: RequestHandler; list: RequestHandler } {
   const seen: SeenVendorRequest[] = [];
+  const push = (r: SeenVendorRequest) => {
+    seen.push(r);
+    if (seen.length > max) seen.splice(0, seen.length - max);
+  };
   return {
     record: (req, res, next) => {
-      res.on('finish', () => {
-        seen.push({ method: req.method, path: req.originalUrl, headers: { ...req.headers }, body: req.body as unknown });
-        if (seen.length > max) seen.splice(0, seen.length - max);
-      });
+      res.on('finish', () => push({ phase: 'answered', method: req.method, path: req.originalUrl, headers: { ...req.headers }, body: req.body as unknown }));
+      next();
+    },
+    recordStart: (req, _res, next) => {
+      push({ phase: 'started', method: req.method, path: req.originalUrl, headers: { ...req.headers }, body: undefined });
       next();
     },
     list: (_req, res) => {
