@@ -10,10 +10,18 @@ import type { Row } from './repositories/sql';
 /** Fixed id of the demo account so the seed is idempotent. */
 export const DEMO_ACCOUNT_ID = '00000000-0000-4000-8000-000000000001';
 export const DEMO_CHANNEL_NAME = 'upstream-sim';
-/** The demo's channels to the simulator: one per protocol it speaks (name → channel protocol). */
+/**
+ * The demo's channels to the simulator: one per protocol it speaks (name, protocol, path under its base, enabled).
+ * The vendor-protocol ones (docs/upstreams.md) start disabled: an operator enables one to try that protocol
+ * (`npm run admin -- channels update <id> --enabled`), and the demo's own traffic stays on `gateway` until then.
+ */
 const DEMO_CHANNELS = [
-  [DEMO_CHANNEL_NAME, 'gateway'],
-  [`${DEMO_CHANNEL_NAME}-messages`, 'messages'],
+  [DEMO_CHANNEL_NAME, 'gateway', '', true],
+  [`${DEMO_CHANNEL_NAME}-messages`, 'messages', '', true],
+  [`${DEMO_CHANNEL_NAME}-fal`, 'fal', '/fal', false],
+  [`${DEMO_CHANNEL_NAME}-replicate`, 'replicate', '/replicate', false],
+  [`${DEMO_CHANNEL_NAME}-openai`, 'openai', '/openai', false],
+  [`${DEMO_CHANNEL_NAME}-bfl`, 'bfl', '/bfl', false],
 ] as const;
 
 export interface DemoSeed {
@@ -37,18 +45,22 @@ export async function seedDemo(ds: DataSource, s: DemoSeed): Promise<{ accountId
   if (known.length === 0) {
     await new ApiKeyRepository(ds).create({ accountId: DEMO_ACCOUNT_ID, name: 'demo', secret: s.apiKey });
   }
-  // the simulator speaks both protocols: tasks (`gateway`) and chat (`messages`, POST /v1/messages)
-  for (const [name, protocol] of DEMO_CHANNELS) {
+  // the simulator speaks every protocol: tasks (`gateway`), chat (`messages`, POST /v1/messages), the vendors' own
+  const base = s.channelBaseUrl.replace(/\/+$/, '');
+  for (const [name, protocol, suffix, enabled] of DEMO_CHANNELS) {
     const ch: Row[] = await ds.query(`SELECT id FROM channels WHERE name = $1`, [name]);
+    // a vendor mode checks its own auth header for a non-empty key: the simulator's key, or a placeholder
+    const key = s.channelApiKey || (suffix ? 'demo-vendor-key' : '');
     if (ch.length === 0) {
-      await ds.query(`INSERT INTO channels (name, protocol, base_url, api_key) VALUES ($1,$2,$3,$4)`, [
+      await ds.query(`INSERT INTO channels (name, protocol, base_url, api_key, enabled) VALUES ($1,$2,$3,$4,$5)`, [
         name,
         protocol,
-        s.channelBaseUrl,
-        s.channelApiKey ?? '',
+        base + suffix,
+        key,
+        enabled,
       ]);
     } else {
-      await ds.query(`UPDATE channels SET base_url = $2, api_key = $3, updated_at = now() WHERE name = $1`, [name, s.channelBaseUrl, s.channelApiKey ?? '']);
+      await ds.query(`UPDATE channels SET base_url = $2, api_key = $3, updated_at = now() WHERE name = $1`, [name, base + suffix, key]);
     }
   }
   return { accountId: DEMO_ACCOUNT_ID, apiKey: s.apiKey };

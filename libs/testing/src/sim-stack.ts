@@ -14,6 +14,8 @@ export interface SimStackOptions {
   logLevel?: string;
   /** More environment for every service started with `start` (not the simulator): OTEL_EXPORTER_OTLP_ENDPOINT, QUEUE_SHARDS… */
   env?: Record<string, string>;
+  /** More environment for the simulator (SIM_VENDOR_LINK_TTL_MS…). */
+  simEnv?: Record<string, string>;
   /** The channel row that routes to the simulator: `sim`, for every group, unless given. */
   channel?: { name?: string; groups?: string[] };
 }
@@ -80,7 +82,7 @@ export async function startSimStack(options: SimStackOptions): Promise<SimStack>
     const simPort = await freePort();
     const simUrl = `http://127.0.0.1:${simPort}`;
     const timeScale: Record<string, string> = options.timeScale ? { SIM_TIME_SCALE: options.timeScale } : {};
-    const sim = await startService('upstream-sim', { PORT: String(simPort), ...timeScale, ...logLevel }, `${simUrl}/healthz`);
+    const sim = await startService('upstream-sim', { PORT: String(simPort), ...timeScale, ...logLevel, ...options.simEnv }, `${simUrl}/healthz`);
     procs.push(sim);
     await new ChannelRepository(db.dataSource).create({ name: options.channel?.name ?? 'sim', baseUrl: simUrl, groups: options.channel?.groups });
     return {
