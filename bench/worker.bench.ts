@@ -23,6 +23,7 @@
  *   npm run bench -- worker                                   # 2,000 tasks, 60 s window
  *   BENCH_WORKER_TASKS=10000 npm run bench -- worker          # the issue's 10,000
  *   BENCH_WORKER_TASKS=10000 BENCH_WORKER_SHARDS=2 npm run bench -- worker   # K = 2 shards, one worker process
+ *   BENCH_WORKER_PROTOCOL=fal npm run bench -- worker         # the channel speaks fal's queue API (issue 34)
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -44,6 +45,8 @@ const WORKER_CONCURRENCY = process.env.BENCH_WORKER_CONCURRENCY ?? '50';
 const SUBMIT_CONCURRENCY = 50;
 /** QUEUE_SHARDS of the image pool (BENCH_WORKER_SHARDS; the issue's K = 2 run). */
 const SHARDS = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_SHARDS ?? 1), 16));
+/** The channel's protocol (BENCH_WORKER_PROTOCOL: `gateway`, or a vendor protocol such as `fal`, issue 34). */
+const PROTOCOL = process.env.BENCH_WORKER_PROTOCOL ?? 'gateway';
 const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'bench worker capacity [sim:never]', resolution: '1MP' });
 
 /** Calls per command name (INFO commandstats; commands run by a script are counted under their own names). */
@@ -74,7 +77,12 @@ function pgTransactions(dbName: string): number {
 }
 
 async function main(): Promise<void> {
-  const stack = await startSimStack({ database: 'gmg_bench_wrk', logLevel: 'error', env: { QUEUE_SHARDS: `image=${SHARDS}` } });
+  const stack = await startSimStack({
+    database: 'gmg_bench_wrk',
+    logLevel: 'error',
+    env: { QUEUE_SHARDS: `image=${SHARDS}` },
+    channel: { protocol: PROTOCOL, apiKey: PROTOCOL === 'gateway' ? undefined : 'bench-vendor-key' },
+  });
   const { db, prefix, sim } = stack;
   const dbName = new URL(db.url).pathname.slice(1);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
@@ -195,7 +203,7 @@ async function main(): Promise<void> {
       .join(', ')}), Postgres ${(pgTx / polled).toFixed(2)} transactions`;
     console.log(`\n${date} · ${machine}${process.env.BENCH_NOTE ? ` · ${process.env.BENCH_NOTE}` : ''}`);
     console.log(
-      `worker-image (concurrency ${WORKER_CONCURRENCY}, ${SHARDS} shard(s), POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`,
+      `worker-image on a \`${PROTOCOL}\` channel (concurrency ${WORKER_CONCURRENCY}, ${SHARDS} shard(s), POLL_INTERVAL_SCALE ${Number(POLL_SCALE).toFixed(3)}) tracking ${TASKS} tasks, ${window.toFixed(1)} s window`,
     );
     console.log(`polls: ${pollsPerS.toFixed(0)}/s upstream (due ${(TASKS / 5).toFixed(0)}/s: one per task every 5 s on average at scale 1.429)`);
     console.log(`lateness (claim − due, the worker's gmg_poll_lateness_seconds): ${lateText}`);
@@ -208,7 +216,7 @@ async function main(): Promise<void> {
     console.log(`per poll: ${perPoll}; jobs at the end: ${JSON.stringify(counts)}`);
     insertRow(
       '| date (UTC) | change | machine | tasks |',
-      `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${SHARDS} shard(s), ${window.toFixed(0)} s | ${pollsPerS.toFixed(0)}/s (due ${(TASKS / 5).toFixed(0)}/s) | ${lateText} | ${((100 * cpu) / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`,
+      `| ${date} | ${process.env.BENCH_NOTE ?? '—'}${PROTOCOL === 'gateway' ? '' : ` (\`${PROTOCOL}\` channel)`} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${SHARDS} shard(s), ${window.toFixed(0)} s | ${pollsPerS.toFixed(0)}/s (due ${(TASKS / 5).toFixed(0)}/s) | ${lateText} | ${((100 * cpu) / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`,
     );
   } finally {
     await stack.stop();

@@ -17,7 +17,7 @@ export interface SimStackOptions {
   /** More environment for the simulator (SIM_VENDOR_LINK_TTL_MS…). */
   simEnv?: Record<string, string>;
   /** The channel row that routes to the simulator: `sim`, for every group, unless given. */
-  channel?: { name?: string; groups?: string[] };
+  channel?: { name?: string; groups?: string[]; protocol?: string; apiKey?: string };
 }
 
 /** A service a stack started. */
@@ -84,7 +84,15 @@ export async function startSimStack(options: SimStackOptions): Promise<SimStack>
     const timeScale: Record<string, string> = options.timeScale ? { SIM_TIME_SCALE: options.timeScale } : {};
     const sim = await startService('upstream-sim', { PORT: String(simPort), ...timeScale, ...logLevel, ...options.simEnv }, `${simUrl}/healthz`);
     procs.push(sim);
-    await new ChannelRepository(db.dataSource).create({ name: options.channel?.name ?? 'sim', baseUrl: simUrl, groups: options.channel?.groups });
+    // a vendor protocol is served under its own path prefix of the simulator (services/upstream-sim/src/app.ts)
+    const protocol = options.channel?.protocol ?? 'gateway';
+    await new ChannelRepository(db.dataSource).create({
+      name: options.channel?.name ?? 'sim',
+      protocol,
+      baseUrl: protocol === 'gateway' ? simUrl : `${simUrl}/${protocol}`,
+      apiKey: options.channel?.apiKey,
+      groups: options.channel?.groups,
+    });
     return {
       db,
       prefix,
