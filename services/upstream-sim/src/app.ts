@@ -7,8 +7,7 @@ import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
 import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from './vendors/vendor-sim-kit';
 
-/** The path prefixes of the vendor modes (each mounted below). */
-const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl'];
+import { replicateSimRouter } from './vendors/replicate/replicate-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -16,6 +15,9 @@ import { sendError } from './sim-errors';
 import { SimTaskStore } from './sim-task.store';
 import { submitHandler, type SimModels } from './submit.handler';
 import { simStateAt, unifiedTaskAt } from './task-view';
+
+/** The path prefixes of the vendor modes (each mounted below). */
+const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl'];
 
 export interface SimAppOptions {
   /** Multiplies every simulated duration. */
@@ -64,7 +66,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.get('/__sim/vendor-requests', seen.list);
   app.use(VENDOR_PREFIXES, seen.record);
   app.get('/vendor-files/:exp/:name', seen.recordStart, expiringFilesHandler(now, files, store));
-  void vendor;
+  app.use('/replicate', replicateSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
