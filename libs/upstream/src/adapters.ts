@@ -1,8 +1,9 @@
 import { createAdapterRegistry, type AdapterRegistry, type ChannelSettings, type Unsupported } from './adapter';
 import { createGatewayAdapter } from './gateway.adapter';
+import { createFalAdapter } from './protocols/fal/fal.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'fal'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -19,7 +20,7 @@ export interface UpstreamAdaptersOptions {
  * `protocols/`, one line here and its name in TASK_PROTOCOLS.
  */
 export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRegistry {
-  const registry = createAdapterRegistry([createGatewayAdapter({ timeoutMs: opts.timeoutMs })]);
+  const registry = createAdapterRegistry([createGatewayAdapter({ timeoutMs: opts.timeoutMs }), createFalAdapter({ timeoutMs: opts.timeoutMs })]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {
     throw new Error(`TASK_PROTOCOLS (${TASK_PROTOCOLS.join(', ')}) and the registered adapters (${registered.join(', ')}) differ`);

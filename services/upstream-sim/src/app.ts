@@ -6,6 +6,7 @@ import { artgenRouter } from './artgen/artgen.router';
 import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
 import { expiringFilesHandler, type VendorSimContext } from './vendors/vendor-sim-kit';
+import { falSimRouter } from './vendors/fal/fal-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -56,7 +57,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.get('/vendor-files/:exp/:name', expiringFilesHandler(now, files));
   // Vendor protocols (issue 34), each under its own prefix, strict as its vendor documents it.
   const vendor: VendorSimContext = { publicUrl, apiKey: opts.apiKey, timeScale: opts.timeScale, now, log, store, images };
-  void vendor;
+  app.use('/fal', falSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
