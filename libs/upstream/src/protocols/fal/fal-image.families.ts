@@ -102,7 +102,7 @@ const sparkImagine: FalFamily = {
   endpoint: withEdit,
   fields: {
     prompt: { to: 'prompt' },
-    size: { to: 'aspect_ratio' },
+    size: { to: 'aspect_ratio', map: (v, req) => (imagesOf(req).length ? undefined : v), note: 'not with an image (the edit keeps its ratio)' },
     n: { to: 'num_images' },
     image_urls: grokEditImage,
   },

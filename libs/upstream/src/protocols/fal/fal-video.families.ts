@@ -106,6 +106,10 @@ const waveI2v: FalFamily = {
     watermark: noWatermark,
   },
   refine: firstProblem(
+    (req) =>
+      req.upstreamBody.prompt === undefined
+        ? { field: 'prompt', message: `\`prompt\` is required for ${req.requestedModel} through the fal protocol (fal's Wan 2.6 needs one)` }
+        : undefined,
     onlyValues('duration', [5, 10, 15], "fal's Wan 2.6 makes"),
     refuseWhen('audio', (v) => v === false, 'fal makes the sound track'),
     refuseTrue('watermark', 'fal adds no watermark'),
