@@ -7,7 +7,7 @@ import { asString, first, firstProblem, imagesOf, list, onlyValues, refuseWhen, 
  * ones marked "(guess)" in the notes could not be confirmed there.
  */
 
-const modeOf = (req: NormalizedRequest): string => String(req.derived.mode ?? '');
+const modeOf = (req: NormalizedRequest): string => (typeof req.derived.mode === 'string' ? req.derived.mode : '');
 /** A ratio input only text-to-video takes (with images, the first frame sets the ratio). */
 const ratioWithoutImages = (to: string): FieldRule => ({
   to,

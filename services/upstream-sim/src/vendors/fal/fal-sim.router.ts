@@ -26,7 +26,8 @@ const detail = (res: Response, status: number, body: unknown) => res.status(stat
 /** What the input asks for, as the simulator's task needs it (count, size, format, length). */
 function expectedOf(ep: FalSimEndpoint, input: Record<string, unknown>): ExpectedOutput {
   if (ep.kind === 'videos') {
-    const seconds = parseInt(String(input.duration ?? ep.seconds ?? 5), 10);
+    const seconds =
+      typeof input.duration === 'number' ? input.duration : parseInt(typeof input.duration === 'string' ? input.duration : String(ep.seconds ?? 5), 10);
     return { kind: 'videos', count: 1, format: 'mp4', durationSeconds: Number.isFinite(seconds) && seconds > 0 ? seconds : 5 };
   }
   const size = input.image_size as { width?: number; height?: number } | undefined;
