@@ -8,4 +8,5 @@ export * from './messages/messages-upstream.client';
 export * from './artgen-native';
 export * from './public-host';
 export * from './translation';
+export { FAL_TRANSLATION, falEndpointOf } from './protocols/fal/fal.translation';
 export type { MediaKeeper, KeepInput } from './results/media-keeper';

@@ -13,6 +13,8 @@ export interface UpstreamHttp {
   get(url: string, headers: Record<string, string>): Promise<UpstreamAnswer>;
   post(url: string, body: unknown, headers: Record<string, string>): Promise<UpstreamAnswer>;
   delete(url: string, headers: Record<string, string>): Promise<UpstreamAnswer>;
+  /** fal cancels a queued request with PUT. */
+  put(url: string, body: unknown, headers: Record<string, string>): Promise<UpstreamAnswer>;
 }
 
 /** A transport failure, with a code `classifyHttpFailure` knows (ECONNREFUSED, ETIMEDOUT, …). Never holds headers. */
@@ -51,7 +53,7 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions): UpstreamHttp {
   });
   const base = { 'user-agent': opts.userAgent, accept: 'application/json' };
 
-  async function send(method: 'GET' | 'POST' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown): Promise<UpstreamAnswer> {
+  async function send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown): Promise<UpstreamAnswer> {
     const signal = AbortSignal.timeout(opts.timeoutMs);
     try {
       const res = await request(url, {
@@ -90,6 +92,7 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions): UpstreamHttp {
     get: (url, headers) => send('GET', url, headers),
     post: (url, body, headers) => send('POST', url, headers, body ?? {}),
     delete: (url, headers) => send('DELETE', url, headers),
+    put: (url, body, headers) => send('PUT', url, headers, body ?? {}),
   };
 }
 

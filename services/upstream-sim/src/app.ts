@@ -6,8 +6,8 @@ import { artgenRouter } from './artgen/artgen.router';
 import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
 import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from './vendors/vendor-sim-kit';
-
 import { replicateSimRouter } from './vendors/replicate/replicate-sim.router';
+import { falSimRouter } from './vendors/fal/fal-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -67,6 +67,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use(VENDOR_PREFIXES, seen.record);
   app.get('/vendor-files/:exp/:name', seen.recordStart, expiringFilesHandler(now, files, store));
   app.use('/replicate', replicateSimRouter(vendor));
+  app.use('/fal', falSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
