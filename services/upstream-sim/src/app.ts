@@ -5,6 +5,7 @@ import { avatarSubmitHandler } from './avatar/avatar-submit.handler';
 import { artgenRouter } from './artgen/artgen.router';
 import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
+import { openAiSimRouter } from './vendors/openai/openai-sim.router';
 import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from './vendors/vendor-sim-kit';
 
 /** The path prefixes of the vendor modes (each mounted below). */
@@ -65,6 +66,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.get('/__sim/vendor-requests', seen.list);
   app.use(VENDOR_PREFIXES, seen.record);
   void vendor;
+  app.use('/openai', openAiSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
