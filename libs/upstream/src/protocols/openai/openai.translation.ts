@@ -40,7 +40,7 @@ function gptImage2Size(req: NormalizedRequest, field: string): Unsupported | und
 const IMAGE_REFS: FieldRule = {
   to: 'images',
   map: (v) => (v as string[]).map((image_url) => ({ image_url })),
-  note: 'as `[{image_url}]`; the call goes to `/v1/images/edits` (JSON form, GPT image models)',
+  note: 'as `[{image_url}]`, sent to `/v1/images/edits` in its JSON form',
 };
 const IN_SIZE = { drop: 'carried in the vendor\u2019s `size` (`WxH` of the output the contract derived)' };
 
@@ -106,7 +106,7 @@ const SECONDS: FieldRule = { to: 'seconds', map: (v) => String(v), note: 'a stri
 const FIRST_REF: FieldRule = {
   to: 'input_reference',
   map: (v) => ({ image_url: (v as string[])[0] }),
-  note: '`{image_url}` (one image; OpenAI asks it to match the output size)',
+  note: 'as `{image_url}`, one image; OpenAI asks it to match the output size',
 };
 const IN_VIDEO_SIZE = { drop: 'carried in the vendor\u2019s `size` (1280x720 or 720x1280)' };
 

@@ -35,7 +35,7 @@ export const refuse = (param: string, code: string, message: string, status = 40
 };
 
 /** A multipart file part as the simulator keeps it (the bytes are not needed: a file was sent). */
-export interface SentFile {
+interface SentFile {
   file: true;
   type: string;
   size: number;
