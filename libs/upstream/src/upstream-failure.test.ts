@@ -22,6 +22,8 @@ describe('classifyHttpFailure', () => {
     [{ status: 404 }, false, 'not_found'],
     [{ status: 400, errorType: 'moderation', errorMessage: 'nope' }, false, 'moderation'],
     [{ status: 400, errorMessage: 'Banned prompt detected' }, false, 'moderation'],
+    // OpenAI: the type is generic, the code says moderation
+    [{ status: 400, errorType: 'invalid_request_error', errorCode: 'moderation_blocked', errorMessage: 'Your request was rejected' }, false, 'moderation'],
   ] as const)('%j → retryable %s, kind %s', (f, retryable, kind) => {
     const e = c(f);
     expect(e.retryable).toBe(retryable);

@@ -18,6 +18,8 @@ export interface HttpFailure {
   code?: string;
   /** The spec error object of the body, when present. */
   errorType?: string;
+  /** The error's finer code when the vendor sends one beside its type (OpenAI's `moderation_blocked`). */
+  errorCode?: string;
   errorMessage?: string;
   /** The answer's Retry-After, in ms (429 and 503 carry it on to the retry). */
   retryAfterMs?: number;
@@ -41,8 +43,8 @@ export function classifyHttpFailure(f: HttpFailure, describe: string): UpstreamE
     return new UpstreamError(`${describe} failed: network error ${code}`, true, undefined, 'network');
   }
   const s = f.status;
-  const msg = `${describe} answered HTTP ${s}${f.errorType ? ` ${f.errorType}` : ''}${detail}`;
-  if (isModerationFailure(f.errorType, f.errorMessage)) return new UpstreamError(msg, false, s, 'moderation');
+  const msg = `${describe} answered HTTP ${s}${f.errorType ? ` ${f.errorType}` : ''}${f.errorCode ? ` (${f.errorCode})` : ''}${detail}`;
+  if (isModerationFailure(f.errorType, f.errorMessage) || isModerationFailure(f.errorCode, undefined)) return new UpstreamError(msg, false, s, 'moderation');
   if (s === 429) return new UpstreamError(msg, true, s, 'quota', f.retryAfterMs);
   if (s === 408) return new UpstreamError(msg, true, s, 'timeout');
   if (s >= 500) return new UpstreamError(msg, true, s, 'server', f.retryAfterMs);

@@ -9,6 +9,8 @@ export type VendorOperation = 'submit' | 'poll' | 'cancel' | 'download';
 /** The error a vendor put in a non-2xx body, as far as the vendor's shape tells (type: a machine word; message). */
 export interface VendorError {
   type?: string;
+  /** A finer machine word beside `type` (OpenAI: `type: invalid_request_error`, `code: moderation_blocked`). */
+  code?: string;
   message?: string;
 }
 export type VendorErrorReader = (body: unknown) => VendorError;
@@ -20,7 +22,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v 
 /** `{error: {type, message}}` (this API, OpenAI), `{error: "…"}`, `{detail: "…"}` (fal, Replicate, BFL), `{message}`. */
 export const readCommonError: VendorErrorReader = (body) => {
   if (!isObj(body)) return { message: typeof body === 'string' ? body.slice(0, 300) : undefined };
-  if (isObj(body.error)) return { type: str(body.error.type) ?? str(body.error.code), message: str(body.error.message) };
+  if (isObj(body.error)) return { type: str(body.error.type) ?? str(body.error.code), code: str(body.error.code), message: str(body.error.message) };
   const detail = Array.isArray(body.detail) ? JSON.stringify(body.detail) : str(body.detail);
   return { type: str(body.type) ?? str(body.code), message: str(body.error) ?? detail ?? str(body.message) ?? str(body.title) };
 };
@@ -81,6 +83,7 @@ async function sendClassified(ch: ChannelTarget, describe: string, send: () => P
     {
       status: res.status,
       errorType: err.type,
+      ...(err.code !== undefined && err.code !== err.type ? { errorCode: err.code } : {}),
       errorMessage: err.message === undefined ? undefined : scrubSecret(err.message, ch.apiKey),
       retryAfterMs: retryAfterMs(res.retryAfter),
     },

@@ -5,6 +5,7 @@ import { avatarSubmitHandler } from './avatar/avatar-submit.handler';
 import { artgenRouter } from './artgen/artgen.router';
 import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
+import { openAiSimRouter } from './vendors/openai/openai-sim.router';
 import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from './vendors/vendor-sim-kit';
 import { replicateSimRouter } from './vendors/replicate/replicate-sim.router';
 import { falSimRouter } from './vendors/fal/fal-sim.router';
@@ -68,6 +69,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.get('/vendor-files/:exp/:name', seen.recordStart, expiringFilesHandler(now, files, store));
   app.use('/replicate', replicateSimRouter(vendor));
   app.use('/fal', falSimRouter(vendor));
+  app.use('/openai', openAiSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
