@@ -30,7 +30,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   await ds.initialize();
   const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
-  const adapters = createUpstreamAdapters({ timeoutMs: config.UPSTREAM_TIMEOUT_MS });
+  const adapters = createUpstreamAdapters({ timeoutMs: config.UPSTREAM_TIMEOUT_MS, syncTimeoutMs: config.UPSTREAM_SYNC_TIMEOUT_MS });
   const pw = await startPoolWorker(
     { pool, ds, redis, prefix: config.QUEUE_PREFIX, shards: config.QUEUE_SHARDS[pool], adapters, logger, completion: opts.completion?.(ds) },
     {
