@@ -4,8 +4,8 @@
  * All submissions start together in beforeAll (one process set, concurrent tasks); each test awaits its own.
  */
 import sharp from 'sharp';
-import { quote, resolveModel, validateRequest, type NormalizedRequest, type PriceTable, type Quote } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, PriceRepository } from '@gmg/db';
+import { resolveModel, validateRequest, type NormalizedRequest } from '@gmg/contracts';
+import { AccountRepository, ApiKeyRepository } from '@gmg/db';
 import { startSimStack, waitFor, type SimStack, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
@@ -52,6 +52,39 @@ const VIDEO_CASES: Case[] = [
   { name: 'wave2.7-r2v', body: { model: 'wave2.7-r2v', prompt: 'waves', image_with_roles: [{ url: REF, role: 'reference_image' }], duration: 2 } },
 ];
 
+/**
+ * What each case costs, in minor units (1 unit = 1,000,000): literals from infra/prices.json (the key, its price,
+ * times the quantity the model bills), never the quote of the code under test.
+ */
+const PRICE: Record<string, bigint> = {
+  'lumen-2-flex': 20_000n, // lumen-2-flex@1MP 0.02
+  'lumen-2-pro': 30_000n, // lumen-2-pro@1MP 0.03
+  'lumen-2-max': 60_000n, // lumen-2-max@1MP 0.06
+  'pict-image-2': 60_000n, // pict-image-2@1k 0.03 × n 2
+  'pict-image-2-ext': 30_000n, // an alias: pict-image-2@1k 0.03
+  'spark-imagine-image-2.0': 80_000n, // spark-imagine-image-2.0@1k-medium 0.04 × n 2
+  'spark-imagine-1.5-main': 30_000n, // spark-imagine-1.5-main@standard 0.03
+  'spark-imagine-1.5-ext': 30_000n, // an alias: spark-imagine-1.5-main@standard 0.03
+  'spark-imagine-image': 30_000n, // spark-imagine-image@standard 0.03
+  'spark-imagine-image-quality': 60_000n, // spark-imagine-image-quality@standard 0.06
+  'dream-5-0-pro': 40_000n, // dream-5-0-pro@2K 0.04
+  'dream-5-0-lite': 30_000n, // dream-5-0-lite@1K 0.015 × n 2
+  'pixel-v6': 60_000n, // pixel-v6@360p 0.02 × 3 s
+  'Omni-Flash-Ext': 200_000n, // Omni-Flash-Ext@720p (default) 0.05 × 4 s
+  'spark-imagine-1.5-video-main': 120_000n, // spark-imagine-1.5-video-main@480p 0.02 × 6 s
+  'spark-imagine-1.5-video-ext': 140_000n, // an alias: spark-imagine-1.5-video-main@480p 0.02 × 7 s
+  'wave2.6-i2v-flash': 80_000n, // (wave2.6-i2v-flash@720p 0.03 + @audio-720p 0.01, audio on by default) × 2 s
+  'kinetic-video-o1': 250_000n, // kinetic-video-o1@std 0.05 × 5 s
+  'clipq3-pro': 80_000n, // clipq3-pro@540p 0.04 × 2 s
+  'clipq3-turbo': 90_000n, // clipq3-turbo@720p 0.03 × 3 s
+  'motion-1-0-pro-fast': 100_000n, // motion-1-0-pro-fast@1080p (default) 0.05 × 2 s
+  'motion-1-0-pro-quality': 180_000n, // motion-1-0-pro-quality@720p 0.06 × 3 s
+  'reel-v4-fast': 90_000n, // reel-v4-fast@720p 0.03 × 3 s
+  'reel-v4-std': 240_000n, // reel-v4-std@720p 0.06 × 4 s
+  'wave2.7-videoedit': 200_000n, // wave2.7-videoedit@1080p 0.1 × 2 s
+  'wave2.7-r2v': 200_000n, // wave2.7-r2v@1080p 0.1 × 2 s
+};
+
 const failing = (c: Case): Case => ({ name: `${c.name} [sim:fail]`, body: { ...c.body, prompt: `${String(c.body.prompt)} [sim:fail]` } });
 
 /** The duration of an MP4 from its `moov/mvhd` box (after checking the leading `ftyp` box). */
@@ -94,7 +127,6 @@ describe('models e2e: every image and video model completes through the real ser
   let db: TestDatabase;
   let base: string;
   let stack: SimStack;
-  let prices: PriceTable;
   let main: { accountId: string; key: string };
   const runs = new Map<string, Promise<Outcome>>();
 
@@ -132,7 +164,6 @@ describe('models e2e: every image and video model completes through the real ser
     if (!v.ok) throw new Error(`fixture ${String(body.model)} invalid: ${v.violation.message}`);
     return v.value;
   };
-  const quoteOf = (body: Body): Quote => quote(normalize(body).billing, prices);
   const ledgerKinds = async (taskId: string) =>
     (await db.dataSource.query(`SELECT kind, amount FROM ledger_entries WHERE task_id = $1 ORDER BY id`, [taskId])) as Array<{ kind: string; amount: string }>;
 
@@ -154,7 +185,6 @@ describe('models e2e: every image and video model completes through the real ser
   beforeAll(async () => {
     stack = await startSimStack({ database: 'gmg_e2e_models', timeScale: '0.1' });
     db = stack.db;
-    prices = await new PriceRepository(db.dataSource).table();
     const worker = { POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000' };
     const [edge] = await Promise.all([
       stack.start('api-edge', { ADMIN_TOKEN }),
@@ -179,8 +209,8 @@ describe('models e2e: every image and video model completes through the real ser
   const outcome = (name: string) => runs.get(name)!;
 
   const expectCharged = async (c: Case, o: Outcome) => {
-    const q = quoteOf(c.body);
-    expect(o.task.cost).toBe(Number(q.total) / 1_000_000);
+    const price = PRICE[c.name];
+    expect(o.task.cost).toBe(Number(price) / 1_000_000);
     const rows = await waitFor(
       async () => {
         const r = await ledgerKinds(o.taskId);
@@ -189,12 +219,12 @@ describe('models e2e: every image and video model completes through the real ser
       { timeoutMs: 20_000, what: `capture of ${c.name}` },
     );
     expect(rows).toEqual([
-      { kind: 'hold', amount: q.total.toString() },
-      { kind: 'capture', amount: q.total.toString() },
+      { kind: 'hold', amount: price.toString() },
+      { kind: 'capture', amount: price.toString() },
     ]);
   };
 
-  it.each(IMAGE_CASES.map((c) => [c.name, c] as const))('%s completes with images of the expected format and size, charged the quote', async (_n, c) => {
+  it.each(IMAGE_CASES.map((c) => [c.name, c] as const))('%s completes with images of the expected format and size, charged its listed price', async (_n, c) => {
     const o = await outcome(c.name);
     expect(o.task.status).toBe('completed');
     const expected = normalize(c.body).expected;
@@ -209,7 +239,7 @@ describe('models e2e: every image and video model completes through the real ser
   });
 
   it.each(VIDEO_CASES.map((c) => [c.name, c] as const))(
-    '%s completes with an MP4 of the requested duration, url array and 24 h expiry, charged the quote',
+    '%s completes with an MP4 of the requested duration, url array and 24 h expiry, charged its listed price',
     async (_n, c) => {
       const o = await outcome(c.name);
       expect(o.task.status).toBe('completed');

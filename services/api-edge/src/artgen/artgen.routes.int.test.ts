@@ -1,8 +1,7 @@
 import { taskViewKey } from '@gmg/queue';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { ARTGEN_CONTRACTS, quote } from '@gmg/contracts';
-import { AccountRepository, GroupRepository, PriceRepository, TaskRepository } from '@gmg/db';
+import { AccountRepository, GroupRepository, TaskRepository } from '@gmg/db';
 import { TaskViewStore, artgenJobHash } from '@gmg/tasks';
 import { waitFor } from '@gmg/testing';
 import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
@@ -59,9 +58,7 @@ describe('art suite routes', () => {
     const t = await row(id);
     expect(t).toMatchObject({ model: 'artgen', pool: 'artgen', status: 'pending' });
     expect(t.request.upstreamPath).toBe('/v1/artgen/generations/imagine');
-    const prices = await new PriceRepository(h.db.dataSource).table();
-    const outcome = ARTGEN_CONTRACTS.imagine.validate({ prompt: 'a lighthouse --ar 16:9 --v 8.2 --fast' }, 'artgen');
-    const price = quote(outcome.ok ? outcome.value.billing : [], prices).total;
+    const price = 75_000n; // artgen@imagine-v8.2-fast = 0.075 in infra/prices.json (minor units: 1 unit = 1,000,000)
     expect(t.price).toBe(price);
     expect(await available(c.accountId)).toBe(before - price);
     expect((await h.queue('artgen').getJob(id))?.id).toBe(id);
