@@ -1,7 +1,8 @@
 import { QUEUES } from '@gmg/contracts';
 import { settleTask, TaskRepository, AccountRepository, LogsRepository, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createRedis, queueKeyPrefix, shardOf, sweepCursorKey, type Redis } from '@gmg/queue';
+import { Worker } from 'bullmq';
+import { createRedis, createTaskQueue, queueKeyPrefix, shardOf, sweepCursorKey, type Redis } from '@gmg/queue';
 import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { CircuitBreaker, createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
@@ -462,16 +463,28 @@ describe('pool sweeper and crash recovery', () => {
     const w = await world();
     const up = await upstream({ pollsToComplete: 1000 });
     await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    // a job whose last attempt threw, failed by BullMQ itself (before the pool worker exists to take it)
+    const dead = await seedTask(w.db.dataSource, w.account, 'job failed for good');
+    const queue = createTaskQueue('image', w.redis, w.prefix);
+    const throwing = new Worker(
+      queue.name,
+      async () => {
+        throw new Error('the last attempt failed');
+      },
+      { connection: w.redis, prefix: queueKeyPrefix(w.prefix, QUEUES.image, 0) },
+    );
+    await queue.add('task', { taskId: dead.id }, { jobId: dead.id, attempts: 1 });
+    await waitFor(async () => ((await queue.getJobState(dead.id)) === 'failed' ? true : undefined), { what: 'the job failed' });
+    await throwing.close();
+    await queue.close();
+
     const pw = await w.start({ orphanAfterMs: 0 });
     const live = await seedTask(w.db.dataSource, w.account, 'still rendering');
     await w.enqueue(pw, live);
     await waitFor(() => polling(pw, live.id), { what: 'polling' });
-    const dead = await seedTask(w.db.dataSource, w.account, 'job failed for good');
-    // a job in the failed set: what BullMQ leaves after the attempts ran out
-    const job = await pw.queue.add('task', { taskId: dead.id }, { jobId: dead.id, delay: 60_000 });
-    await ((await pw.queue.client) as unknown as Redis).zadd(pw.queue.toKey('failed'), Date.now(), job.id!);
 
     expect((await pw.sweeper.sweep()).readded).toBe(1);
+    expect(await pw.queue.getJobState(dead.id)).not.toBe('failed');
     expect(await polling(pw, live.id)).toBe(true);
     expect(up.submits.get(live.id)).toBe(1);
   });
