@@ -90,12 +90,20 @@ describe('error shapes', () => {
   });
 
   it('answers an oversized body with 413 in the error shape and creates no task', async () => {
+    const taskCount = async () =>
+      Number(((await h.db.dataSource.query(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [accountId])) as Array<{ n: number }>)[0].n);
+    // the count sees this account's tasks: a body within the limit moves it
+    const start = await taskCount();
+    await submit();
+    const before = await taskCount();
+    expect(before).toBe(start + 1);
     const res = await api()
       .post(IMAGES)
       .set(auth())
       .send({ ...lumen, prompt: 'x'.repeat(100_000) });
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ error: { code: 413, type: 'invalid_request_error', message: expect.stringContaining('65536') } });
+    expect(await taskCount()).toBe(before);
   });
 
   it('answers a non-JSON content type on a JSON route with 415', async () => {
