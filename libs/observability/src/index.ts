@@ -6,6 +6,7 @@ export {
   upstreamRequests,
   upstreamDuration,
   settlements,
+  batchErrors,
   largeBodies,
   largeBodiesWaiting,
   largeBodyBytesInFlight,

@@ -101,6 +101,17 @@ export const settlements = new Counter({
   registers: [registry],
 });
 
+/**
+ * Batch statements that failed and whose items went another way (one by one, or left to expire): nothing is lost,
+ * but a steady rate means a batch path that never works. `batch`: hold, hold_leased, lease_renew, lease_close.
+ */
+export const batchErrors = new Counter({
+  name: 'gmg_batch_errors_total',
+  help: 'Failed batch statements whose items were retried one by one or left to expire, by batch (hold, hold_leased, lease_renew, lease_close)',
+  labelNames: ['batch'] as const,
+  registers: [registry],
+});
+
 /** Large request bodies (≥ 256 KiB) at the edge's body budget (MAX_BODY_BYTES_IN_FLIGHT), by outcome. */
 export const largeBodies = new Counter({
   name: 'gmg_large_bodies_total',

@@ -4,6 +4,7 @@ import { TaskRepository, holdMany, type NewTask, type TaskRecord } from './task.
 import { holdLeased } from './task-lease.repository';
 import type { TaskLease, TaskLeaseBook } from './task-lease.book';
 import { StatementBatcher, type Pending } from '../statement-batcher';
+import { batchFailed, type BatchLogger } from '../batch-errors';
 
 /** The most holds written by one statement. */
 export const MAX_HOLD_BATCH = 100;
@@ -66,12 +67,13 @@ export class HoldBatchingTaskRepository extends TaskRepository {
   private readonly hotMs: number;
   /** Signs of contention per account not yet hot: how many since when. */
   private readonly signs = new Map<string, { since: number; n: number }>();
+  private readonly logger: BatchLogger | undefined;
 
   /**
    * `opts.sql` / `opts.leasedSql`: the batch and journal statements (default HOLD_MANY_SQL and HOLD_LEASED_SQL; the
    * mutation tests pass broken ones). `opts.leases`: this edge's task-hold leases; `leaseWhen` (default
    * 'contended') which accounts use them; `hotMs` (default 5 s) how long an account stays leased after its last
-   * submit.
+   * submit. `logger`: where a failed batch statement is told (it is counted in gmg_batch_errors_total either way).
    */
   constructor(
     ds: Pick<DataSource, 'query'>,
@@ -83,6 +85,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       leases?: TaskLeaseBook;
       leaseWhen?: 'always' | 'contended';
       hotMs?: number;
+      logger?: BatchLogger;
     } = {},
   ) {
     super(ds);
@@ -95,6 +98,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
     this.leases = opts.leases;
     this.leaseAll = opts.leaseWhen === 'always';
     this.hotMs = opts.hotMs ?? 5000;
+    this.logger = opts.logger;
   }
 
   /**
@@ -217,7 +221,10 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       clearTimeout(timer);
       return;
     }
-    const made = await this.createManyWithHold(batch.map((w) => w.item.task)).catch(() => new Map<string, TaskRecord>());
+    const made = await this.createManyWithHold(batch.map((w) => w.item.task)).catch((e: unknown) => {
+      batchFailed(this.logger, 'hold', e, { tasks: batch.length }, 'a hold batch failed; its tasks are held one by one');
+      return new Map<string, TaskRecord>();
+    });
     for (const w of batch) {
       const rec = made.get(w.item.task.id);
       if (rec) w.resolve(rec);
@@ -242,7 +249,10 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       this.ds,
       batch.map((w) => ({ task: w.item.task, leaseId: w.item.lease!.id })),
       this.leasedSql,
-    ).catch(() => new Map<string, TaskRecord>());
+    ).catch((e: unknown) => {
+      batchFailed(this.logger, 'hold_leased', e, { tasks: batch.length }, 'a leased hold batch failed; its tasks are held one by one');
+      return new Map<string, TaskRecord>();
+    });
     for (const w of batch) {
       const rec = made.get(w.item.task.id);
       leases.done(w.item.lease!, w.item.task.price, rec !== undefined);

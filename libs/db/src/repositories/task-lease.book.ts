@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CreditLeaseRepository } from './credit-lease.repository';
+import { batchFailed, type BatchLogger } from '../batch-errors';
 
 /** How an edge sizes and keeps its task-hold leases (docs/configuration.md: TASK_LEASE_*). */
 export interface TaskLeaseOptions {
@@ -10,6 +11,8 @@ export interface TaskLeaseOptions {
   /** A lease no task used for this long is closed (its money back to the account). */
   idleCloseMs: number;
   now?: () => number;
+  /** Where a failed renewal or close is told (counted in gmg_batch_errors_total either way). */
+  logger?: BatchLogger;
 }
 
 /** One lease as this edge sees it. */
@@ -146,7 +149,7 @@ export class TaskLeaseBook {
     // a failed close leaves the lease to expire; any edge's sweeper closes it then (ChatCallSweeper)
     const done = this.repo.close(l.id).then(
       () => undefined,
-      () => undefined,
+      (e: unknown) => batchFailed(this.o.logger, 'lease_close', e, { leaseId: l.id }, 'closing a task lease failed; it expires and a sweeper closes it'),
     );
     this.closes.set(l.id, { accountId: l.accountId, done });
     await done;
@@ -172,7 +175,10 @@ export class TaskLeaseBook {
       this.renewTimer = undefined;
       return;
     }
-    const alive = await this.repo.renew(ids, this.o.ttlMs).catch(() => null);
+    const alive = await this.repo.renew(ids, this.o.ttlMs).catch((e: unknown) => {
+      batchFailed(this.o.logger, 'lease_renew', e, { leases: ids.length }, 'renewing task leases failed; they go stale until the next renewal');
+      return null;
+    });
     if (!alive) return; // Postgres unreachable: the leases go stale (no reservations) and expire
     for (const id of ids) {
       const l = this.leases.get(id);

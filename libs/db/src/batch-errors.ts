@@ -1,0 +1,21 @@
+import type { Logger } from '@gmg/logger';
+import { batchErrors } from '@gmg/observability';
+
+/** What a batch path needs of a logger: its warning line. */
+export type BatchLogger = Pick<Logger, 'warn'>;
+
+/**
+ * A batch statement failed and its items go another way (one by one, or left to expire): no answer is lost, so the
+ * error is not thrown, but it is told — a line (the error's message and code only: a driver error carries the
+ * statement's parameters, request bodies among them) and `gmg_batch_errors_total{batch}`.
+ */
+export function batchFailed(
+  logger: BatchLogger | undefined,
+  batch: 'hold' | 'hold_leased' | 'lease_renew' | 'lease_close',
+  err: unknown,
+  fields: Record<string, unknown>,
+  msg: string,
+): void {
+  batchErrors.inc({ batch });
+  logger?.warn({ batch, ...fields, err: (err as Error | undefined)?.message, code: (err as { code?: unknown } | undefined)?.code }, msg);
+}
