@@ -83,6 +83,24 @@ describe('KeyAuthenticator', () => {
     expect(await auth.authenticate('sk-good')).toBeNull();
   });
 
+  it('clear() forgets the lookups under way too: the next request asks again, and the older answer is not cached', async () => {
+    const answers: Array<(p: AuthPrincipal | null) => void> = [];
+    const lookup = { authenticate: () => new Promise<AuthPrincipal | null>((resolve) => answers.push(resolve)) };
+    const auth = new KeyAuthenticator(lookup, { ttlMs: 60_000 });
+    const before = auth.authenticate('sk-good'); // read before the key was revoked, answered after the clear
+    auth.clear();
+    expect(auth.isCached('sk-good')).toBe(false);
+    const after = auth.authenticate('sk-good');
+    expect(answers).toHaveLength(2);
+    answers[1]!(null);
+    expect(await after).toBeNull();
+    answers[0]!(principal); // the older answer lands last
+    expect(await before).toEqual(principal);
+    // the revoked answer is the one cached: no third lookup, and the older answer did not overwrite it
+    expect(await auth.authenticate('sk-good')).toBeNull();
+    expect(answers).toHaveLength(2);
+  });
+
   it('rejects empty and absurdly long secrets without a lookup', async () => {
     const lookup = fakeLookup({});
     const auth = new KeyAuthenticator(lookup, { ttlMs: 2000 });

@@ -40,6 +40,8 @@ export class KeyAuthenticator {
   private readonly cache: LRUCache<string, Entry>;
   private readonly inflight = new Map<string, Promise<AuthPrincipal | null>>();
   private readonly missTtlMs: number;
+  /** Bumped by clear(): a lookup started before it answers its callers but caches nothing. */
+  private generation = 0;
 
   constructor(
     private readonly lookup: KeyLookup,
@@ -65,11 +67,12 @@ export class KeyAuthenticator {
     if (hit) return hit.principal;
     const pending = this.inflight.get(id);
     if (pending) return pending;
+    const generation = this.generation;
     const p = this.lookup
       .authenticate(secret)
       .then(
         (principal) => {
-          this.cache.set(id, { principal }, principal ? undefined : { ttl: Math.max(1, this.missTtlMs) });
+          if (generation === this.generation) this.cache.set(id, { principal }, principal ? undefined : { ttl: Math.max(1, this.missTtlMs) });
           return principal;
         },
         (err: unknown) => {
@@ -78,7 +81,9 @@ export class KeyAuthenticator {
           throw err;
         },
       )
-      .finally(() => this.inflight.delete(id));
+      .finally(() => {
+        if (this.inflight.get(id) === p) this.inflight.delete(id);
+      });
     this.inflight.set(id, p);
     return p;
   }
@@ -100,8 +105,13 @@ export class KeyAuthenticator {
     return -this.cache.getRemainingTTL(id) <= max ? e.principal : null;
   }
 
-  /** Forget every cached key (tests; a management action that must apply at once). */
+  /**
+   * Forget every cached key and every lookup under way (tests; a management action that must apply at once): the
+   * next request asks Postgres again, and an older lookup's answer, read before the change, is not cached.
+   */
   clear(): void {
+    this.generation++;
     this.cache.clear();
+    this.inflight.clear();
   }
 }
