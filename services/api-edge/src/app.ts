@@ -192,12 +192,13 @@ export function createApp(deps: AppDeps): App {
   const taskLeases = config.taskLeaseMinor
     ? new TaskLeaseBook(new CreditLeaseRepository(dataSource), {
         targetMinor: config.taskLeaseMinor,
+        logger,
         ttlMs: config.taskLeaseTtlMs ?? 30_000,
         idleCloseMs: config.taskLeaseIdleMs ?? 5000,
       })
     : undefined;
   // submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts)
-  const tasks = new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs });
+  const tasks = new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs, logger });
   const parts: AppParts = {
     deps,
     tasks,
