@@ -1,9 +1,10 @@
 import { createAdapterRegistry, type AdapterRegistry, type ChannelSettings } from './adapter';
 import type { Unsupported } from './translation';
 import { createGatewayAdapter } from './gateway.adapter';
+import { createBflAdapter } from './protocols/bfl/bfl.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'bfl'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -20,7 +21,7 @@ export interface UpstreamAdaptersOptions {
  * `protocols/`, one line here and its name in TASK_PROTOCOLS.
  */
 export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRegistry {
-  const registry = createAdapterRegistry([createGatewayAdapter({ timeoutMs: opts.timeoutMs })]);
+  const registry = createAdapterRegistry([createGatewayAdapter({ timeoutMs: opts.timeoutMs }), createBflAdapter({ timeoutMs: opts.timeoutMs })]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {
     throw new Error(`TASK_PROTOCOLS (${TASK_PROTOCOLS.join(', ')}) and the registered adapters (${registered.join(', ')}) differ`);

@@ -9,3 +9,4 @@ export * from './artgen-native';
 export * from './public-host';
 export * from './translation';
 export type { MediaKeeper, KeepInput } from './results/media-keeper';
+export { createBflAdapter } from './protocols/bfl/bfl.adapter';
