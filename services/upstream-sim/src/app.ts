@@ -6,6 +6,7 @@ import { artgenRouter } from './artgen/artgen.router';
 import { bearerGuard } from './bearer-guard';
 import { filesHandler } from './files.handler';
 import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from './vendors/vendor-sim-kit';
+import { bflSimRouter } from './vendors/bfl/bfl-sim.router';
 
 /** The path prefixes of the vendor modes (each mounted below). */
 const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl'];
@@ -65,6 +66,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use(VENDOR_PREFIXES, seen.record);
   app.get('/vendor-files/:exp/:name', seen.recordStart, expiringFilesHandler(now, files, store));
   void vendor;
+  app.use('/bfl', bflSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
