@@ -72,7 +72,9 @@ function submit(ctx: VendorSimContext, req: Request, res: Response) {
   const [first, more] = PRICE[model];
   res.json({
     id: task.id,
-    polling_url: `${ctx.publicUrl}${req.baseUrl}/v1/get_result?id=${encodeURIComponent(task.id)}`,
+    // on the host the caller reached, as BFL's are on its API hosts: the file links' public base (SIM_PUBLIC_URL, a
+    // browser's address in docker compose) may not be reachable from the worker that polls
+    polling_url: `${req.protocol}://${req.get('host')}${req.baseUrl}/v1/get_result?id=${encodeURIComponent(task.id)}`,
     cost: first + more * (outputMp - 1 + inputMp),
     input_mp: inputMp,
     output_mp: outputMp,
