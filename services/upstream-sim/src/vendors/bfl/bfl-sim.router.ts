@@ -13,8 +13,8 @@ import { BFL_SIM_MODELS, validateBflBody, type BflModel } from './bfl-sim.schema
  */
 const SAMPLE_TTL_MS = 10 * 60_000;
 const ESTIMATED_SECONDS: Record<BflModel, number> = { 'flux-2-pro': 25, 'flux-2-max': 40, 'flux-2-flex': 20 };
-/** Credits (1 credit = US$0.01) for the first output megapixel and each further one (BFL's pricing page; simulated). */
-const PRICE: Record<BflModel, [number, number]> = { 'flux-2-pro': [3, 1.5], 'flux-2-max': [7, 3], 'flux-2-flex': [6, 6] };
+/** Credits (1 credit = US$0.01) for the first output megapixel and each further one (BFL's bfl-api skill pricing table; simulated). */
+const PRICE: Record<BflModel, [number, number]> = { 'flux-2-pro': [3, 1.5], 'flux-2-max': [7, 3], 'flux-2-flex': [5, 5] };
 
 type BflSimTask = VendorTask & { vendor: 'bfl'; requestModerated: boolean; seed: number };
 
@@ -54,9 +54,9 @@ function submit(ctx: VendorSimContext, req: Request, res: Response) {
   if (errors.length) return detail(res, 422, errors);
   const b = body as Record<string, unknown>;
   if (rateLimitedOnce(b.prompt)) {
-    // BFL limits active tasks per key (24); over it, 429 (help.bfl.ai: "exceeded your concurrency limit").
+    // BFL limits active tasks per key (24); over it, 429 with this body (black-forest-labs/skills, bfl-api rate-limiting.md)
     res.setHeader('Retry-After', '1');
-    return detail(res, 429, 'Too many active tasks');
+    return res.status(429).json({ error: 'rate_limit_exceeded', message: 'Too many concurrent requests', retry_after: 1 });
   }
   const width = typeof b.width === 'number' ? b.width : 1024;
   const height = typeof b.height === 'number' ? b.height : 1024;
