@@ -9,6 +9,7 @@ import { openAiSimRouter } from './vendors/openai/openai-sim.router';
 import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from './vendors/vendor-sim-kit';
 import { replicateSimRouter } from './vendors/replicate/replicate-sim.router';
 import { falSimRouter } from './vendors/fal/fal-sim.router';
+import { bflSimRouter } from './vendors/bfl/bfl-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -70,6 +71,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use('/replicate', replicateSimRouter(vendor));
   app.use('/fal', falSimRouter(vendor));
   app.use('/openai', openAiSimRouter(vendor));
+  app.use('/bfl', bflSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
