@@ -9,5 +9,5 @@ export * from './artgen-native';
 export * from './public-host';
 export * from './translation';
 export { FAL_TRANSLATION, falEndpointOf } from './protocols/fal/fal.translation';
-export type { MediaKeeper, KeepInput } from './results/media-keeper';
+export type { MediaKeeper } from './results/media-keeper';
 export { createBflAdapter } from './protocols/bfl/bfl.adapter';
