@@ -9,3 +9,7 @@ export * from './artgen-native';
 export * from './public-host';
 export * from './translation';
 export type { MediaKeeper, KeepInput } from './results/media-keeper';
+export type { ResultStore } from './results/result-store';
+export { createResultStore } from './results/create-result-store';
+export { createResultLinks, RESULTS_PATH, type ResultLinks } from './results/result-links';
+export { createMediaKeeper, type ClosableMediaKeeper } from './results/media-keeper';
