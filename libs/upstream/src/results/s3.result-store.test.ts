@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { S3Client } from '@aws-sdk/client-s3';
-import { createResultStore } from './create-result-store';
+import { createResultStore, parseS3Url } from './create-result-store';
 import { S3ResultStore } from './s3.result-store';
 
 /**
@@ -91,11 +91,11 @@ describe('S3ResultStore (SDK requests intercepted in the middleware stack, no ne
     await expect(store.put('task_4/0.png', Readable.from([Buffer.from('x')]), { contentType: 'image/png' })).rejects.toThrow();
   });
 
-  it('createResultStore: s3://bucket/prefix names the bucket and the key prefix', () => {
-    const store = createResultStore('s3://my-bucket/gw/results', { region: 'eu-west-1' });
-    expect(store).toBeInstanceOf(S3ResultStore);
-    expect((store as S3ResultStore).objectKey('task_5/1.webp')).toBe('gw/results/task_5/1.webp');
-    expect((createResultStore('s3://my-bucket') as S3ResultStore).objectKey('k/0.png')).toBe('k/0.png');
+  it('createResultStore: s3://bucket/prefix names the bucket and the key prefix; other schemes are refused', () => {
+    expect(parseS3Url('s3://my-bucket/gw/results')).toEqual({ bucket: 'my-bucket', prefix: 'gw/results' });
+    expect(parseS3Url('s3://my-bucket')).toEqual({ bucket: 'my-bucket', prefix: '' });
+    expect(new S3ResultStore({ ...parseS3Url('s3://my-bucket/gw/results'), region: 'eu-west-1' }).objectKey('task_5/1.webp')).toBe('gw/results/task_5/1.webp');
+    expect(new S3ResultStore({ ...parseS3Url('s3://my-bucket'), region: 'eu-west-1' }).objectKey('k/0.png')).toBe('k/0.png');
     expect(() => createResultStore('http://example.com/x')).toThrow(/only s3:\/\/, file:\/\/ or a path/);
   });
 });
