@@ -11,5 +11,5 @@ export * from './translation';
 export type { MediaKeeper, KeepInput } from './results/media-keeper';
 export type { ResultStore } from './results/result-store';
 export { createResultStore } from './results/create-result-store';
-export { createResultLinks, RESULTS_PATH, type ResultLinks } from './results/result-links';
+export { createResultLinks, type ResultLinks } from './results/result-links';
 export { createMediaKeeper, type ClosableMediaKeeper } from './results/media-keeper';

@@ -63,7 +63,8 @@ export class S3ResultStore implements ResultStore {
     });
     // A body that errors fails the upload rather than leaving it waiting for more parts.
     const source = pipeline(body, counted);
-    const sourceFailed = new Promise<never>((_, reject) => source.catch(reject));
+    // Settles only when the body fails (a body that ends well leaves the race to the upload).
+    const sourceFailed = source.then(() => new Promise<never>(() => undefined));
     sourceFailed.catch(() => undefined);
     const upload = new Upload({
       client: this.client,
