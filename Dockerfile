@@ -73,7 +73,10 @@ COPY --chown=node:node services ./services
 COPY --chown=node:node infra ./infra
 # Uploads (local-disk storage of api-edge): a volume is mounted here; with several replicas it must be shared.
 ENV UPLOAD_DIR=/app/data/uploads
-RUN mkdir -p /app/data/uploads && chown -R node:node /app/data
+# Results kept by us on the local disk (api-edge serves them, the workers write them): a volume shared by both, or
+# RESULT_STORE_URL=s3://bucket/prefix (docs/upstreams/results.md).
+ENV RESULT_STORE_URL=/app/data/results
+RUN mkdir -p /app/data/uploads /app/data/results && chown -R node:node /app/data
 USER node
 # api-edge and upstream-sim listen on PORT (8080 / 9090); queue consumers serve probes on HEALTH_PORT (9101-9105).
 EXPOSE 8080 9090 9101 9102 9103 9104 9105

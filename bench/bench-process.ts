@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { serviceNodeArgs } from '@gmg/config';
-import { REPO_ROOT, waitFor } from '@gmg/testing';
+import { REPO_ROOT, testResultEnv, waitFor } from '@gmg/testing';
 
 /**
  * Starts `script` (a path from the repo root) as `node --import tsx [args] script` and waits for its /healthz; a
@@ -16,7 +16,8 @@ export async function startNode(script: string, port: number, env: Record<string
   // overrides SERVICE_NODE_FLAGS' value of it (the last value of a V8 flag wins)
   const proc = spawn(process.execPath, [...run.slice(0, -1), ...args, ...run.slice(-1)], {
     cwd: root,
-    env: { ...process.env, ...env, PORT: String(port) },
+    // the result store the services need (a test directory and key, as startService gives them); the caller's wins
+    env: { ...process.env, ...testResultEnv(), ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   process.once('exit', () => proc.kill('SIGKILL'));

@@ -102,6 +102,7 @@ function childEnv(name: string, port: number, shared: NodeJS.ProcessEnv, extra: 
   delete e.DEMO_API_KEY;
   if (name !== 'api-edge') delete e.ADMIN_TOKEN;
   if (name !== 'upstream-sim') delete e.SIM_API_KEY;
+  if (name !== 'api-edge' && !name.startsWith('worker-')) delete e.RESULT_SIGNING_KEY;
   const svc = LOCAL_SERVICES.find((s) => s.name === name)!;
   e[svc.portVar] = String(port);
   return e;
@@ -178,7 +179,7 @@ interface ServiceEnvs {
   extra: Record<string, NodeJS.ProcessEnv>;
 }
 
-function serviceEnvs(secrets: { adminToken: string; simApiKey: string }, simUrl: string, baseUrl: string): ServiceEnvs {
+function serviceEnvs(secrets: { adminToken: string; simApiKey: string; resultSigningKey: string }, simUrl: string, baseUrl: string): ServiceEnvs {
   const shared: NodeJS.ProcessEnv = {
     DATABASE_URL: pg!.url,
     REDIS_URL: redis!.url,
@@ -188,12 +189,18 @@ function serviceEnvs(secrets: { adminToken: string; simApiKey: string }, simUrl:
     WEBHOOK_ALLOW_INSECURE: env.WEBHOOK_ALLOW_INSECURE ?? '1',
   };
   const simScale = env.SIM_TIME_SCALE ?? '0.3';
+  // Results kept by us: the workers write the store and sign links on the edge's base, the edge serves them.
+  const results: NodeJS.ProcessEnv = {
+    PUBLIC_BASE_URL: baseUrl,
+    RESULT_STORE_URL: env.RESULT_STORE_URL ?? path.join(DATA, 'results'),
+    RESULT_SIGNING_KEY: secrets.resultSigningKey,
+  };
   const extra: Record<string, NodeJS.ProcessEnv> = {
-    'api-edge': { PUBLIC_BASE_URL: baseUrl, ADMIN_TOKEN: secrets.adminToken, UPLOAD_DIR: env.UPLOAD_DIR ?? path.join(DATA, 'uploads') },
+    'api-edge': { ...results, ADMIN_TOKEN: secrets.adminToken, UPLOAD_DIR: env.UPLOAD_DIR ?? path.join(DATA, 'uploads') },
     'upstream-sim': { SIM_TIME_SCALE: simScale, SIM_PUBLIC_URL: env.SIM_PUBLIC_URL ?? simUrl, SIM_API_KEY: secrets.simApiKey },
   };
   // The local simulator runs faster than a real upstream; the workers poll it at the same pace.
-  for (const pool of ['image', 'video', 'artgen', 'avatar']) extra[`worker-${pool}`] = { POLL_INTERVAL_SCALE: env.POLL_INTERVAL_SCALE ?? simScale };
+  for (const pool of ['image', 'video', 'artgen', 'avatar']) extra[`worker-${pool}`] = { ...results, POLL_INTERVAL_SCALE: env.POLL_INTERVAL_SCALE ?? simScale };
   return { shared, extra };
 }
 

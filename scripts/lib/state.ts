@@ -10,6 +10,8 @@ export interface LocalSecrets {
   demoApiKey: string;
   adminToken: string;
   simApiKey: string;
+  /** RESULT_SIGNING_KEY of the edge and the workers: signs the links of kept results. */
+  resultSigningKey: string;
 }
 
 const base62 = (n: number): string => {
@@ -36,8 +38,14 @@ export function loadOrCreateSecrets(file: string, env: NodeJS.ProcessEnv): Local
     demoApiKey: saved.demoApiKey ?? generateApiKey(),
     adminToken: saved.adminToken ?? generateToken(),
     simApiKey: saved.simApiKey ?? generateToken(),
+    resultSigningKey: saved.resultSigningKey ?? generateToken(),
   };
-  if (next.demoApiKey !== saved.demoApiKey || next.adminToken !== saved.adminToken || next.simApiKey !== saved.simApiKey) {
+  if (
+    next.demoApiKey !== saved.demoApiKey ||
+    next.adminToken !== saved.adminToken ||
+    next.simApiKey !== saved.simApiKey ||
+    next.resultSigningKey !== saved.resultSigningKey
+  ) {
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
   }
@@ -45,5 +53,6 @@ export function loadOrCreateSecrets(file: string, env: NodeJS.ProcessEnv): Local
     demoApiKey: env.DEMO_API_KEY || next.demoApiKey,
     adminToken: env.ADMIN_TOKEN || next.adminToken,
     simApiKey: env.SIM_API_KEY || next.simApiKey,
+    resultSigningKey: env.RESULT_SIGNING_KEY || next.resultSigningKey,
   };
 }

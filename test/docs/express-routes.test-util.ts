@@ -45,8 +45,11 @@ export function servedRoutes(router: Router | { stack: Layer[] }, prefix = ''): 
   return out;
 }
 
-/** `/api/accounts/:id` and `/api/accounts/{id}` both become `/api/accounts/{}`: parameter names may differ. */
-export const routeShape = (path: string): string => path.replace(/:[A-Za-z0-9_]+/g, '{}').replace(/\{[^}]*\}/g, '{}');
+/**
+ * `/api/accounts/:id` and `/api/accounts/{id}` both become `/api/accounts/{}`: parameter names may differ. Express 5's
+ * wildcard `*key` (a parameter spanning slashes) is documented as `{key}` too.
+ */
+export const routeShape = (path: string): string => path.replace(/[:*][A-Za-z0-9_]+/g, '{}').replace(/\{[^}]*\}/g, '{}');
 
 /**
  * The router factories `createApp` mounts and where, read from the source of app.ts: `app.use(<factory>(…))` or

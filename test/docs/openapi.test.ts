@@ -64,6 +64,7 @@ import { CircuitBreaker, MessagesUpstreamClient } from '@gmg/upstream';
 import { DEFAULT_SIDE_LIMITS, uploadImage } from '../../services/api-edge/src/uploads/upload-image.use-case';
 import type { UploadStorage } from '../../services/api-edge/src/uploads/upload-storage';
 import { createUploadsRouter } from '../../services/api-edge/src/uploads/uploads.router';
+import { createResultsRouter } from '../../services/api-edge/src/results/results.router';
 import { renderImage } from '../../services/api-edge/src/uploads/test-images.test-util';
 import type { SubmitTaskDeps } from '../../services/api-edge/src/use-cases/submit-task.use-case';
 import { appRouterMounts, routeShape, servedRoutes, type ServedRoute } from './express-routes.test-util';
@@ -139,6 +140,7 @@ const FACTORIES: Record<string, () => Router> = {
   healthRouter: () => healthRouter({ probes: {}, isDraining: () => false }),
   apiDocsRouter: () => apiDocsRouter({ publicBaseUrl: PUBLIC_BASE_URL }),
   createManagementRouter: () => createManagementRouter({ ds: noDb, adminToken: ADMIN_TOKEN, authenticate: (s) => keys.authenticate(s), logger: silent }),
+  createResultsRouter: () => createResultsRouter({ store: { open: () => Promise.resolve(undefined) }, links: { verify: () => false }, logger: silent }),
   createUploadsRouter: () =>
     createUploadsRouter({
       storage: noStorage,
@@ -476,11 +478,11 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
       }
     });
 
-    it('name only defined security schemes; /v1 needs the API key except the public upload link; health is open', () => {
+    it('name only defined security schemes; /v1 needs the API key except the public upload and signed result links; health is open', () => {
       const schemes = new Set(Object.keys(DOC.components.securitySchemes));
       for (const o of OPERATIONS) for (const s of securityOf(o)) expect(schemes.has(s)).toBe(true);
       for (const o of OPERATIONS.filter((x) => x.path.startsWith('/v1/'))) {
-        const expected = o.method === 'GET' && o.path === '/v1/uploads/{name}' ? [] : ['ApiKeyAuth'];
+        const expected = o.method === 'GET' && (o.path === '/v1/uploads/{name}' || o.path === '/v1/results/{key}') ? [] : ['ApiKeyAuth'];
         expect({ op: o.op.operationId, security: securityOf(o) }).toEqual({ op: o.op.operationId, security: expected });
       }
       expect(securityOf(OPERATIONS.find((o) => o.path === '/healthz')!)).toEqual([]);

@@ -11,6 +11,7 @@ export {
   largeBodiesWaiting,
   largeBodyBytesInFlight,
   pollLateness,
+  resultStoreBytes,
 } from './metrics';
 export { addHistograms, diffHistograms, emptyHistogram, histogramQuantile, parseHistogram, shareAtMost, sumSamples } from './histogram-text';
 export type { HistogramBuckets } from './histogram-text';

@@ -132,6 +132,13 @@ export const largeBodiesWaiting = new Gauge({
   registers: [registry],
 });
 
+export const resultStoreBytes = new Counter({
+  name: 'gmg_result_store_bytes_total',
+  help: "Bytes of finished tasks' files the workers kept in the result store (results kept by us), by kind (image, video)",
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
 /** Records one finished sweep: its repairs by action, and the time it ran (the "sweeper not running" alert). */
 export function recordSweep(sweeper: string, actions: Readonly<Record<string, number>>): void {
   for (const [action, n] of Object.entries(actions)) if (n > 0) sweeperActions.inc({ sweeper, action }, n);

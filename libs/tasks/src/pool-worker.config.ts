@@ -1,6 +1,8 @@
-import { Joi, commonSchema, env, type CommonEnv } from '@gmg/config';
+import { Joi, commonSchema, env, resultStoreSchema, type CommonEnv, type ResultStoreEnv } from '@gmg/config';
 
-export interface PoolWorkerConfig extends CommonEnv {
+const MIB = 1024 * 1024;
+
+export interface PoolWorkerConfig extends CommonEnv, ResultStoreEnv {
   HEALTH_PORT: number;
   WORKER_CONCURRENCY: number;
   POLL_INTERVAL_SCALE: number;
@@ -8,6 +10,10 @@ export interface PoolWorkerConfig extends CommonEnv {
   UPSTREAM_SYNC_TIMEOUT_MS: number;
   SWEEP_INTERVAL_MS: number;
   WORKER_LOCK_MS: number;
+  /** The gateway's public base (the edge's PUBLIC_BASE_URL): the base of the result links the workers sign. */
+  PUBLIC_BASE_URL: string;
+  RESULT_MAX_BYTES: number;
+  RESULT_DOWNLOAD_TIMEOUT_MS: number;
 }
 
 /** The environment of a pool worker service; only the health port default differs between pools. */
@@ -24,5 +30,19 @@ export function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema
     SWEEP_INTERVAL_MS: env.positiveInt(15_000).min(100),
     /** Job lock and stalled-check period: how soon the jobs of a killed worker are taken up again. */
     WORKER_LOCK_MS: env.positiveInt(30_000).min(500),
+    // Results kept by us (docs/upstreams/results.md): the same store, key and link lifetime as the edge's.
+    ...resultStoreSchema,
+    // The edge's default (PORT 8080) when unset, as npm start and the e2e stack run it; production sets it.
+    PUBLIC_BASE_URL: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .default('http://127.0.0.1:8080'),
+    /** Largest kept video (an image: at most 50 MiB of it). */
+    RESULT_MAX_BYTES: Joi.number()
+      .integer()
+      .min(MIB)
+      .max(16 * 1024 * MIB)
+      .default(512 * MIB),
+    /** Per kept file: download and store write together. */
+    RESULT_DOWNLOAD_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(300_000),
   });
 }

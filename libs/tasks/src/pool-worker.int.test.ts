@@ -7,6 +7,7 @@ import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type Te
 import { CircuitBreaker, createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
+import { NO_MEDIA_KEEPER } from './test-support/no-media.keeper';
 import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
 import { seedAccount, seedChannel, seedTask, type SeededAccount } from './test-support/seed-task';
 
@@ -61,6 +62,7 @@ async function world(): Promise<World> {
           redis,
           prefix,
           adapters,
+          keeper: NO_MEDIA_KEEPER,
           logger,
           breaker,
           shards,

@@ -6,7 +6,7 @@ import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, startTracing } from '@gmg/observability';
 import { redisTargetOf } from '@gmg/config';
 import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
-import { createUpstreamAdapters } from '@gmg/upstream';
+import { PublicHostResolver, createMediaKeeper, createResultLinks, createResultStore, createUpstreamAdapters, type ClosableMediaKeeper } from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
 import { startPoolWorker } from './pool-worker';
 import type { CompletionHandler } from './task-lifecycle';
@@ -31,8 +31,9 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
   const adapters = createUpstreamAdapters({ timeoutMs: config.UPSTREAM_TIMEOUT_MS, syncTimeoutMs: config.UPSTREAM_SYNC_TIMEOUT_MS });
+  const keeper = mediaKeeperOf(config);
   const pw = await startPoolWorker(
-    { pool, ds, redis, prefix: config.QUEUE_PREFIX, shards: config.QUEUE_SHARDS[pool], adapters, logger, completion: opts.completion?.(ds) },
+    { pool, ds, redis, prefix: config.QUEUE_PREFIX, shards: config.QUEUE_SHARDS[pool], adapters, keeper, logger, completion: opts.completion?.(ds) },
     {
       concurrency: config.WORKER_CONCURRENCY,
       pollIntervalScale: config.POLL_INTERVAL_SCALE,
@@ -55,6 +56,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
     async () => {
       draining = true;
       await pw.close();
+      await keeper.close();
       await health.close();
       await redis.quit();
       await ds.destroy();
@@ -63,4 +65,25 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
     },
     { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) },
   );
+}
+
+/**
+ * Results kept by us (docs/upstreams/results.md): the store RESULT_STORE_URL names (S3 credentials from the SDK's
+ * own chain), links signed with RESULT_SIGNING_KEY on the edge's public base, links off a channel's host checked
+ * by the system's DNS as the edge checks media URLs.
+ */
+function mediaKeeperOf(config: Readonly<PoolWorkerConfig>): ClosableMediaKeeper {
+  const store = createResultStore(config.RESULT_STORE_URL, {
+    endpoint: config.RESULT_STORE_ENDPOINT,
+    region: config.RESULT_STORE_REGION,
+    forcePathStyle: config.RESULT_STORE_FORCE_PATH_STYLE,
+  });
+  return createMediaKeeper({
+    store,
+    links: createResultLinks({ publicBaseUrl: config.PUBLIC_BASE_URL, signingKey: config.RESULT_SIGNING_KEY }),
+    publicHosts: new PublicHostResolver({ timeoutMs: 2000, cacheTtlMs: 60_000 }),
+    linkTtlSeconds: config.RESULT_LINK_TTL_SECONDS,
+    maxBytes: { image: Math.min(config.RESULT_MAX_BYTES, 50 * 1024 * 1024), video: config.RESULT_MAX_BYTES },
+    timeoutMs: config.RESULT_DOWNLOAD_TIMEOUT_MS,
+  });
 }

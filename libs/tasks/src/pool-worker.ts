@@ -21,7 +21,7 @@ import {
   type Redis,
   type TaskQueue,
 } from '@gmg/queue';
-import { CircuitBreaker, type AdapterRegistry } from '@gmg/upstream';
+import { CircuitBreaker, type AdapterRegistry, type MediaKeeper } from '@gmg/upstream';
 import { ChannelSecretCache } from './channel-secret-cache';
 import { PollLoop } from './poll-loop';
 import { PoolSweeper } from './pool-sweeper';
@@ -40,6 +40,8 @@ export interface PoolWorkerDeps {
   /** The pool's queue shards (QUEUE_SHARDS); this process consumes all of them. Default 1. */
   shards?: number;
   adapters: AdapterRegistry;
+  /** Keeps the files vendor protocols hand back (results kept by us): the result store and its signed links. */
+  keeper: MediaKeeper;
   logger: Logger;
   /** Default: the billing queue on the same Redis (jobId settle-<taskId>). */
   settlements?: SettlementSink;
@@ -118,6 +120,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
       channels: channelsForSteps(new ChannelRepository(ds)),
       groups: new ChannelGroupResolver(ds),
       adapters: deps.adapters,
+      keeper: deps.keeper,
       breaker: deps.breaker ?? new CircuitBreaker(),
       lifecycle,
       logger,

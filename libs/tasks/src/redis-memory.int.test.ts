@@ -5,6 +5,7 @@ import { createTestDatabase, startLocalRedis, waitFor, type LocalRedis, type Tes
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { startPoolWorker } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
+import { NO_MEDIA_KEEPER } from './test-support/no-media.keeper';
 import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
 import { seedAccount, seedChannel, seedTask } from './test-support/seed-task';
 
@@ -39,7 +40,7 @@ async function workerOn(server: LocalRedis, ds: TestDatabase['dataSource'], poll
   cleanup.push(() => redis.quit());
   const account = await seedAccount(ds, 10_000_000_000n);
   const pw = await startPoolWorker(
-    { pool: 'image', ds, redis, prefix: PREFIX, adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]), logger },
+    { pool: 'image', ds, redis, prefix: PREFIX, adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]), keeper: NO_MEDIA_KEEPER, logger },
     { concurrency: 20, pollIntervalScale, sweepIntervalMs: 0, retryBaseMs: 100 },
   );
   cleanup.push(() => pw.close(true));

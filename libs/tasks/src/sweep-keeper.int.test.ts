@@ -10,6 +10,7 @@ import { createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, TEST
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
+import { NO_MEDIA_KEEPER } from './test-support/no-media.keeper';
 import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
 import { seedAccount, seedChannel, seedTask, type SeededAccount } from './test-support/seed-task';
 
@@ -50,6 +51,7 @@ const start = (sweepIntervalMs = INTERVAL_MS): Promise<PoolWorker> =>
       redis,
       prefix,
       adapters: createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]),
+      keeper: NO_MEDIA_KEEPER,
       logger,
       settlements: {
         enqueueSettlement: async (id) => {

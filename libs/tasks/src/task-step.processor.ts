@@ -31,7 +31,7 @@ export interface TaskProcessorDeps {
   lifecycle: TaskLifecycle;
   logger: Logger;
   /** Keeps the files of vendor protocols (base64, short-lived or keyed links) and gives our links for them. */
-  keeper?: MediaKeeper;
+  keeper: MediaKeeper;
 }
 
 export interface TaskProcessorOptions {
@@ -248,7 +248,6 @@ export class TaskStepProcessor {
     submittedTo?: { channelId: string; upstreamTaskId: string },
   ): Promise<Outcome> {
     if (p.status === 'completed' && p.media?.length) {
-      if (!this.d.keeper) throw new UpstreamError(`${ch.protocol}: this worker has no result store for the task's files`, false, undefined, 'server');
       const result = await this.d.keeper.keep({ taskId: task.id, channel: ch, media: p.media, result: p.result, expected: task.request.expected });
       p = { ...p, result, media: undefined };
     }

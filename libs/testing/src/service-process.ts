@@ -1,11 +1,27 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { serviceNodeArgs } from '@gmg/config';
 import { waitFor } from './wait-for';
 
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
+
+/**
+ * The result store of the services a test process starts (results kept by us, docs/upstreams/results.md): one
+ * directory per test process, so an edge and the workers it serves share it, removed when the process exits; and a
+ * test signing key. A caller's own RESULT_* values win.
+ */
+const TEST_RESULT_DIR = path.join(tmpdir(), `gmg-test-results-${process.pid}`);
+let resultDirCleanup = false;
+export function testResultEnv(): Record<string, string> {
+  if (!resultDirCleanup) {
+    resultDirCleanup = true;
+    process.once('exit', () => rmSync(TEST_RESULT_DIR, { recursive: true, force: true }));
+  }
+  return { RESULT_STORE_URL: TEST_RESULT_DIR, RESULT_SIGNING_KEY: 'test-result-signing-key-0123456789abcdef' };
+}
 
 export interface ServiceProcess {
   name: string;
@@ -66,7 +82,7 @@ export async function startService(
     env.REDIS_CLUSTER_NODES === undefined;
   const proc = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...(onCluster ? { REDIS_CLUSTER_NODES: clusterNodes } : {}) },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...testResultEnv(), ...env, ...(onCluster ? { REDIS_CLUSTER_NODES: clusterNodes } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

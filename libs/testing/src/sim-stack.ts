@@ -84,6 +84,7 @@ export async function startSimStack(options: SimStackOptions): Promise<SimStack>
     const timeScale: Record<string, string> = options.timeScale ? { SIM_TIME_SCALE: options.timeScale } : {};
     const sim = await startService('upstream-sim', { PORT: String(simPort), ...timeScale, ...logLevel, ...options.simEnv }, `${simUrl}/healthz`);
     procs.push(sim);
+    let edgeBase: string | undefined;
     // a vendor protocol is served under its own path prefix of the simulator (services/upstream-sim/src/app.ts)
     const protocol = options.channel?.protocol ?? 'gateway';
     await new ChannelRepository(db.dataSource).create({
@@ -103,7 +104,11 @@ export async function startSimStack(options: SimStackOptions): Promise<SimStack>
       async start(name, env = {}, nodeArgs = []) {
         const port = await freePort();
         const url = `http://127.0.0.1:${port}`;
-        const all = { ...common, [portVariable(name)]: String(port), ...(typeof env === 'function' ? env(url) : env) };
+        const own = typeof env === 'function' ? env(url) : env;
+        if (name === 'api-edge') edgeBase = own.PUBLIC_BASE_URL ?? url;
+        // Services started after the edge sign result links on its base, as the edge serves them (RESULT_*).
+        const base: Record<string, string> = name !== 'api-edge' && edgeBase ? { PUBLIC_BASE_URL: edgeBase } : {};
+        const all = { ...common, ...base, [portVariable(name)]: String(port), ...own };
         const proc = await startService(name, all, `${url}/healthz`, undefined, undefined, nodeArgs);
         procs.push(proc);
         return { proc, url, env: all };

@@ -21,7 +21,16 @@ import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
 import { checkRedisReady, type Producers, type Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
-import { CircuitBreaker, MessagesUpstreamClient, PublicHostResolver, createUpstreamAdapters, type AdapterRegistry } from '@gmg/upstream';
+import {
+  CircuitBreaker,
+  MessagesUpstreamClient,
+  PublicHostResolver,
+  createResultLinks,
+  createResultStore,
+  createUpstreamAdapters,
+  type AdapterRegistry,
+  type ResultStore,
+} from '@gmg/upstream';
 import { cancelRouter } from './cancel/cancel.routes';
 import { UpstreamCanceller } from './cancel/upstream-cancel';
 import { callbackUrlMiddleware } from './webhooks/callback-url';
@@ -62,6 +71,7 @@ import { ChannelListCache } from './channels/channel-list.cache';
 import { channelCarryCheck } from './use-cases/channel-carry.check';
 import { messagesRouter } from './messages/messages.router';
 import { mountPlayground } from './playground';
+import { createResultsRouter } from './results/results.router';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
@@ -97,6 +107,12 @@ export type AppConfig = Pick<
   | 'mediaDnsServers'
   | 'mediaDnsTimeoutMs'
   | 'mediaDnsCacheTtlMs'
+  | 'resultStoreUrl'
+  | 'resultSigningKey'
+  | 'resultLinkTtlSeconds'
+  | 'resultStoreEndpoint'
+  | 'resultStoreRegion'
+  | 'resultStoreForcePathStyle'
 > &
   Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs'>>;
 
@@ -112,6 +128,8 @@ export interface AppDeps {
   isDraining?: () => boolean;
   /** Where uploaded images live; default: local disk at `config.uploadDir` (see docs/uploads.md for object storage). */
   uploadStorage?: UploadStorage;
+  /** Where the workers keep finished tasks' files (served by /v1/results); default: the store RESULT_STORE_URL names. */
+  resultStore?: ResultStore;
   /** The keep-alive pools to messages upstreams (main.ts closes it at shutdown); default: a new one. */
   messagesClient?: MessagesUpstreamClient;
   /** Overrides for tests. */
@@ -130,6 +148,8 @@ export interface App extends Express {
   readonly taskLeases: TaskLeaseBook | undefined;
   /** Removes expired uploads (UPLOAD_SWEEP_INTERVAL_MS); upload requests poke it, edge-timers.ts runs its timer. */
   readonly uploadSweeper: UploadSweeper;
+  /** Removes local-disk results older than their links (none on object storage: its lifecycle rule does it). */
+  readonly resultSweeper: UploadSweeper | undefined;
 }
 
 /** What the mounting steps share, built once per app. */
@@ -252,6 +272,7 @@ export function createApp(deps: AppDeps): App {
   // (a mismatched prefix is one check); the busiest routes first: the poll, then the submissions (docs/benchmarks.md).
   mountObservability(app, deps);
   mountUploads(app, parts);
+  mountResults(app, deps);
   app.use('/v1', parts.auth);
   app.use('/v1/tasks', tasksRouter({ views: parts.views, tasks: parts.tasks, toUnifiedTask, logger }));
   mountGenerations(app, parts);
@@ -356,6 +377,28 @@ function mountUploads(app: App, { deps, auth, uploadPipeline, uploadSweeper, bod
       quota: new UploadQuota(redis, config.queuePrefix, { maxBytes: config.uploadQuotaBytes, maxFiles: config.uploadQuotaFiles }, logger),
     }),
   );
+}
+
+/**
+ * Results kept by us (docs/upstreams/results.md): `/v1/results/<key>` sits before the /v1 key auth, its signed link
+ * being the capability. On a local disk the edge also sweeps what outlived its links (by a day).
+ */
+function mountResults(app: App, { config, logger, now, resultStore }: AppDeps): void {
+  const store =
+    resultStore ??
+    createResultStore(config.resultStoreUrl, {
+      endpoint: config.resultStoreEndpoint,
+      region: config.resultStoreRegion,
+      forcePathStyle: config.resultStoreForcePathStyle,
+    });
+  const links = createResultLinks({ publicBaseUrl: config.publicBaseUrl, signingKey: config.resultSigningKey });
+  const keepMs = (config.resultLinkTtlSeconds + 86_400) * 1000;
+  const sweep = store.sweepOlderThan?.bind(store);
+  const sweeper =
+    sweep &&
+    new UploadSweeper({ sweepExpired: (at = new Date()) => sweep(new Date(at.getTime() - keepMs)) }, config.uploadSweepIntervalMs, logger, now, 'results');
+  Object.defineProperty(app, 'resultSweeper', { value: sweeper });
+  app.use('/v1/results', createResultsRouter({ store, links, logger, now }));
 }
 
 /** The dependencies every task-submitting router shares. */

@@ -3,7 +3,7 @@ import { parseConfig } from './config';
 
 describe('parseConfig', () => {
   it('fills the documented defaults', () => {
-    const c = parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef' });
+    const c = parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef' });
     expect(c).toMatchObject({
       port: 8080,
       publicBaseUrl: 'http://127.0.0.1:8080',
@@ -23,10 +23,16 @@ describe('parseConfig', () => {
   });
 
   it('derives PUBLIC_BASE_URL from PORT and strips a trailing slash from an explicit one', () => {
-    expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', PORT: '9000' }).publicBaseUrl).toBe('http://127.0.0.1:9000');
-    expect(parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe(
-      'https://api.example.com',
-    );
+    expect(
+      parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef', PORT: '9000' }).publicBaseUrl,
+    ).toBe('http://127.0.0.1:9000');
+    expect(
+      parseConfig({
+        ADMIN_TOKEN: 'admin-secret-0123456789abcdef',
+        RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef',
+        PUBLIC_BASE_URL: 'https://api.example.com/',
+      }).publicBaseUrl,
+    ).toBe('https://api.example.com');
   });
 
   it('refuses a short or placeholder ADMIN_TOKEN (it grants money and keys)', () => {
@@ -35,9 +41,22 @@ describe('parseConfig', () => {
   });
 
   it('has the upload defaults of the docs', () => {
-    const c = parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef' });
+    const c = parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef' });
     expect(c).toMatchObject({ uploadMaxBytes: 10 * 1024 * 1024, uploadTtlSeconds: 86400 });
     expect(c.uploadDir).toMatch(/\.data\/uploads$/);
+  });
+
+  it('has the result store defaults of the docs, reads an s3:// store as given, and requires a long RESULT_SIGNING_KEY', () => {
+    const base = { ADMIN_TOKEN: 'admin-secret-0123456789abcdef', RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef' };
+    const c = parseConfig(base);
+    expect(c).toMatchObject({ resultLinkTtlSeconds: 86400, resultStoreRegion: 'us-east-1', resultStoreForcePathStyle: false, resultStoreEndpoint: undefined });
+    expect(c.resultStoreUrl).toMatch(/^\/.*\.data\/results$/);
+    const s3 = parseConfig({ ...base, RESULT_STORE_URL: 's3://my-bucket/gw', RESULT_STORE_ENDPOINT: 'http://minio:9000', RESULT_STORE_FORCE_PATH_STYLE: '1' });
+    expect(s3).toMatchObject({ resultStoreUrl: 's3://my-bucket/gw', resultStoreEndpoint: 'http://minio:9000', resultStoreForcePathStyle: true });
+    expect(() => parseConfig({ ...base, RESULT_SIGNING_KEY: undefined })).toThrow(/RESULT_SIGNING_KEY/);
+    expect(() => parseConfig({ ...base, RESULT_SIGNING_KEY: 'too-short' })).toThrow(/RESULT_SIGNING_KEY/);
+    expect(() => parseConfig({ ...base, RESULT_SIGNING_KEY: 'change-me-change-me-change-me-change-me' })).toThrow(/RESULT_SIGNING_KEY/);
+    expect(() => parseConfig({ ...base, RESULT_STORE_URL: 'http://example.com/x' })).toThrow(/RESULT_STORE_URL/);
   });
 
   it('lists every bad key at once: missing ADMIN_TOKEN, auth cache above 5 s, bad port', () => {
@@ -55,7 +74,7 @@ describe('parseConfig', () => {
 });
 
 describe('parseConfig: fair use and media URL resolution', () => {
-  const base = { ADMIN_TOKEN: 'admin-secret-0123456789abcdef' };
+  const base = { ADMIN_TOKEN: 'admin-secret-0123456789abcdef', RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef' };
   it('defaults: trust no proxy, 20 failed authentications per 60 s then 300 s blocked, system DNS with 2 s timeout', () => {
     expect(parseConfig(base)).toMatchObject({
       trustProxy: false,

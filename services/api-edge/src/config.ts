@@ -1,6 +1,18 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { Joi, commonSchema, env, loadConfig, postgresOptions, redisTargetOf, type CommonEnv, type PostgresOptions, type RedisTarget } from '@gmg/config';
+import {
+  Joi,
+  commonSchema,
+  env,
+  loadConfig,
+  postgresOptions,
+  redisTargetOf,
+  resultStoreSchema,
+  type CommonEnv,
+  type PostgresOptions,
+  type RedisTarget,
+  type ResultStoreEnv,
+} from '@gmg/config';
 import type { Pool } from '@gmg/contracts';
 
 /** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
@@ -76,6 +88,16 @@ export interface ApiEdgeConfig {
   uploadQuotaBytes: number;
   /** Per account: unexpired uploads it may keep; 0 = unbounded. */
   uploadQuotaFiles: number;
+  /** Where the workers keep finished tasks' files: `s3://bucket/prefix`, or a local directory (absolute). */
+  resultStoreUrl: string;
+  /** Signs the result links (`/v1/results/<key>`); the workers sign with the same key. Secret: no default. */
+  resultSigningKey: string;
+  /** How long a result link works; local-disk results older than this plus a day are swept. */
+  resultLinkTtlSeconds: number;
+  /** S3-compatible endpoint of the result store (MinIO, R2…); unset: AWS S3. */
+  resultStoreEndpoint?: string;
+  resultStoreRegion: string;
+  resultStoreForcePathStyle: boolean;
   /** What a credit lease asks for (minor units): the money an edge holds per account for chat calls. */
   messagesLeaseMinor: bigint;
   /** A lease its edge stops renewing (a crashed edge) expires after this and is released by any edge's sweeper. */
@@ -220,6 +242,8 @@ const schema = Joi.object({
     .default(1024 * MIB)
     .messages({ 'alternatives.match': '"UPLOAD_QUOTA_BYTES" must be 0 (no quota) or at least UPLOAD_MAX_BYTES' }),
   UPLOAD_QUOTA_FILES: Joi.number().integer().min(0).max(10_000_000).default(1000),
+  // RESULT_STORE_URL, RESULT_SIGNING_KEY (required), RESULT_LINK_TTL_SECONDS, RESULT_STORE_ENDPOINT/REGION/FORCE_PATH_STYLE: shared with the workers
+  ...resultStoreSchema,
   MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
@@ -255,7 +279,7 @@ const schema = Joi.object({
   MEDIA_DNS_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(60_000),
 });
 
-interface RawEnv extends CommonEnv {
+interface RawEnv extends CommonEnv, ResultStoreEnv {
   PORT: number;
   PUBLIC_BASE_URL?: string;
   ADMIN_TOKEN: string;
@@ -336,6 +360,12 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     uploadSweepIntervalMs: e.UPLOAD_SWEEP_INTERVAL_MS,
     uploadQuotaBytes: e.UPLOAD_QUOTA_BYTES,
     uploadQuotaFiles: e.UPLOAD_QUOTA_FILES,
+    resultStoreUrl: /^(s3|file):/.test(e.RESULT_STORE_URL) ? e.RESULT_STORE_URL : path.resolve(e.RESULT_STORE_URL),
+    resultSigningKey: e.RESULT_SIGNING_KEY,
+    resultLinkTtlSeconds: e.RESULT_LINK_TTL_SECONDS,
+    resultStoreEndpoint: e.RESULT_STORE_ENDPOINT,
+    resultStoreRegion: e.RESULT_STORE_REGION,
+    resultStoreForcePathStyle: e.RESULT_STORE_FORCE_PATH_STYLE,
     messagesLeaseMinor: BigInt(Math.round(e.MESSAGES_LEASE_UNITS * 1_000_000)),
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,

@@ -8,16 +8,19 @@ export interface EdgeTimers {
 
 /**
  * Starts the edge's background timers (createApp starts none): the chat-call sweeper (expired credit leases,
- * abandoned calls) and the upload sweeper (expired uploads, UPLOAD_SWEEP_INTERVAL_MS). main.ts calls it once the
+ * abandoned calls), the upload sweeper (expired uploads, UPLOAD_SWEEP_INTERVAL_MS) and, on a local-disk result store,
+ * the result sweeper (results older than their links, same interval). main.ts calls it once the
  * server listens and stops it at shutdown; the test harness does the same, so tests run the edge main.ts runs.
  */
-export function startEdgeTimers(app: Pick<App, 'chatCallSweeper' | 'uploadSweeper'>): EdgeTimers {
+export function startEdgeTimers(app: Pick<App, 'chatCallSweeper' | 'uploadSweeper' | 'resultSweeper'>): EdgeTimers {
   app.chatCallSweeper.start();
   app.uploadSweeper.start();
+  app.resultSweeper?.start();
   return {
     async stop() {
       app.chatCallSweeper.stop();
       await app.uploadSweeper.stop();
+      await app.resultSweeper?.stop();
     },
   };
 }

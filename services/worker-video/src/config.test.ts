@@ -2,8 +2,10 @@ import { ConfigError } from '@gmg/config';
 import { loadWorkerConfig } from './config';
 
 describe('worker-video config', () => {
+  const SIGNING = { RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef' };
+
   it('fills every default, with health port 9102', () => {
-    expect(loadWorkerConfig({})).toMatchObject({
+    expect(loadWorkerConfig(SIGNING)).toMatchObject({
       QUEUE_PREFIX: 'gmg',
       HEALTH_PORT: 9102,
       WORKER_CONCURRENCY: 50,
@@ -12,7 +14,17 @@ describe('worker-video config', () => {
       SWEEP_INTERVAL_MS: 15_000,
       WORKER_LOCK_MS: 30_000,
       REDIS_REQUIRE_NOEVICTION: false,
+      RESULT_STORE_URL: '.data/results',
+      RESULT_LINK_TTL_SECONDS: 86_400,
+      RESULT_MAX_BYTES: 512 * 1024 * 1024,
+      RESULT_DOWNLOAD_TIMEOUT_MS: 300_000,
+      PUBLIC_BASE_URL: 'http://127.0.0.1:8080',
     });
+  });
+
+  it('requires the result signing key the edge has (no default: it is a secret)', () => {
+    expect(() => loadWorkerConfig({})).toThrow(/RESULT_SIGNING_KEY/);
+    expect(() => loadWorkerConfig({ RESULT_SIGNING_KEY: 'short' })).toThrow(/RESULT_SIGNING_KEY/);
   });
 
   it('lists every bad key at once', () => {

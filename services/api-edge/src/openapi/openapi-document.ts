@@ -22,6 +22,7 @@ export const ROUTE_DOCS: Readonly<Record<string, string>> = Object.freeze({
   apiDocsRouter: 'openapi/api-docs.openapi.yaml',
   createManagementRouter: 'management/management.openapi.yaml',
   createUploadsRouter: 'uploads/uploads.openapi.yaml',
+  createResultsRouter: 'results/results.openapi.yaml',
   generationsRouter: 'routes/generations.openapi.yaml',
   messagesRouter: 'messages/messages.openapi.yaml',
   avatarRouter: 'avatar/avatar.openapi.yaml',

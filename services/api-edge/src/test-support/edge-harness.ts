@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { toMinor, type Pool } from '@gmg/contracts';
@@ -55,8 +56,12 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
       .filter(([k]) => !known.has(k) && !known.has(k.split('@')[0]))
       .map(([key, units]) => ({ key, unitPrice: toMinor(units), description: 'api-edge test price' })),
   );
+  // Never the repository's .data/results: the edge sweeps its result store.
+  const resultDir = path.join(tmpdir(), `gmg-edge-results-${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}`);
   const config = parseConfig({
     ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
+    RESULT_SIGNING_KEY: 'test-result-signing-key-0123456789abcdef',
+    RESULT_STORE_URL: resultDir,
     QUEUE_PREFIX: prefix,
     PUBLIC_BASE_URL: 'http://127.0.0.1:8080',
     PRICE_CACHE_TTL_MS: '0',
@@ -112,6 +117,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
       await deleteRedisPrefix(redis, prefix);
       await redis.quit();
       await db.drop();
+      rmSync(resultDir, { recursive: true, force: true });
     },
   };
 }

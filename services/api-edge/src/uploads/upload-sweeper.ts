@@ -12,11 +12,13 @@ export class UploadSweeper {
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
+  /** `what`: the store's name in the log lines (the result store's sweep runs on this class too). */
   constructor(
-    private readonly storage: UploadStorage,
+    private readonly storage: Pick<UploadStorage, 'sweepExpired'>,
     private readonly intervalMs: number,
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),
+    private readonly what = 'uploads',
   ) {}
 
   /** Starts a sweep in the background when the last one is older than the interval. */
@@ -32,9 +34,9 @@ export class UploadSweeper {
     this.running = this.storage
       .sweepExpired(this.now())
       .then((removed) => {
-        if (removed > 0) this.logger.info({ removed }, 'expired uploads removed');
+        if (removed > 0) this.logger.info({ removed }, `expired ${this.what} removed`);
       })
-      .catch((err: unknown) => this.logger.warn({ err }, 'upload sweep failed'))
+      .catch((err: unknown) => this.logger.warn({ err }, `${this.what} sweep failed`))
       .finally(() => {
         this.running = undefined;
       });

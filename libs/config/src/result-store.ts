@@ -1,0 +1,39 @@
+import Joi from 'joi';
+
+const bool = (def: boolean) => Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(def);
+
+/**
+ * The result store (results kept by us, docs/upstreams/results.md): the edge serves it, the workers write it, so
+ * both read the same keys with the same rules. RESULT_SIGNING_KEY is a secret: no default (npm start generates one).
+ */
+export interface ResultStoreEnv {
+  RESULT_STORE_URL: string;
+  RESULT_SIGNING_KEY: string;
+  RESULT_LINK_TTL_SECONDS: number;
+  RESULT_STORE_ENDPOINT?: string;
+  RESULT_STORE_REGION: string;
+  RESULT_STORE_FORCE_PATH_STYLE: boolean;
+}
+
+export const resultStoreSchema = {
+  // s3://bucket/prefix, file:///abs/dir, or a path (relative: the working directory's)
+  RESULT_STORE_URL: Joi.string()
+    .min(1)
+    .default('.data/results')
+    .pattern(/^(s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?|file:\/\/\/.+|[^:]+)$/, { name: 's3://bucket/prefix, file:///dir or a path' }),
+  // Whoever holds it can mint a link to any kept result: long, and never a copied placeholder.
+  RESULT_SIGNING_KEY: Joi.string()
+    .min(32)
+    .pattern(/change-?me/i, { invert: true, name: 'placeholder' })
+    .required(),
+  RESULT_LINK_TTL_SECONDS: Joi.number()
+    .integer()
+    .min(60)
+    .max(30 * 86400)
+    .default(86400),
+  RESULT_STORE_ENDPOINT: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .empty(''),
+  RESULT_STORE_REGION: Joi.string().empty('').default('us-east-1'),
+  RESULT_STORE_FORCE_PATH_STYLE: bool(false),
+};
