@@ -10,6 +10,26 @@ import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
 import { startSimStack, waitFor, type SimStack, type StackService, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+// reference media as models.e2e sends them (public hosts: the vendor is told the URL, nobody fetches it here)
+const REF = 'https://images.example.com/ref.png';
+const VIDEO_REF = 'https://videos.example.com/in.mp4';
+/** One request per image and video family (spec 4.6, 4.7): each must reach a real-protocol channel (fal serves all). */
+const FAMILY_SAMPLES: Body[] = [
+  { model: 'lumen-2-flex', prompt: 'a fox', size: '4:3', resolution: '1MP' },
+  { model: 'pict-image-2', prompt: 'a fox', size: '16:9', resolution: '1k' },
+  { model: 'spark-imagine-image-2.0', prompt: 'a fox', aspect_ratio: '16:9', resolution: '1k' },
+  { model: 'spark-imagine-1.5-main', prompt: 'a fox', size: '1:1' },
+  { model: 'dream-5-0-pro', prompt: 'a fox', size: '16:9', resolution: '2K' },
+  { model: 'pixel-v6', prompt: 'waves', duration: 5, resolution: '540p' },
+  { model: 'Omni-Flash-Ext', prompt: 'waves', duration: 4 },
+  { model: 'spark-imagine-1.5-video-main', prompt: 'waves', duration: 6 },
+  { model: 'wave2.6-i2v-flash', prompt: 'waves', image_urls: [REF], duration: 5 },
+  { model: 'clipq3-pro', prompt: 'waves', duration: 4 },
+  { model: 'motion-1-0-pro-fast', prompt: 'waves', duration: 5 },
+  { model: 'reel-v4-fast', prompt: 'waves', duration: 5 },
+  { model: 'wave2.7-videoedit', prompt: 'make it snow', video_urls: [VIDEO_REF] },
+  { model: 'wave2.7-r2v', prompt: 'waves', image_with_roles: [{ url: REF, role: 'reference_image' }], duration: 5 },
+];
 const LINK_TTL_MS = 1500;
 
 type Body = Record<string, unknown>;
@@ -164,6 +184,23 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     expect(failed).toMatchObject({ status: 'failed', cost: 0 });
     await settledOnce(ok.taskId, 'capture');
     await settledOnce(bad.taskId, 'release');
+  });
+
+  it('every image and video family reaches a real-protocol channel (fal) and completes with a result served by us', async () => {
+    const { key } = await keyIn('fal-all');
+    await channel({ name: 'fal-all', protocol: 'fal', group: 'fal-all' });
+    const subs = await Promise.all(FAMILY_SAMPLES.map((b) => submit(key, b)));
+    // 200 (ack shape A) or 202 (shape B, spark-imagine-image-2.0)
+    const accepted = (status: number) => (status === 200 || status === 202 ? 'accepted' : String(status));
+    expect(subs.map((r, i) => `${String(FAMILY_SAMPLES[i]!.model)} ${accepted(r.status)} ${r.taskId ? '' : JSON.stringify(r.body)}`)).toEqual(
+      FAMILY_SAMPLES.map((b) => `${String(b.model)} accepted `),
+    );
+    const ends = await Promise.all(subs.map((r) => waitTerminal(key, r.taskId, 120_000)));
+    for (const [i, t] of ends.entries()) {
+      expect(`${String(FAMILY_SAMPLES[i]!.model)} ${t.status}`).toBe(`${String(FAMILY_SAMPLES[i]!.model)} completed`);
+      const url: string = t.result.images?.[0]?.url ?? t.result.videos?.[0]?.url[0];
+      expect(url.startsWith(`${base}/v1/results/`)).toBe(true);
+    }
   });
 
   it('replicate: `{input}` to /v1/models/{owner}/{name}/predictions with Bearer; the image kept after the 1 h link died; a failed prediction refunded', async () => {
