@@ -4,7 +4,8 @@ import { createLogger } from '@gmg/logger';
 import { Worker } from 'bullmq';
 import { createRedis, createTaskQueue, queueKeyPrefix, shardOf, sweepCursorKey, type Redis } from '@gmg/queue';
 import { createTestDatabase, uniqueRedisPrefix, waitFor, TEST_REDIS_URL, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
-import { CircuitBreaker, createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type UpstreamAdapter } from '@gmg/upstream';
+import { CircuitBreaker, createAdapterRegistry, createGatewayAdapter, type AdapterRegistry, type MediaKeeper, type UpstreamAdapter } from '@gmg/upstream';
+import { UpstreamError } from '@gmg/errors';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
 import { NO_MEDIA_KEEPER } from './test-support/no-media.keeper';
@@ -27,7 +28,12 @@ interface World {
   /** Tasks whose settlement has finished (the ledger shows it). */
   settledDone: string[];
   workers: PoolWorker[];
-  start(opts?: Partial<PoolWorkerOptions> & { shards?: number }, adapters?: AdapterRegistry, breaker?: CircuitBreaker): Promise<PoolWorker>;
+  start(
+    opts?: Partial<PoolWorkerOptions> & { shards?: number },
+    adapters?: AdapterRegistry,
+    breaker?: CircuitBreaker,
+    keeper?: MediaKeeper,
+  ): Promise<PoolWorker>;
   enqueue(w: PoolWorker, t: TaskRecord): Promise<void>;
   waitTerminal(id: string, timeoutMs?: number): Promise<TaskRecord>;
   close(): Promise<void>;
@@ -54,7 +60,7 @@ async function world(): Promise<World> {
     workers,
     account: await seedAccount(db.dataSource),
     views: new TaskViewStore(redis, prefix),
-    async start({ shards, ...opts } = {}, adapters = gateway(), breaker?: CircuitBreaker) {
+    async start({ shards, ...opts } = {}, adapters = gateway(), breaker?: CircuitBreaker, keeper: MediaKeeper = NO_MEDIA_KEEPER) {
       const pw = await startPoolWorker(
         {
           pool: 'image',
@@ -62,7 +68,7 @@ async function world(): Promise<World> {
           redis,
           prefix,
           adapters,
-          keeper: NO_MEDIA_KEEPER,
+          keeper,
           logger,
           breaker,
           shards,
@@ -189,6 +195,46 @@ describe('pool worker step machine', () => {
     expect(up.cancels).toEqual([up.idOf(t.id)]);
     const row = (await w.tasks.get(t.id))!;
     expect(row).toMatchObject({ status: 'failed', upstreamTaskId: null, error: { type: 'cancelled' } });
+  });
+
+  it("keeps a vendor's files before completing (a transient keeper failure retries the poll); a file that cannot be kept fails the task and refunds", async () => {
+    const w = await world();
+    const up = await upstream();
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    // the gateway protocol, answering its finished tasks' images as files the gateway must keep (as vendor protocols do)
+    const inner = createGatewayAdapter({ timeoutMs: 5000 });
+    const withMedia: UpstreamAdapter = {
+      ...inner,
+      async poll(ch, id, req) {
+        const p = await inner.poll(ch, id, req);
+        return p.status === 'completed'
+          ? { status: 'completed', progress: 100, media: [{ kind: 'image', source: { url: `${up.baseUrl}/files/${id}.png` } }] }
+          : p;
+      },
+    };
+    const calls: string[] = [];
+    const unkeepable = new Set<string>();
+    const keeper: MediaKeeper = {
+      keep({ taskId, media }) {
+        calls.push(taskId);
+        if (unkeepable.has(taskId)) throw new UpstreamError('the file is not an image', false, undefined, 'bad_request');
+        if (calls.filter((c) => c === taskId).length === 1) throw new UpstreamError('result store write failed', true, undefined, 'server');
+        return Promise.resolve({ images: media.map((_, i) => ({ url: `https://gw.example/v1/results/${taskId}/${i}.png` })) });
+      },
+    };
+    const pw = await w.start({}, createAdapterRegistry([withMedia]), undefined, keeper);
+    const ok = await seedTask(w.db.dataSource, w.account, 'a kept cat');
+    const bad = await seedTask(w.db.dataSource, w.account, 'an unkeepable cat');
+    unkeepable.add(bad.id);
+    await w.enqueue(pw, ok);
+    await w.enqueue(pw, bad);
+    const [okEnd, badEnd] = await Promise.all([w.waitTerminal(ok.id), w.waitTerminal(bad.id)]);
+    expect(okEnd.status).toBe('completed');
+    expect(okEnd.result).toEqual({ images: [{ url: `https://gw.example/v1/results/${ok.id}/0.png` }] });
+    expect(calls.filter((c) => c === ok.id)).toHaveLength(2);
+    expect(badEnd.status).toBe('failed');
+    expect(badEnd.error?.message).toBe('Generation failed: the upstream result could not be kept');
+    await waitFor(async () => (await available(w)) === 1_000_000n - 1000n, { what: 'the unkept task refunded, the kept one captured' });
   });
 
   it('fails a [sim:fail] task with the upstream message and releases the hold', async () => {

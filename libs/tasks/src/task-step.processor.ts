@@ -248,7 +248,17 @@ export class TaskStepProcessor {
     submittedTo?: { channelId: string; upstreamTaskId: string },
   ): Promise<Outcome> {
     if (p.status === 'completed' && p.media?.length) {
-      const result = await this.d.keeper.keep({ taskId: task.id, channel: ch, media: p.media, result: p.result, expected: task.request.expected });
+      let result;
+      try {
+        result = await this.d.keeper.keep({ taskId: task.id, channel: ch, media: p.media, result: p.result, expected: task.request.expected });
+      } catch (e) {
+        // A file that cannot be kept (wrong type, over the cap, a dead or private link) fails the task, refunded; a
+        // transient failure (download or store write) propagates and the step retries.
+        if (!(e instanceof UpstreamError) || e.retryable) throw e;
+        this.d.logger.warn({ taskId: task.id, channel: ch.name, err: e.message }, 'the upstream result could not be kept');
+        await this.d.lifecycle.fail(task.id, 'Generation failed: the upstream result could not be kept', TASK_FAILURE_TYPES.upstream);
+        return DONE;
+      }
       p = { ...p, result, media: undefined };
     }
     if (submittedTo && p.status !== 'completed' && p.status !== 'failed') {
