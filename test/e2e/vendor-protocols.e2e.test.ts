@@ -227,7 +227,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
 
   it("openai: a synchronous image (base64) kept and linked by us; a moderated one refunded with the spec's moderation failure", async () => {
     const { key } = await keyIn('openai-img');
-    await channel({ name: 'oai', protocol: 'openai', group: 'openai-img' });
+    await channel({ name: 'oai', protocol: 'openai', group: 'openai-img', model_map: { 'pict-image-2': 'gpt-image-2-2026-04-21' } });
     const [ok, bad] = await Promise.all([
       submit(key, { model: 'pict-image-2', prompt: 'a fox', size: '1:1', resolution: '1k' }),
       submit(key, { model: 'pict-image-2', prompt: 'a fox [sim:moderation]', size: '1:1', resolution: '1k' }),
@@ -236,7 +236,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     expect(done.status).toBe('completed');
     const seen = (await vendorRequests('/openai/v1/images/generations')).find((r) => r.method === 'POST' && String(r.body?.prompt) === 'a fox');
     expect(seen?.headers.authorization).toBe('Bearer vendor-key-oai');
-    expect(seen?.body).toMatchObject({ model: 'gpt-image-2', prompt: 'a fox' });
+    expect(seen?.body).toMatchObject({ model: 'gpt-image-2-2026-04-21', prompt: 'a fox', size: expect.stringMatching(/^\d+x\d+$/) });
     const r = await fetch(done.result.images[0].url);
     expect(r.status).toBe(200);
     expect((await sharp(Buffer.from(await r.arrayBuffer())).metadata()).width).toBeGreaterThan(0);
@@ -247,13 +247,13 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
 
   it('openai: the /v1/videos job — `seconds` as a string, the keyed content kept by us (the vendor answers 401 without the key)', async () => {
     const { key } = await keyIn('openai-vid');
-    await channel({ name: 'oai-v', protocol: 'openai', group: 'openai-vid' });
+    await channel({ name: 'oai-v', protocol: 'openai', group: 'openai-vid', model_map: { 'Omni-Flash-Ext': 'sora-2-2025-10-06' } });
     const sub = await submit(key, { model: 'Omni-Flash-Ext', prompt: 'waves', duration: 4 });
     expect(sub.status).toBe(200);
     const done = await waitTerminal(key, sub.taskId, 90_000);
     expect(done.status).toBe('completed');
     const seen = (await vendorRequests('/openai/v1/videos')).find((r) => r.method === 'POST');
-    expect(seen?.body).toMatchObject({ model: 'sora-2', seconds: '4' });
+    expect(seen?.body).toMatchObject({ model: 'sora-2-2025-10-06', seconds: '4' });
     const content = (await vendorRequests('/openai/v1/videos/')).find((r) => r.path.endsWith('/content'))!;
     expect(content.headers.authorization).toBe('Bearer vendor-key-oai-v');
     expect((await fetch(`${stack.simUrl}${content.path}`)).status).toBe(401);
@@ -274,11 +274,11 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
 
   it('bfl: x-key, width/height from our dimensions; a 429 with Retry-After is retried, not failed; the image kept after the 10-minute link died', async () => {
     const { key } = await keyIn('bfl-only');
-    await channel({ name: 'bfl-a', protocol: 'bfl', group: 'bfl-only' });
+    await channel({ name: 'bfl-a', protocol: 'bfl', group: 'bfl-only', model_map: { 'lumen-2-pro': 'flux-2-max' } });
     const sub = await submit(key, { model: 'lumen-2-pro', prompt: 'a mill [sim:429once]', size: '4:3', resolution: '1MP' });
     const done = await waitTerminal(key, sub.taskId);
     expect(done.status).toBe('completed');
-    const posts = (await vendorRequests('/bfl/v1/flux-2-pro')).filter((r) => r.method === 'POST');
+    const posts = (await vendorRequests('/bfl/v1/flux-2-max')).filter((r) => r.method === 'POST');
     expect(posts.length).toBe(2);
     expect(posts[1]!.headers['x-key']).toBe('vendor-key-bfl-a');
     expect(posts[1]!.body).toMatchObject({ prompt: 'a mill [sim:429once]', width: 1152, height: 864 });
