@@ -29,7 +29,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { AccountRepository, ApiKeyRepository, GroupRepository, HOLD_LEASED_SQL, HOLD_MANY_SQL, loadPrices, newTaskId, toHoldRow, type NewTask } from '@gmg/db';
-import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
+import { REPO_ROOT, TEST_REDIS_URL, checkLedger, createTestDatabase, deleteRedisPrefix, freePort, uniqueRedisPrefix, type TestDatabase } from '@gmg/testing';
 import { startNode, stop } from './bench-process';
 
 const EDGES_ENV = Number(process.env.BENCH_CEILING_EDGES ?? 0);
@@ -78,42 +78,13 @@ async function load(edges: Edge[], auths: string[], seconds: number): Promise<{ 
 }
 
 /**
- * The ledger after the run, every account: `available + held = topups − captures`, nothing negative, one `hold` per
- * task, no lease left open (the edges closed theirs at shutdown), `held` = the tasks' prices (nothing settles here),
- * and the in-flight counter equal to the open tasks. Returns the violations (none: []).
+ * The ledger after the run, every account (checkLedger): `available + held = topups − captures`, nothing negative,
+ * one `hold` per task, `held` = the unsettled tasks' prices (nothing settles here) plus no lease left open (the edges
+ * closed theirs at shutdown), every closed lease exact, and the in-flight counter equal to the open tasks. Returns
+ * the violations (none: []).
  */
 async function ledgerViolations(ds: DataSource): Promise<string[]> {
-  // one pass per table (hash aggregates), not a subquery per task or lease: seconds at a million tasks, not minutes
-  const rows: Array<{ what: string; n: number }> = await ds.query(`
-    WITH net AS (
-      SELECT account_id, sum(CASE kind WHEN 'topup' THEN amount WHEN 'capture' THEN -amount ELSE 0 END) AS net FROM ledger_entries GROUP BY account_id
-    ), open_price AS (
-      SELECT account_id, sum(price) AS held FROM tasks WHERE settled_at IS NULL GROUP BY account_id
-    ), holds AS (
-      SELECT task_id, count(*) AS n FROM ledger_entries WHERE kind = 'hold' AND task_id LIKE 'task\\_%' GROUP BY task_id
-    ), lease_release AS (
-      SELECT task_id AS lease_id, sum(amount) AS amount FROM ledger_entries WHERE kind = 'release' AND task_id LIKE 'lease\\_%' GROUP BY task_id
-    ), lease_used AS (
-      SELECT meta->>'lease' AS lease_id, sum(amount) AS amount FROM ledger_entries WHERE kind = 'hold' AND meta ? 'lease' GROUP BY 1
-    ), open_tasks AS (
-      SELECT api_key_id, count(*) AS n FROM tasks WHERE status IN ('pending','processing') AND inflight_shard IS NOT NULL GROUP BY api_key_id
-    ), counters AS (
-      SELECT api_key_id, sum(open) AS n FROM task_inflight GROUP BY api_key_id
-    )
-    SELECT 'balance (available + held != topups - captures, or negative)' AS what, count(*)::int AS n FROM accounts a LEFT JOIN net ON net.account_id = a.id
-      WHERE a.available < 0 OR a.held < 0 OR a.available + a.held != COALESCE(net.net, 0)
-    UNION ALL SELECT 'held != Σ unsettled task prices', count(*)::int FROM accounts a LEFT JOIN open_price o ON o.account_id = a.id
-      WHERE a.held != COALESCE(o.held, 0)
-    UNION ALL SELECT 'tasks without exactly one hold', count(*)::int FROM tasks t LEFT JOIN holds h ON h.task_id = t.id
-      WHERE COALESCE(h.n, 0) != 1
-    UNION ALL SELECT 'leases still active', count(*)::int FROM credit_leases WHERE status = 'active'
-    UNION ALL SELECT 'closed leases with hold != used + release', count(*)::int FROM credit_leases l
-      LEFT JOIN lease_release r ON r.lease_id = l.id LEFT JOIN lease_used u ON u.lease_id = l.id
-      WHERE l.amount != l.used + COALESCE(r.amount, 0) OR l.used != COALESCE(u.amount, 0)
-    UNION ALL SELECT 'keys whose in-flight counter != open tasks', count(*)::int FROM api_keys k
-      LEFT JOIN open_tasks o ON o.api_key_id = k.id LEFT JOIN counters c ON c.api_key_id = k.id
-      WHERE COALESCE(c.n, 0) != COALESCE(o.n, 0)`);
-  return rows.filter((r) => r.n > 0).map((r) => `${r.what}: ${r.n}`);
+  return (await checkLedger(ds, { leasesClosed: true })).map((v) => `${v.invariant}: ${v.count} (e.g. ${v.example})`);
 }
 
 /**

@@ -40,7 +40,7 @@ function table(rows: s.Row[]): string {
     head,
     ...rows.map(
       (r) =>
-        `| ${r.scenario} | ${cell(r.tasks)} | ${cell(r.terminal)} | ${cell(r.settledOnce)} | ${r.invariant === undefined ? '–' : r.invariant ? 'holds' : 'BROKEN'} | ${r.healMs === undefined ? '–' : `${(r.healMs / 1000).toFixed(2)} s`} | ${r.ok ? 'green' : 'RED'} | ${r.note} |`,
+        `| ${r.scenario} | ${cell(r.tasks)} | ${cell(r.terminal)} | ${cell(r.settledOnce)} | ${r.invariant === undefined ? '–' : r.invariant ? 'holds' : `BROKEN${r.broken?.length ? ` (${r.broken.join('; ')})` : ''}`} | ${r.healMs === undefined ? '–' : `${(r.healMs / 1000).toFixed(2)} s`} | ${r.ok ? 'green' : 'RED'} | ${r.note} |`,
     ),
   ].join('\n');
 }

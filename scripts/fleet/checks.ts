@@ -5,11 +5,12 @@
  * - every task is settled exactly once: one `hold`, at most one `capture` and at most one `release`, at least one of
  *   the two (a partial capture of an avatar batch is a capture plus the release of the rest); every chat call
  *   (pool `chat`) has exactly one capture; no task has two captures (double-settled);
- * - per account, `available + held = topups − captures` (docs/architecture.md, the money invariant);
+ * - every ledger invariant (checkLedger: per account `available + held = topups − captures` and nothing stranded,
+ *   one hold per task, each settlement summing to its hold, the in-flight counters, the leases; docs/architecture.md);
  * - every task submitted with a callback_url got its webhook (at least once; duplicates counted separately).
  */
 import { Client } from 'pg';
-import { waitFor } from '@gmg/testing';
+import { checkLedger, waitFor } from '@gmg/testing';
 import type { Driver } from './driver';
 import type { WebhookReceiver } from './webhook-receiver';
 
@@ -30,7 +31,8 @@ export interface Verdict {
   chatUnanswered: number;
   chatBad: number;
   accountsChecked: number;
-  accountsBroken: number;
+  /** The ledger invariants broken at the end (checkLedger), as `name: count (e.g. id)`. */
+  ledger: string[];
   heldAtEnd: string;
   webhooksExpected: number;
   webhooksMissing: number;
@@ -59,23 +61,28 @@ const CHAT_SQL = `
          count(*) FILTER (WHERE (SELECT count(*) FROM ledger_entries l WHERE l.task_id = t.id AND l.kind = 'capture') <> 1)::int AS bad
     FROM tasks t WHERE t.pool = 'chat'`;
 
-const ACCOUNTS_SQL = `
-  SELECT count(*)::int AS n,
-         count(*) FILTER (WHERE a.available + a.held <> COALESCE(l.topups, 0) - COALESCE(l.captures, 0))::int AS broken,
-         COALESCE(sum(a.held), 0)::text AS held
-    FROM accounts a
-    LEFT JOIN (SELECT account_id, sum(amount) FILTER (WHERE kind = 'topup') AS topups, sum(amount) FILTER (WHERE kind = 'capture') AS captures
-                 FROM ledger_entries GROUP BY account_id) l ON l.account_id = a.id`;
+const ACCOUNTS_SQL = `SELECT count(*)::int AS n, COALESCE(sum(held), 0)::text AS held FROM accounts`;
 
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T> {
+/** Runs `work` on a client of its own (closed after). */
+async function withClient<T>(url: string, work: (c: Client) => Promise<T>): Promise<T> {
   const c = new Client({ connectionString: url, application_name: 'gmg-fleet-checks' });
   await c.connect();
   try {
-    return (await c.query(sql, params)).rows[0] as T;
+    return await work(c);
   } finally {
     await c.end().catch(() => undefined);
   }
 }
+
+const query = <T>(url: string, sql: string, params: unknown[] = []): Promise<T> => withClient(url, async (c) => (await c.query(sql, params)).rows[0] as T);
+
+/** The ledger invariants that hold at any moment (a kill -9 included); open and unsettled tasks are counted above. */
+const ledgerViolations = (url: string): Promise<string[]> =>
+  withClient(url, async (c) =>
+    (await checkLedger({ query: async (sql, params): Promise<unknown> => (await c.query(sql, params)).rows as unknown })).map(
+      (v) => `${v.invariant}: ${v.count} (e.g. ${v.example})`,
+    ),
+  );
 
 export async function verify(pgUrl: string, driver: Driver, hooks: WebhookReceiver, drainTimeoutMs: number): Promise<Verdict> {
   const t0 = Date.now();
@@ -98,7 +105,8 @@ export async function verify(pgUrl: string, driver: Driver, hooks: WebhookReceiv
   const t = await query<{ n: number; open: number; completed: number; failed: number; cancelled: number; unsettled: number; double: number }>(pgUrl, TASKS_SQL);
   const known = await query<{ n: number }>(pgUrl, `SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1)`, [ids]);
   const chat = await query<{ n: number; bad: number }>(pgUrl, CHAT_SQL);
-  const acc = await query<{ n: number; broken: number; held: string }>(pgUrl, ACCOUNTS_SQL);
+  const acc = await query<{ n: number; held: string }>(pgUrl, ACCOUNTS_SQL);
+  const ledger = await ledgerViolations(pgUrl);
   return {
     accepted: ids.length,
     inDatabase: t.n,
@@ -114,7 +122,7 @@ export async function verify(pgUrl: string, driver: Driver, hooks: WebhookReceiv
     chatUnanswered: driver.ambiguousMessages,
     chatBad: chat.bad,
     accountsChecked: acc.n,
-    accountsBroken: acc.broken,
+    ledger,
     heldAtEnd: acc.held,
     webhooksExpected: withHook.length,
     webhooksMissing: withHook.filter((x) => !hooks.byTask.has(x.id)).length,
@@ -136,7 +144,7 @@ export function problems(v: Verdict, faults: boolean): string[] {
   // 30 s timeout) may be recorded too: the gateway did the work
   if (v.chatCalls < v.chatAnswered || v.chatCalls > v.chatAnswered + v.chatUnanswered)
     p.push(`${v.chatAnswered} chat calls answered (${v.chatUnanswered} more without an answer), ${v.chatCalls} recorded`);
-  if (v.accountsBroken) p.push(`${v.accountsBroken} accounts break available + held = topups − captures`);
+  for (const l of v.ledger) p.push(`ledger invariant broken: ${l}`);
   if (v.webhooksMissing) p.push(`${v.webhooksMissing} of ${v.webhooksExpected} webhooks never arrived`);
   if (!faults && v.webhookDuplicates) p.push(`${v.webhookDuplicates} webhooks delivered twice without a fault`);
   if (v.failed && !faults) p.push(`${v.failed} tasks failed (every request of the mix should complete)`);

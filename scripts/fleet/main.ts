@@ -330,7 +330,7 @@ async function main(): Promise<number> {
       `end-of-run checks: ${verdict.accepted} tasks accepted, ${verdict.inDatabase} in the database, ${verdict.open} not terminal, ${verdict.missing} lost, ` +
         `${verdict.unsettled} not settled exactly once, ${verdict.doubleSettled} double-settled, ${verdict.completed} completed, ${verdict.failed} failed (+ ${verdict.cancelled} calibration tasks cancelled); ` +
         `chat calls ${verdict.chatAnswered} answered / ${verdict.chatCalls} recorded (${verdict.chatBad} without exactly one capture); ` +
-        `${verdict.accountsChecked} accounts, ${verdict.accountsBroken} break available + held = topups − captures (held at the end ${verdict.heldAtEnd}); ` +
+        `${verdict.accountsChecked} accounts, ledger invariants broken: ${verdict.ledger.length ? verdict.ledger.join(', ') : 'none'} (held at the end ${verdict.heldAtEnd}); ` +
         `webhooks ${verdict.webhooksExpected - verdict.webhooksMissing} / ${verdict.webhooksExpected} delivered, ${verdict.webhookDuplicates} duplicates; ` +
         `drained in ${(verdict.drainMs / 1000).toFixed(1)} s; ambiguous submits (connection cut, no answer) ${driver.ambiguous}`,
       '',

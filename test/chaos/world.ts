@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
-import { freePort, REPO_ROOT, startLocalRedisCluster, startService, waitFor, type LocalRedisCluster, type ServiceProcess } from '@gmg/testing';
+import { checkLedger, freePort, REPO_ROOT, startLocalRedisCluster, startService, waitFor, type LocalRedisCluster, type ServiceProcess } from '@gmg/testing';
 import type { DataSource } from 'typeorm';
 import { ChaosPgBouncer, ChaosPostgres, ChaosRedis, removeDir } from './infra';
 
@@ -227,14 +227,16 @@ export interface Verdict {
   terminal: number;
   settledOnce: number;
   invariant: boolean;
+  /** The ledger invariants broken (checkLedger), as `name: count (e.g. id)`; empty when `invariant`. */
+  broken: string[];
   completed: number;
   failed: number;
 }
 
 /**
- * The closing check of every scenario: waits (bounded) until every accepted task is terminal and settled, then
- * reads the ledger: exactly one hold and exactly one of capture/release per task, and for the account
- * available + held = topups − captures with held = 0 (waiting, bounded, for its task leases to close).
+ * The closing check of every scenario: waits (bounded) until every accepted task is terminal and settled, and (bounded)
+ * for the account's leases to close (held = 0), then checks the account's ledger (checkLedger): every invariant, every
+ * task terminal and settled, no lease active — with held = the unsettled tasks + the active leases' rest, that is held = 0.
  */
 export async function verify(w: World, accountId: string, ids: string[], timeoutMs = 120_000): Promise<Verdict> {
   const settledSql = `SELECT count(*)::int AS n FROM tasks t WHERE t.id = ANY($1) AND t.status IN ('completed','failed')
@@ -255,13 +257,8 @@ export async function verify(w: World, accountId: string, ids: string[], timeout
     intervalMs: 200,
     what: "the account's leases closed (held = 0)",
   }).catch(() => undefined);
-  const [acc] = await w.ds.query(`SELECT available::text, held::text FROM accounts WHERE id = $1`, [accountId]);
-  const [led] = await w.ds.query(
-    `SELECT COALESCE(SUM(amount) FILTER (WHERE kind = 'topup'), 0)::text AS topups,
-            COALESCE(SUM(amount) FILTER (WHERE kind = 'capture'), 0)::text AS captures
-       FROM ledger_entries WHERE account_id = $1`,
-    [accountId],
+  const broken = (await checkLedger(w.ds, { accounts: [accountId], settled: true, leasesClosed: true })).map(
+    (v) => `${v.invariant}: ${v.count} (e.g. ${v.example})`,
   );
-  const invariant = BigInt(acc.available) + BigInt(acc.held) === BigInt(led.topups) - BigInt(led.captures) && BigInt(acc.held) === 0n;
-  return { tasks: ids.length, terminal, settledOnce, invariant, completed, failed: terminal - completed };
+  return { tasks: ids.length, terminal, settledOnce, invariant: broken.length === 0, broken, completed, failed: terminal - completed };
 }

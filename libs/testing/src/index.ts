@@ -7,6 +7,7 @@ export { recordCalls } from './record-calls';
 export { startLocalRedis, startLocalRedisCluster } from './redis-cluster';
 export type { LocalRedis, LocalRedisCluster } from './redis-cluster';
 export { ownPort, redisAnswers, redisClusterArgs, redisServerArgs, ServerProc, serverUserWhenRoot } from './local-server';
+export { checkLedger } from './ledger-check';
 export { fundedOwner, testChatCall, testPrincipal, testTask, type TestOwner } from './db-fixtures';
 export { startTestDnsServer, type TestDnsServer } from './dns-server';
 export { launchTestBrowser } from './browser';

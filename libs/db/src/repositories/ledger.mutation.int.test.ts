@@ -19,7 +19,8 @@ import { rowsOf, type Row } from './sql';
 
 /**
  * Mutation tests: the ledger properties must FAIL when a safeguard is removed, in a scratch database.
- * If one of these starts passing, the property tests have stopped proving anything.
+ * If one of these starts passing, the property tests have stopped proving anything. The hand-written settlements
+ * differ from SETTLE_SQL only in the safeguard named; like it, they mark the task settled (`settled_at`).
  */
 
 /** createWithHold with the conditional hold replaced by an unconditional one (no `AND available >= $2`). */
@@ -58,6 +59,7 @@ async function settleWithoutConflictGuard(ds: DataSource, taskId: string): Promi
     if (done.length > 0) return; // check-then-insert: racy without the constraint
     const kind = t.status === 'completed' ? 'capture' : 'release';
     await m.query(`INSERT INTO ledger_entries (account_id, task_id, kind, amount) VALUES ($1,$2,$3,$4)`, [t.account_id, taskId, kind, t.price]);
+    await m.query(`UPDATE tasks SET settled_at = now() WHERE id = $1 AND settled_at IS NULL`, [taskId]);
     await m.query(
       kind === 'capture'
         ? `UPDATE accounts SET held = held - $2, spent = spent + $2 WHERE id = $1`
@@ -82,6 +84,7 @@ async function settleIgnoringCaptureAmount(ds: DataSource, taskId: string): Prom
       ]),
     );
     if (inserted.length === 0) return;
+    await m.query(`UPDATE tasks SET settled_at = now() WHERE id = $1 AND settled_at IS NULL`, [taskId]);
     await m.query(
       kind === 'capture'
         ? `UPDATE accounts SET held = held - $2, spent = spent + $2 WHERE id = $1`
@@ -123,6 +126,7 @@ async function settleUngatedRemainder(ds: DataSource, taskId: string): Promise<v
       amount.toString(),
     ]);
   }
+  await ds.query(`UPDATE tasks SET settled_at = now() WHERE id = $1 AND settled_at IS NULL`, [taskId]);
 }
 
 /**
@@ -186,7 +190,7 @@ describe('ledger properties fail when a safeguard is removed (scratch databases)
 
   it('without UNIQUE(task_id, kind) a check-then-insert settlement double-settles duplicated concurrent deliveries', async () => {
     const msg = await failureOf(noUnique.dataSource, { ...realOps, settle: settleWithoutConflictGuard }, 1000, ledgerProperty);
-    expect(msg).toMatch(/exactly one settlement|non-negative|captures = completed prices|check constraint/);
+    expect(msg).toMatch(/exactly one settlement|settled once|stranded|non-negative|captures = completed prices|check constraint/);
   }, 120_000);
 
   it('a settlement that ignores the stored capture amount over-charges partially approved tasks', async () => {
@@ -196,12 +200,12 @@ describe('ledger properties fail when a safeguard is removed (scratch databases)
 
   it('a partial settlement without the exactly-once gate double-moves money under duplicated deliveries', async () => {
     const msg = await failureOf(noCheck.dataSource, { ...realOps, settle: settleUngatedRemainder }, 300, partialCaptureProperty);
-    expect(msg).toMatch(/non-negative|check constraint|balance|model|captures = completed prices/);
+    expect(msg).toMatch(/non-negative|check constraint|balance|stranded|model|captures = completed prices/);
   }, 120_000);
 
   it('a batched settlement that moves each account once per batch, not once per task, loses money', async () => {
     const msg = await failureOf(noCheck.dataSource, batchedOps(settleManyUnsummed), 100, settlementStormProperty);
-    expect(msg).toMatch(/balance|model|held|captures = completed prices|non-negative|check constraint/);
+    expect(msg).toMatch(/balance|model|held|stranded|captures = completed prices|non-negative|check constraint/);
   }, 120_000);
 
   it('with an unconditional hold the balance CHECK turns an overdraft into an error, not a 402', async () => {

@@ -4,7 +4,7 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { InvariantViolation, checkInflightCounter, ledgerProperty, realOps } from './ledger-model.testkit';
+import { InvariantViolation, assertLedger, ledgerProperty, realOps } from './ledger-model.testkit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
 import { TaskRepository, type TaskRecord } from './task.repository';
@@ -48,7 +48,7 @@ describe('in-flight counter (real Postgres)', () => {
     expect(c.open).toBe(3);
     await direct.complete(held[0]!.id, { images: [] });
     held.push(await edges[1]!.createWithHold(testTask(o, 10n, limited)));
-    await checkInflightCounter(ds, key.id);
+    await assertLedger(ds, account.id);
     // the count is the counter's: a key whose counter says it is full is refused though it has no open rows
     const { key: other } = await new ApiKeyRepository(ds).create({ accountId: account.id });
     await ds.query(`INSERT INTO task_inflight (api_key_id, shard, open) VALUES ($1, 0, 3)`, [other.id]);

@@ -4,7 +4,7 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { checkInflightCounter, checkLeases, InvariantViolation } from './ledger-model.testkit';
+import { assertLedger } from './ledger-model.testkit';
 import { settleMany } from './ledger.repository';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
@@ -36,34 +36,11 @@ const UNGATED_JOURNAL_SQL = ((): string => {
   return HOLD_LEASED_SQL.replace(gates[0]!, 'ORDER BY id FOR UPDATE').replace(gates[1]!, '');
 })();
 
-/** The account's money is all accounted for: `available + held = topups − captures`, held = its open tasks, leases exact. */
-async function checkAccount(ds: DataSource, accountId: string, keyId: string): Promise<{ available: bigint; held: bigint }> {
-  const [a]: Row[] = await ds.query(
-    `SELECT available::text, held::text,
-            (SELECT COALESCE(sum(amount), 0) FROM ledger_entries WHERE account_id = $1 AND kind = 'topup')::text AS topups,
-            (SELECT COALESCE(sum(amount), 0) FROM ledger_entries WHERE account_id = $1 AND kind = 'capture')::text AS captures,
-            (SELECT COALESCE(sum(amount), 0) FROM credit_leases WHERE account_id = $1 AND status = 'active')::text AS leased,
-            (SELECT COALESCE(sum(used), 0) FROM credit_leases WHERE account_id = $1 AND status = 'active')::text AS leased_used,
-            (SELECT COALESCE(sum(price), 0) FROM tasks WHERE account_id = $1 AND settled_at IS NULL)::text AS unsettled
-     FROM accounts WHERE id = $1`,
-    [accountId],
-  );
-  const [available, held, topups, captures, leased, leasedUsed, unsettled] = [
-    a.available,
-    a.held,
-    a.topups,
-    a.captures,
-    a.leased,
-    a.leased_used,
-    a.unsettled,
-  ].map((v) => BigInt(v as string));
-  if (available + held !== topups - captures) throw new InvariantViolation('balance', `${available} + ${held} != ${topups} - ${captures}`);
-  // held is exactly what open leases have not spent plus what unsettled tasks hold: nothing else, nothing stranded
-  if (held !== leased - leasedUsed + unsettled)
-    throw new InvariantViolation('stranded', `held ${held}, leases' rest ${leased - leasedUsed}, unsettled tasks ${unsettled}`);
-  await checkLeases(ds, accountId);
-  await checkInflightCounter(ds, keyId);
-  return { available, held };
+/** The account's money is all accounted for (checkLedger: balance, nothing stranded, leases exact); its balance. */
+async function checkAccount(ds: DataSource, accountId: string): Promise<{ available: bigint; held: bigint }> {
+  await assertLedger(ds, accountId);
+  const [a]: Row[] = await ds.query(`SELECT available::text, held::text FROM accounts WHERE id = $1`, [accountId]);
+  return { available: BigInt(a.available as string), held: BigInt(a.held as string) };
 }
 
 describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
@@ -97,7 +74,7 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     book.abandon(); // the process dies: nothing closes its lease, nothing renews it
     await waitFor(async () => (await new CreditLeaseRepository(ds).findExpired()).length > 0, { timeoutMs: 10_000 });
     await sweep(ds, close);
-    const swept = await checkAccount(ds, o.accountId, o.apiKeyId);
+    const swept = await checkAccount(ds, o.accountId);
     // the tasks accepted under the dead edge's lease are real: they finish and settle like any other
     const repo = new TaskRepository(ds);
     for (const t of tasks) await repo.fail(t.id, { code: 'task_failed', message: 'crash test' });
@@ -105,7 +82,7 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
       ds,
       tasks.map((t) => t.id),
     );
-    const end = await checkAccount(ds, o.accountId, o.apiKeyId);
+    const end = await checkAccount(ds, o.accountId);
     expect(end.held).toBe(0n);
     return { swept: swept.available, end: end.available };
   }
@@ -128,7 +105,7 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     expect(await leases.close('lease_zombie_ok')).toBe(400n); // its edge was cut off; a sweeper closed it
     const late = testTask(o, 70n);
     expect((await holdLeased(ds, [{ task: late, leaseId: 'lease_zombie_ok' }])).size).toBe(0);
-    await checkAccount(ds, o.accountId, o.apiKeyId);
+    await checkAccount(ds, o.accountId);
 
     // through the repository: a book whose lease was closed under it falls back to the account row
     const book = new TaskLeaseBook(leases, { targetMinor: 300n, ttlMs: 60_000, idleCloseMs: 60_000 });
@@ -142,7 +119,7 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     ]);
     expect(hold).toEqual({ n: 1, lease: null }); // held on the account row, not on the closed lease
     await book.close();
-    expect((await checkAccount(ds, o.accountId, o.apiKeyId)).held).toBe(30n);
+    expect((await checkAccount(ds, o.accountId)).held).toBe(30n);
   }, 30_000);
 
   it('mutant: a journal without the active-lease gate pays a task from a released lease (the check catches it)', async () => {
@@ -151,7 +128,7 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     await leases.grant({ id: 'lease_zombie_mut', accountId: o.accountId, edgeId: 'edge_zombie', min: 1n, want: 400n, ttlMs: 60_000 });
     await leases.close('lease_zombie_mut');
     expect((await holdLeased(ds, [{ task: testTask(o, 70n), leaseId: 'lease_zombie_mut' }], UNGATED_JOURNAL_SQL)).size).toBe(1);
-    await expect(checkAccount(ds, o.accountId, o.apiKeyId)).rejects.toThrow(/stranded|lease used|lease release/);
+    await expect(checkAccount(ds, o.accountId)).rejects.toThrow(/stranded|lease used|lease release/);
   }, 30_000);
 
   it('a grant racing a hold, a close and a topup of the same account grants what is there, never an error or an overdraft', async () => {
@@ -167,7 +144,7 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
         new AccountRepository(ds).topup(o.accountId, 5n),
       ]);
       for (const r of racing) if (r.status === 'rejected' && (r.reason as { type?: string }).type !== 'payment_required') failures.push(String(r.reason));
-      await checkAccount(ds, o.accountId, o.apiKeyId);
+      await checkAccount(ds, o.accountId);
     }
     expect(failures).toEqual([]);
   }, 60_000);
@@ -197,6 +174,6 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     ]);
     expect(e).toEqual({ n: 1, total: '60' });
     await book.close();
-    expect(await checkAccount(ds, o.accountId, o.apiKeyId)).toEqual({ available: 940n, held: 60n });
+    expect(await checkAccount(ds, o.accountId)).toEqual({ available: 940n, held: 60n });
   }, 30_000);
 });

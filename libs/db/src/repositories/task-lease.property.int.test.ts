@@ -4,15 +4,7 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import {
-  BATCH_OVER_BALANCE,
-  LEASE_SHORT_FOR_SECOND,
-  checkInflightCounter,
-  checkLeases,
-  leasedHoldOps,
-  ledgerProperty,
-  settlementStormProperty,
-} from './ledger-model.testkit';
+import { BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND, assertLedger, leasedHoldOps, ledgerProperty, settlementStormProperty } from './ledger-model.testkit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
 
@@ -69,8 +61,7 @@ describe('ledger invariants with lease-paid task holds (model-based, real Postgr
       available: 10_000_000n - 7n * BigInt(accepted),
       held: 7n * BigInt(accepted),
     });
-    await checkLeases(ds, account.id);
-    await checkInflightCounter(ds, key.id);
+    await assertLedger(ds, account.id);
   }, 120_000);
 
   it("200 concurrent holds against a balance covering 10, through one edge's lease and through two edges' leases: never more than 10", async () => {
@@ -94,8 +85,7 @@ describe('ledger invariants with lease-paid task holds (model-based, real Postgr
       else expect(accepted).toBeLessThanOrEqual(10);
       const [a]: Row[] = await ds.query(`SELECT available::text, held::text FROM accounts WHERE id = $1`, [account.id]);
       expect({ available: a.available, held: a.held }).toEqual({ available: String(70 - 7 * accepted), held: String(7 * accepted) });
-      await checkLeases(ds, account.id);
-      await checkInflightCounter(ds, key.id);
+      await assertLedger(ds, account.id);
     }
   }, 60_000);
 });
