@@ -37,7 +37,7 @@ import { authMiddleware } from './middleware/auth.middleware';
 import { requireAdminToken } from './middleware/admin-token';
 import { submitMetricsMiddleware } from './observability/submit-metrics';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
-import { TASK_ANSWER_SHAPES } from './use-cases/task-answer.shapes';
+import { TASK_ANSWER_SHAPES } from './middleware/task-answer.shapes';
 import { createRateLimitMiddleware } from './middleware/rate-limit';
 import { createMediaHostCheck, type MediaHostCheck } from './use-cases/media-host.check';
 import { PriceTableCache } from './pricing/price-table.cache';

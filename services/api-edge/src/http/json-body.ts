@@ -1,28 +1,13 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
-import { DomainError } from '@gmg/errors';
+import { DomainError, bodyTooLarge } from '@gmg/errors';
 import { lingerThenClose } from './body-linger';
 import { bodyBudgetGate, type BodyBudget } from './body-budget';
 import { assertJsonDepth } from './json-depth';
 import { fullPath } from './request-path';
 
 const JSON_TYPES = ['application/json', '+json'];
-
-/** The rule named in every 413 of a JSON route. */
-export const BODY_CAP_RULE = 'max_body_bytes';
-
-const MIB = 1024 * 1024;
-const formatBytes = (n: number): string => (n >= MIB ? `${(n / MIB).toFixed(n % MIB === 0 ? 0 : 1)} MiB` : `${Math.ceil(n / 1024)} KiB`);
-
-/** A 413 in the spec's shape naming the rule; `what` says which cap (the route's, or the model's). */
-export function bodyTooLarge(limitBytes: number, what: string): DomainError {
-  return new DomainError(
-    'payload_too_large',
-    `Request body is larger than ${limitBytes} bytes (${formatBytes(limitBytes)}), the limit of ${what} (rule ${BODY_CAP_RULE}); send large images as URLs (POST /v1/uploads/images gives one)`,
-    { field: '', rule: BODY_CAP_RULE, limit: limitBytes },
-  );
-}
 
 /** How many bytes the JSON body of a request had (set by the parser; undefined before parsing or without a body). */
 const bodyBytes = new WeakMap<IncomingMessage, number>();

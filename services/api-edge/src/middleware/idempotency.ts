@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { DomainError } from '@gmg/errors';
+import { DomainError, idempotencyMismatch } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { idempotencyKey, type Redis } from '@gmg/queue';
 import { principalOf } from '../http/principal';
@@ -119,17 +119,17 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
       const current = await redis.get(redisKey);
       if (current === null) continue;
       if (current.startsWith('R:')) {
-        if (current.slice(current.lastIndexOf(':') + 1) !== fp) throw mismatch();
+        if (current.slice(current.lastIndexOf(':') + 1) !== fp) throw idempotencyMismatch();
         throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry later`, { retryAfter: 1 });
       }
       if (current.startsWith('T:')) {
         const ref = parseReference(current);
-        if (ref.fp !== fp) throw mismatch();
+        if (ref.fp !== fp) throw idempotencyMismatch();
         replay(res, await rebuildReferenced(opts.taskAnswers, ref, principal.keyId));
         return;
       }
       const stored = JSON.parse(current.slice(2)) as StoredAnswer;
-      if (stored.fp !== fp) throw mismatch();
+      if (stored.fp !== fp) throw idempotencyMismatch();
       replay(res, { status: stored.status, headers: stored.headers, body: Buffer.from(stored.body, 'base64') });
       return;
     }
@@ -193,12 +193,6 @@ const setIdempotency = (res: Response, c: IdempotencyClaim): void => {
 
 /** The Idempotency-Key this request claimed, if any. */
 export const idempotencyOf = (res: Response): IdempotencyClaim | undefined => res.locals.idempotency as IdempotencyClaim | undefined;
-
-export function mismatch(): DomainError {
-  return new DomainError('idempotency_mismatch', `This ${IDEMPOTENCY_HEADER} was already used with a different request; use a new key for a new request`, {
-    field: IDEMPOTENCY_HEADER,
-  });
-}
 
 function replayableHeaders(res: Response): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
