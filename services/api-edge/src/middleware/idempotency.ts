@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { DomainError, idempotencyMismatch } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { idempotencyKey, type Redis } from '@gmg/queue';
@@ -74,19 +74,6 @@ const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== 
 
 const isJson = (req: Request): boolean => /(^application\/json|\+json)(\s*;|$)/i.test(req.headers['content-type'] ?? '');
 
-function runChain(handlers: RequestHandler[], req: Request, res: Response, done: (err?: unknown) => void): void {
-  const step = (i: number, err?: unknown): void => {
-    if (err !== undefined || i === handlers.length) return done(err);
-    try {
-      const out = handlers[i](req, res, (e?: unknown) => step(i + 1, e)) as unknown;
-      if (out && typeof (out as Promise<void>).then === 'function') (out as Promise<void>).catch((e) => step(handlers.length, e));
-    } catch (e) {
-      done(e);
-    }
-  };
-  step(0);
-}
-
 /**
  * `Idempotency-Key` on every POST under /v1/ (other requests pass through), scoped to the API key of
  * `res.locals.principal` (mount after auth). Same key and same request → the first answer replayed byte for byte
@@ -101,6 +88,9 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
   const maxStored = opts.maxStoredBytes ?? 1024 * 1024;
   const { redis } = opts;
   const warned = new Set<string>();
+  // the parsers as one handler, composed by Express itself (a router is a middleware): a parser's error or rejected
+  // promise comes back through the callback, as it would reach the next error handler
+  const parseBody = opts.bodyParsers?.length ? Router().use(opts.bodyParsers) : undefined;
 
   const claimAndRun = async (req: Request, res: Response, next: NextFunction, idemKey: string, path: string): Promise<void> => {
     const principal = principalOf(res);
@@ -156,9 +146,9 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
   /** Parses the body when a parser is given; false when the body cannot be fingerprinted (no idempotency then). */
   const bodyReady = async (req: Request, res: Response, path: string): Promise<boolean> => {
     if (req.body !== undefined || !hasBody(req)) return true;
-    if (opts.bodyParsers?.length) {
+    if (parseBody) {
       // what a body parser passes to next() is an Error (express's http-errors)
-      await new Promise<void>((resolve, reject) => runChain(opts.bodyParsers!, req, res, (e) => (e === undefined ? resolve() : reject(e as Error))));
+      await new Promise<void>((resolve, reject) => parseBody(req, res, (e?: unknown) => (e === undefined ? resolve() : reject(e as Error))));
       return true;
     }
     if (isJson(req)) throw new Error('idempotency middleware reached before the JSON body was parsed: mount it after the parser or pass bodyParsers');
