@@ -21,25 +21,28 @@ export const bodyBytesOf = (req: IncomingMessage): number | undefined => bodyByt
  *
  * `maxBytes`: the ceiling of every JSON route (MAX_BODY_BYTES). `capOf(path)`: the route's own cap (the largest
  * body any model contract served there accepts), when smaller. `budget`: the large bodies' budget (http/body-budget.ts)
- * a large body waits for before it is read.
+ * a large body waits for before it is read. `opts.bytes`: `req.body` is the body's bytes, checked for nesting but not
+ * parsed (the messages routes relay them upstream untouched and parse them themselves).
  */
-export function jsonBody(maxBytes: number, capOf: (path: string) => number | undefined = () => undefined, budget?: BodyBudget): RequestHandler[] {
+export function jsonBody(
+  maxBytes: number,
+  capOf: (path: string) => number | undefined = () => undefined,
+  budget?: BodyBudget,
+  opts: { bytes?: boolean } = {},
+): RequestHandler[] {
+  const verify = (req: IncomingMessage, _res: unknown, buf: Buffer, encoding: string): void => {
+    bodyBytes.set(req, buf.length);
+    assertJsonDepth(buf);
+    // invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`);
+    // isUtf8 validates in place, without decoding the body into a string that is thrown away. (The bytes mode
+    // decodes nothing: its `encoding` is not utf-8, and the bytes go on as they came.)
+    if (/^utf-?8$/i.test(encoding) && !isUtf8(buf)) throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
+  };
   const parsers = new Map<number, RequestHandler>();
   const parserFor = (limit: number): RequestHandler => {
     let p = parsers.get(limit);
     if (!p) {
-      p = express.json({
-        limit,
-        type: JSON_TYPES,
-        strict: true,
-        verify: (req, _res, buf, encoding) => {
-          bodyBytes.set(req, buf.length);
-          assertJsonDepth(buf);
-          // invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`);
-          // isUtf8 validates in place, without decoding the body into a string that is thrown away
-          if (/^utf-?8$/i.test(encoding) && !isUtf8(buf)) throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
-        },
-      });
+      p = opts.bytes ? express.raw({ limit, type: JSON_TYPES, verify }) : express.json({ limit, type: JSON_TYPES, strict: true, verify });
       parsers.set(limit, p);
     }
     return p;
