@@ -1,4 +1,4 @@
-import type { App } from './app';
+import type { EdgeBackground } from './app';
 
 /** What the edge runs in the background: its sweepers' timers. */
 export interface EdgeTimers {
@@ -11,13 +11,13 @@ export interface EdgeTimers {
  * abandoned calls) and the upload sweeper (expired uploads, UPLOAD_SWEEP_INTERVAL_MS). main.ts calls it once the
  * server listens and stops it at shutdown; the test harness does the same, so tests run the edge main.ts runs.
  */
-export function startEdgeTimers(app: Pick<App, 'chatCallSweeper' | 'uploadSweeper'>): EdgeTimers {
-  app.chatCallSweeper.start();
-  app.uploadSweeper.start();
+export function startEdgeTimers(background: Pick<EdgeBackground, 'chatCallSweeper' | 'uploadSweeper'>): EdgeTimers {
+  background.chatCallSweeper.start();
+  background.uploadSweeper.start();
   return {
     async stop() {
-      app.chatCallSweeper.stop();
-      await app.uploadSweeper.stop();
+      background.chatCallSweeper.stop();
+      await background.uploadSweeper.stop();
     },
   };
 }

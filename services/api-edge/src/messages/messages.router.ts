@@ -145,10 +145,11 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
   };
   // the body as bytes (it goes upstream untouched): 415 for another media type, 413 over the cap (http/json-body.ts)
   const body = jsonBody(d.maxBodyBytes, undefined, d.budget, { bytes: true });
-  router.post('/v1/messages', ...d.guards, ...body, serve('messages'));
-  router.post('/v1/messages/count_tokens', ...d.guards, ...body, count);
-  router.post('/v1/chat/completions', ...d.guards, ...body, serve('chat-completions'));
-  router.all(['/v1/messages', '/v1/messages/count_tokens', '/v1/chat/completions'], methodNotAllowed(['POST']));
+  // mounted at /v1 (app.ts)
+  router.post('/messages', ...d.guards, ...body, serve('messages'));
+  router.post('/messages/count_tokens', ...d.guards, ...body, count);
+  router.post('/chat/completions', ...d.guards, ...body, serve('chat-completions'));
+  router.all(['/messages', '/messages/count_tokens', '/chat/completions'], methodNotAllowed(['POST']));
   return router;
 }
 
