@@ -59,6 +59,28 @@ export class DomainError extends Error {
 
 export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;
 
+/** The rule named in every 413 of a JSON route (the route's cap, or the cap of the model a body names). */
+const BODY_CAP_RULE = 'max_body_bytes';
+
+const MIB = 1024 * 1024;
+const formatBytes = (n: number): string => (n >= MIB ? `${(n / MIB).toFixed(n % MIB === 0 ? 0 : 1)} MiB` : `${Math.ceil(n / 1024)} KiB`);
+
+/** A body over a cap, naming the rule; `what` says which cap (the route's, or the model's). */
+export function bodyTooLarge(limitBytes: number, what: string): DomainError {
+  return new DomainError(
+    'payload_too_large',
+    `Request body is larger than ${limitBytes} bytes (${formatBytes(limitBytes)}), the limit of ${what} (rule ${BODY_CAP_RULE}); send large images as URLs (POST /v1/uploads/images gives one)`,
+    { field: '', rule: BODY_CAP_RULE, limit: limitBytes },
+  );
+}
+
+/** An Idempotency-Key used before with another request (the middleware's Redis record, or the database backstop). */
+export function idempotencyMismatch(): DomainError {
+  return new DomainError('idempotency_mismatch', 'This Idempotency-Key was already used with a different request; use a new key for a new request', {
+    field: 'Idempotency-Key',
+  });
+}
+
 const VIOLATION_CODES: Partial<Record<ErrorType, ErrorCode>> = {
   invalid_duration: 'invalid_duration',
   invalid_resolution: 'invalid_resolution',

@@ -1,9 +1,4 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { RequestHandler } from 'express';
 
 export { SpanKind };
@@ -31,26 +26,18 @@ const tracer = () => trace.getTracer(TRACER);
 /**
  * Turns tracing on for this process when an endpoint is given. Off (the default), the OpenTelemetry API stays
  * the no-op it is out of the box: spans are non-recording, nothing is allocated per request beyond that, no
- * context is injected into job data and nothing is exported.
+ * context is injected into job data and nothing is exported — and the SDK (tracing-sdk.ts: the provider, the
+ * exporter, ~17 MiB resident) is never loaded.
  */
 export function startTracing(opts: TracingOptions): Tracing {
   if (!opts.endpoint) return { enabled: false, shutdown: async () => undefined };
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': opts.service }),
-    spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/+$/, '')}/v1/traces` }), {
-        scheduledDelayMillis: opts.flushIntervalMs ?? 2000,
-      }),
-    ],
-  });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(provider);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/no-unsafe-assignment -- loaded only when tracing is on (a static import would load the SDK into every process); typed by the annotation, destructured so knip sees the export used
+  const { startTracerProvider }: typeof import('./tracing-sdk') = require('./tracing-sdk');
+  const stop = startTracerProvider({ ...opts, endpoint: opts.endpoint });
   return {
     enabled: true,
     async shutdown() {
-      await provider.shutdown();
+      await stop();
       trace.disable();
       propagation.disable();
       context.disable();

@@ -46,7 +46,7 @@ import { authMiddleware } from './middleware/auth.middleware';
 import { requireAdminToken } from './middleware/admin-token';
 import { submitMetricsMiddleware } from './observability/submit-metrics';
 import { createIdempotencyMiddleware } from './middleware/idempotency';
-import { TASK_ANSWER_SHAPES } from './use-cases/task-answer.shapes';
+import { TASK_ANSWER_SHAPES } from './middleware/task-answer.shapes';
 import { createRateLimitMiddleware } from './middleware/rate-limit';
 import { createMediaHostCheck, type MediaHostCheck } from './use-cases/media-host.check';
 import { PriceTableCache } from './pricing/price-table.cache';
@@ -137,19 +137,29 @@ export interface AppDeps {
   now?: () => Date;
 }
 
-export interface App extends Express {
+/**
+ * What the edge runs besides its routes, built by createApp: main.ts starts the sweepers' timers once the server
+ * listens (edge-timers.ts) and closes the lease books at shutdown; tests reach the key cache.
+ */
+export interface EdgeBackground {
   /** The in-process key cache (tests and management actions that must apply at once clear it). */
   readonly keyAuthenticator: KeyAuthenticator;
-  /** Closes the credit leases of dead edges and releases abandoned chat calls; main.ts starts its timer. */
+  /** Closes the credit leases of dead edges and releases abandoned chat calls. */
   readonly chatCallSweeper: ChatCallSweeper;
-  /** This edge's credit leases: main.ts (and tests) close it at shutdown so unspent money returns at once. */
+  /** This edge's credit leases: closed at shutdown so unspent money returns at once. */
   readonly creditLeases: CreditLeaseBook;
   /** This edge's task-hold leases (none when TASK_LEASE_UNITS=0): closed at shutdown like `creditLeases`. */
   readonly taskLeases: TaskLeaseBook | undefined;
-  /** Removes expired uploads (UPLOAD_SWEEP_INTERVAL_MS); upload requests poke it, edge-timers.ts runs its timer. */
+  /** Removes expired uploads (UPLOAD_SWEEP_INTERVAL_MS); upload requests poke it. */
   readonly uploadSweeper: UploadSweeper;
   /** Removes local-disk results older than their links (none on object storage: its lifecycle rule does it). */
   readonly resultSweeper: UploadSweeper | undefined;
+}
+
+/** The edge: its Express app (never listening: main.ts or a test does that) and what runs beside it. */
+export interface EdgeApp {
+  app: Express;
+  background: EdgeBackground;
 }
 
 /** What the mounting steps share, built once per app. */
@@ -168,8 +178,7 @@ interface AppParts {
   auth: RequestHandler;
   /** Bytes of large request bodies held at once (MAX_BODY_BYTES_IN_FLIGHT): every body parser waits on it. */
   bodyBudget: BodyBudget;
-  json: RequestHandler[];
-  /** `json` plus the callback_url check: the body parsers of every task submission. */
+  /** JSON, then `callback_url` taken out and checked (docs/webhooks.md): the body parsers of every task submission. */
   submitBody: RequestHandler[];
   submitGuards: RequestHandler[];
   /** The upload pipeline on that store: uploads, and large inline media of submissions (stored once, referenced by URL). */
@@ -181,9 +190,48 @@ interface AppParts {
   adapters: AdapterRegistry;
   /** Task channels per model and group (the carry check), cached as long as the messages channels. */
   taskChannels: ChannelListCache<ChannelRecord>;
+  /** One credit-lease book and one crash sweeper for messages and chat completions. */
+  creditLeases: CreditLeaseBook;
+  chatCallSweeper: ChatCallSweeper;
+  taskLeases: TaskLeaseBook | undefined;
 }
 
-export function createApp(deps: AppDeps): App {
+/**
+ * The edge's composition: the parts, then one mount per router under the prefix its paths share, in the order
+ * Express tries them (the busiest first: the poll, then the submissions; docs/benchmarks.md). Several routers share
+ * `/v1`: a request under it is offered to each of them in turn until one matches.
+ */
+export function createApp(deps: AppDeps): EdgeApp {
+  const parts = appParts(deps);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; docs/configuration.md): the failed-auth throttle counts by it.
+  app.set('trust proxy', deps.config.trustProxy);
+  mountObservability(app, deps);
+  mountUploads(app, parts);
+  const resultSweeper = mountResults(app, deps);
+  app.use('/v1', parts.auth);
+  mountTasks(app, parts);
+  mountGenerations(app, parts);
+  mountMessages(app, parts);
+  mountCancel(app, parts);
+  mountAvatar(app, parts);
+  mountArtgen(app, parts);
+  mountCatalog(app, parts);
+  mountProbes(app, parts);
+  mountDocs(app, deps);
+  mountManagement(app, parts);
+  mountQueueDashboard(app, parts);
+  mountPlayground(app);
+  app.use(routeNotFound);
+  app.use(errorHandler(deps.logger));
+  const { keys, chatCallSweeper, creditLeases, taskLeases, uploadSweeper } = parts;
+  return { app, background: { keyAuthenticator: keys, chatCallSweeper, creditLeases, taskLeases, uploadSweeper, resultSweeper } };
+}
+
+/** Builds what the routers share; connects nothing (the data source and Redis come in ready). */
+function appParts(deps: AppDeps): AppParts {
   const { config, dataSource, redis, logger } = deps;
   const keys = new KeyAuthenticator(new ApiKeyRepository(dataSource), { ttlMs: config.authCacheTtlMs, staleIfErrorMs: config.authStaleIfErrorMs });
   // each submit route's cap comes from the contracts it serves (MAX_BODY_BYTES stays the ceiling)
@@ -195,8 +243,6 @@ export function createApp(deps: AppDeps): App {
     new PublicHostResolver({ servers: config.mediaDnsServers, timeoutMs: config.mediaDnsTimeoutMs, cacheTtlMs: config.mediaDnsCacheTtlMs }),
     logger,
   );
-  // Submission bodies: JSON, then `callback_url` taken out and checked (docs/webhooks.md).
-  const submitBody = [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure, hostCheck: mediaHosts })];
   const authThrottle = new FailedAuthThrottle({
     redis,
     prefix: config.queuePrefix,
@@ -205,23 +251,11 @@ export function createApp(deps: AppDeps): App {
     windowSeconds: config.failedAuthWindowSeconds,
     blockSeconds: config.failedAuthBlockSeconds,
   });
-  // Task holds paid from this edge's credit leases: the hold statements touch no account row, so edges holding for
-  // one busy account never wait for each other (docs/reliability.md, "Hot accounts"); expired leases of a dead edge
-  // are closed by any edge's ChatCallSweeper.
-  // (absent from a config built by hand, as in most tests: no leases)
-  const taskLeases = config.taskLeaseMinor
-    ? new TaskLeaseBook(new CreditLeaseRepository(dataSource), {
-        targetMinor: config.taskLeaseMinor,
-        logger,
-        ttlMs: config.taskLeaseTtlMs ?? 30_000,
-        idleCloseMs: config.taskLeaseIdleMs ?? 5000,
-      })
-    : undefined;
-  // submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts)
-  const tasks = new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs, logger });
-  const parts: AppParts = {
+  const { tasks, taskLeases } = taskHolds(deps);
+  return {
     deps,
     tasks,
+    taskLeases,
     views: new TaskViewStore(redis, config.queuePrefix),
     keys,
     authThrottle,
@@ -234,135 +268,88 @@ export function createApp(deps: AppDeps): App {
     mediaHosts,
     auth: authMiddleware(keys, authThrottle),
     bodyBudget,
-    json,
     uploadPipeline: {
       storage: uploads,
       publicBaseUrl: config.publicBaseUrl,
       limits: { maxBytes: config.uploadMaxBytes, ttlSeconds: config.uploadTtlSeconds, ...DEFAULT_SIDE_LIMITS },
       now: deps.now,
     },
-    submitBody,
-    // Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key
-    // (parses the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money; an
-    // acknowledgement naming its task is kept as a reference to it, rebuilt from Postgres on replay). The
-    // in-flight limit per key is checked by the hold statement itself (TaskRepository.createWithHold): no query of
-    // its own.
-    submitGuards: [
-      submitMetricsMiddleware,
-      createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
-      createIdempotencyMiddleware({
-        redis,
-        prefix: config.queuePrefix,
-        bodyParsers: json,
-        logger,
-        taskAnswers: { get: (id) => tasks.get(id), shapes: TASK_ANSWER_SHAPES },
-      }),
-    ],
+    submitBody: [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure, hostCheck: mediaHosts })],
+    submitGuards: submitGuards(deps, json, tasks),
+    ...messagesBook(deps),
   };
+}
 
-  const app = express() as unknown as App;
-  Object.defineProperty(app, 'keyAuthenticator', { value: keys });
-  Object.defineProperty(app, 'taskLeases', { value: taskLeases });
-  Object.defineProperty(app, 'uploadSweeper', { value: parts.uploadSweeper });
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  // Which X-Forwarded-For hops to believe for req.ip (TRUST_PROXY; docs/configuration.md): the failed-auth throttle counts by it.
-  app.set('trust proxy', config.trustProxy);
-  // Each router is mounted under its prefix, so a request walks only the layers of the routers its path can reach
-  // (a mismatched prefix is one check); the busiest routes first: the poll, then the submissions (docs/benchmarks.md).
-  mountObservability(app, deps);
-  mountUploads(app, parts);
-  mountResults(app, deps);
-  app.use('/v1', parts.auth);
-  app.use('/v1/tasks', tasksRouter({ views: parts.views, tasks: parts.tasks, toUnifiedTask, logger }));
-  mountGenerations(app, parts);
-  mountMessages(app, parts);
-  mountCancel(app, parts);
-  mountAvatar(app, parts);
-  mountArtgen(app, parts);
-  app.use(
-    '/v1',
-    catalogRouter({
-      // a custom name is served by POST /v1/messages and /v1/chat/completions only on channels that list it by name (messages.router.ts)
-      // (unknown while Postgres is away: not listed, the rest of the catalog still answers)
-      customChat: (name, group) =>
-        parts.messagesChannels.get(name, group).then(
-          (cs) => cs.some((c) => c.models?.includes(name) ?? false),
-          () => false,
-        ),
-    }),
-  );
-  mountProbes(app, deps, authThrottle);
-  app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
-  mountManagement(app, parts);
-  app.use(
-    QUEUE_DASHBOARD_PATH,
-    createQueueDashboard({
-      adminToken: config.adminToken,
+/**
+ * Task holds paid from this edge's credit leases: the hold statements touch no account row, so edges holding for
+ * one busy account never wait for each other (docs/reliability.md, "Hot accounts"); expired leases of a dead edge
+ * are closed by any edge's ChatCallSweeper. (Absent from a config built by hand, as in most tests: no leases.)
+ * Submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts).
+ */
+function taskHolds({ config, dataSource, logger }: AppDeps): { tasks: TaskRepository; taskLeases: TaskLeaseBook | undefined } {
+  const taskLeases = config.taskLeaseMinor
+    ? new TaskLeaseBook(new CreditLeaseRepository(dataSource), {
+        targetMinor: config.taskLeaseMinor,
+        logger,
+        ttlMs: config.taskLeaseTtlMs ?? 30_000,
+        idleCloseMs: config.taskLeaseIdleMs ?? 5000,
+      })
+    : undefined;
+  return { taskLeases, tasks: new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs, logger }) };
+}
+
+/**
+ * Submission guards, in this order: requests per second (cheapest, before any body work); Idempotency-Key (parses
+ * the body itself to fingerprint it; a replay ends here, costing no in-flight slot and no money; an acknowledgement
+ * naming its task is kept as a reference to it, rebuilt from Postgres on replay). The in-flight limit per key is
+ * checked by the hold statement itself (TaskRepository.createWithHold): no query of its own.
+ */
+function submitGuards({ config, redis, logger }: AppDeps, json: RequestHandler[], tasks: TaskRepository): RequestHandler[] {
+  return [
+    submitMetricsMiddleware,
+    createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
+    createIdempotencyMiddleware({
       redis,
       prefix: config.queuePrefix,
-      shards: config.queueShards,
-      allowWrites: config.adminQueuesWrite,
-      throttle: authThrottle,
+      bodyParsers: json,
+      logger,
+      taskAnswers: { get: (id) => tasks.get(id), shapes: TASK_ANSWER_SHAPES },
     }),
-  );
-  mountPlayground(app);
-  app.use(routeNotFound);
-  app.use(errorHandler(logger));
-  return app;
+  ];
+}
+
+/** The credit-lease book of messages and chat completions, and the sweeper of dead edges' leases and abandoned calls. */
+function messagesBook({ config, dataSource, logger }: AppDeps): Pick<AppParts, 'creditLeases' | 'chatCallSweeper'> {
+  const chatCalls = new ChatCallRepository(dataSource);
+  const leaseRepo = new CreditLeaseRepository(dataSource);
+  return {
+    creditLeases: new CreditLeaseBook({
+      leases: leaseRepo,
+      calls: chatCalls,
+      logger,
+      targetMinor: config.messagesLeaseMinor,
+      ttlMs: config.messagesLeaseTtlMs,
+    }),
+    chatCallSweeper: new ChatCallSweeper(chatCalls, leaseRepo, Math.max(1000, Math.floor(config.messagesLeaseTtlMs / 3)), logger),
+  };
 }
 
 /**
  * Every request: request ids and access logs (health probes not logged), the request's trace span (X-Trace-Id,
  * when tracing is on), HTTP metrics by route pattern.
  */
-function mountObservability(app: App, deps: AppDeps): void {
+function mountObservability(app: Express, deps: AppDeps): void {
   const probe = (path: string) => path === '/healthz' || path === '/readyz' || path === '/metrics';
   app.use(traceRequestsMiddleware(routeOf, probe));
   app.use(httpMetricsMiddleware({ ignore: probe }));
   app.use(accessLog(deps.logger, (path) => path === '/healthz' || path === '/readyz'));
 }
 
-/** /healthz, /readyz and /metrics (Prometheus; Bearer ADMIN_TOKEN). */
-function mountProbes(app: App, deps: AppDeps, authThrottle: FailedAuthThrottle): void {
-  const { logger, dataSource, redis } = deps;
-  app.use(
-    healthRouter({
-      probes: { redis: () => checkRedisReady(redis) },
-      // A slow Postgres (or a PgBouncer restart) must not take every edge out at once: polls answer from Redis.
-      degradable: { postgres: () => pingDatabase(dataSource) },
-      liveness: { redis: () => redis.status !== 'end' },
-      isDraining: deps.isDraining ?? (() => false),
-      logger,
-    }),
-  );
-  app.get('/metrics', requireAdminToken(deps.config.adminToken, authThrottle), metricsHandler);
-}
-
-/**
- * Management API (spec 4.4, `{success, message, data}`): its own auth (ADMIN_TOKEN or an API key through the
- * same cached authenticator) and its own error envelope, so it sits before the key auth of /v1.
- */
-function mountManagement(app: App, { deps, keys, authThrottle }: AppParts): void {
-  app.use(
-    '/api',
-    createManagementRouter({
-      ds: deps.dataSource,
-      adminToken: deps.config.adminToken,
-      authenticate: authenticateThrottled(keys, authThrottle),
-      authThrottle,
-      // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
-      onKeyRevoked: () => keys.clear(),
-      logger: deps.logger,
-    }),
-  );
-}
-
 /**
  * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
  * capability); the POST authenticates itself with the same middleware.
  */
-function mountUploads(app: App, { deps, auth, uploadPipeline, uploadSweeper, bodyBudget }: AppParts): void {
+function mountUploads(app: Express, { deps, auth, uploadPipeline, uploadSweeper, bodyBudget }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
     '/v1/uploads',
@@ -383,7 +370,7 @@ function mountUploads(app: App, { deps, auth, uploadPipeline, uploadSweeper, bod
  * Results kept by us (docs/upstreams/results.md): `/v1/results/<key>` sits before the /v1 key auth, its signed link
  * being the capability. On a local disk the edge also sweeps what outlived its links (by a day).
  */
-function mountResults(app: App, { config, logger, now, resultStore }: AppDeps): void {
+function mountResults(app: Express, { config, logger, now, resultStore }: AppDeps): UploadSweeper | undefined {
   const store =
     resultStore ??
     createResultStore(config.resultStoreUrl, {
@@ -397,8 +384,13 @@ function mountResults(app: App, { config, logger, now, resultStore }: AppDeps): 
   const sweeper =
     sweep &&
     new UploadSweeper({ sweepExpired: (at = new Date()) => sweep(new Date(at.getTime() - keepMs)) }, config.uploadSweepIntervalMs, logger, now, 'results');
-  Object.defineProperty(app, 'resultSweeper', { value: sweeper });
   app.use('/v1/results', createResultsRouter({ store, links, logger, now }));
+  return sweeper || undefined;
+}
+
+/** GET /v1/tasks/<id>: the poll, the busiest route (answered from the Redis task view). */
+function mountTasks(app: Express, { deps, views, tasks }: AppParts): void {
+  app.use('/v1/tasks', tasksRouter({ views, tasks, toUnifiedTask, logger: deps.logger }));
 }
 
 /** The dependencies every task-submitting router shares. */
@@ -420,43 +412,19 @@ function submitDeps({ deps, tasks, prices, views, mediaHosts, uploads, uploadPip
   };
 }
 
-function mountGenerations(app: App, parts: AppParts): void {
+/** POST /v1/images/generations and /v1/videos/generations. */
+function mountGenerations(app: Express, parts: AppParts): void {
   app.use('/v1', generationsRouter({ ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource) }, parts.submitBody, parts.submitGuards));
 }
 
-/** POST /v1/tasks/<id>/cancel and the art suite's /v1/artgen/<id>/cancel. */
-function mountCancel(app: App, { deps, tasks, views, adapters }: AppParts): void {
+/**
+ * POST /v1/messages (docs/messages.md), /v1/messages/count_tokens and /v1/chat/completions (docs/chat.md, the same
+ * call translated): synchronous, their own caches and crash sweeper, one credit-lease book and one circuit breaker.
+ */
+function mountMessages(app: Express, { deps, prices, bodyBudget, messagesChannels, creditLeases, chatCallSweeper }: AppParts): void {
+  const { config, redis, logger } = deps;
   app.use(
     '/v1',
-    cancelRouter({
-      tasks,
-      views,
-      queue: deps.producers,
-      logger: deps.logger,
-      upstream: new UpstreamCanceller(new ChannelRepository(deps.dataSource), adapters),
-    }),
-  );
-}
-
-/**
- * POST /v1/messages (docs/messages.md) and POST /v1/chat/completions (docs/chat.md, the same call translated):
- * synchronous, their own caches and crash sweeper, one credit-lease book and one circuit breaker for both.
- */
-function mountMessages(app: App, { deps, prices, bodyBudget, messagesChannels }: AppParts): void {
-  const { config, dataSource, redis, logger } = deps;
-  const chatCalls = new ChatCallRepository(dataSource);
-  const leaseRepo = new CreditLeaseRepository(dataSource);
-  const creditLeases = new CreditLeaseBook({
-    leases: leaseRepo,
-    calls: chatCalls,
-    logger,
-    targetMinor: config.messagesLeaseMinor,
-    ttlMs: config.messagesLeaseTtlMs,
-  });
-  const chatCallSweeper = new ChatCallSweeper(chatCalls, leaseRepo, Math.max(1000, Math.floor(config.messagesLeaseTtlMs / 3)), logger);
-  Object.defineProperty(app, 'chatCallSweeper', { value: chatCallSweeper });
-  Object.defineProperty(app, 'creditLeases', { value: creditLeases });
-  app.use(
     messagesRouter({
       call: {
         book: creditLeases,
@@ -476,7 +444,21 @@ function mountMessages(app: App, { deps, prices, bodyBudget, messagesChannels }:
   );
 }
 
-function mountAvatar(app: App, parts: AppParts): void {
+/** POST /v1/tasks/<id>/cancel and the art suite's /v1/artgen/<id>/cancel. */
+function mountCancel(app: Express, { deps, tasks, views, adapters }: AppParts): void {
+  app.use(
+    '/v1',
+    cancelRouter({
+      tasks,
+      views,
+      queue: deps.producers,
+      logger: deps.logger,
+      upstream: new UpstreamCanceller(new ChannelRepository(deps.dataSource), adapters),
+    }),
+  );
+}
+
+function mountAvatar(app: Express, parts: AppParts): void {
   const ds = parts.deps.dataSource;
   app.use(
     '/v1/motion2',
@@ -484,7 +466,7 @@ function mountAvatar(app: App, parts: AppParts): void {
   );
 }
 
-function mountArtgen(app: App, parts: AppParts): void {
+function mountArtgen(app: Express, parts: AppParts): void {
   app.use(
     '/v1/artgen',
     artgenRouter(
@@ -492,5 +474,77 @@ function mountArtgen(app: App, parts: AppParts): void {
       parts.submitBody,
       parts.submitGuards,
     ),
+  );
+}
+
+/** GET /v1/models, /v1/models/<model>/schema, /v1/model-schema. */
+function mountCatalog(app: Express, { messagesChannels }: AppParts): void {
+  app.use(
+    '/v1',
+    catalogRouter({
+      // a custom name is served by POST /v1/messages and /v1/chat/completions only on channels that list it by name (messages.router.ts)
+      // (unknown while Postgres is away: not listed, the rest of the catalog still answers)
+      customChat: (name, group) =>
+        messagesChannels.get(name, group).then(
+          (cs) => cs.some((c) => c.models?.includes(name) ?? false),
+          () => false,
+        ),
+    }),
+  );
+}
+
+/** /healthz, /readyz and /metrics (Prometheus; Bearer ADMIN_TOKEN). */
+function mountProbes(app: Express, { deps, authThrottle }: AppParts): void {
+  const { logger, dataSource, redis } = deps;
+  app.use(
+    healthRouter({
+      probes: { redis: () => checkRedisReady(redis) },
+      // A slow Postgres (or a PgBouncer restart) must not take every edge out at once: polls answer from Redis.
+      degradable: { postgres: () => pingDatabase(dataSource) },
+      liveness: { redis: () => redis.status !== 'end' },
+      isDraining: deps.isDraining ?? (() => false),
+      logger,
+    }),
+  );
+  app.get('/metrics', requireAdminToken(deps.config.adminToken, authThrottle), metricsHandler);
+}
+
+/** GET /openapi.json and /docs (the API's reference page). */
+function mountDocs(app: Express, { config }: AppDeps): void {
+  app.use(apiDocsRouter({ publicBaseUrl: config.publicBaseUrl }));
+}
+
+/**
+ * Management API (spec 4.4, `{success, message, data}`): its own auth (ADMIN_TOKEN or an API key through the
+ * same cached authenticator) and its own error envelope.
+ */
+function mountManagement(app: Express, { deps, keys, authThrottle }: AppParts): void {
+  app.use(
+    '/api',
+    createManagementRouter({
+      ds: deps.dataSource,
+      adminToken: deps.config.adminToken,
+      authenticate: authenticateThrottled(keys, authThrottle),
+      authThrottle,
+      // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
+      onKeyRevoked: () => keys.clear(),
+      logger: deps.logger,
+    }),
+  );
+}
+
+/** GET /admin/queues: the BullMQ dashboard behind the admin token (docs/api.md). */
+function mountQueueDashboard(app: Express, { deps, authThrottle }: AppParts): void {
+  const { config, redis } = deps;
+  app.use(
+    QUEUE_DASHBOARD_PATH,
+    createQueueDashboard({
+      adminToken: config.adminToken,
+      redis,
+      prefix: config.queuePrefix,
+      shards: config.queueShards,
+      allowWrites: config.adminQueuesWrite,
+      throttle: authThrottle,
+    }),
   );
 }

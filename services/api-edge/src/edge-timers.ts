@@ -1,4 +1,4 @@
-import type { App } from './app';
+import type { EdgeBackground } from './app';
 
 /** What the edge runs in the background: its sweepers' timers. */
 export interface EdgeTimers {
@@ -12,15 +12,15 @@ export interface EdgeTimers {
  * the result sweeper (results older than their links, same interval). main.ts calls it once the
  * server listens and stops it at shutdown; the test harness does the same, so tests run the edge main.ts runs.
  */
-export function startEdgeTimers(app: Pick<App, 'chatCallSweeper' | 'uploadSweeper' | 'resultSweeper'>): EdgeTimers {
-  app.chatCallSweeper.start();
-  app.uploadSweeper.start();
-  app.resultSweeper?.start();
+export function startEdgeTimers(background: Pick<EdgeBackground, 'chatCallSweeper' | 'uploadSweeper' | 'resultSweeper'>): EdgeTimers {
+  background.chatCallSweeper.start();
+  background.uploadSweeper.start();
+  background.resultSweeper?.start();
   return {
     async stop() {
-      app.chatCallSweeper.stop();
-      await app.uploadSweeper.stop();
-      await app.resultSweeper?.stop();
+      background.chatCallSweeper.stop();
+      await background.uploadSweeper.stop();
+      await background.resultSweeper?.stop();
     },
   };
 }

@@ -39,8 +39,8 @@ async function main(): Promise<void> {
 
   let draining = false;
   const messagesClient = new MessagesUpstreamClient(config.messagesRelay);
-  const app = createApp({ config, logger, dataSource, redis, producers, messagesClient, isDraining: () => draining });
-  const timers = startEdgeTimers(app);
+  const { app, background } = createApp({ config, logger, dataSource, redis, producers, messagesClient, isDraining: () => draining });
+  const timers = startEdgeTimers(background);
   const server: Server = await new Promise((resolve) => {
     const s = appServer(app, config).listen(config.port, () => resolve(s));
   });
@@ -52,8 +52,8 @@ async function main(): Promise<void> {
       logger.info({ signal }, 'draining: no new connections, finishing in-flight requests');
       await drainServer(server, () => logger.warn('drain timeout: closing remaining connections'));
       await timers.stop();
-      await app.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
-      await app.taskLeases?.close().catch((err: unknown) => logger.warn({ err }, 'closing task-hold leases'));
+      await background.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
+      await background.taskLeases?.close().catch((err: unknown) => logger.warn({ err }, 'closing task-hold leases'));
       await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));
       await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
       await redis.quit().catch(() => redis.disconnect());

@@ -1,26 +1,14 @@
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import { Router, type Request, type RequestHandler } from 'express';
-import { POOLS, QUEUES, type Pool } from '@gmg/contracts';
-import { createBillingQueue, createTaskQueueShards, type Redis } from '@gmg/queue';
 import type { FailedAuthThrottle } from '../auth/failed-auth.throttle';
 import { adminTokenMatcher, checkAdminToken } from '../middleware/admin-token';
+import type { QueueBoardDeps } from './queue-board';
 
 /** Where the dashboard is mounted (its UI builds its own links and API calls from it). */
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
-export interface QueueDashboardDeps {
+export interface QueueDashboardDeps extends QueueBoardDeps {
   /** ADMIN_TOKEN; an empty token refuses everyone. */
   adminToken: string;
-  /** The app's Redis connection (shared: the dashboard's queue handles open no connection of their own). */
-  redis: Redis;
-  /** BullMQ key prefix (QUEUE_PREFIX). */
-  prefix: string;
-  /** Queue shards per pool (QUEUE_SHARDS); shard i > 0 is listed as `s<i>.<queue>`. Default 1 each. */
-  shards?: Readonly<Partial<Record<Pool, number>>>;
-  /** ADMIN_QUEUES_WRITE: allow retry, promote, remove, clean, pause (default false: read-only). */
-  allowWrites: boolean;
   /** Wrong admin tokens count against the client address's failed-auth budget (docs/rate-limits.md). */
   throttle?: FailedAuthThrottle;
 }
@@ -62,26 +50,19 @@ function requireAdminToken(adminToken: string, throttle?: FailedAuthThrottle): R
 
 /**
  * The BullMQ dashboard (bull-board) over the four pool queues and the billing queue, mounted at
- * {@link QUEUE_DASHBOARD_PATH} behind the admin token. Read-only unless `allowWrites`.
+ * {@link QUEUE_DASHBOARD_PATH} behind the admin token. Read-only unless `allowWrites`. bull-board (its UI, its
+ * templates, the queue handles) is loaded on the first request that passes the token, not at start-up.
  */
 export function createQueueDashboard(deps: QueueDashboardDeps): Router {
-  const shards = POOLS.flatMap((pool) => createTaskQueueShards(pool, deps.redis, deps.prefix, deps.shards?.[pool] ?? 1).map((q, i) => ({ q, i })));
-  const queues = [...shards, { q: createBillingQueue(deps.redis, deps.prefix), i: 0 }];
-  const serverAdapter = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
-  createBullBoard({
-    queues: queues.map(
-      ({ q, i }) =>
-        new BullMQAdapter(q, {
-          ...(i > 0 ? { prefix: `s${i}.` } : {}),
-          readOnlyMode: !deps.allowWrites,
-          allowRetries: deps.allowWrites,
-          description: q.name === QUEUES.billing ? 'settlements (capture / release)' : 'pool tasks',
-        }),
-    ),
-    serverAdapter,
-    options: { uiConfig: { boardTitle: 'gmg queues' } },
-  });
+  let board: Promise<RequestHandler> | undefined;
+  const loadBoard = (): Promise<RequestHandler> =>
+    (board ??= import('./queue-board')
+      .then(({ createQueueBoard }) => createQueueBoard(deps, QUEUE_DASHBOARD_PATH))
+      .catch((err: unknown) => {
+        board = undefined; // the next request tries again
+        throw err;
+      }));
   const router = Router();
-  router.use(requireAdminToken(deps.adminToken, deps.throttle), serverAdapter.getRouter() as RequestHandler);
+  router.use(requireAdminToken(deps.adminToken, deps.throttle), async (req, res, next) => (await loadBoard())(req, res, next));
   return router;
 }

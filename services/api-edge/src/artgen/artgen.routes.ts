@@ -12,7 +12,7 @@ import { callbackUrlOf } from '../webhooks/callback-url';
 import type { SubmitTaskDeps } from '../use-cases/submit-task.use-case';
 import { waitForTerminalView } from './describe-wait';
 import { originOf } from '../observability/submit-metrics';
-import { answerNamesTask } from '../use-cases/task-answer.shapes';
+import { answerNamesTask } from '../middleware/task-answer.shapes';
 import { artgenAck, submitArtgen, type ArtgenAccepted } from './submit-artgen.use-case';
 
 export interface ArtgenRouterDeps extends SubmitTaskDeps {

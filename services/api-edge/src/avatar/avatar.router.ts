@@ -9,7 +9,7 @@ import { idempotencyOf } from '../middleware/idempotency';
 import { callbackUrlOf } from '../webhooks/callback-url';
 import { assetView, groupView, page, parseAssetQuery, parsePaging } from './avatar-browse';
 import { originOf } from '../observability/submit-metrics';
-import { answerNamesTask } from '../use-cases/task-answer.shapes';
+import { answerNamesTask } from '../middleware/task-answer.shapes';
 import { submitAvatar, type SubmitAvatarDeps } from './submit-avatar.use-case';
 
 export const PRIVATE_AVATAR_PATH = AVATAR_ENDPOINT;

@@ -89,6 +89,15 @@ describe('body caps', () => {
     expect(r.sent).toBeLessThan(maxChunks * CHUNK.length);
   });
 
+  it("the messages routes read their bytes with the same reader: a chunked body over MAX_BODY_BYTES is 413 as it crosses, in the vendor's envelope", async () => {
+    const c = await h.newCustomer({ balance: 10 });
+    const maxChunks = 4 * Math.ceil(h.config.maxBodyBytes / CHUNK.length);
+    const r = await postInChunks('/v1/messages', { 'x-api-key': c.key, 'msgproto-version': '2023-06-01', 'Transfer-Encoding': 'chunked' }, maxChunks);
+    expect(r.status).toBe(413);
+    expect(r.body).toEqual({ type: 'error', error: { code: 413, type: 'invalid_request_error', message: expect.stringContaining('max_body_bytes') } });
+    expect(r.sent).toBeLessThan(maxChunks * CHUNK.length);
+  });
+
   it("a body under the route cap but over the model's own cap is 413 naming the model; nothing is held", async () => {
     const c = await h.newCustomer({ balance: 10 });
     const body = JSON.stringify({ model: 'pixel-v6', prompt: 'a fox', pass_through: 'x'.repeat(BODY_CAPS.urlsOnly) });

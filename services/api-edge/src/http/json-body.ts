@@ -1,28 +1,13 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
-import { DomainError } from '@gmg/errors';
+import { DomainError, bodyTooLarge } from '@gmg/errors';
 import { lingerThenClose } from './body-linger';
 import { bodyBudgetGate, type BodyBudget } from './body-budget';
 import { assertJsonDepth } from './json-depth';
 import { fullPath } from './request-path';
 
 const JSON_TYPES = ['application/json', '+json'];
-
-/** The rule named in every 413 of a JSON route. */
-export const BODY_CAP_RULE = 'max_body_bytes';
-
-const MIB = 1024 * 1024;
-const formatBytes = (n: number): string => (n >= MIB ? `${(n / MIB).toFixed(n % MIB === 0 ? 0 : 1)} MiB` : `${Math.ceil(n / 1024)} KiB`);
-
-/** A 413 in the spec's shape naming the rule; `what` says which cap (the route's, or the model's). */
-export function bodyTooLarge(limitBytes: number, what: string): DomainError {
-  return new DomainError(
-    'payload_too_large',
-    `Request body is larger than ${limitBytes} bytes (${formatBytes(limitBytes)}), the limit of ${what} (rule ${BODY_CAP_RULE}); send large images as URLs (POST /v1/uploads/images gives one)`,
-    { field: '', rule: BODY_CAP_RULE, limit: limitBytes },
-  );
-}
 
 /** How many bytes the JSON body of a request had (set by the parser; undefined before parsing or without a body). */
 const bodyBytes = new WeakMap<IncomingMessage, number>();
@@ -36,25 +21,28 @@ export const bodyBytesOf = (req: IncomingMessage): number | undefined => bodyByt
  *
  * `maxBytes`: the ceiling of every JSON route (MAX_BODY_BYTES). `capOf(path)`: the route's own cap (the largest
  * body any model contract served there accepts), when smaller. `budget`: the large bodies' budget (http/body-budget.ts)
- * a large body waits for before it is read.
+ * a large body waits for before it is read. `opts.bytes`: `req.body` is the body's bytes, checked for nesting but not
+ * parsed (the messages routes relay them upstream untouched and parse them themselves).
  */
-export function jsonBody(maxBytes: number, capOf: (path: string) => number | undefined = () => undefined, budget?: BodyBudget): RequestHandler[] {
+export function jsonBody(
+  maxBytes: number,
+  capOf: (path: string) => number | undefined = () => undefined,
+  budget?: BodyBudget,
+  opts: { bytes?: boolean } = {},
+): RequestHandler[] {
+  const verify = (req: IncomingMessage, _res: unknown, buf: Buffer, encoding: string): void => {
+    bodyBytes.set(req, buf.length);
+    assertJsonDepth(buf);
+    // invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`);
+    // isUtf8 validates in place, without decoding the body into a string that is thrown away. (The bytes mode
+    // decodes nothing: its `encoding` is not utf-8, and the bytes go on as they came.)
+    if (/^utf-?8$/i.test(encoding) && !isUtf8(buf)) throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
+  };
   const parsers = new Map<number, RequestHandler>();
   const parserFor = (limit: number): RequestHandler => {
     let p = parsers.get(limit);
     if (!p) {
-      p = express.json({
-        limit,
-        type: JSON_TYPES,
-        strict: true,
-        verify: (req, _res, buf, encoding) => {
-          bodyBytes.set(req, buf.length);
-          assertJsonDepth(buf);
-          // invalid UTF-8 is refused (400), not silently turned into U+FFFD and sent upstream (found by `npm run chaos`);
-          // isUtf8 validates in place, without decoding the body into a string that is thrown away
-          if (/^utf-?8$/i.test(encoding) && !isUtf8(buf)) throw new DomainError('invalid_json', 'Request body is not valid UTF-8');
-        },
-      });
+      p = opts.bytes ? express.raw({ limit, type: JSON_TYPES, verify }) : express.json({ limit, type: JSON_TYPES, strict: true, verify });
       parsers.set(limit, p);
     }
     return p;

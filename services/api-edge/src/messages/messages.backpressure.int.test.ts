@@ -65,7 +65,7 @@ beforeAll(async () => {
   expect(((await created.json()) as { data: Record<string, unknown> }).data).toMatchObject({ protocol: 'messages', version_header: 'msgproto-version' });
 }, 60_000);
 afterAll(async () => {
-  await h?.app.creditLeases.close();
+  await h?.background.creditLeases.close();
   upstream?.closeAllConnections();
   await new Promise((r) => upstream?.close(r));
   await h?.close();

@@ -63,7 +63,7 @@ beforeAll(async () => {
   client = sdkFor(h, key);
 }, 60_000);
 afterAll(async () => {
-  await h?.app.creditLeases.close();
+  await h?.background.creditLeases.close();
   await Promise.all([healthy?.proc.stop(), hung?.proc.stop()]);
   await h?.close();
 });

@@ -1,12 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { isModelAllowed, resolveModel, tokenPricesOf, type TokenPrices } from '@gmg/contracts';
 import type { AuthPrincipal, MessagesChannel } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { CHAT_UPSTREAM_VERSION, chatCallOf } from '../chat-completions/chat-front';
 import { chatSink } from '../chat-completions/chat-sink';
-import { bodyBudgetGate, type BodyBudget } from '../http/body-budget';
-import { assertJsonDepth } from '../http/json-depth';
+import type { BodyBudget } from '../http/body-budget';
+import { jsonBody } from '../http/json-body';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import type { PriceTableCache } from '../pricing/price-table.cache';
@@ -39,21 +39,6 @@ const passedHeaders = (h: IncomingHttpHeaders): Record<string, string> => {
   for (const k of PASSED_HEADERS) if (typeof h[k] === 'string') out[k] = h[k];
   return out;
 };
-
-const JSON_TYPES = ['application/json', '+json'];
-
-/** The body as bytes (it goes upstream untouched); 415 for another media type, 413 over the limit. */
-function rawJsonBody(limit: number, budget: BodyBudget | undefined): RequestHandler[] {
-  const requireJson: RequestHandler = (req, _res, next) => {
-    if (req.is(JSON_TYPES) === false) {
-      throw new DomainError('unsupported_media_type', `Content-Type must be application/json (got '${req.headers['content-type'] ?? ''}')`);
-    }
-    next();
-  };
-  // nesting is checked on the bytes: the body is parsed (and measured with JSON.stringify) before it goes upstream
-  const raw = express.raw({ type: JSON_TYPES, limit, verify: (_req, _res, buf) => assertJsonDepth(buf) });
-  return budget ? [requireJson, bodyBudgetGate(budget, () => limit), raw] : [requireJson, raw];
-}
 
 /**
  * A catalog chat model serving `protocol` (its id), or a custom name on the key's own list (the name itself:
@@ -158,10 +143,13 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
       maxAnswerBytes: d.call.limits.maxAnswerBytes,
     });
   };
-  router.post('/v1/messages', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), serve('messages'));
-  router.post('/v1/messages/count_tokens', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), count);
-  router.post('/v1/chat/completions', ...d.guards, ...rawJsonBody(d.maxBodyBytes, d.budget), serve('chat-completions'));
-  router.all(['/v1/messages', '/v1/messages/count_tokens', '/v1/chat/completions'], methodNotAllowed(['POST']));
+  // the body as bytes (it goes upstream untouched): 415 for another media type, 413 over the cap (http/json-body.ts)
+  const body = jsonBody(d.maxBodyBytes, undefined, d.budget, { bytes: true });
+  // mounted at /v1 (app.ts)
+  router.post('/messages', ...d.guards, ...body, serve('messages'));
+  router.post('/messages/count_tokens', ...d.guards, ...body, count);
+  router.post('/chat/completions', ...d.guards, ...body, serve('chat-completions'));
+  router.all(['/messages', '/messages/count_tokens', '/chat/completions'], methodNotAllowed(['POST']));
   return router;
 }
 

@@ -183,7 +183,7 @@ describe('POST /v1/messages through @anthropic-ai/sdk', () => {
 
   it('the ledger shows each lease hold, the captures it paid and, once closed, the release of the rest', async () => {
     const before = await balanceOf(h, accountId);
-    await h.app.creditLeases.close();
+    await h.background.creditLeases.close();
     const leases = await leasesOf(h, accountId);
     expect(leases.length).toBeGreaterThan(0);
     for (const l of leases) {

@@ -191,4 +191,13 @@ describe('Idempotency-Key middleware (real Redis)', () => {
     expect(a.body.echo).toEqual({ p: 1 });
     expect(b.text).toBe(a.text);
   });
+
+  it("before the body parser, the parser's refusal reaches the error handler and claims no key", async () => {
+    const app = buildApp('before-parser');
+    const bad = await request(app).post('/v1/things').set('Idempotency-Key', 'k6').set('content-type', 'application/json').send('{"p":');
+    expect([bad.status, bad.body.error?.message, runs]).toEqual([400, 'Request body is not valid JSON', 0]);
+    expect(await redis.keys(`${prefix}:*`)).toEqual([]);
+    const good = await request(app).post('/v1/things').set('Idempotency-Key', 'k6').send({ p: 1 });
+    expect([good.status, runs]).toEqual([201, 1]);
+  });
 });

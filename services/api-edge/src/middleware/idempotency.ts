@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { DomainError } from '@gmg/errors';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { DomainError, idempotencyMismatch } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { idempotencyKey, type Redis } from '@gmg/queue';
 import { principalOf } from '../http/principal';
@@ -74,19 +74,6 @@ const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== 
 
 const isJson = (req: Request): boolean => /(^application\/json|\+json)(\s*;|$)/i.test(req.headers['content-type'] ?? '');
 
-function runChain(handlers: RequestHandler[], req: Request, res: Response, done: (err?: unknown) => void): void {
-  const step = (i: number, err?: unknown): void => {
-    if (err !== undefined || i === handlers.length) return done(err);
-    try {
-      const out = handlers[i](req, res, (e?: unknown) => step(i + 1, e)) as unknown;
-      if (out && typeof (out as Promise<void>).then === 'function') (out as Promise<void>).catch((e) => step(handlers.length, e));
-    } catch (e) {
-      done(e);
-    }
-  };
-  step(0);
-}
-
 /**
  * `Idempotency-Key` on every POST under /v1/ (other requests pass through), scoped to the API key of
  * `res.locals.principal` (mount after auth). Same key and same request → the first answer replayed byte for byte
@@ -101,6 +88,9 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
   const maxStored = opts.maxStoredBytes ?? 1024 * 1024;
   const { redis } = opts;
   const warned = new Set<string>();
+  // the parsers as one handler, composed by Express itself (a router is a middleware): a parser's error or rejected
+  // promise comes back through the callback, as it would reach the next error handler
+  const parseBody = opts.bodyParsers?.length ? Router().use(opts.bodyParsers) : undefined;
 
   const claimAndRun = async (req: Request, res: Response, next: NextFunction, idemKey: string, path: string): Promise<void> => {
     const principal = principalOf(res);
@@ -119,17 +109,17 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
       const current = await redis.get(redisKey);
       if (current === null) continue;
       if (current.startsWith('R:')) {
-        if (current.slice(current.lastIndexOf(':') + 1) !== fp) throw mismatch();
+        if (current.slice(current.lastIndexOf(':') + 1) !== fp) throw idempotencyMismatch();
         throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry later`, { retryAfter: 1 });
       }
       if (current.startsWith('T:')) {
         const ref = parseReference(current);
-        if (ref.fp !== fp) throw mismatch();
+        if (ref.fp !== fp) throw idempotencyMismatch();
         replay(res, await rebuildReferenced(opts.taskAnswers, ref, principal.keyId));
         return;
       }
       const stored = JSON.parse(current.slice(2)) as StoredAnswer;
-      if (stored.fp !== fp) throw mismatch();
+      if (stored.fp !== fp) throw idempotencyMismatch();
       replay(res, { status: stored.status, headers: stored.headers, body: Buffer.from(stored.body, 'base64') });
       return;
     }
@@ -156,9 +146,9 @@ export function createIdempotencyMiddleware(opts: IdempotencyOptions): RequestHa
   /** Parses the body when a parser is given; false when the body cannot be fingerprinted (no idempotency then). */
   const bodyReady = async (req: Request, res: Response, path: string): Promise<boolean> => {
     if (req.body !== undefined || !hasBody(req)) return true;
-    if (opts.bodyParsers?.length) {
+    if (parseBody) {
       // what a body parser passes to next() is an Error (express's http-errors)
-      await new Promise<void>((resolve, reject) => runChain(opts.bodyParsers!, req, res, (e) => (e === undefined ? resolve() : reject(e as Error))));
+      await new Promise<void>((resolve, reject) => parseBody(req, res, (e?: unknown) => (e === undefined ? resolve() : reject(e as Error))));
       return true;
     }
     if (isJson(req)) throw new Error('idempotency middleware reached before the JSON body was parsed: mount it after the parser or pass bodyParsers');
@@ -193,12 +183,6 @@ const setIdempotency = (res: Response, c: IdempotencyClaim): void => {
 
 /** The Idempotency-Key this request claimed, if any. */
 export const idempotencyOf = (res: Response): IdempotencyClaim | undefined => res.locals.idempotency as IdempotencyClaim | undefined;
-
-export function mismatch(): DomainError {
-  return new DomainError('idempotency_mismatch', `This ${IDEMPOTENCY_HEADER} was already used with a different request; use a new key for a new request`, {
-    field: IDEMPOTENCY_HEADER,
-  });
-}
 
 function replayableHeaders(res: Response): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};

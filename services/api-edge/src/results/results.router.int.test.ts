@@ -79,7 +79,7 @@ describe('GET /v1/results/<key> (signed links, no API key)', () => {
     await store.put('task_r4/0.png', Readable.from([Buffer.from([0x89, 0x50])]), { contentType: 'image/png' });
     const url = link('task_r4/0.png', nowS() + 10 * 86_400);
     clock = new Date(Date.now() + (h.config.resultLinkTtlSeconds + 86_400 + 60) * 1000);
-    await h.app.resultSweeper!.sweep();
+    await h.background.resultSweeper!.sweep();
     clock = T0;
     expect((await fetch(url)).status).toBe(404);
   });

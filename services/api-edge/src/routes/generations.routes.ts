@@ -9,7 +9,7 @@ import { principalOf } from '../http/principal';
 import { originOf } from '../observability/submit-metrics';
 import { RESPONSE_VERSION_HEADER } from '../use-cases/response-version';
 import { submitTask, type SubmitTaskDeps } from '../use-cases/submit-task.use-case';
-import { answerNamesTask } from '../use-cases/task-answer.shapes';
+import { answerNamesTask } from '../middleware/task-answer.shapes';
 
 export const IMAGE_GENERATIONS_PATH = '/v1/images/generations';
 export const VIDEO_GENERATIONS_PATH = '/v1/videos/generations';

@@ -1,13 +1,14 @@
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { Server } from 'node:http';
+import type { Express } from 'express';
 import path from 'node:path';
 import { toMinor, type Pool } from '@gmg/contracts';
 import { AccountRepository, ApiKeyRepository, GroupRepository, PriceRepository, loadPrices } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { Producers, createRedis, createTaskQueue, type Redis, type TaskQueue } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_TARGET, createTestDatabase, uniqueRedisPrefix, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
-import { createApp, type App, type AppDeps } from '../app';
+import { createApp, type AppDeps, type EdgeBackground } from '../app';
 import { parseConfig, type ApiEdgeConfig } from '../config';
 import { startEdgeTimers } from '../edge-timers';
 import { appServer } from '../http/app-server';
@@ -25,7 +26,9 @@ export interface EdgeHarness {
   redis: Redis;
   prefix: string;
   config: Readonly<ApiEdgeConfig>;
-  app: App;
+  app: Express;
+  /** What runs beside the routes (createApp's `background`): the sweepers, the lease books, the key cache. */
+  background: EdgeBackground;
   server: Server;
   /** http://127.0.0.1:<port> of the listening app. */
   baseUrl: string;
@@ -69,11 +72,11 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
     ...opts.env,
   });
   const logger = createLogger({ service: 'api-edge-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const app = createApp({ config, logger, dataSource: db.dataSource, redis, producers, ...opts.deps });
+  const { app, background } = createApp({ config, logger, dataSource: db.dataSource, redis, producers, ...opts.deps });
   const server: Server = await new Promise((resolve) => {
     const s = appServer(app, config).listen(0, '127.0.0.1', () => resolve(s)); // the server main.ts runs (http/app-server.ts)
   });
-  const timers = startEdgeTimers(app); // as main.ts does: the sweepers run on their timers
+  const timers = startEdgeTimers(background); // as main.ts does: the sweepers run on their timers
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   const queues: TaskQueue[] = [];
@@ -84,6 +87,7 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
     prefix,
     config,
     app,
+    background,
     server,
     baseUrl,
     async newCustomer(c = {}) {

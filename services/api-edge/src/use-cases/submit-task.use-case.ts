@@ -11,7 +11,7 @@ import {
   type Quote,
 } from '@gmg/contracts';
 import { DuplicateSubmissionError, type AuthPrincipal, type AvatarBatch, type NewTask, type TaskRecord } from '@gmg/db';
-import { DomainError, isDomainError, violationError } from '@gmg/errors';
+import { DomainError, bodyTooLarge, idempotencyMismatch, isDomainError, violationError } from '@gmg/errors';
 import type { ChannelCarryCheck } from './channel-carry.check';
 import type { Logger } from '@gmg/logger';
 import type { PriceTableCache } from '../pricing/price-table.cache';
@@ -21,8 +21,6 @@ import type { UploadSizeLookup } from '../uploads/upload-size';
 import { EXTEND_FIELD, checkExtendSource } from './extend-source.check';
 import { pinToSourceTask } from './pin-to-source';
 import { parseResponseVersion } from './response-version';
-import { mismatch as idempotencyMismatch } from '../middleware/idempotency';
-import { bodyTooLarge } from '../http/json-body';
 import { discardStoredMedia, externaliseInlineMedia } from '../uploads/inline-media';
 import type { UploadImageDeps } from '../uploads/upload-image.use-case';
 
@@ -295,7 +293,7 @@ export async function publishAccepted(deps: Pick<SubmitTaskDeps, 'views' | 'queu
   ]);
 }
 
-/** Acknowledgement shape A, or B with HTTP 202 (spec 2.1); also rebuilds a stored answer (task-answer.shapes.ts). */
+/** Acknowledgement shape A, or B with HTTP 202 (spec 2.1); also rebuilds a stored answer (middleware/task-answer.shapes.ts). */
 export function acknowledge(ack: string, taskId: string, requestId: string, responseVersion: string | undefined): Acknowledgement {
   if (ack === 'B') {
     return {

@@ -116,7 +116,7 @@ export async function startChatWorld(models: string[], env: Record<string, strin
   await addMessagesChannel(h, 'sim-messages', sim, models);
   const { accountId, key } = await h.newCustomer({ balance: 50 });
   const close = async (): Promise<void> => {
-    await h.app.creditLeases.close();
+    await h.background.creditLeases.close();
     await sim.proc.stop();
     await h.close();
   };
@@ -134,7 +134,7 @@ export async function startFailoverWorld(overloadedModels: string[], env: Record
   await addMessagesChannel(h, 'healthy', healthy, ['lumen-chat-1', 'lumen-chat-1-mini'], 0, groups);
   await addMessagesChannel(h, 'overloaded', sick, overloadedModels, 10, groups);
   const close = async (): Promise<void> => {
-    await h.app.creditLeases.close();
+    await h.background.creditLeases.close();
     await Promise.all([healthy.proc.stop(), sick.proc.stop()]);
     await h.close();
   };

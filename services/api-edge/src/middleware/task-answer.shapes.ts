@@ -3,8 +3,8 @@ import { isArtgenPathAction } from '@gmg/contracts';
 import type { TaskRecord } from '@gmg/db';
 import { artgenAck } from '../artgen/submit-artgen.use-case';
 import { shapeC } from '../avatar/submit-avatar.use-case';
-import { answeredWithTask, type Answer, type TaskAnswerShape } from '../middleware/idempotency-reference';
-import { acknowledge } from './submit-task.use-case';
+import { answeredWithTask, type Answer, type TaskAnswerShape } from './idempotency-reference';
+import { acknowledge } from '../use-cases/submit-task.use-case';
 
 /**
  * A JSON answer as sendJson and res.json send it, with the headers a replay repeats: X-Trace-Id first (the trace
