@@ -66,7 +66,8 @@ describe('k8s/ (kustomize render + Kubernetes schemas)', () => {
 
   it.each(renders)('every manifest of %s validates against its Kubernetes / KEDA / Prometheus-operator schema', (_what, _dir, objs) => {
     const kinds = new Set(objs.map((o) => o.kind));
-    for (const k of ['Deployment', 'Service', 'ConfigMap', 'Job', 'ScaledObject', 'TriggerAuthentication', 'PodDisruptionBudget', 'PrometheusRule']) expect(kinds).toContain(k);
+    for (const k of ['Deployment', 'Service', 'ConfigMap', 'Job', 'ScaledObject', 'TriggerAuthentication', 'PodDisruptionBudget', 'PrometheusRule'])
+      expect(kinds).toContain(k);
     const failures = objs.map((o) => ({ id: idOf(o), error: schemaErrors(o) })).filter((f) => f.error !== null);
     expect(failures).toEqual([]);
   });
