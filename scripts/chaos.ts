@@ -2,7 +2,7 @@
  * `npm run chaos`: the fault-injection suite. Starts its own Redis and Postgres on free ports (never the shared
  * 127.0.0.1:6379/:5432), the services as real processes, runs every scenario in turn, prints the table, and exits 1
  * when any scenario is not green. CHAOS_ONLY=flush,pg,... runs a subset; CHAOS_TABLE=<file> also writes the table.
- * CHAOS_PGBOUNCER=1 puts PgBouncer (transaction mode, k8s/pgbouncer/pgbouncer.ini) between the services and Postgres,
+ * CHAOS_PGBOUNCER=1 puts PgBouncer (transaction mode, k8s/base/pgbouncer/pgbouncer.ini) between the services and Postgres,
  * as production runs them, and adds the "PgBouncer restarted mid-flight" scenario. CHAOS_REDIS_CLUSTER=1 puts the
  * services on a Redis Cluster of its own (3 masters, a replica each) and adds "kill -9 the image queue's master".
  */

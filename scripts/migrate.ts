@@ -8,7 +8,7 @@
  * DEMO_CHANNEL_URL (default http://upstream-sim:9090): docker compose sets them so `compose up` is usable at once.
  * `--wait` applies nothing: it waits (at most MIGRATE_WAIT_SECONDS, default 1800) until every migration this build
  * knows is applied, then exits 0 — the init container of every Deployment, so no pod of a release starts before the
- * migration Job has brought the schema to it (k8s/migrate-job.yaml).
+ * migration Job has brought the schema to it (k8s/base/migrate-job.yaml).
  */
 import { toMinor } from '@gmg/contracts';
 import { createDataSource, loadPrices, pendingMigrations, seedDemo } from '@gmg/db';

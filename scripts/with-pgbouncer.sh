@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a command with a PgBouncer (transaction pooling, k8s/pgbouncer/pgbouncer.ini) in front of the test Postgres,
+# Runs a command with a PgBouncer (transaction pooling, k8s/base/pgbouncer/pgbouncer.ini) in front of the test Postgres,
 # on a free loopback port, and stops it afterwards. The command sees TEST_DATABASE_POOL_URL: test databases are
 # migrated directly and everything else connects through the pooler (libs/testing createTestDatabase).
 #   bash scripts/with-pgbouncer.sh node_modules/.bin/jest --selectProjects int e2e --runInBand
@@ -24,8 +24,8 @@ sed -e "s|^%include .*databases.ini|%include ${dir}/databases.ini|" \
     -e "s|^stats_users = .*|stats_users = ${pg_user}|" \
     -e "s|^default_pool_size = .*|default_pool_size = 10|" \
     -e "s|^max_db_connections = .*|max_db_connections = 20|" \
-    k8s/pgbouncer/pgbouncer.ini > "$dir/pgbouncer.ini"
-sed -e "s|host=postgres port=5432|host=${pg_host} port=${pg_port}|" k8s/pgbouncer/databases.ini.example > "$dir/databases.ini"
+    k8s/base/pgbouncer/pgbouncer.ini > "$dir/pgbouncer.ini"
+sed -e "s|host=postgres port=5432|host=${pg_host} port=${pg_port}|" k8s/base/pgbouncer/databases.ini.example > "$dir/databases.ini"
 printf 'logfile = %s\npidfile = %s\n' "$dir/pgbouncer.log" "$dir/pgbouncer.pid" >> "$dir/pgbouncer.ini"
 printf '"%s" ""\n' "$pg_user" > "$dir/userlist.txt"
 # PgBouncer refuses to run as root: then it runs as the postgres system user (-u).

@@ -131,7 +131,7 @@ export function removeDir(dir: string): void {
 }
 
 /**
- * PgBouncer in transaction mode in front of the suite's Postgres (k8s/pgbouncer/pgbouncer.ini with what differs
+ * PgBouncer in transaction mode in front of the suite's Postgres (k8s/base/pgbouncer/pgbouncer.ini with what differs
  * here: loopback, a free port, trust auth, small pools), as production runs it. `restart` is a kill and a start on
  * the same port: every client connection and every server session is cut, as a pooler pod's restart does.
  */
@@ -156,7 +156,7 @@ export class ChaosPgBouncer {
     const port = await ownPort();
     const dir = path.join(root, 'pgbouncer');
     mkdirSync(dir, { recursive: true });
-    const ini = readFileSync(path.join(REPO_ROOT, 'k8s/pgbouncer/pgbouncer.ini'), 'utf8')
+    const ini = readFileSync(path.join(REPO_ROOT, 'k8s/base/pgbouncer/pgbouncer.ini'), 'utf8')
       .replace(/^%include .*databases\.ini$/m, `%include ${dir}/databases.ini`)
       .replace(/^listen_addr = .*$/m, 'listen_addr = 127.0.0.1')
       .replace(/^listen_port = .*$/m, `listen_port = ${port}`)
@@ -167,7 +167,7 @@ export class ChaosPgBouncer {
       .replace(/^default_pool_size = .*$/m, 'default_pool_size = 20')
       .replace(/^max_db_connections = .*$/m, 'max_db_connections = 60');
     writeFileSync(path.join(dir, 'pgbouncer.ini'), `${ini}\nlogfile = ${dir}/pgbouncer.log\npidfile = ${dir}/pgbouncer.pid\n`);
-    const dbs = readFileSync(path.join(REPO_ROOT, 'k8s/pgbouncer/databases.ini.example'), 'utf8').replace(
+    const dbs = readFileSync(path.join(REPO_ROOT, 'k8s/base/pgbouncer/databases.ini.example'), 'utf8').replace(
       'host=postgres port=5432',
       `host=127.0.0.1 port=${pg.port}`,
     );

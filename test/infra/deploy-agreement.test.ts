@@ -1,5 +1,5 @@
 /**
- * docker-compose.yml, k8s/ and the code must describe the same system: every service deployed everywhere, the same
+ * docker-compose.yml, k8s/ (the base, k8s/base, and the simulator of the dev overlay) and the code must describe the same system: every service deployed everywhere, the same
  * environment variable names on both sides (and each one actually read by the code), probes on every Deployment,
  * and one scaler per worker pool reading its own BullMQ wait list.
  */
@@ -21,10 +21,12 @@ const serviceDirs = readdirSync(path.join(ROOT, 'services'))
 const workerPools = serviceDirs.filter((s) => s.startsWith('worker-'));
 
 const compose = YAML.parse(read('docker-compose.yml'), { merge: true }) as Obj;
-const k8sFiles = readdirSync(path.join(ROOT, 'k8s')).filter((f) => /\.ya?ml$/.test(f));
-const k8sDocs: Obj[] = k8sFiles
-  .filter((f) => f !== 'kustomization.yaml')
-  .flatMap((f) => YAML.parseAllDocuments(read(`k8s/${f}`)).map((d) => ({ ...(d.toJS() as Obj), __file: f })));
+const k8sFiles = readdirSync(path.join(ROOT, 'k8s/base')).filter((f) => /\.ya?ml$/.test(f));
+// The simulator is deployed by the dev overlay only (k8s/overlays/dev); the base and production never ship it.
+const SIM_MANIFEST = 'k8s/overlays/dev/upstream-sim.yaml';
+const k8sDocs: Obj[] = [...k8sFiles.filter((f) => f !== 'kustomization.yaml').map((f) => `k8s/base/${f}`), SIM_MANIFEST].flatMap((f) =>
+  YAML.parseAllDocuments(read(f)).map((d) => ({ ...(d.toJS() as Obj), __file: f })),
+);
 const ofKind = (kind: string): Obj[] => k8sDocs.filter((d) => d.kind === kind);
 const deployment = (name: string): Obj | undefined => ofKind('Deployment').find((d) => d.metadata.name === name);
 const container = (d: Obj): Obj => d.spec.template.spec.containers[0];
@@ -76,7 +78,7 @@ describe('deployment descriptions agree with each other and with the code', () =
 
   it.each(serviceDirs)('%s is in docker-compose, has a Kubernetes Deployment and is started by npm start', (svc) => {
     expect(compose.services[svc]).toBeDefined();
-    // upstream-sim is deployed in k8s too (staging, demos, load tests); production overlays drop it.
+    // upstream-sim is deployed in k8s too (staging, demos, load tests): by the dev overlay only.
     expect(deployment(svc)).toBeDefined();
     expect(LOCAL_SERVICES.map((s) => s.name)).toContain(svc);
   });
@@ -268,26 +270,28 @@ describe('deployment descriptions agree with each other and with the code', () =
     expect(compose.services['api-edge'].volumes.some((v: string) => composeDir.startsWith(v.split(':')[1]))).toBe(true);
   });
 
-  it('kustomization.yaml lists every manifest in k8s/', () => {
-    const kust = YAML.parse(read('k8s/kustomization.yaml')) as Obj;
+  it('the base kustomization lists every manifest in k8s/base; the simulator is in the dev overlay only', () => {
+    const kust = YAML.parse(read('k8s/base/kustomization.yaml')) as Obj;
     // secret.example.yaml documents the Secret's keys; it is never applied (no placeholder secret in a cluster).
     expect([...kust.resources].sort()).toEqual(k8sFiles.filter((f) => f !== 'kustomization.yaml' && !f.endsWith('.example.yaml')).sort());
+    expect(YAML.parse(read('k8s/overlays/dev/kustomization.yaml')).resources).toEqual(['../../base', path.basename(SIM_MANIFEST)]);
+    expect(YAML.parse(read('k8s/overlays/production/kustomization.yaml')).resources).not.toContain(path.basename(SIM_MANIFEST));
   });
 
   describe('monitoring (issue 12): what Prometheus scrapes and what the alerts and the dashboard read', () => {
     const gatewayServices = serviceDirs.filter((s) => s !== 'upstream-sim');
     const monitoringDocs: Obj[] = ['service-monitors.yaml', 'pod-monitors.yaml', 'prometheus-rules.yaml']
-      .flatMap((f) => YAML.parseAllDocuments(read(`k8s/monitoring/${f}`)).map((d) => d.toJS() as Obj))
+      .flatMap((f) => YAML.parseAllDocuments(read(`k8s/base/monitoring/${f}`)).map((d) => d.toJS() as Obj))
       .filter((d) => d && d.kind);
-    const dashboard = JSON.parse(read('k8s/monitoring/gmg-dashboard.json')) as Obj;
+    const dashboard = JSON.parse(read('k8s/base/monitoring/gmg-dashboard.json')) as Obj;
     const rules = monitoringDocs.filter((d) => d.kind === 'PrometheusRule').flatMap((r) => r.spec.groups.flatMap((g: Obj) => g.rules as Obj[]));
     const exprs = [...rules.map((r) => r.expr as string), ...dashboard.panels.flatMap((p: Obj) => p.targets.map((t: Obj) => t.expr as string))];
     const metricsSource = sourceText('libs/observability/src');
 
     it('the kustomization includes the monitoring component: a ServiceMonitor for the edge (through its Service), a PodMonitor per consumer, each on its metrics port', () => {
-      const kust = YAML.parse(read('k8s/kustomization.yaml')) as Obj;
+      const kust = YAML.parse(read('k8s/base/kustomization.yaml')) as Obj;
       expect(kust.components).toContain('monitoring');
-      expect(YAML.parse(read('k8s/monitoring/kustomization.yaml')).kind).toBe('Component');
+      expect(YAML.parse(read('k8s/base/monitoring/kustomization.yaml')).kind).toBe('Component');
       const nameOf = (m: Obj): string => m.spec.selector.matchLabels['app.kubernetes.io/name'] as string;
       const serviceMonitors = monitoringDocs.filter((d) => d.kind === 'ServiceMonitor');
       const podMonitors = monitoringDocs.filter((d) => d.kind === 'PodMonitor');
@@ -347,7 +351,7 @@ describe('deployment descriptions agree with each other and with the code', () =
       );
       expect(compose.configs.admin_token.content).toContain('ADMIN_TOKEN');
       const mounts = (compose.services.grafana.volumes as string[]).map((v) => v.split(':')[0]);
-      expect(mounts).toContain('./k8s/monitoring/gmg-dashboard.json');
+      expect(mounts).toContain('./k8s/base/monitoring/gmg-dashboard.json');
       expect(mounts).toContain('./infra/grafana/provisioning');
       for (const m of mounts.filter((v) => v.startsWith('./'))) expect(existsSync(path.join(ROOT, m))).toBe(true);
     });
@@ -359,7 +363,7 @@ describe('deployment descriptions agree with each other and with the code', () =
       const file = mounts.get(prom.rule_files[0]);
       expect(file).toBe('./infra/prometheus/alerts.yml');
       const composeRules = YAML.parse(read(file!)) as Obj;
-      const operatorRule = YAML.parseAllDocuments(read('k8s/monitoring/prometheus-rules.yaml'))
+      const operatorRule = YAML.parseAllDocuments(read('k8s/base/monitoring/prometheus-rules.yaml'))
         .map((d) => d.toJS() as Obj)
         .find((d) => d.kind === 'PrometheusRule')!;
       expect(composeRules).toEqual({ groups: operatorRule.spec.groups });

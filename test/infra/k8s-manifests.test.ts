@@ -1,171 +1,31 @@
 /**
- * `kubectl kustomize k8s` renders, and every rendered manifest validates against the Kubernetes schemas, offline.
+ * `kubectl kustomize` of the base (k8s/base) and of both overlays (k8s/overlays/dev, k8s/overlays/production) renders,
+ * and every rendered manifest validates against the Kubernetes schemas, offline.
  *
- * Rendering: kubectl is not on every machine (CI's is fresh, with no internet), so the test renders the
- * kustomization itself with a small reader of exactly the features k8s/ uses — `namespace`, `resources` (files, or
- * folders with their own kustomization.yaml), `images` — and REFUSES any other key (patches, generators, …) so it can
- * never silently render something kustomize would render differently. Where kubectl is installed, its render is
- * compared with the reader's, object by object.
+ * Rendering: test/infra/kustomize-reader.ts, a small reader of exactly the kustomize features k8s/ uses, which
+ * refuses any other. Where kubectl is installed, its render is compared with the reader's, object by object.
  *
  * Validation: the JSON schemas of Kubernetes 1.x (kubernetes-models), of KEDA (@kubernetes-models/keda) and of the
  * Prometheus operator (@kubernetes-models/prometheus-operator: ServiceMonitor, PrometheusRule, PodMonitor) ship in
- * npm packages and run in-process. A kind with no schema fails the test: add its model package here.
+ * npm packages and run in-process. A kind with no schema fails the test: add its model package to the reader.
  * Limit (as with the API server's schemas): unknown nested fields are not reported, since the Kubernetes OpenAPI
  * schemas do not forbid additional properties; types, enums, required fields and formats are checked.
+ * What the production overlay must contain (seccomp, spread, NetworkPolicies, shards, alerts): k8s-production.test.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
-import * as k8s from 'kubernetes-models';
-import * as keda from '@kubernetes-models/keda';
-import * as prometheusOperator from '@kubernetes-models/prometheus-operator';
-
-type Obj = Record<string, any>;
-
-const ROOT = path.resolve(__dirname, '../..');
-const K8S = path.join(ROOT, 'k8s');
-
-// ---------------------------------------------------------------- the reader
-const SUPPORTED_KEYS = new Set(['apiVersion', 'kind', 'namespace', 'resources', 'components', 'images', 'configMapGenerator', 'generatorOptions']);
-/** Kinds kustomize does not put in the kustomization's namespace (the cluster-scoped ones k8s/ may use). */
-const CLUSTER_SCOPED = new Set([
-  'Namespace',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'CustomResourceDefinition',
-  'ClusterTriggerAuthentication',
-  'PersistentVolume',
-  'StorageClass',
-]);
-
-interface ImageRule {
-  name: string;
-  newName?: string;
-  newTag?: string;
-  digest?: string;
-}
-
-function applyImages(obj: Obj, rules: ImageRule[]): void {
-  const podSpec: Obj | undefined = obj.spec?.template?.spec ?? obj.spec?.jobTemplate?.spec?.template?.spec;
-  if (!podSpec) return;
-  for (const c of [...(podSpec.containers ?? []), ...(podSpec.initContainers ?? [])] as Obj[]) {
-    const image = String(c.image);
-    const at = image.indexOf('@');
-    const colon = image.lastIndexOf(':');
-    const name = at >= 0 ? image.slice(0, at) : colon > image.lastIndexOf('/') ? image.slice(0, colon) : image;
-    const rule = rules.find((r) => r.name === name);
-    if (!rule) continue;
-    const tag = rule.digest ? `@${rule.digest}` : rule.newTag ? `:${rule.newTag}` : image.slice(name.length);
-    c.image = `${rule.newName ?? name}${tag}`;
-  }
-}
-
-interface GeneratorOptions {
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  disableNameSuffixHash?: boolean;
-}
-interface ConfigMapGenerator {
-  name: string;
-  files?: string[];
-  literals?: string[];
-  options?: GeneratorOptions;
-  [other: string]: unknown;
-}
-
-/**
- * `configMapGenerator` (files, literals, labels, annotations) without the name hash suffix only: the reader does not
- * compute kustomize's hash, so a generator must set `disableNameSuffixHash: true` (its own options or
- * generatorOptions), as dashboards picked up by a Grafana sidecar by label usually do.
- */
-function generateConfigMap(dir: string, g: ConfigMapGenerator, defaults: GeneratorOptions): Obj {
-  const unsupported = Object.keys(g).filter((k) => !['name', 'namespace', 'files', 'literals', 'options'].includes(k));
-  if (unsupported.length) throw new Error(`configMapGenerator ${g.name} uses ${unsupported.join(', ')}: teach test/infra/k8s-manifests.test.ts to render it`);
-  const options = { ...defaults, ...g.options };
-  if (options.disableNameSuffixHash !== true) {
-    throw new Error(
-      `configMapGenerator ${g.name}: the reader does not compute name hash suffixes; set disableNameSuffixHash: true or teach test/infra/k8s-manifests.test.ts`,
-    );
-  }
-  const data: Record<string, string> = {};
-  for (const f of g.files ?? []) {
-    const [key, file] = f.includes('=') ? [f.slice(0, f.indexOf('=')), f.slice(f.indexOf('=') + 1)] : [path.basename(f), f];
-    data[key] = readFileSync(path.join(dir, file), 'utf8');
-  }
-  for (const l of g.literals ?? []) data[l.slice(0, l.indexOf('='))] = l.slice(l.indexOf('=') + 1);
-  const labels = { ...defaults.labels, ...g.options?.labels };
-  const annotations = { ...defaults.annotations, ...g.options?.annotations };
-  const metadata: Obj = { name: g.name };
-  if (typeof g.namespace === 'string') metadata.namespace = g.namespace;
-  if (Object.keys(labels).length) metadata.labels = labels;
-  if (Object.keys(annotations).length) metadata.annotations = annotations;
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata, data };
-}
-
-/** Renders one kustomization folder as the list of objects kustomize would output (order aside). */
-function renderKustomization(dir: string): Obj[] {
-  const k = YAML.parse(readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')) as Obj;
-  const unsupported = Object.keys(k).filter((key) => !SUPPORTED_KEYS.has(key));
-  if (unsupported.length) {
-    throw new Error(`${path.relative(ROOT, dir)}/kustomization.yaml uses ${unsupported.join(', ')}: teach test/infra/k8s-manifests.test.ts to render it`);
-  }
-  const objects: Obj[] = [];
-  for (const entry of (k.resources ?? []) as string[]) {
-    const abs = path.join(dir, entry);
-    if (existsSync(path.join(abs, 'kustomization.yaml'))) objects.push(...renderKustomization(abs));
-    else
-      objects.push(
-        ...YAML.parseAllDocuments(readFileSync(abs, 'utf8'))
-          .map((d) => d.toJS() as Obj)
-          .filter((o) => o !== null),
-      );
-  }
-  for (const g of (k.configMapGenerator ?? []) as ConfigMapGenerator[]) objects.push(generateConfigMap(dir, g, (k.generatorOptions ?? {}) as GeneratorOptions));
-  // Components (kind: Component) add their objects to this kustomization's, before its namespace and images apply.
-  for (const entry of (k.components ?? []) as string[]) objects.push(...renderKustomization(path.join(dir, entry)));
-  for (const o of objects) {
-    if (k.namespace && !CLUSTER_SCOPED.has(o.kind)) o.metadata = { ...o.metadata, namespace: k.namespace };
-    applyImages(o, (k.images ?? []) as ImageRule[]);
-  }
-  return objects;
-}
-
-const idOf = (o: Obj): string => `${o.apiVersion} ${o.kind} ${o.metadata?.namespace ?? '-'}/${o.metadata?.name}`;
-
-// ---------------------------------------------------------------- the schemas
-interface ModelClass {
-  apiVersion: string;
-  kind: string;
-  new (data: Obj): { validate(): void };
-}
-const isModel = (v: unknown): v is ModelClass =>
-  typeof v === 'function' && typeof (v as Partial<ModelClass>).apiVersion === 'string' && typeof (v as Partial<ModelClass>).kind === 'string';
-
-/** apiVersion + kind → model class, from every group and version the packages export. */
-function collectModels(ns: unknown, out = new Map<string, ModelClass>(), depth = 0): Map<string, ModelClass> {
-  if (depth > 4 || !ns || typeof ns !== 'object') return out;
-  for (const v of Object.values(ns as Obj)) {
-    if (isModel(v)) out.set(`${v.apiVersion} ${v.kind}`, v);
-    else collectModels(v, out, depth + 1);
-  }
-  return out;
-}
-const MODELS = collectModels({ k8s, keda, prometheusOperator });
-
-function schemaErrors(o: Obj): string | null {
-  const Model = MODELS.get(`${o.apiVersion} ${o.kind}`);
-  if (!Model) return `no schema for ${o.apiVersion} ${o.kind}`;
-  try {
-    new Model(o).validate();
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
+import { applyJson6902, CLUSTER_SCOPED, BASE, idOf, K8S, MODELS, renderKustomization, schemaErrors, type Obj } from './kustomize-reader';
 
 // ---------------------------------------------------------------- the tests
-const rendered = renderKustomization(K8S);
+const DEV = path.join(K8S, 'overlays', 'dev');
+const PRODUCTION = path.join(K8S, 'overlays', 'production');
+const renders: [string, string, Obj[]][] = [
+  ['the base (k8s/base)', BASE, renderKustomization(BASE)],
+  ['the dev overlay', DEV, renderKustomization(DEV)],
+  ['the production overlay', PRODUCTION, renderKustomization(PRODUCTION)],
+];
+const rendered = renders[0]![2];
 
 function kubectl(): string | null {
   try {
@@ -176,38 +36,43 @@ function kubectl(): string | null {
   }
 }
 
+/** Third-party images pinned in the manifests themselves (no `images` rule applies to them). */
+const THIRD_PARTY = ['postgres', 'redis', 'edoburu/pgbouncer:', 'prometheuscommunity/pgbouncer-exporter:'];
+
 describe('k8s/ (kustomize render + Kubernetes schemas)', () => {
-  it('renders every resource the kustomization lists, in the gmg namespace, with each image set once (gmg; gmg-sim for the simulator only)', () => {
-    expect(rendered.length).toBeGreaterThan(20);
-    const ids = rendered.map(idOf);
+  it.each(renders)('%s renders once per object, in the gmg namespace, each image set once (gmg; gmg-sim for the simulator only)', (what, _dir, objs) => {
+    expect(objs.length).toBeGreaterThan(20);
+    const ids = objs.map(idOf);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const o of rendered.filter((x) => !CLUSTER_SCOPED.has(x.kind))) expect({ id: idOf(o), ns: o.metadata.namespace }).toEqual({ id: idOf(o), ns: 'gmg' });
-    const images = rendered
+    for (const o of objs.filter((x) => !CLUSTER_SCOPED.has(x.kind))) expect({ id: idOf(o), ns: o.metadata.namespace }).toEqual({ id: idOf(o), ns: 'gmg' });
+    const images = objs
       .flatMap((o) =>
         ([...(o.spec?.template?.spec?.containers ?? []), ...(o.spec?.template?.spec?.initContainers ?? [])] as Obj[]).map((c) => ({
           workload: String(o.metadata?.name),
           image: c.image as string,
         })),
       )
-      .filter(({ image }) => !image.startsWith('postgres') && !image.startsWith('redis') && !image.startsWith('edoburu/pgbouncer:'));
+      .filter(({ image }) => !THIRD_PARTY.some((p) => image.startsWith(p)));
     expect(images.length).toBeGreaterThan(5);
-    // The production image has no ffmpeg; only the simulator runs the `sim` target (Dockerfile).
+    // The production image has no ffmpeg; only the simulator runs the `sim` target (Dockerfile), and only dev has it.
     for (const { workload, image } of images) {
       expect({ workload, image }).toEqual({
         workload,
         image: workload === 'upstream-sim' ? 'registry.example.com/gmg-sim:0.1.0' : 'registry.example.com/gmg:0.1.0',
       });
     }
+    expect(images.some((i) => i.workload === 'upstream-sim')).toBe(what === 'the dev overlay');
   });
 
-  it('every manifest validates against its Kubernetes / KEDA / Prometheus-operator schema', () => {
-    const kinds = new Set(rendered.map((o) => o.kind));
-    for (const k of ['Deployment', 'Service', 'ConfigMap', 'Job', 'ScaledObject', 'TriggerAuthentication', 'PodDisruptionBudget']) expect(kinds).toContain(k);
-    const failures = rendered.map((o) => ({ id: idOf(o), error: schemaErrors(o) })).filter((f) => f.error !== null);
+  it.each(renders)('every manifest of %s validates against its Kubernetes / KEDA / Prometheus-operator schema', (_what, _dir, objs) => {
+    const kinds = new Set(objs.map((o) => o.kind));
+    for (const k of ['Deployment', 'Service', 'ConfigMap', 'Job', 'ScaledObject', 'TriggerAuthentication', 'PodDisruptionBudget', 'PrometheusRule'])
+      expect(kinds).toContain(k);
+    const failures = objs.map((o) => ({ id: idOf(o), error: schemaErrors(o) })).filter((f) => f.error !== null);
     expect(failures).toEqual([]);
   });
 
-  it('the validators catch what they promise (wrong type, missing required field, unknown kind)', () => {
+  it('the validators catch what they promise (wrong type, missing required field, unknown kind, a bad NetworkPolicy)', () => {
     const deployment = structuredClone(rendered.find((o) => o.kind === 'Deployment')!);
     deployment.spec.template.spec.containers[0].ports = [{ containerPort: '8080' }];
     expect(schemaErrors(deployment)).toMatch(/containerPort must be integer/);
@@ -219,11 +84,30 @@ describe('k8s/ (kustomize render + Kubernetes schemas)', () => {
     expect(
       schemaErrors({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'r' }, spec: { groups: [{ rules: [] }] } }),
     ).toMatch(/required property name/);
+    const policy = structuredClone(renders[2]![2].find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'billing')!);
+    delete policy.spec.podSelector;
+    expect(schemaErrors(policy)).toMatch(/required property podSelector/);
   });
 
   it('the reader refuses kustomize features it does not render', () => {
-    expect(() => renderKustomization(path.join(__dirname, 'fixtures', 'kustomize-with-patches'))).toThrow(/uses patches/);
+    expect(() => renderKustomization(path.join(__dirname, 'fixtures', 'kustomize-with-patches'))).toThrow(/strategic-merge patch/);
     expect(() => renderKustomization(path.join(__dirname, 'fixtures', 'kustomize-hashed-generator'))).toThrow(/disableNameSuffixHash/);
+  });
+
+  it('the reader applies JSON 6902 patches as kustomize does: add (append, insert), replace, remove, and a failing test op stops the build', () => {
+    const doc: Obj = { spec: { list: [{ a: 1 }, { a: 2 }], map: { 'x/y': 1, keep: true } } };
+    applyJson6902(doc, [
+      { op: 'test', path: '/spec/list/0/a', value: 1 },
+      { op: 'replace', path: '/spec/list/0', value: { a: 10 } },
+      { op: 'add', path: '/spec/list/-', value: { a: 3 } },
+      { op: 'add', path: '/spec/list/1', value: { a: 1.5 } },
+      { op: 'remove', path: '/spec/map/x~1y' },
+      { op: 'add', path: '/spec/map/new', value: 'v' },
+    ]);
+    expect(doc).toEqual({ spec: { list: [{ a: 10 }, { a: 1.5 }, { a: 2 }, { a: 3 }], map: { keep: true, new: 'v' } } });
+    expect(() => applyJson6902(doc, [{ op: 'test', path: '/spec/list/0/a', value: 1 }])).toThrow(/test \/spec\/list\/0\/a failed/);
+    expect(() => applyJson6902(doc, [{ op: 'replace', path: '/spec/missing/x', value: 1 }])).toThrow(/does not exist/);
+    expect(() => applyJson6902(doc, [{ op: 'replace', path: '/spec/map/absent', value: 1 }])).toThrow(/nothing there/);
   });
 
   it('the reader renders configMapGenerator without hash suffix (files, key=file, literals, labels)', () => {
@@ -237,13 +121,13 @@ describe('k8s/ (kustomize render + Kubernetes schemas)', () => {
 
   const cli = kubectl();
   (cli ? it.each : it.skip.each)([
-    ['k8s', K8S],
+    ...renders.map(([what, dir]) => [what, dir] as [string, string]),
     ['the generator fixture', path.join(__dirname, 'fixtures', 'kustomize-generator')],
   ])('agrees with `kubectl kustomize` on %s object by object (only where kubectl is installed)', (_what, dir) => {
     const out = execFileSync(cli!, ['kustomize', dir], { encoding: 'utf8', timeout: 60_000, maxBuffer: 32 * 1024 * 1024 });
     const byId = (objs: Obj[]) => new Map(objs.map((o) => [idOf(o), o]));
     const theirs = byId(YAML.parseAllDocuments(out).map((d) => d.toJS() as Obj));
-    const ours = byId(dir === K8S ? rendered : renderKustomization(dir));
+    const ours = byId(renderKustomization(dir));
     expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
     for (const [id, o] of ours) expect({ id, o }).toEqual({ id, o: theirs.get(id) });
   });
