@@ -89,7 +89,7 @@ export interface DbConfig {
 /**
  * The server-side limits as node-postgres start-up parameters: direct to Postgres they apply to the session.
  * Through PgBouncer in transaction mode no session setting of a client may survive its transaction, so PgBouncer
- * ignores them (k8s/pgbouncer/pgbouncer.ini: ignore_startup_parameters) and sets the same limits on each server
+ * ignores them (k8s/base/pgbouncer/pgbouncer.ini: ignore_startup_parameters) and sets the same limits on each server
  * connection it opens (`connect_query` of its databases entry), with its own query_timeout and
  * idle_transaction_timeout above them (docs/operations.md). No client-side `query_timeout`: node-postgres would
  * answer the caller but leave the statement running on a connection it hands to the next query.
