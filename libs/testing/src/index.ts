@@ -13,3 +13,4 @@ export { startTestDnsServer, type TestDnsServer } from './dns-server';
 export { launchTestBrowser } from './browser';
 export type { TestBrowser } from './browser';
 export { startSimStack, type SimStack, type StackService } from './sim-stack';
+export { normalizedRequest } from './test-request';

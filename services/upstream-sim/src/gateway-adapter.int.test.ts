@@ -1,19 +1,11 @@
-import { resolveModel, validateRequest, type NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import { waitFor } from '@gmg/testing';
+import { waitFor, normalizedRequest } from '@gmg/testing';
 import { createGatewayAdapter, type ChannelTarget, type UpstreamPoll } from '@gmg/upstream';
 import { listenSimChannel, type SimChannel } from './sim-channel.test-kit';
 
 const KEY = 'sim-channel-key-42';
 
-/** A normalized request the way api-edge builds it, from the real registry. */
-function normalized(body: Record<string, unknown>): NormalizedRequest {
-  const model = resolveModel(String(body.model));
-  if (!model) throw new Error(`unknown model ${String(body.model)}`);
-  const out = validateRequest(model, body, String(body.model));
-  if (!out.ok) throw new Error(out.violation.message);
-  return out.value;
-}
+const normalized = normalizedRequest;
 
 describe('gateway adapter against upstream-sim (SIM_TIME_SCALE 0.05)', () => {
   let sim: SimChannel;

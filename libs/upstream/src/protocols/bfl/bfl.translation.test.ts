@@ -1,17 +1,10 @@
-import { resolveModel, validateRequest, type NormalizedRequest } from '@gmg/contracts';
+import { normalizedRequest } from '@gmg/testing';
 import { checkTranslation, translateInput, vendorModelOf } from '../../translation';
 import { BFL_TRANSLATION } from './bfl.translation';
 
 const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
-/** A request the way the edge builds it, from the real contracts. */
-function normalized(body: Record<string, unknown>): NormalizedRequest {
-  const model = resolveModel(String(body.model));
-  if (!model) throw new Error(`unknown model ${String(body.model)}`);
-  const out = validateRequest(model, body, String(body.model));
-  if (!out.ok) throw new Error(out.violation.message);
-  return out.value;
-}
+const normalized = normalizedRequest;
 
 const noSettings = { settings: {}, modelMap: {} };
 

@@ -1,6 +1,7 @@
+import { normalizedRequest } from '@gmg/testing';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readImageHeader, resolveModel, validateRequest, type NormalizedRequest } from '@gmg/contracts';
+import { readImageHeader } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import { createBflAdapter, type ChannelTarget, type UpstreamPoll } from '@gmg/upstream';
 import { createSimApp } from '../../app';
@@ -12,13 +13,7 @@ import { createSimApp } from '../../app';
 const KEY = 'bfl-key-0123456789';
 const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
-function normalized(body: Record<string, unknown>): NormalizedRequest {
-  const model = resolveModel(String(body.model));
-  if (!model) throw new Error(`unknown model ${String(body.model)}`);
-  const out = validateRequest(model, body, String(body.model));
-  if (!out.ok) throw new Error(out.violation.message);
-  return out.value;
-}
+const normalized = normalizedRequest;
 
 const failure = (p: Promise<unknown>) =>
   p.then(

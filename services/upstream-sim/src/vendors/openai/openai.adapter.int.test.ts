@@ -1,7 +1,7 @@
+import { normalizedRequest } from '@gmg/testing';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { resolveModel, validateRequest, type NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import { createUpstreamAdapters, type ChannelTarget, type UpstreamAdapter } from '@gmg/upstream';
 import { createSimApp } from '../../app';
@@ -17,13 +17,7 @@ let server: Server;
 let base: string;
 const adapter: UpstreamAdapter = createUpstreamAdapters({ timeoutMs: 5000, syncTimeoutMs: 20_000 }).getAdapter('openai')!;
 
-function normalized(body: Record<string, unknown>): NormalizedRequest {
-  const model = resolveModel(String(body.model));
-  if (!model) throw new Error(`unknown model ${String(body.model)}`);
-  const out = validateRequest(model, body, String(body.model));
-  if (!out.ok) throw new Error(out.violation.message);
-  return out.value;
-}
+const normalized = normalizedRequest;
 
 const channel = (over: Partial<ChannelTarget> = {}): ChannelTarget => ({
   id: 'ch-openai',
