@@ -44,7 +44,7 @@ describe('messagesBodyProblems (the messages vendor’s structural rules)', () =
       'messages.1.content.0.text: text content blocks must be non-empty',
     ]);
     expect(broken((b) => (b.system = [{ type: 'text', text: '' }]))).toEqual(['system.0.text: text content blocks must be non-empty']);
-    expect(broken((b) => (b.messages[2].content = [{ ...result('toolu_1'), content: [{ type: 'text', text: '' }] }]))).toEqual([
+    expect(broken((b) => (b.messages[2].content = [{ ...result('toolu_1'), content: [{ type: 'text', text: '' }] }] as never))).toEqual([
       'messages.2.content.0.content.0.text: text content blocks must be non-empty',
     ]);
   });
