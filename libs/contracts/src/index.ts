@@ -19,3 +19,4 @@ export * from './webhook';
 export { maxBodyBytesOfPath } from './models/route-body-caps';
 export { BODY_CAPS } from './models/common-fields';
 export { canonicalJson } from './canonical-json';
+export { messagesBodyProblems } from './messages-rules';

@@ -83,7 +83,7 @@ describe('parseChatRequest', () => {
         'messages[0].content[0].image_url.url',
         'data_url',
       ],
-      [{ messages: [{ role: 'assistant', content: null }] }, 'messages[0].content', 'required'],
+      [{ messages: [{ role: 'assistant', content: null }] }, 'messages', 'required'],
       [
         { messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] },
         'messages[0].tool_calls[0].function.arguments',
@@ -101,15 +101,8 @@ describe('parseChatRequest', () => {
 
 describe('the answer half', () => {
   it('maps stop reasons, usage and vendor errors', () => {
-    expect(['end_turn', 'stop_sequence', 'max_tokens', 'tool_use', 'refusal', 'something_new', null].map(finishReasonOf)).toEqual([
-      'stop',
-      'stop',
-      'length',
-      'tool_calls',
-      'content_filter',
-      'stop',
-      null,
-    ]);
+    const reasons = ['end_turn', 'stop_sequence', 'max_tokens', 'model_context_window_exceeded', 'pause_turn', 'tool_use', 'refusal', 'something_new', null];
+    expect(reasons.map(finishReasonOf)).toEqual(['stop', 'stop', 'length', 'length', 'length', 'tool_calls', 'content_filter', 'stop', null]);
     expect(usageOf({ input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 100, output_tokens: 7 })).toEqual({
       prompt_tokens: 115,
       completion_tokens: 7,

@@ -116,6 +116,9 @@ export function parseChatRequest(b: unknown): ChatRequest {
   if (stop) body.stop_sequences = stop;
   const tools = toolsOf(b.tools);
   if (tools && tools.length > 0) body.tools = tools;
+  // the vendors refuse a tool choice with nothing to choose from; a parallel_tool_calls default alone is harmless
+  if (b.tool_choice !== undefined && b.tool_choice !== null && !body.tools)
+    throw badField('tool_choice', 'requires_tools', '`tool_choice` is only allowed when `tools` are given');
   const toolChoice = toolChoiceOf(b.tool_choice, b.parallel_tool_calls);
   if (toolChoice && body.tools) body.tool_choice = toolChoice;
   if (typeof b.user === 'string' && b.user !== '') body.metadata = { user_id: b.user };

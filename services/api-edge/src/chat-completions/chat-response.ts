@@ -19,17 +19,26 @@ export interface ChatUsage {
   prompt_tokens_details: { cached_tokens: number };
 }
 
+/**
+ * Every stop reason of the messages protocol → exactly one chat finish reason (docs/chat.md has the same table).
+ * Chat has five finish reasons for seven stop reasons, so some share one; none is left to a default:
+ * - end_turn, stop_sequence → stop (a whole answer; chat does not say which stop sequence matched);
+ * - max_tokens, model_context_window_exceeded → length (cut short by a token limit);
+ * - pause_turn → length: the vendor paused a long turn and the answer is incomplete; chat's way to say "incomplete,
+ *   send it back to continue" is `length` (`stop` would tell the client the answer is whole);
+ * - tool_use → tool_calls; refusal → content_filter.
+ */
 const FINISH_REASONS: Readonly<Record<string, string>> = {
   end_turn: 'stop',
   stop_sequence: 'stop',
-  pause_turn: 'stop',
   max_tokens: 'length',
   model_context_window_exceeded: 'length',
+  pause_turn: 'length',
   tool_use: 'tool_calls',
   refusal: 'content_filter',
 };
 
-/** A messages stop reason → a chat finish reason (an unknown one reads as `stop`; none yet → null). */
+/** A messages stop reason → a chat finish reason (a reason newer than this table reads as `stop`; none yet → null). */
 export const finishReasonOf = (stop: unknown): string | null => (typeof stop === 'string' ? (FINISH_REASONS[stop] ?? 'stop') : null);
 
 const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);

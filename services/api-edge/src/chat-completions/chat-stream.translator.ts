@@ -34,8 +34,11 @@ function eventsOf(text: string): Json[] {
 export class ChatStreamTranslator {
   private id = chatIdOf(undefined);
   private usage: Json = {};
-  /** Block index → tool call index (chat numbers tool calls alone, messages numbers every block). */
-  private readonly tools = new Map<number, number>();
+  /**
+   * Block index → its tool call: the chat index (chat numbers tool calls alone, messages numbers every block), the
+   * input the block opened with, and whether any arguments were sent yet.
+   */
+  private readonly tools = new Map<number, { index: number; input: unknown; sent: boolean }>();
   private finished = false;
 
   constructor(private readonly o: ChatStreamOptions) {}
@@ -85,17 +88,26 @@ export class ChatStreamTranslator {
         const b = isObject(e.content_block) ? e.content_block : {};
         if (b.type !== 'tool_use' || typeof e.index !== 'number') return '';
         const index = this.tools.size;
-        this.tools.set(e.index, index);
+        this.tools.set(e.index, { index, input: b.input, sent: false });
         return this.chunk({ tool_calls: [{ index, id: String(b.id), type: 'function', function: { name: String(b.name), arguments: '' } }] });
       }
       case 'content_block_delta': {
         const d = isObject(e.delta) ? e.delta : {};
         if (d.type === 'text_delta' && typeof d.text === 'string') return this.chunk({ content: d.text });
-        const index = typeof e.index === 'number' ? this.tools.get(e.index) : undefined;
-        if (d.type === 'input_json_delta' && typeof d.partial_json === 'string' && index !== undefined) {
-          return this.chunk({ tool_calls: [{ index, function: { arguments: d.partial_json } }] });
+        const tool = typeof e.index === 'number' ? this.tools.get(e.index) : undefined;
+        if (d.type === 'input_json_delta' && typeof d.partial_json === 'string' && d.partial_json !== '' && tool) {
+          tool.sent = true;
+          return this.chunk({ tool_calls: [{ index: tool.index, function: { arguments: d.partial_json } }] });
         }
         return '';
+      }
+      case 'content_block_stop': {
+        // a tool call whose input came with no delta (a tool without parameters) still ends as the whole answer's
+        // arguments ('{}', not ''): the assembled stream must parse like the non-streamed answer
+        const tool = typeof e.index === 'number' ? this.tools.get(e.index) : undefined;
+        if (!tool || tool.sent) return '';
+        tool.sent = true;
+        return this.chunk({ tool_calls: [{ index: tool.index, function: { arguments: JSON.stringify(isObject(tool.input) ? tool.input : {}) } }] });
       }
       case 'message_delta': {
         this.takeUsage(e.usage);

@@ -1,13 +1,17 @@
 import fc from 'fast-check';
+import { messagesBodyProblems } from '@gmg/contracts';
+import { DomainError } from '@gmg/errors';
 import { isObject, type Json } from './chat-messages';
 import { parseChatRequest } from './chat-request';
 import { assistantMessageOf, chatCompletionOf } from './chat-response';
 import { ChatStreamTranslator } from './chat-stream.translator';
 
 /**
- * For random conversations and tool definitions, chat-completions → messages protocol → back gives the same
- * roles, content and tool-call ids (the way back of an assistant turn is the production answer translation), and
- * a streamed answer assembled from its chunks equals the non-streamed translation of the same answer.
+ * For random conversations and tool definitions (tool loops, images, system prompts, empty strings), the translated
+ * body passes the messages vendor's structural rules (messagesBodyProblems, what the strict simulator enforces),
+ * and chat-completions → messages protocol → back gives the same roles, content and tool-call ids, less what
+ * carries nothing (the way back of an assistant turn is the production answer translation); a streamed answer
+ * assembled from its chunks equals the non-streamed translation of the same answer.
  */
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
@@ -53,11 +57,11 @@ const tools = fc.array(
   { maxLength: 3 },
 );
 
-/** The way back of a user turn: tool_result blocks → tool messages, images → image_url parts. */
+/** The way back of a user turn: tool_result blocks → tool messages (no content reads as ''), images → image_url parts. */
 function userBack(content: unknown): Json[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
   const blocks = content as Json[];
-  if (blocks.every((b) => b.type === 'tool_result')) return blocks.map((b) => ({ role: 'tool', tool_call_id: b.tool_use_id, content: b.content }));
+  if (blocks.every((b) => b.type === 'tool_result')) return blocks.map((b) => ({ role: 'tool', tool_call_id: b.tool_use_id, content: b.content ?? '' }));
   return [
     {
       role: 'user',
@@ -68,6 +72,16 @@ function userBack(content: unknown): Json[] {
       }),
     },
   ];
+}
+
+/** What a chat message carries to the messages protocol: empty text parts and messages with nothing left go. */
+function carried(m: Json): Json | undefined {
+  if (m.role === 'system' || m.role === 'developer') return m.content === '' ? undefined : m;
+  if (m.role === 'tool') return m;
+  const parts = Array.isArray(m.content) ? (m.content as Json[]).filter((p) => !(p.type === 'text' && p.text === '')) : m.content;
+  const kept = { ...m, content: parts };
+  if (m.role === 'assistant') return parts || m.tool_calls ? kept : undefined;
+  return parts === '' || (Array.isArray(parts) && parts.length === 0) ? undefined : kept;
 }
 
 function back(body: Json): Json[] {
@@ -90,11 +104,20 @@ function comparable(m: Json): Json {
 }
 
 describe('chat-completions ⇄ messages translation (property)', () => {
-  it('keeps roles, content and tool-call ids of random conversations and tool definitions', () => {
+  it('translates random conversations to bodies the strict vendor takes, keeping roles, content and tool-call ids', () => {
     fc.assert(
       fc.property(conversation, tools, (messages, toolDefs) => {
-        const req = parseChatRequest({ model: 'lumen-chat-1', messages, tools: toolDefs, tool_choice: toolDefs.length ? 'auto' : undefined });
-        expect(back(req.body).map(comparable)).toEqual(messages.map(comparable));
+        const chat = { model: 'lumen-chat-1', messages, tools: toolDefs, tool_choice: toolDefs.length ? 'auto' : undefined };
+        const kept = messages.map(carried).filter((m): m is Json => m !== undefined);
+        const first = kept.find((m) => m.role !== 'system' && m.role !== 'developer');
+        if (first?.role !== 'user') {
+          // nothing or an assistant turn left in front: a 400 naming the messages, never a body the vendor refuses
+          expect(() => parseChatRequest(chat)).toThrow(DomainError);
+          return;
+        }
+        const req = parseChatRequest(chat);
+        expect(messagesBodyProblems(req.body)).toEqual([]);
+        expect(back(req.body).map(comparable)).toEqual(kept.map(comparable));
         const sent = (req.body.tools as Json[] | undefined) ?? [];
         expect(sent.map((t) => [t.name, t.description, t.input_schema])).toEqual(
           toolDefs.map((t) => [t.function.name, t.function.description, t.function.parameters]),
@@ -110,7 +133,7 @@ describe('chat-completions ⇄ messages translation (property)', () => {
   );
   const answer = fc.record({
     blocks: fc.array(block, { minLength: 1, maxLength: 4 }),
-    stop: fc.constantFrom('end_turn', 'max_tokens', 'tool_use', 'stop_sequence'),
+    stop: fc.constantFrom('end_turn', 'max_tokens', 'tool_use', 'stop_sequence', 'pause_turn', 'refusal', 'model_context_window_exceeded'),
     input: fc.nat(10_000),
     output: fc.nat(10_000),
     cacheRead: fc.nat(100),
@@ -129,7 +152,9 @@ describe('chat-completions ⇄ messages translation (property)', () => {
         const events = [sse('message_start', { message: { ...msg, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }), sse('ping', {})];
         for (const [index, b] of a.blocks.entries()) {
           events.push(sse('content_block_start', { index, content_block: b.type === 'text' ? { type: 'text', text: '' } : { ...b, input: {} } }));
-          const payload = b.type === 'text' ? (b as { text: string }).text : JSON.stringify((b as { input: unknown }).input);
+          // a tool without parameters streams no input at all (the vendor may send one empty delta)
+          const input = (b as { input?: Json }).input;
+          const payload = b.type === 'text' ? (b as { text: string }).text : input && Object.keys(input).length === 0 ? '' : JSON.stringify(input);
           for (let i = 0; i < payload.length; i += cut) {
             const piece = payload.slice(i, i + cut);
             events.push(

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import express, { type Request, type Response, type Router } from 'express';
+import { messagesBodyProblems } from '@gmg/contracts';
 import type { Logger } from '@gmg/logger';
 import { blockTokens, contentText, countInput, deltasOf, openingOf, replyTo, type Json, type SimReply } from './messages-sim.reply';
 
@@ -37,28 +38,6 @@ function keyGuard(apiKey: string) {
   };
 }
 
-/** A problem with the body (vendor wording), or undefined when the sim can answer it. */
-function invalid(body: unknown): string | undefined {
-  const b = body as Json;
-  if (typeof b !== 'object' || b === null || Array.isArray(b)) return 'body: must be a JSON object';
-  if (typeof b.model !== 'string' || b.model === '') return 'model: Field required';
-  if (!Number.isInteger(b.max_tokens) || (b.max_tokens as number) < 1) return 'max_tokens: must be an integer >= 1';
-  if (!Array.isArray(b.messages) || b.messages.length === 0) return 'messages: at least one message is required';
-  for (const [i, m] of (b.messages as Json[]).entries()) {
-    if (m?.role !== 'user' && m?.role !== 'assistant') return `messages.${i}.role: must be user or assistant`;
-    for (const [j, p] of (Array.isArray(m.content) ? (m.content as Json[]) : []).entries()) {
-      const src = p?.type === 'image' ? (p.source as Json | undefined) : undefined;
-      if (
-        p?.type === 'image' &&
-        !(src?.type === 'url' ? typeof src.url === 'string' : src?.type === 'base64' && typeof src.data === 'string' && /^[A-Za-z0-9+/]+=*$/.test(src.data))
-      ) {
-        return `messages.${i}.content.${j}.source: an image needs base64 data or a url`;
-      }
-    }
-  }
-  return undefined;
-}
-
 export function messagesSimRouter(opts: MessagesSimOptions): Router {
   const router = express.Router();
   if (opts.apiKey) router.use(keyGuard(opts.apiKey));
@@ -78,8 +57,9 @@ export function messagesSimRouter(opts: MessagesSimOptions): Router {
       opts.events?.emit('refused', { status: 0 });
       return;
     }
-    const problem = invalid(req.body);
-    if (problem) return vendorError(res, 400, 'invalid_request_error', problem);
+    // strict like the vendor: the structural rules it enforces (libs/contracts/src/messages-rules.ts cites its docs)
+    const problems = messagesBodyProblems(req.body);
+    if (problems.length > 0) return vendorError(res, 400, 'invalid_request_error', problems.join('; '));
     const body = req.body as Json;
     const msgs = body.messages as Json[];
     const said = contentText([...msgs].reverse().find((m) => m.role === 'user')?.content);
