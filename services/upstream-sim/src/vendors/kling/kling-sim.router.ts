@@ -59,7 +59,7 @@ function submit(ctx: VendorSimContext, req: Request, res: Response) {
   }
   const seconds = typeof b.duration === 'string' ? Number(b.duration) : 5;
   const expected = { kind: 'videos' as const, count: 1, format: 'mp4', durationSeconds: seconds, ...dims(b.mode, b.aspect_ratio) };
-  const task = Object.assign(newVendorTask(ctx, String(b.model_name ?? 'kling-video-o1'), expected, b.prompt, ESTIMATED_SECONDS), {
+  const task = Object.assign(newVendorTask(ctx, typeof b.model_name === 'string' ? b.model_name : 'kling-video-o1', expected, b.prompt, ESTIMATED_SECONDS), {
     vendor: 'kling' as const,
     createdAt: ctx.now(),
   });
