@@ -3,12 +3,13 @@ import type { Unsupported } from './translation';
 import { createGatewayAdapter } from './gateway.adapter';
 import { createBflAdapter } from './protocols/bfl/bfl.adapter';
 import { createDashScopeAdapter } from './protocols/dashscope/dashscope.adapter';
+import { createKlingAdapter } from './protocols/kling/kling.adapter';
 import { createFalAdapter } from './protocols/fal/fal.adapter';
 import { createOpenAiMediaAdapter } from './protocols/openai/openai.adapter';
 import { createReplicateAdapter } from './protocols/replicate/replicate.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -32,6 +33,7 @@ export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRe
     createOpenAiMediaAdapter({ timeoutMs: opts.timeoutMs, syncTimeoutMs: opts.syncTimeoutMs }),
     createBflAdapter({ timeoutMs: opts.timeoutMs }),
     createDashScopeAdapter({ timeoutMs: opts.timeoutMs }),
+    createKlingAdapter({ timeoutMs: opts.timeoutMs }),
   ]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {

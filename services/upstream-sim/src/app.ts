@@ -11,6 +11,7 @@ import { replicateSimRouter } from './vendors/replicate/replicate-sim.router';
 import { falSimRouter } from './vendors/fal/fal-sim.router';
 import { bflSimRouter } from './vendors/bfl/bfl-sim.router';
 import { dashScopeSimRouter } from './vendors/dashscope/dashscope-sim.router';
+import { klingSimRouter } from './vendors/kling/kling-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -20,7 +21,8 @@ import { submitHandler, type SimModels } from './submit.handler';
 import { simStateAt, unifiedTaskAt } from './task-view';
 
 /** The path prefixes of the vendor modes (each mounted below). */
-const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope'];
+
+const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling'];
 
 export interface SimAppOptions {
   /** Multiplies every simulated duration. */
@@ -74,6 +76,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use('/openai', openAiSimRouter(vendor));
   app.use('/bfl', bflSimRouter(vendor));
   app.use('/dashscope', dashScopeSimRouter(vendor));
+  app.use('/kling', klingSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
