@@ -5,6 +5,7 @@
  * and Redis. Each vendor's own result links die after SIM_VENDOR_LINK_TTL_MS, so a result served after that comes
  * from the gateway's result store.
  */
+import { createHmac } from 'node:crypto';
 import sharp from 'sharp';
 import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
 import { startSimStack, waitFor, type SimStack, type StackService, type TestDatabase } from '@gmg/testing';
@@ -285,6 +286,43 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     const vendorFile = (await vendorRequests('/vendor-files')).at(-1)!;
     await vendorLinkDead(`${stack.simUrl}${vendorFile.path}`);
     await expectImage(done.result.images[0].url, { width: 1152, height: 864 });
+    await settledOnce(sub.taskId, 'capture');
+  });
+
+  it('dashscope: the async header and the Bearer key, `input`/`parameters` for Wan; the 24 h video kept by us; a failure refunded', async () => {
+    const { key } = await keyIn('dashscope-only');
+    await channel({ name: 'ds', protocol: 'dashscope', group: 'dashscope-only', model_map: { 'wave2.6-i2v-flash': 'wan2.6-i2v-flash' } });
+    const body = { model: 'wave2.6-i2v-flash', prompt: 'waves', image_urls: [REF], duration: 5 };
+    const [ok, bad] = await Promise.all([submit(key, body), submit(key, { ...body, prompt: 'waves [sim:fail]' })]);
+    const [done, failed] = await Promise.all([waitTerminal(key, ok.taskId, 90_000), waitTerminal(key, bad.taskId, 90_000)]);
+    expect(done.status).toBe('completed');
+    const seen = (await vendorRequests('/dashscope/api/v1/services/aigc/video-generation/video-synthesis')).find((r) => r.body?.input?.prompt === 'waves');
+    expect(seen?.headers).toMatchObject({ authorization: 'Bearer vendor-key-ds', 'x-dashscope-async': 'enable' });
+    expect(seen?.body).toMatchObject({ model: 'wan2.6-i2v-flash', input: { prompt: 'waves', img_url: REF } });
+    const bytes = Buffer.from(await (await fetch(done.result.videos[0].url[0])).arrayBuffer());
+    expect(bytes.toString('latin1', 4, 8)).toBe('ftyp');
+    expect(failed).toMatchObject({ status: 'failed', cost: 0 });
+    await settledOnce(ok.taskId, 'capture');
+    await settledOnce(bad.taskId, 'release');
+  });
+
+  it('kling: a short-lived HS256 JWT from the access|secret key on every call; Kling O1 by omni-video; the video kept by us', async () => {
+    const { key } = await keyIn('kling-only');
+    await channel({ name: 'kl', protocol: 'kling', group: 'kling-only', api_key: 'ak-e2e|sk-e2e-secret' });
+    const sub = await submit(key, { model: 'kinetic-video-o1', prompt: 'waves', duration: 5 });
+    const done = await waitTerminal(key, sub.taskId, 90_000);
+    expect(done.status).toBe('completed');
+    const seen = (await vendorRequests('/kling/v1/videos/omni-video')).find((r) => r.method === 'POST');
+    const [header, payload, signature] = String(seen?.headers.authorization)
+      .replace(/^Bearer /, '')
+      .split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { iss: string; exp: number; nbf: number };
+    expect(claims.iss).toBe('ak-e2e');
+    expect(claims.exp).toBeGreaterThan(Date.now() / 1000);
+    expect(claims.exp - Date.now() / 1000).toBeLessThanOrEqual(1805);
+    expect(createHmac('sha256', 'sk-e2e-secret').update(`${header}.${payload}`).digest('base64url')).toBe(signature);
+    const bytes = Buffer.from(await (await fetch(done.result.videos[0].url[0])).arrayBuffer());
+    expect(bytes.toString('latin1', 4, 8)).toBe('ftyp');
     await settledOnce(sub.taskId, 'capture');
   });
 
