@@ -40,8 +40,10 @@ const firstProblem =
   };
 
 /** Frames as Runway's `promptImage` array: the first image opens the video, a second one closes it. */
-const frames = (urls: unknown[]): { uri: string; position: 'first' | 'last' }[] =>
-  urls.slice(0, 2).map((u, i) => ({ uri: urlOf(u), position: i === 0 ? 'first' : 'last' }));
+const frames = (urls: unknown): { uri: string; position: 'first' | 'last' }[] =>
+  list(urls)
+    .slice(0, 2)
+    .map((u, i) => ({ uri: urlOf(u), position: i === 0 ? 'first' : 'last' }));
 
 /** Runway's `ratio` for our resolution and aspect ratio (the exact enums of Runway's SDK, per model). */
 type RatioTable = Readonly<Record<string, Readonly<Record<string, string>>>>;

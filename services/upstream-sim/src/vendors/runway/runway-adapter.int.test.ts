@@ -155,9 +155,22 @@ describe('runway adapter against upstream-sim /runway', () => {
 
   it("the simulator accepts each family's translated sample and refuses our untranslated body", async () => {
     const samples: Record<string, unknown>[] = [
-      { model: 'reel-v4-std', prompt: 'refs', resolution: '1080p', aspect_ratio: '21:9', duration: 15, reference_image_urls: [IMG], video_urls: ['https://v.example.com/a.mp4'] },
+      {
+        model: 'reel-v4-std',
+        prompt: 'refs',
+        resolution: '1080p',
+        aspect_ratio: '21:9',
+        duration: 15,
+        reference_image_urls: [IMG],
+        video_urls: ['https://v.example.com/a.mp4'],
+      },
       { model: 'reel-v4-fast', prompt: 'frames', first_frame_image: IMG, last_frame_image: IMG2 },
-      { model: 'reel-v4-std', prompt: 'voice', image_with_roles: [{ url: IMG, role: 'reference_image' }], reference_audio_urls: ['https://a.example.com/a.mp3'] },
+      {
+        model: 'reel-v4-std',
+        prompt: 'voice',
+        image_with_roles: [{ url: IMG, role: 'reference_image' }],
+        reference_audio_urls: ['https://a.example.com/a.mp3'],
+      },
       { model: 'Omni-Flash-Ext', prompt: 'one frame', image_urls: [IMG], duration: 8, resolution: '720p', aspect_ratio: '16:9' },
     ];
     for (const body of samples) await expect(submit(body)).resolves.toHaveProperty('upstreamTaskId');

@@ -33,7 +33,8 @@ const intIn =
   (v) =>
     Number.isInteger(v) && (v as number) >= min && (v as number) <= max ? undefined : `Expected an integer from ${min} to ${max}`;
 /** "A HTTPS URL" (the SDK), or a data URI (Runway's inputs guide, guess). */
-const uri: Check = (v) => (typeof v === 'string' && (/^https:\/\/\S+$/i.test(v) || /^data:[a-z]+\/[\w.+-]+;base64,/i.test(v)) ? undefined : 'Invalid HTTPS URL');
+const uri: Check = (v) =>
+  typeof v === 'string' && (/^https:\/\/\S+$/i.test(v) || /^data:[a-z]+\/[\w.+-]+;base64,/i.test(v)) ? undefined : 'Invalid HTTPS URL';
 
 /** An array of objects, each checked field by field (unknown keys refused). */
 const arrayOf =
@@ -66,10 +67,36 @@ const promptImage =
     return undefined;
   };
 
-const SEEDANCE_RATIOS_720 = ['992:432', '864:496', '752:560', '640:640', '560:752', '496:864', '1470:630', '1280:720', '1112:834', '960:960', '834:1112', '720:1280'];
+const SEEDANCE_RATIOS_720 = [
+  '992:432',
+  '864:496',
+  '752:560',
+  '640:640',
+  '560:752',
+  '496:864',
+  '1470:630',
+  '1280:720',
+  '1112:834',
+  '960:960',
+  '834:1112',
+  '720:1280',
+];
 const SEEDANCE_RATIOS = [
   ...SEEDANCE_RATIOS_720,
-  ...['2206:946', '1920:1080', '1664:1248', '1440:1440', '1248:1664', '1080:1920', '3840:1646', '3840:2160', '3840:2880', '3840:3840', '2880:3840', '2160:3840'],
+  ...[
+    '2206:946',
+    '1920:1080',
+    '1664:1248',
+    '1440:1440',
+    '1248:1664',
+    '1080:1920',
+    '3840:1646',
+    '3840:2160',
+    '3840:2880',
+    '3840:3840',
+    '2880:3840',
+    '2160:3840',
+  ],
 ];
 const VEO_RATIOS = ['1280:720', '720:1280', '1080:1920', '1920:1080'];
 
