@@ -7,9 +7,10 @@ import { createKlingAdapter } from './protocols/kling/kling.adapter';
 import { createFalAdapter } from './protocols/fal/fal.adapter';
 import { createOpenAiMediaAdapter } from './protocols/openai/openai.adapter';
 import { createReplicateAdapter } from './protocols/replicate/replicate.adapter';
+import { createRunwayAdapter } from './protocols/runway/runway.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling', 'runway'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -34,6 +35,7 @@ export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRe
     createBflAdapter({ timeoutMs: opts.timeoutMs }),
     createDashScopeAdapter({ timeoutMs: opts.timeoutMs }),
     createKlingAdapter({ timeoutMs: opts.timeoutMs }),
+    createRunwayAdapter({ timeoutMs: opts.timeoutMs }),
   ]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {

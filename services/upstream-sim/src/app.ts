@@ -12,6 +12,7 @@ import { falSimRouter } from './vendors/fal/fal-sim.router';
 import { bflSimRouter } from './vendors/bfl/bfl-sim.router';
 import { dashScopeSimRouter } from './vendors/dashscope/dashscope-sim.router';
 import { klingSimRouter } from './vendors/kling/kling-sim.router';
+import { runwaySimRouter } from './vendors/runway/runway-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -22,7 +23,7 @@ import { simStateAt, unifiedTaskAt } from './task-view';
 
 /** The path prefixes of the vendor modes (each mounted below). */
 
-const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling'];
+const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling', '/runway'];
 
 export interface SimAppOptions {
   /** Multiplies every simulated duration. */
@@ -77,6 +78,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use('/bfl', bflSimRouter(vendor));
   app.use('/dashscope', dashScopeSimRouter(vendor));
   app.use('/kling', klingSimRouter(vendor));
+  app.use('/runway', runwaySimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
