@@ -326,6 +326,23 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     await settledOnce(sub.taskId, 'capture');
   });
 
+  it('runway: Bearer and X-Runway-Version, promptText to text_to_video for reel-v4 (Seedance 2.0); the output kept by us after its link died; a moderated one refunded', async () => {
+    const { key } = await keyIn('runway-only');
+    await channel({ name: 'rw', protocol: 'runway', group: 'runway-only' });
+    const body = { model: 'reel-v4-std', prompt: 'a harbour at dawn', duration: 5, resolution: '720p', aspect_ratio: '16:9' };
+    const [ok, bad] = await Promise.all([submit(key, body), submit(key, { ...body, prompt: 'a harbour [sim:moderation]' })]);
+    const [done, moderated] = await Promise.all([waitTerminal(key, ok.taskId, 90_000), waitTerminal(key, bad.taskId, 90_000)]);
+    expect(done.status).toBe('completed');
+    const seen = (await vendorRequests('/runway/v1/text_to_video')).find((r) => r.body?.promptText === 'a harbour at dawn');
+    expect(seen?.headers).toMatchObject({ authorization: 'Bearer vendor-key-rw', 'x-runway-version': '2024-11-06' });
+    expect(seen?.body).toMatchObject({ model: 'seedance2', promptText: 'a harbour at dawn', duration: 5 });
+    const bytes = Buffer.from(await (await fetch(done.result.videos[0].url[0])).arrayBuffer());
+    expect(bytes.toString('latin1', 4, 8)).toBe('ftyp');
+    expect(moderated).toMatchObject({ status: 'failed', cost: 0, error: { type: 'moderation' } });
+    await settledOnce(ok.taskId, 'capture');
+    await settledOnce(bad.taskId, 'release');
+  });
+
   it('fails over across protocols: a fal channel refusing our key hands lumen-2-pro to a bfl channel; polls stay with bfl; charged once', async () => {
     const { key } = await keyIn('failover');
     await channel({ name: 'fal-broken', protocol: 'fal', group: 'failover', api_key: '', priority: 10 });
