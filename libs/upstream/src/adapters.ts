@@ -3,11 +3,12 @@ import type { Unsupported } from './translation';
 import { createGatewayAdapter } from './gateway.adapter';
 import { createBflAdapter } from './protocols/bfl/bfl.adapter';
 import { createFalAdapter } from './protocols/fal/fal.adapter';
+import { createGeminiAdapter } from './protocols/gemini/gemini.adapter';
 import { createOpenAiMediaAdapter } from './protocols/openai/openai.adapter';
 import { createReplicateAdapter } from './protocols/replicate/replicate.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'gemini'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -30,6 +31,7 @@ export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRe
     createFalAdapter({ timeoutMs: opts.timeoutMs }),
     createOpenAiMediaAdapter({ timeoutMs: opts.timeoutMs, syncTimeoutMs: opts.syncTimeoutMs }),
     createBflAdapter({ timeoutMs: opts.timeoutMs }),
+    createGeminiAdapter({ timeoutMs: opts.timeoutMs }),
   ]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {
