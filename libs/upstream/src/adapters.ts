@@ -5,12 +5,13 @@ import { createBflAdapter } from './protocols/bfl/bfl.adapter';
 import { createDashScopeAdapter } from './protocols/dashscope/dashscope.adapter';
 import { createKlingAdapter } from './protocols/kling/kling.adapter';
 import { createFalAdapter } from './protocols/fal/fal.adapter';
+import { createGeminiAdapter } from './protocols/gemini/gemini.adapter';
 import { createOpenAiMediaAdapter } from './protocols/openai/openai.adapter';
 import { createReplicateAdapter } from './protocols/replicate/replicate.adapter';
 import { createRunwayAdapter } from './protocols/runway/runway.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling', 'runway'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling', 'runway', 'gemini'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -36,6 +37,7 @@ export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRe
     createDashScopeAdapter({ timeoutMs: opts.timeoutMs }),
     createKlingAdapter({ timeoutMs: opts.timeoutMs }),
     createRunwayAdapter({ timeoutMs: opts.timeoutMs }),
+    createGeminiAdapter({ timeoutMs: opts.timeoutMs }),
   ]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {

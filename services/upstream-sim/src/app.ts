@@ -13,6 +13,7 @@ import { bflSimRouter } from './vendors/bfl/bfl-sim.router';
 import { dashScopeSimRouter } from './vendors/dashscope/dashscope-sim.router';
 import { klingSimRouter } from './vendors/kling/kling-sim.router';
 import { runwaySimRouter } from './vendors/runway/runway-sim.router';
+import { geminiSimRouter } from './vendors/gemini/gemini-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -23,7 +24,7 @@ import { simStateAt, unifiedTaskAt } from './task-view';
 
 /** The path prefixes of the vendor modes (each mounted below). */
 
-const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling', '/runway'];
+const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling', '/runway', '/gemini'];
 
 export interface SimAppOptions {
   /** Multiplies every simulated duration. */
@@ -79,6 +80,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use('/dashscope', dashScopeSimRouter(vendor));
   app.use('/kling', klingSimRouter(vendor));
   app.use('/runway', runwaySimRouter(vendor));
+  app.use('/gemini', geminiSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
