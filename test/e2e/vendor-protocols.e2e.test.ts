@@ -343,6 +343,30 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     await settledOnce(bad.taskId, 'release');
   });
 
+  it('gemini: x-goog-api-key, predictLongRunning on the mapped Veo model; the keyed video (no key: refused) kept by us; a moderated one refunded', async () => {
+    const { key } = await keyIn('gemini-only');
+    await channel({ name: 'gm', protocol: 'gemini', group: 'gemini-only', model_map: { 'Omni-Flash-Ext': 'veo-3.1-generate-preview' } });
+    const [ok, bad] = await Promise.all([
+      submit(key, { model: 'Omni-Flash-Ext', prompt: 'waves at night', duration: 4 }),
+      submit(key, { model: 'Omni-Flash-Ext', prompt: 'waves [sim:moderation]', duration: 4 }),
+    ]);
+    const [done, moderated] = await Promise.all([waitTerminal(key, ok.taskId, 90_000), waitTerminal(key, bad.taskId, 90_000)]);
+    expect(done.status).toBe('completed');
+    const seen = (await vendorRequests('/gemini/v1beta/models/veo-3.1-generate-preview:predictLongRunning')).find(
+      (r) => r.body?.instances?.[0]?.prompt === 'waves at night',
+    );
+    expect(seen?.headers['x-goog-api-key']).toBe('vendor-key-gm');
+    expect(seen?.body).toMatchObject({ instances: [{ prompt: 'waves at night' }], parameters: { durationSeconds: 4 } });
+    const download = (await vendorRequests('/gemini/v1beta/files/')).find((r) => r.method === 'GET')!;
+    expect(download.headers['x-goog-api-key']).toBe('vendor-key-gm');
+    expect((await fetch(`${stack.simUrl}${download.path}`)).status).toBeGreaterThanOrEqual(400);
+    const bytes = Buffer.from(await (await fetch(done.result.videos[0].url[0])).arrayBuffer());
+    expect(bytes.toString('latin1', 4, 8)).toBe('ftyp');
+    expect(moderated).toMatchObject({ status: 'failed', cost: 0, error: { type: 'moderation' } });
+    await settledOnce(ok.taskId, 'capture');
+    await settledOnce(bad.taskId, 'release');
+  });
+
   it('fails over across protocols: a fal channel refusing our key hands lumen-2-pro to a bfl channel; polls stay with bfl; charged once', async () => {
     const { key } = await keyIn('failover');
     await channel({ name: 'fal-broken', protocol: 'fal', group: 'failover', api_key: '', priority: 10 });
