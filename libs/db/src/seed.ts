@@ -22,6 +22,11 @@ const DEMO_CHANNELS = [
   [`${DEMO_CHANNEL_NAME}-replicate`, 'replicate', '/replicate', false],
   [`${DEMO_CHANNEL_NAME}-openai`, 'openai', '/openai', false],
   [`${DEMO_CHANNEL_NAME}-bfl`, 'bfl', '/bfl', false],
+  [`${DEMO_CHANNEL_NAME}-kling`, 'kling', '/kling', false],
+  [`${DEMO_CHANNEL_NAME}-ark`, 'ark', '/ark', false],
+  [`${DEMO_CHANNEL_NAME}-gemini`, 'gemini', '/gemini', false],
+  [`${DEMO_CHANNEL_NAME}-dashscope`, 'dashscope', '/dashscope', false],
+  [`${DEMO_CHANNEL_NAME}-runway`, 'runway', '/runway', false],
 ] as const;
 
 export interface DemoSeed {
@@ -50,7 +55,9 @@ export async function seedDemo(ds: DataSource, s: DemoSeed): Promise<{ accountId
   for (const [name, protocol, suffix, enabled] of DEMO_CHANNELS) {
     const ch: Row[] = await ds.query(`SELECT id FROM channels WHERE name = $1`, [name]);
     // a vendor mode checks its own auth header for a non-empty key: the simulator's key, or a placeholder
-    const key = s.channelApiKey || (suffix ? 'demo-vendor-key' : '');
+    const vendorKey = s.channelApiKey || (suffix ? 'demo-vendor-key' : '');
+    // Kling's key is `<access key>|<secret key>`: the simulator checks the token's signature with its own key
+    const key = protocol === 'kling' ? `demo-access|${vendorKey}` : vendorKey;
     if (ch.length === 0) {
       await ds.query(`INSERT INTO channels (name, protocol, base_url, api_key, enabled) VALUES ($1,$2,$3,$4,$5)`, [
         name,
