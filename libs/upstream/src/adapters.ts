@@ -1,13 +1,14 @@
 import { createAdapterRegistry, type AdapterRegistry, type ChannelSettings } from './adapter';
 import type { Unsupported } from './translation';
 import { createGatewayAdapter } from './gateway.adapter';
+import { createArkAdapter } from './protocols/ark/ark.adapter';
 import { createBflAdapter } from './protocols/bfl/bfl.adapter';
 import { createFalAdapter } from './protocols/fal/fal.adapter';
 import { createOpenAiMediaAdapter } from './protocols/openai/openai.adapter';
 import { createReplicateAdapter } from './protocols/replicate/replicate.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'ark'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -30,6 +31,7 @@ export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRe
     createFalAdapter({ timeoutMs: opts.timeoutMs }),
     createOpenAiMediaAdapter({ timeoutMs: opts.timeoutMs, syncTimeoutMs: opts.syncTimeoutMs }),
     createBflAdapter({ timeoutMs: opts.timeoutMs }),
+    createArkAdapter({ timeoutMs: opts.timeoutMs, syncTimeoutMs: opts.syncTimeoutMs }),
   ]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {

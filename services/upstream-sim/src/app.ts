@@ -10,6 +10,7 @@ import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from '.
 import { replicateSimRouter } from './vendors/replicate/replicate-sim.router';
 import { falSimRouter } from './vendors/fal/fal-sim.router';
 import { bflSimRouter } from './vendors/bfl/bfl-sim.router';
+import { arkSimRouter } from './vendors/ark/ark-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -19,7 +20,7 @@ import { submitHandler, type SimModels } from './submit.handler';
 import { simStateAt, unifiedTaskAt } from './task-view';
 
 /** The path prefixes of the vendor modes (each mounted below). */
-const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl'];
+const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/ark'];
 
 export interface SimAppOptions {
   /** Multiplies every simulated duration. */
@@ -72,6 +73,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use('/fal', falSimRouter(vendor));
   app.use('/openai', openAiSimRouter(vendor));
   app.use('/bfl', bflSimRouter(vendor));
+  app.use('/ark', arkSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
