@@ -10,7 +10,8 @@ import type { FamilyTranslation, ProtocolTranslation, Unsupported } from '../../
 const DOCS = [
   'https://docs.byteplus.com/en/docs/ModelArk/1520757',
   'https://docs.byteplus.com/en/docs/ModelArk/1366799',
-  'https://docs.byteplus.com/en/docs/ModelArk/1541523',
+  'https://powower.mintlify.app/en/byteplus/image',
+  'https://doc-en.302.ai/385938976e0',
   'https://github.com/QuantumNous/new-api/tree/main/relay/channel/task/doubao',
 ];
 

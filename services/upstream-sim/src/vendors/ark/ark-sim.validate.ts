@@ -1,8 +1,8 @@
 /**
  * The request bodies ModelArk checks, with its 400 answer `{error: {code: "InvalidParameter", message, param, type:
  * "BadRequest"}}`. Sources: BytePlus ModelArk's video generation API reference
- * (https://docs.byteplus.com/en/docs/ModelArk/1520757) and image generation API reference
- * (https://docs.byteplus.com/en/docs/ModelArk/1541523). Stricter than Ark on one point, on purpose (a translation that
+ * (https://docs.byteplus.com/en/docs/ModelArk/1520757) and, for Seedream, resellers' copies of Ark's image reference
+ * (https://powower.mintlify.app/en/byteplus/image, https://doc-en.302.ai/385938976e0). Stricter than Ark on one point, on purpose (a translation that
  * leaks one of our fields must fail a test): a field the reference does not list is refused.
  */
 export class ArkRefusal extends Error {
