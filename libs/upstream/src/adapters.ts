@@ -1,6 +1,7 @@
 import { createAdapterRegistry, type AdapterRegistry, type ChannelSettings } from './adapter';
 import type { Unsupported } from './translation';
 import { createGatewayAdapter } from './gateway.adapter';
+import { createArkAdapter } from './protocols/ark/ark.adapter';
 import { createBflAdapter } from './protocols/bfl/bfl.adapter';
 import { createDashScopeAdapter } from './protocols/dashscope/dashscope.adapter';
 import { createKlingAdapter } from './protocols/kling/kling.adapter';
@@ -11,7 +12,7 @@ import { createReplicateAdapter } from './protocols/replicate/replicate.adapter'
 import { createRunwayAdapter } from './protocols/runway/runway.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling', 'runway', 'gemini'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling', 'runway', 'gemini', 'ark'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -38,6 +39,7 @@ export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRe
     createKlingAdapter({ timeoutMs: opts.timeoutMs }),
     createRunwayAdapter({ timeoutMs: opts.timeoutMs }),
     createGeminiAdapter({ timeoutMs: opts.timeoutMs }),
+    createArkAdapter({ timeoutMs: opts.timeoutMs, syncTimeoutMs: opts.syncTimeoutMs }),
   ]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {

@@ -14,6 +14,7 @@ import { dashScopeSimRouter } from './vendors/dashscope/dashscope-sim.router';
 import { klingSimRouter } from './vendors/kling/kling-sim.router';
 import { runwaySimRouter } from './vendors/runway/runway-sim.router';
 import { geminiSimRouter } from './vendors/gemini/gemini-sim.router';
+import { arkSimRouter } from './vendors/ark/ark-sim.router';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -24,7 +25,7 @@ import { simStateAt, unifiedTaskAt } from './task-view';
 
 /** The path prefixes of the vendor modes (each mounted below). */
 
-const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling', '/runway', '/gemini'];
+const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling', '/runway', '/gemini', '/ark'];
 
 export interface SimAppOptions {
   /** Multiplies every simulated duration. */
@@ -81,6 +82,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use('/kling', klingSimRouter(vendor));
   app.use('/runway', runwaySimRouter(vendor));
   app.use('/gemini', geminiSimRouter(vendor));
+  app.use('/ark', arkSimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
