@@ -367,6 +367,29 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     await settledOnce(bad.taskId, 'release');
   });
 
+  it('ark: Seedance through the tasks API (content[] text part, Bearer), the 24 h video kept by us; a Seedream image synchronously; a failure refunded', async () => {
+    const { key } = await keyIn('ark-only');
+    await channel({ name: 'ark', protocol: 'ark', group: 'ark-only', model_map: { 'motion-1-0-pro-fast': 'seedance-1-0-pro-fast-251015' } });
+    const [video, image, bad] = await Promise.all([
+      submit(key, { model: 'motion-1-0-pro-fast', prompt: 'a kite', duration: 5 }),
+      submit(key, { model: 'dream-5-0-lite', prompt: 'a kite', size: '1:1', resolution: '2K' }),
+      submit(key, { model: 'motion-1-0-pro-fast', prompt: 'a kite [sim:fail]', duration: 5 }),
+    ]);
+    const [v, i, failed] = await Promise.all([waitTerminal(key, video.taskId, 90_000), waitTerminal(key, image.taskId), waitTerminal(key, bad.taskId, 90_000)]);
+    expect([v.status, i.status]).toEqual(['completed', 'completed']);
+    const seen = (await vendorRequests('/ark/api/v3/contents/generations/tasks')).find((r) => r.method === 'POST' && r.body?.content?.[0]?.text === 'a kite');
+    expect(seen?.headers.authorization).toBe('Bearer vendor-key-ark');
+    expect(seen?.body).toMatchObject({ model: 'seedance-1-0-pro-fast-251015', content: [{ type: 'text', text: 'a kite' }] });
+    expect((await vendorRequests('/ark/api/v3/images/generations')).some((r) => r.method === 'POST' && r.body?.prompt === 'a kite')).toBe(true);
+    const bytes = Buffer.from(await (await fetch(v.result.videos[0].url[0])).arrayBuffer());
+    expect(bytes.toString('latin1', 4, 8)).toBe('ftyp');
+    expect((await fetch(i.result.images[0].url)).status).toBe(200);
+    expect(failed).toMatchObject({ status: 'failed', cost: 0 });
+    await settledOnce(video.taskId, 'capture');
+    await settledOnce(image.taskId, 'capture');
+    await settledOnce(bad.taskId, 'release');
+  });
+
   it('fails over across protocols: a fal channel refusing our key hands lumen-2-pro to a bfl channel; polls stay with bfl; charged once', async () => {
     const { key } = await keyIn('failover');
     await channel({ name: 'fal-broken', protocol: 'fal', group: 'failover', api_key: '', priority: 10 });
