@@ -15,6 +15,28 @@ export interface ChannelSettings {
   [option: string]: unknown;
 }
 
+/**
+ * The part of `checkSettings` every protocol shares: a key other than `headers`, `body` and the protocol's own
+ * `options` is refused, and so is a fixed body parameter the protocol sets itself or cannot honour (`reserved`).
+ */
+export function commonSettingsProblem(
+  protocol: string,
+  settings: Readonly<ChannelSettings>,
+  o: { options?: readonly string[]; reserved?: readonly string[]; reservedWhy?: string } = {},
+): Unsupported | undefined {
+  const known = ['headers', 'body', ...(o.options ?? [])];
+  const unknown = Object.keys(settings).find((k) => !known.includes(k));
+  if (unknown)
+    return { field: unknown, message: `\`${unknown}\` is not a setting of the ${protocol} protocol (${known.join(', ')}; a region is the channel's base_url)` };
+  const reserved = (o.reserved ?? []).find((k) => settings.body !== undefined && k in settings.body);
+  if (reserved)
+    return {
+      field: `body.${reserved}`,
+      message: `\`${reserved}\` is refused in a ${protocol} channel's body: ${o.reservedWhy ?? 'the protocol sets it itself'}`,
+    };
+  return undefined;
+}
+
 /** What an adapter needs to reach one channel. The api key is a secret: never log it, never put it in job data. */
 export interface ChannelTarget {
   id: string;

@@ -2,6 +2,7 @@ import { UpstreamError } from '@gmg/errors';
 import type { TaskResult } from '@gmg/contracts';
 import type { UpstreamPoll, UpstreamStatus } from './adapter';
 import { isModerationFailure, truncate } from './upstream-failure';
+import { type Json, str } from './json-value';
 
 /** Where an upstream speaking this API shows an art suite task (spec 2.3). */
 export const ARTGEN_NATIVE_PATH = '/v1/artgen';
@@ -19,8 +20,6 @@ const NATIVE_STATUS: Record<string, UpstreamStatus> = {
 /** How long a video link of the art suite is assumed to live (spec 2.2: typically 24 h). */
 const VIDEO_LINK_TTL_SECONDS = 24 * 3600;
 
-type Json = Record<string, unknown>;
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : []);
 

@@ -5,6 +5,7 @@ import { isModerationFailure, truncate } from './upstream-failure';
 import { ARTGEN_NATIVE_PATH, mapArtgenNative } from './artgen-native';
 import type { UpstreamAnswer, UpstreamHttp } from './upstream-http';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders, type VendorOperation } from './vendor-call';
+import { isObj } from './json-value';
 
 export const GATEWAY_PROTOCOL = 'gateway';
 
@@ -18,9 +19,6 @@ export interface GatewayAdapterOptions {
   /** Endpoint override, mostly for tests; default: contractEndpointOf (libs/contracts). */
   endpointFor?: (req: NormalizedRequest) => string | undefined;
 }
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Adapter for an upstream that speaks this same public API (a chained gateway, or upstream-sim).

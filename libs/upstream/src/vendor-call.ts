@@ -3,6 +3,7 @@ import { SpanKind, upstreamDuration, upstreamRequests, withSpan } from '@gmg/obs
 import type { ChannelTarget } from './adapter';
 import { classifyHttpFailure, scrubSecret } from './upstream-failure';
 import { UpstreamTransportError, createUpstreamHttp, retryAfterMs, type UpstreamAnswer, type UpstreamHttp } from './upstream-http';
+import { isObj, str } from './json-value';
 
 export type VendorOperation = 'submit' | 'poll' | 'cancel' | 'download';
 
@@ -14,10 +15,6 @@ export interface VendorError {
   message?: string;
 }
 export type VendorErrorReader = (body: unknown) => VendorError;
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
 /** `{error: {type, message}}` (this API, OpenAI), `{error: "…"}`, `{detail: "…"}` (fal, Replicate, BFL), `{message}`. */
 export const readCommonError: VendorErrorReader = (body) => {

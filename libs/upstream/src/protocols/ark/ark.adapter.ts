@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelSettings, ChannelTarget, SubmitOutcome, UpstreamAdapter } from '../../adapter';
+import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type SubmitOutcome, type UpstreamAdapter } from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import type { UpstreamHttp } from '../../upstream-http';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
 import { arkImagesOf, isArkModeration, mapArkTask, readArkError } from './ark.task';
 import { ARK_TRANSLATION as T } from './ark.translation';
+import { type Json, isObj } from '../../json-value';
 
 interface ArkAdapterOptions {
   /** Per call of a video task (submit, poll, cancel), connect to last byte. */
@@ -21,9 +22,6 @@ const TASKS = '/api/v3/contents/generations/tasks';
 const IMAGES = '/api/v3/images/generations';
 /** Our id of an image call (Ark gives none): the task ended at submit, nothing is ever polled by it. */
 const IMAGE_ID_PREFIX = 'img_';
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * ByteDance ModelArk (docs/upstreams.md, `ark`): Seedance video is a content-generation task (submit, poll, cancel
@@ -63,16 +61,9 @@ export function createArkAdapter(opts: ArkAdapterOptions): UpstreamAdapter {
   };
 }
 
-const SETTINGS = ['headers', 'body'];
-function checkSettings(s: Readonly<ChannelSettings>): Unsupported | undefined {
-  const unknown = Object.keys(s).find((k) => !SETTINGS.includes(k));
-  if (unknown) return { field: unknown, message: `\`${unknown}\` is not a setting of the ark protocol (the region is the channel base_url)` };
-  // a callback makes Ark post the result elsewhere; and a stream answers server-sent events, not the JSON we read
-  for (const key of ['callback_url', 'stream']) {
-    if (s.body && key in s.body) return { field: `body.${key}`, message: `the ark protocol polls the task and reads one JSON answer: \`${key}\` is refused` };
-  }
-  return undefined;
-}
+// a callback makes Ark post the result elsewhere; and a stream answers server-sent events, not the JSON we read
+const checkSettings = (s: Readonly<ChannelSettings>): Unsupported | undefined =>
+  commonSettingsProblem('ark', s, { reserved: ['callback_url', 'stream'], reservedWhy: 'the gateway polls the task and reads one JSON answer' });
 
 const headers = (ch: ChannelTarget): Record<string, string> => withChannelHeaders(ch, { Authorization: `Bearer ${ch.apiKey}` });
 const taskUrl = (ch: ChannelTarget, id: string): string => joinUrl(ch.baseUrl, `${TASKS}/${encodeURIComponent(id)}`);

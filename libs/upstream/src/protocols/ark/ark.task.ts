@@ -3,10 +3,7 @@ import { UpstreamError } from '@gmg/errors';
 import type { UpstreamMedia, UpstreamPoll } from '../../adapter';
 import { isModerationFailure, truncate } from '../../upstream-failure';
 import { readCommonError, type VendorErrorReader } from '../../vendor-call';
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+import { type Json, isObj, str } from '../../json-value';
 
 /**
  * Ark's moderation codes: `InputTextSensitiveContentDetected`, `OutputVideoSensitiveContentDetected`,

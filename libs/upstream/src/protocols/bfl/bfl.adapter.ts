@@ -1,5 +1,5 @@
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelSettings, ChannelTarget, UpstreamAdapter, UpstreamPoll } from '../../adapter';
+import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
@@ -25,15 +25,10 @@ const VENDOR_MODEL = /^[A-Za-z0-9._-]{1,100}(\/[A-Za-z0-9._-]{1,100}){0,3}$/;
  * it BFL answers a webhook acknowledgement without the `polling_url` this adapter follows.
  */
 function checkBflSettings(settings: Readonly<ChannelSettings>): Unsupported | undefined {
-  for (const key of Object.keys(settings)) {
-    if (key !== 'headers' && key !== 'body') {
-      return { field: key, message: 'the bfl protocol has no such setting (the region is the channel base_url: api.bfl.ai, api.eu.bfl.ai or api.us.bfl.ai)' };
-    }
-  }
-  for (const key of ['webhook_url', 'webhook_secret']) {
-    if (settings.body && key in settings.body) return { field: `body.${key}`, message: 'the bfl protocol polls the task; a webhook answer has no polling_url' };
-  }
-  return undefined;
+  return commonSettingsProblem('bfl', settings, {
+    reserved: ['webhook_url', 'webhook_secret'],
+    reservedWhy: 'the gateway polls the task; a webhook answer has no polling_url',
+  });
 }
 
 /**

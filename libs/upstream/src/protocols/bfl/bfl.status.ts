@@ -1,6 +1,7 @@
 import { TASK_FAILURE_TYPES } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import type { UpstreamPoll } from '../../adapter';
+import { type Json, isObj } from '../../json-value';
 
 /**
  * Every status word of `GET polling_url` BFL documents (help.bfl.ai "Why did my request fail?": Ready, Pending,
@@ -9,9 +10,6 @@ import type { UpstreamPoll } from '../../adapter';
 const BFL_STATUSES = ['Pending', 'Ready', 'Request Moderated', 'Content Moderated', 'Task not found', 'Error'] as const;
 type BflStatus = (typeof BFL_STATUSES)[number];
 const isBflStatus = (s: string): s is BflStatus => (BFL_STATUSES as readonly string[]).includes(s);
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * `progress`: BFL reports a fraction 0..1 (ComfyUI's BFL status model, the Comfy router's BFL schema); a value above 1

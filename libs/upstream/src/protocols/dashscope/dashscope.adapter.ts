@@ -1,5 +1,5 @@
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelSettings, ChannelTarget, UpstreamAdapter, UpstreamPoll } from '../../adapter';
+import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
@@ -54,9 +54,8 @@ const DOTTED = /^(input|parameters)\.[A-Za-z0-9_]{1,64}$/;
  * Singapore, dashscope-us.aliyuncs.com Virginia, dashscope.aliyuncs.com Beijing, or a workspace domain).
  */
 function checkDashScopeSettings(settings: Readonly<ChannelSettings>): Unsupported | undefined {
-  for (const key of Object.keys(settings)) {
-    if (key !== 'headers' && key !== 'body') return { field: key, message: 'the dashscope protocol has no such setting (the region is the channel base_url)' };
-  }
+  const common = commonSettingsProblem('dashscope', settings);
+  if (common) return common;
   for (const key of Object.keys(settings.body ?? {})) {
     if (!DOTTED.test(key)) return { field: `body.${key}`, message: 'a dashscope body parameter is named by its path: `input.<field>` or `parameters.<field>`' };
   }

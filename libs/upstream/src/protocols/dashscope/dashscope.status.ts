@@ -2,6 +2,7 @@ import { TASK_FAILURE_TYPES } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import type { UpstreamPoll } from '../../adapter';
 import { readCommonError, type VendorErrorReader } from '../../vendor-call';
+import { type Json, isObj } from '../../json-value';
 
 /**
  * Every `output.task_status` of `GET /api/v1/tasks/{task_id}` Model Studio documents (image-to-video API reference,
@@ -23,9 +24,6 @@ export const readDashScopeError: VendorErrorReader = (body) => {
   const e = readCommonError(body);
   return e.type !== undefined && MODERATION_CODES.test(e.type) ? { ...e, code: e.type, type: 'moderation' } : e;
 };
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface DashScopePollContext {
   describe: string;

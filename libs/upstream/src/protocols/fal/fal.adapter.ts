@@ -1,14 +1,11 @@
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelTarget, UpstreamAdapter, UpstreamMedia, UpstreamPoll } from '../../adapter';
+import { commonSettingsProblem, type ChannelTarget, type UpstreamAdapter, type UpstreamMedia, type UpstreamPoll } from '../../adapter';
 import { checkTranslation, translateInput } from '../../translation';
 import { isModerationFailure, truncate } from '../../upstream-failure';
 import type { UpstreamAnswer } from '../../upstream-http';
 import { callVendor, createVendorHttp, joinUrl, readCommonError, withChannelHeaders, type VendorErrorReader, type VendorOperation } from '../../vendor-call';
 import { FAL_TRANSLATION, falEndpointOf } from './fal.translation';
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+import { type Json, isObj, str } from '../../json-value';
 
 /** An endpoint id: `owner/name` plus optional sub-path segments (never `..`, never a query). */
 const ENDPOINT_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)+$/;
@@ -20,9 +17,6 @@ const TASK_PATH = /^([A-Za-z0-9_-][A-Za-z0-9._-]*\/[A-Za-z0-9_-][A-Za-z0-9._-]*)
 const STATUS_WORDS = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'] as const;
 type StatusWord = (typeof STATUS_WORDS)[number];
 const isStatusWord = (w: string): w is StatusWord => (STATUS_WORDS as readonly string[]).includes(w);
-
-/** Setting keys a fal channel takes (ChannelSettings): nothing beyond the common ones. */
-const SETTINGS = new Set(['headers', 'body']);
 
 /**
  * fal's error bodies: model errors `{detail: [{loc, msg, type, url, ctx}]}`, request errors `{detail, error_type}`
@@ -98,10 +92,7 @@ export function createFalAdapter(opts: { timeoutMs: number }): UpstreamAdapter {
     protocol: 'fal',
     check,
 
-    checkSettings(settings) {
-      const extra = Object.keys(settings).find((k) => !SETTINGS.has(k));
-      return extra ? { field: extra, message: `\`${extra}\` is not a setting of the fal protocol (it takes \`headers\` and \`body\`)` } : undefined;
-    },
+    checkSettings: (settings) => commonSettingsProblem('fal', settings),
 
     async submit(ch, req) {
       const problem = check(ch, req);

@@ -1,6 +1,6 @@
 import type { NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelSettings, ChannelTarget, UpstreamAdapter, UpstreamPoll } from '../../adapter';
+import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import type { UpstreamAnswer } from '../../upstream-http';
@@ -25,10 +25,8 @@ const FIXED_KEYS = [...INSTANCE_KEYS, 'sampleCount'];
 
 /** `settings`: the common `headers` and `body` (merged into `parameters`, e.g. `personGeneration`, `enhancePrompt`). */
 function checkGeminiSettings(settings: Readonly<ChannelSettings>): Unsupported | undefined {
-  const unknown = Object.keys(settings).find((k) => k !== 'headers' && k !== 'body');
-  if (unknown) return { field: unknown, message: 'the gemini protocol has no such setting (headers, body)' };
-  const fixed = Object.keys(settings.body ?? {}).find((k) => FIXED_KEYS.includes(k));
-  if (fixed) return { field: `body.${fixed}`, message: `\`${fixed}\` is set by the request, not by the channel` };
+  const common = commonSettingsProblem('gemini', settings, { reserved: FIXED_KEYS, reservedWhy: 'the request sets it, not the channel' });
+  if (common) return common;
   const auth = Object.keys(settings.headers ?? {}).find((k) => k.toLowerCase() === 'x-goog-api-key');
   if (auth) return { field: `headers.${auth}`, message: 'the key header comes from the channel key' };
   return undefined;

@@ -3,10 +3,7 @@ import type { UpstreamMedia, UpstreamPoll } from '../../adapter';
 import { isModerationFailure, truncate } from '../../upstream-failure';
 import type { UpstreamAnswer } from '../../upstream-http';
 import type { VendorErrorReader } from '../../vendor-call';
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+import { type Json, isObj, str } from '../../json-value';
 
 /**
  * An operation's name as the submit answers it (`models/{model}/operations/{id}`; resellers answer `operations/{id}`),

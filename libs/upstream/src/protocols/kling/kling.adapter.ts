@@ -1,5 +1,5 @@
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelSettings, ChannelTarget, UpstreamAdapter, UpstreamPoll } from '../../adapter';
+import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
@@ -38,13 +38,10 @@ function decodeRef(upstreamTaskId: string): { path: string; id: string } {
  * polls, and Kling's callback is not signed.
  */
 function checkKlingSettings(settings: Readonly<ChannelSettings>): Unsupported | undefined {
-  for (const key of Object.keys(settings)) {
-    if (key !== 'headers' && key !== 'body') return { field: key, message: 'the kling protocol has no such setting (the region is the channel base_url)' };
-  }
-  for (const key of ['callback_url', 'external_task_id', 'model_name']) {
-    if (settings.body && key in settings.body) return { field: `body.${key}`, message: `the kling protocol sets \`${key}\` itself (or not at all)` };
-  }
-  return undefined;
+  return commonSettingsProblem('kling', settings, {
+    reserved: ['callback_url', 'external_task_id', 'model_name'],
+    reservedWhy: 'the kling protocol sets it itself (or not at all)',
+  });
 }
 
 /**

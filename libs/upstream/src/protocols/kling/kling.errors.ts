@@ -3,14 +3,13 @@ import type { ChannelTarget } from '../../adapter';
 import { classifyHttpFailure, scrubSecret, truncate } from '../../upstream-failure';
 import { retryAfterMs, type UpstreamAnswer } from '../../upstream-http';
 import { callVendor, type VendorErrorReader, type VendorOperation } from '../../vendor-call';
+import { type Json, isObj } from '../../json-value';
 
 /**
  * Kling answers `{code, message, request_id, data}`; `code` 0 is success, anything else is one of its documented
  * error codes (commonInfo, "Error Codes"), each with its own HTTP status. The code, not the HTTP status, says
  * what happened: arrears (1101) come as HTTP 429 but are the channel's account, not a rate limit.
  */
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const codeOf = (body: unknown): number | undefined => (isObj(body) && typeof body.code === 'number' ? body.code : undefined);
 

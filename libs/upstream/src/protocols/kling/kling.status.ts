@@ -1,13 +1,11 @@
 import { UpstreamError } from '@gmg/errors';
 import type { UpstreamPoll } from '../../adapter';
+import { type Json, isObj } from '../../json-value';
 
 /** Every `task_status` Kling documents (commonInfo / OmniVideo "Query Task": submitted, processing, succeed, failed). */
 const KLING_STATUSES = ['submitted', 'processing', 'succeed', 'failed'] as const;
 type KlingStatus = (typeof KLING_STATUSES)[number];
 const isKlingStatus = (s: string): s is KlingStatus => (KLING_STATUSES as readonly string[]).includes(s);
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Kling's failure messages that are its content review (guess: Kling documents no machine word for it on a task). */
 const MODERATION_MSG = /risk|sensitive|content (security|polic)|violat|audit|moderat/i;

@@ -1,12 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelSettings, ChannelTarget, SubmitOutcome, UpstreamAdapter, UpstreamMedia, UpstreamPoll } from '../../adapter';
+import {
+  commonSettingsProblem,
+  type ChannelSettings,
+  type ChannelTarget,
+  type SubmitOutcome,
+  type UpstreamAdapter,
+  type UpstreamMedia,
+  type UpstreamPoll,
+} from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { isModerationFailure, truncate } from '../../upstream-failure';
 import type { UpstreamHttp } from '../../upstream-http';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
 import { OPENAI_MEDIA_TRANSLATION as T } from './openai.translation';
+import { type Json, isObj } from '../../json-value';
 
 interface OpenAiMediaAdapterOptions {
   /** Per call of the video job (submit, poll, cancel), connect to last byte. */
@@ -20,9 +29,6 @@ interface OpenAiMediaAdapterOptions {
 const USER_AGENT = 'gmg-openai-adapter/1';
 /** Our id of an image call (the vendor gives none): the task ended at submit, nothing is ever polled by it. */
 const IMAGE_ID_PREFIX = 'img_';
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The OpenAI-compatible media API (OpenAI, Azure-style resellers, peer gateways such as new-api and LiteLLM):
@@ -65,10 +71,9 @@ export function createOpenAiMediaAdapter(opts: OpenAiMediaAdapterOptions): Upstr
 }
 
 /** `auth_header`: `bearer` (default, OpenAI and peer gateways) or `api-key` (Azure-style resellers: `api-key: <key>`). */
-const SETTINGS = ['headers', 'body', 'auth_header'];
 function checkSettings(s: Readonly<ChannelSettings>): Unsupported | undefined {
-  const unknown = Object.keys(s).find((k) => !SETTINGS.includes(k));
-  if (unknown) return { field: unknown, message: `\`${unknown}\` is not a setting of the openai protocol (${SETTINGS.join(', ')})` };
+  const common = commonSettingsProblem('openai', s, { options: ['auth_header'] });
+  if (common) return common;
   if (s.auth_header !== undefined && s.auth_header !== 'bearer' && s.auth_header !== 'api-key') {
     return { field: 'auth_header', message: '`auth_header` is `bearer` (Authorization: Bearer <key>, the default) or `api-key` (api-key: <key>)' };
   }

@@ -1,14 +1,12 @@
 import type { NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelSettings, ChannelTarget, UpstreamAdapter, UpstreamPoll } from '../../adapter';
+import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
 import { mapPrediction } from './replicate.prediction';
 import { REPLICATE_TRANSLATION } from './replicate.translation';
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObj } from '../../json-value';
 
 /** A vendor model id: `owner/name` (an official model) or `owner/name:version` (a pinned version). */
 interface ModelRef {
@@ -24,8 +22,6 @@ function parseModelRef(id: string): ModelRef | undefined {
   const m = MODEL_REF.exec(id);
   return m ? { owner: m[1]!, name: m[2]!, ...(m[3] ? { version: m[3] } : {}) } : undefined;
 }
-
-const KNOWN_SETTINGS = ['headers', 'body'];
 
 /**
  * Replicate's predictions API (https://replicate.com/docs/reference/http), asynchronous: no `Prefer: wait`, the
@@ -50,12 +46,7 @@ export function createReplicateAdapter(opts: { timeoutMs: number }): UpstreamAda
     protocol: 'replicate',
     translation: REPLICATE_TRANSLATION,
     check,
-    checkSettings: (settings: Readonly<ChannelSettings>) => {
-      const unknown = Object.keys(settings).find((k) => !KNOWN_SETTINGS.includes(k));
-      return unknown
-        ? { field: unknown, message: `\`${unknown}\` is not a setting of the replicate protocol (known: ${KNOWN_SETTINGS.join(', ')})` }
-        : undefined;
-    },
+    checkSettings: (settings: Readonly<ChannelSettings>) => commonSettingsProblem('replicate', settings),
 
     async submit(ch, req) {
       const bad = check(ch, req);

@@ -1,6 +1,7 @@
 import type { NormalizedRequest } from '@gmg/contracts';
 import type { UpstreamMedia, UpstreamPoll } from '../../adapter';
 import { isModerationFailure, truncate } from '../../upstream-failure';
+import { type Json, isObj } from '../../json-value';
 
 /**
  * A prediction's status words (https://replicate.com/docs/topics/predictions/lifecycle): `aborted` is a deadline
@@ -8,9 +9,6 @@ import { isModerationFailure, truncate } from '../../upstream-failure';
  */
 type PredictionStatus = 'starting' | 'processing' | 'succeeded' | 'failed' | 'canceled' | 'aborted';
 const STATUSES: readonly string[] = ['starting', 'processing', 'succeeded', 'failed', 'canceled', 'aborted'] satisfies PredictionStatus[];
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Replicate's own safety-filter words: "The input or output was flagged as sensitive. Please try again with different

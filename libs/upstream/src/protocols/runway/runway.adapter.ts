@@ -1,5 +1,5 @@
 import { UpstreamError } from '@gmg/errors';
-import type { ChannelSettings, ChannelTarget, UpstreamAdapter, UpstreamPoll } from '../../adapter';
+import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
@@ -16,12 +16,11 @@ const RUNWAY_VERSION = '2024-11-06';
 const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
 /** Runway's task ids are UUIDs (the simulator's `task_…`); anything else in a path is refused before it reaches the URL. */
 const TASK_ID = /^[A-Za-z0-9_-]{1,100}$/;
-const SETTINGS = ['headers', 'body', 'runway_version'];
 
 /** `settings` of a runway channel: the common `headers` and `body`, and `runway_version` (another `X-Runway-Version`). */
 function checkRunwaySettings(s: Readonly<ChannelSettings>): Unsupported | undefined {
-  const unknown = Object.keys(s).find((k) => !SETTINGS.includes(k));
-  if (unknown) return { field: unknown, message: `\`${unknown}\` is not a setting of the runway protocol (${SETTINGS.join(', ')})` };
+  const common = commonSettingsProblem('runway', s, { options: ['runway_version'] });
+  if (common) return common;
   if (s.runway_version !== undefined && (typeof s.runway_version !== 'string' || !VERSION_FORMAT.test(s.runway_version))) {
     return { field: 'runway_version', message: '`runway_version` is an API version date such as 2024-11-06 (sent as X-Runway-Version)' };
   }

@@ -1,14 +1,12 @@
 import { TASK_FAILURE_TYPES } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import type { UpstreamPoll } from '../../adapter';
+import { type Json, isObj } from '../../json-value';
 
 /** Every `status` of `GET /v1/tasks/{id}` (runwayml/sdk-node src/resources/tasks.ts, TaskRetrieveResponse). */
 const RUNWAY_STATUSES = ['PENDING', 'THROTTLED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 type RunwayStatus = (typeof RUNWAY_STATUSES)[number];
 const isRunwayStatus = (s: string): s is RunwayStatus => (RUNWAY_STATUSES as readonly string[]).includes(s);
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `progress` of a RUNNING task: a fraction 0..1 (Runway); capped at 99 until SUCCEEDED. */
 function progressOf(v: unknown): number {

@@ -1,10 +1,8 @@
 import { normalizedRequest } from '@gmg/testing';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readImageHeader } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import { createUpstreamAdapters, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '@gmg/upstream';
-import { createSimApp } from '../../app';
+import { failure, listenVendorSim, type SeenRequest, type VendorSim } from '../vendor-sim.test-kit';
 
 /**
  * The ark adapter against the simulator's ark mode over HTTP (loopback, port 0). Both share one injected clock: a
@@ -14,18 +12,7 @@ const KEY = 'ark-key-0123456789';
 const adapter: UpstreamAdapter = createUpstreamAdapters({ timeoutMs: 5000, syncTimeoutMs: 20_000 }).getAdapter('ark')!;
 const normalized = normalizedRequest;
 
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e as UpstreamError,
-  );
-
-interface Seen {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: Record<string, unknown>;
-}
+type Seen = SeenRequest;
 
 const urlOf = (p: UpstreamPoll | undefined): string => {
   const s = p?.media?.[0]?.source;
@@ -34,23 +21,18 @@ const urlOf = (p: UpstreamPoll | undefined): string => {
 
 describe('ark adapter against upstream-sim /ark', () => {
   let clock = Date.now();
-  let server: Server;
-  let origin: string;
+  let sim: VendorSim;
   let ch: ChannelTarget;
 
   beforeAll(async () => {
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    server.on('request', createSimApp({ timeScale: 0.01, publicUrl: origin, apiKey: KEY, now: () => clock }));
-    ch = { id: 'ark1', name: 'ark-sim', protocol: 'ark', baseUrl: `${origin}/ark`, apiKey: KEY, modelMap: {}, settings: {} };
+    sim = await listenVendorSim('ark', { apiKey: KEY, now: () => clock, timeScale: 0.01, id: 'ark1', name: 'ark-sim' });
+    ch = sim.channel;
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await sim?.close();
   });
 
-  const seen = async (): Promise<Seen[]> => ((await (await fetch(`${origin}/__sim/vendor-requests`)).json()) as { requests: Seen[] }).requests;
+  const seen = (): Promise<Seen[]> => sim.seen();
   const lastPost = async () => (await seen()).filter((r) => r.method === 'POST' && r.path.startsWith('/ark')).at(-1)!;
   const submit = (body: Record<string, unknown>, channel = ch) => adapter.submit(channel, normalized(body), { taskId: `task_${Math.random()}` });
   const poll = (id: string, ms = 0) => {

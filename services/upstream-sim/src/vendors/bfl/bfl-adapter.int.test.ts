@@ -1,10 +1,8 @@
 import { normalizedRequest } from '@gmg/testing';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readImageHeader } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
 import { createBflAdapter, type ChannelTarget, type UpstreamPoll } from '@gmg/upstream';
-import { createSimApp } from '../../app';
+import { failure, listenVendorSim, type SeenRequest, type VendorSim } from '../vendor-sim.test-kit';
 
 /**
  * The bfl adapter against the simulator's bfl mode over HTTP (loopback, port 0). Both share one injected clock, so a
@@ -15,40 +13,24 @@ const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9
 
 const normalized = normalizedRequest;
 
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e as UpstreamError,
-  );
-
-interface Seen {
-  phase: string;
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: Record<string, unknown>;
-}
+type Seen = SeenRequest;
 
 describe('bfl adapter against upstream-sim /bfl', () => {
   let clock = Date.now();
-  let server: Server;
+  let sim: VendorSim;
   let origin: string;
   let ch: ChannelTarget;
   const adapter = createBflAdapter({ timeoutMs: 5000, now: () => clock });
 
   beforeAll(async () => {
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    server.on('request', createSimApp({ timeScale: 1, publicUrl: origin, apiKey: KEY, now: () => clock }));
-    ch = { id: 'bfl1', name: 'bfl-sim', protocol: 'bfl', baseUrl: `${origin}/bfl`, apiKey: KEY, modelMap: {}, settings: {} };
+    sim = await listenVendorSim('bfl', { apiKey: KEY, now: () => clock, timeScale: 1, id: 'bfl1', name: 'bfl-sim' });
+    ({ origin, channel: ch } = sim);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await sim?.close();
   });
 
-  const seen = async (): Promise<Seen[]> => ((await (await fetch(`${origin}/__sim/vendor-requests`)).json()) as { requests: Seen[] }).requests;
+  const seen = (): Promise<Seen[]> => sim.seen();
   const submit = (body: Record<string, unknown>, channel = ch) => adapter.submit(channel, normalized(body), { taskId: 'task_ours' });
   /** Moves the clock past the task's simulated run, then polls. */
   const pollLater = (id: string, ms = 120_000): Promise<UpstreamPoll> => {

@@ -1,9 +1,7 @@
 import { normalizedRequest as normalized } from '@gmg/testing';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { UpstreamError } from '@gmg/errors';
 import { createUpstreamAdapters, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '@gmg/upstream';
-import { createSimApp } from '../../app';
+import { failure, listenVendorSim, type SeenRequest, type VendorSim } from '../vendor-sim.test-kit';
 
 /**
  * The dashscope adapter against the simulator's /dashscope mode over HTTP (loopback, port 0). The simulator runs on
@@ -13,41 +11,26 @@ const KEY = 'sk-dashscope-0123456789';
 const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const SUBMIT = '/dashscope/api/v1/services/aigc/video-generation/video-synthesis';
 
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e as UpstreamError,
-  );
-
-interface Seen {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: Record<string, unknown>;
-}
+type Seen = SeenRequest;
 
 const I2V = { model: 'wave2.6-i2v-flash', image_urls: ['https://img.example.com/cat.png'], prompt: 'a cat waves' };
 
 describe('dashscope adapter against upstream-sim /dashscope', () => {
   let clock = Date.now();
-  let server: Server;
+  let sim: VendorSim;
   let origin: string;
   let ch: ChannelTarget;
   const adapter = createUpstreamAdapters({ timeoutMs: 5000 }).getAdapter('dashscope') as UpstreamAdapter;
 
   beforeAll(async () => {
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    server.on('request', createSimApp({ timeScale: 1, publicUrl: origin, apiKey: KEY, now: () => clock }));
-    ch = { id: 'ds1', name: 'dashscope-sim', protocol: 'dashscope', baseUrl: `${origin}/dashscope`, apiKey: KEY, modelMap: {}, settings: {} };
+    sim = await listenVendorSim('dashscope', { apiKey: KEY, now: () => clock, timeScale: 1, id: 'ds1', name: 'dashscope-sim' });
+    ({ origin, channel: ch } = sim);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await sim?.close();
   });
 
-  const seen = async (): Promise<Seen[]> => ((await (await fetch(`${origin}/__sim/vendor-requests`)).json()) as { requests: Seen[] }).requests;
+  const seen = (): Promise<Seen[]> => sim.seen();
   const submit = (body: Record<string, unknown>, channel = ch) => adapter.submit(channel, normalized(body), { taskId: 'task_ours' });
   const pollLater = (id: string, ms = 600_000): Promise<UpstreamPoll> => {
     clock += ms;

@@ -1,9 +1,7 @@
 import { normalizedRequest } from '@gmg/testing';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { UpstreamError } from '@gmg/errors';
 import { createUpstreamAdapters, type ChannelTarget, type UpstreamPoll } from '@gmg/upstream';
-import { createSimApp } from '../../app';
+import { failure, listenVendorSim, type SeenRequest, type VendorSim } from '../vendor-sim.test-kit';
 
 /**
  * The gemini adapter against the simulator's gemini mode over HTTP (loopback, port 0). Both share one injected
@@ -12,38 +10,23 @@ import { createSimApp } from '../../app';
 const KEY = 'AIza-gemini-key-0123456789';
 const adapter = createUpstreamAdapters({ timeoutMs: 5000 }).getAdapter('gemini')!;
 
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e as UpstreamError,
-  );
-
-interface Seen {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: Record<string, unknown>;
-}
+type Seen = SeenRequest;
 
 describe('gemini adapter against upstream-sim /gemini', () => {
   let clock = Date.now();
-  let server: Server;
+  let sim: VendorSim;
   let origin: string;
   let ch: ChannelTarget;
 
   beforeAll(async () => {
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    server.on('request', createSimApp({ timeScale: 1, publicUrl: origin, apiKey: KEY, now: () => clock }));
-    ch = { id: 'gem1', name: 'gemini-sim', protocol: 'gemini', baseUrl: `${origin}/gemini`, apiKey: KEY, modelMap: {}, settings: {} };
+    sim = await listenVendorSim('gemini', { apiKey: KEY, now: () => clock, timeScale: 1, id: 'gem1', name: 'gemini-sim' });
+    ({ origin, channel: ch } = sim);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await sim?.close();
   });
 
-  const seen = async (): Promise<Seen[]> => ((await (await fetch(`${origin}/__sim/vendor-requests`)).json()) as { requests: Seen[] }).requests;
+  const seen = (): Promise<Seen[]> => sim.seen();
   const omni = (over: Record<string, unknown> = {}) => normalizedRequest({ model: 'Omni-Flash-Ext', prompt: 'a wave', ...over });
   const submit = (over: Record<string, unknown> = {}, channel = ch) => adapter.submit(channel, omni(over), { taskId: 'task_ours' });
   const pollLater = (id: string, ms = 120_000): Promise<UpstreamPoll> => {

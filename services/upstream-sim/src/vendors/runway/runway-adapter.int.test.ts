@@ -1,9 +1,7 @@
 import { normalizedRequest } from '@gmg/testing';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { UpstreamError } from '@gmg/errors';
 import { createUpstreamAdapters, type ChannelTarget, type UpstreamPoll } from '@gmg/upstream';
-import { createSimApp } from '../../app';
+import { failure, listenVendorSim, type SeenRequest, type VendorSim } from '../vendor-sim.test-kit';
 
 /**
  * The runway adapter against the simulator's runway mode over HTTP (loopback, port 0). Both share one injected
@@ -14,39 +12,24 @@ const IMG = 'https://img.example.com/first.png';
 const IMG2 = 'https://img.example.com/last.png';
 
 const normalized = normalizedRequest;
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e as UpstreamError,
-  );
 
-interface Seen {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: Record<string, unknown>;
-}
+type Seen = SeenRequest;
 
 describe('runway adapter against upstream-sim /runway', () => {
   let clock = Date.now();
-  let server: Server;
-  let origin: string;
+  let sim: VendorSim;
   let ch: ChannelTarget;
   const adapter = createUpstreamAdapters({ timeoutMs: 5000 }).getAdapter('runway')!;
 
   beforeAll(async () => {
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    server.on('request', createSimApp({ timeScale: 1, publicUrl: origin, apiKey: KEY, now: () => clock }));
-    ch = { id: 'rw1', name: 'runway-sim', protocol: 'runway', baseUrl: `${origin}/runway`, apiKey: KEY, modelMap: {}, settings: {} };
+    sim = await listenVendorSim('runway', { apiKey: KEY, now: () => clock, timeScale: 1, id: 'rw1', name: 'runway-sim' });
+    ch = sim.channel;
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await sim?.close();
   });
 
-  const seen = async (): Promise<Seen[]> => ((await (await fetch(`${origin}/__sim/vendor-requests`)).json()) as { requests: Seen[] }).requests;
+  const seen = (): Promise<Seen[]> => sim.seen();
   const lastPost = async () => (await seen()).filter((r) => r.method === 'POST').at(-1)!;
   const submit = (body: Record<string, unknown>, channel = ch) => adapter.submit(channel, normalized(body), { taskId: 'task_ours' });
   const pollLater = (id: string, ms = 600_000): Promise<UpstreamPoll> => {
