@@ -120,6 +120,22 @@ export class ChaosPostgres {
     return this.adminUrl(name);
   }
 
+  /**
+   * A crash of Postgres itself: every server process killed -9 (its backends first, then the postmaster), so what
+   * sat in its shared memory — the WAL buffers the WAL writer had not written yet — is gone, as after an OOM kill
+   * of the pod. `launch()` afterwards runs crash recovery from the WAL on disk.
+   */
+  async crash(): Promise<void> {
+    const pid = this.proc?.pid;
+    if (pid === undefined || !this.proc?.alive) return;
+    try {
+      execFileSync('pkill', ['-KILL', '-P', String(pid)], { stdio: 'ignore' });
+    } catch {
+      // no child left to kill
+    }
+    await this.proc.signal('SIGKILL');
+  }
+
   /** A fast shutdown (SIGINT: open sessions are cut, as a failover or a restart does). */
   async stop(): Promise<void> {
     await this.proc?.signal('SIGINT', 30_000);

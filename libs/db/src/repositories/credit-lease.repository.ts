@@ -162,6 +162,15 @@ export class CreditLeaseRepository {
   /**
    * Writes calls as they start (status `processing`, the lease id, the reservation as price), in one statement,
    * only while the lease is active; false (nothing written) otherwise. Moves no money: the lease holds it.
+   *
+   * Committed asynchronously (`synchronous_commit = off` for this statement's own transaction only, through
+   * `set_config(…, true)`: one round trip, safe under PgBouncer's transaction pooling): the row is visible to every
+   * session at once, so a kill of the edge is covered exactly as before, but the first byte of a chat answer no
+   * longer waits for the WAL flush (issue 36 item 3; docs/messages.md "What a crash costs"). A crash of Postgres
+   * itself can lose the rows of the last ≤ 3 × wal_writer_delay (600 ms by default); the edge then writes the
+   * call again with its record (`record` inserts a missing row), so the call is still charged once. Only when the
+   * edge dies too before that is a lost call left uncharged (the lease's close releases its reservation): money
+   * of ours, never the client's, bounded by the calls opened in that window.
    */
   async openCalls(leaseId: string, calls: readonly OpenedCall[]): Promise<boolean> {
     const input = calls.map(openedRow);
@@ -180,7 +189,8 @@ export class CreditLeaseRepository {
            FROM x, lease WHERE x.account_id = lease.account_id
          ON CONFLICT (id) DO NOTHING RETURNING id
        )
-       SELECT (SELECT count(*) FROM lease)::int AS active, (SELECT count(*) FROM ins)::int AS written`,
+       SELECT (SELECT count(*) FROM lease)::int AS active, (SELECT count(*) FROM ins)::int AS written,
+              set_config('synchronous_commit', 'off', true) AS commit_mode`,
         [leaseId, JSON.stringify(input)],
       ),
     );
