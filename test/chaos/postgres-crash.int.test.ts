@@ -14,7 +14,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import { AccountRepository, ApiKeyRepository, CreditLeaseRepository, createDataSource, newTaskId, runMigrations, type LeasedCall, type OpenedCall } from '@gmg/db';
+import {
+  AccountRepository,
+  ApiKeyRepository,
+  CreditLeaseRepository,
+  createDataSource,
+  newTaskId,
+  runMigrations,
+  type LeasedCall,
+  type OpenedCall,
+} from '@gmg/db';
 import { checkLedger, waitFor } from '@gmg/testing';
 import { ChaosPostgres, removeDir } from './infra';
 
@@ -71,7 +80,14 @@ it('a Postgres crash loses at most the open rows after its last synchronous comm
     priceSnapshot: {},
     startedAt: new Date(),
   });
-  const finished = (c: OpenedCall, cost: bigint): LeasedCall => ({ ...c, status: 'completed', cost, result: { cost: cost.toString() }, error: null, channelId: null });
+  const finished = (c: OpenedCall, cost: bigint): LeasedCall => ({
+    ...c,
+    status: 'completed',
+    cost,
+    result: { cost: cost.toString() },
+    error: null,
+    channelId: null,
+  });
 
   // A: opened, then a synchronous commit (the lease's renewal) — its row is durable from then on
   const a = opened();
