@@ -31,6 +31,7 @@ import { LedgerTotals1765100100000 } from './migrations/1765100100000-ledger-tot
 import { TaskRetention1765200000000 } from './migrations/1765200000000-task-retention';
 import { LedgerArchive1765300000000 } from './migrations/1765300000000-ledger-archive';
 import { ChannelModelMap1765400000000 } from './migrations/1765400000000-channel-model-map';
+import { TasksHotUpdates1765500000000 } from './migrations/1765500000000-tasks-hot-updates';
 
 export const ENTITIES = [
   AccountEntity,
@@ -71,6 +72,7 @@ export const MIGRATIONS = [
   TaskRetention1765200000000,
   LedgerArchive1765300000000,
   ChannelModelMap1765400000000,
+  TasksHotUpdates1765500000000,
 ];
 
 export interface DbConfig {
