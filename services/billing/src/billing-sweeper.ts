@@ -7,6 +7,9 @@ import type { SettleTaskHandler } from './settle-task.handler';
 
 /** The most one sweep loads, in keyset pages (forEachIdPage); the next sweep starts over. */
 const MAX_ROWS_PER_SWEEP = 20_000;
+/** Idempotency-Keys unbound per statement, and statements per sweep beat. */
+const IDEMPOTENCY_EXPIRY_BATCH = 5000;
+const IDEMPOTENCY_EXPIRY_BATCHES = 10;
 
 /**
  * The webhooks the sweep owes (billing runs with webhooks): Postgres's owed deliveries (WebhookRepository.owedIds)
@@ -78,11 +81,19 @@ export class BillingSweeper {
       this.logger.error({ err: (e as Error).message }, 'billing sweep could not check the owed webhooks; retried next sweep');
       return 0;
     });
-    // Housekeeping on the same beat: Idempotency-Keys past their 24 h are unbound from their tasks.
-    await this.tasks
-      .expireIdempotencyKeys()
-      .catch((e: unknown) => this.logger.warn({ err: (e as Error).message }, 'could not expire idempotency keys; retried next sweep'));
+    // Housekeeping on the same beat: Idempotency-Keys past their 24 h are unbound from their tasks, in bounded
+    // batches (a backlog after an outage is worked off over the following beats, never in one long statement).
+    await this.expireIdempotencyKeys().catch((e: unknown) =>
+      this.logger.warn({ err: (e as Error).message }, 'could not expire idempotency keys; retried next sweep'),
+    );
     return { resent, settledDirectly, failed, webhooksResent };
+  }
+
+  /** Up to IDEMPOTENCY_EXPIRY_BATCHES batches of IDEMPOTENCY_EXPIRY_BATCH keys per beat (50,000: 3,300/s at 15 s). */
+  private async expireIdempotencyKeys(): Promise<void> {
+    for (let i = 0; i < IDEMPOTENCY_EXPIRY_BATCHES; i++) {
+      if ((await this.tasks.expireIdempotencyKeys(undefined, IDEMPOTENCY_EXPIRY_BATCH)) < IDEMPOTENCY_EXPIRY_BATCH) return;
+    }
   }
 
   /**

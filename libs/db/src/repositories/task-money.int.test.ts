@@ -136,6 +136,29 @@ describe('task money path', () => {
     expect(await tasks.expireIdempotencyKeys()).toBeGreaterThanOrEqual(1);
     await expect(tasks.createWithHold({ ...newTask(100n), idempotencyKey: 'order-8' })).resolves.toMatchObject({ status: 'pending' });
   });
+
+  it('unbinds a backlog of Idempotency-Keys in bounded batches, oldest first, until none is left', async () => {
+    await accounts.topup(accountId, 1000n);
+    const old = [];
+    for (const [i, hours] of [27, 26, 25].entries()) {
+      const t = await tasks.createWithHold({ ...newTask(10n), idempotencyKey: `backlog-${i}` });
+      await db.dataSource.query(`UPDATE tasks SET created_at = now() - ($2 || ' hours')::interval WHERE id = $1`, [t.id, String(hours)]);
+      old.push(t.id);
+    }
+    const bound = async (): Promise<string[]> =>
+      (
+        (await db.dataSource.query(`SELECT id FROM tasks WHERE id = ANY($1) AND idempotency_key IS NOT NULL ORDER BY created_at`, [old])) as Array<{
+          id: string;
+        }>
+      ).map((r) => r.id);
+    // any other expired key of this database goes first or with them: drain to the last two of ours, then one, then none
+    for (let i = 0; i < 20 && (await bound()).length > 2; i++) expect(await tasks.expireIdempotencyKeys(24, 1)).toBe(1);
+    expect(await bound()).toEqual(old.slice(1));
+    expect(await tasks.expireIdempotencyKeys(24, 1)).toBe(1);
+    expect(await bound()).toEqual(old.slice(2));
+    expect(await tasks.expireIdempotencyKeys(24, 5)).toBe(1);
+    expect(await bound()).toEqual([]);
+  });
   // Today's plan takes the account rows in one order even without `locked`; this guards the whole.
   it('two billing replicas settling batches over shared accounts at once neither deadlock nor settle twice', async () => {
     const ids: Array<{ accountId: string; keyId: string }> = [];

@@ -397,13 +397,20 @@ export class TaskRepository {
     return rows[0] ? (rows[0].request as NormalizedRequest) : null;
   }
 
-  /** Unbinds Idempotency-Keys older than the retention, so a key may be reused after it (as the docs promise). */
-  async expireIdempotencyKeys(olderThanHours = IDEMPOTENCY_RETENTION_HOURS): Promise<number> {
+  /**
+   * Unbinds Idempotency-Keys older than the retention, so a key may be reused after it (as the docs promise): at most
+   * `limit` of them, oldest first along `tasks_idempotency_created_idx`, skipping rows another transaction holds.
+   * One short statement whatever the backlog (after a long billing outage an unbounded UPDATE of hours of keys hit
+   * the statement timeout on every sweep and never caught up); the caller repeats it while batches come back full.
+   */
+  async expireIdempotencyKeys(olderThanHours = IDEMPOTENCY_RETENTION_HOURS, limit = 5000): Promise<number> {
     const rows = rowsOf(
       await this.ds.query(
         `UPDATE tasks SET idempotency_key = NULL, idempotency_fingerprint = NULL
-       WHERE idempotency_key IS NOT NULL AND created_at < now() - ($1 || ' hours')::interval RETURNING id`,
-        [String(olderThanHours)],
+          WHERE id IN (SELECT id FROM tasks WHERE idempotency_key IS NOT NULL AND created_at < now() - ($1 || ' hours')::interval
+                        ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING id`,
+        [String(olderThanHours), limit],
       ),
     );
     return rows.length;
