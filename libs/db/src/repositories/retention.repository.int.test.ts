@@ -88,6 +88,35 @@ describe('retention (RetentionRepository, real Postgres)', () => {
     });
   });
 
+  it('one sweep drains a backlog larger than any fixed number of batches while they come back full', async () => {
+    const own = await createTestDatabase(); // its own: the sweep counts every old task of the database
+    try {
+      const accounts = new AccountRepository(own.dataSource);
+      const accountId = (await accounts.create({ name: 'retention backlog' })).id;
+      await accounts.topup(accountId, 1_000_000n);
+      const apiKeyId = (await new ApiKeyRepository(own.dataSource).create({ accountId })).key.id;
+      const tasks = new TaskRepository(own.dataSource);
+      const ids: string[] = [];
+      for (let i = 0; i < 25; i++) {
+        const id = (await tasks.createWithHold(testTask({ accountId, apiKeyId }, 10n))).id;
+        await tasks.complete(id, { images: [{ url: 'http://x/1.jpg' }] });
+        expect(await settleTask(own.dataSource, id)).toBe('captured');
+        ids.push(id);
+      }
+      await own.dataSource.query(`UPDATE tasks SET completed_at = now() - interval '40 days' WHERE id = ANY($1)`, [ids]);
+      const retention = new RetentionRepository(own.dataSource);
+      const policy = { taskDays: 30, webhookDeliveryDays: 0, ledgerDays: 0 };
+      // its clock bounds it: with no time budget it stops after its first (full) batch
+      expect((await retention.sweep(policy, 2, 0)).archivedTasks).toBe(2);
+      // batches of 2: 12 statements for the other 23, more than the old fixed 10 per sweep; then nothing is left
+      expect((await retention.sweep(policy, 2)).archivedTasks).toBe(23);
+      expect((await retention.sweep(policy, 2)).archivedTasks).toBe(0);
+      expect(await own.dataSource.query(`SELECT count(*)::int AS n FROM tasks_archive`)).toEqual([{ n: 25 }]);
+    } finally {
+      await own.drop();
+    }
+  });
+
   it("moves top-ups and closed leases' entries past the ledger retention to ledger_archive; nothing else ever leaves the ledger", async () => {
     const own = await createTestDatabase(); // its own: the batches below count every old entry of the database
     const ds = own.dataSource;
