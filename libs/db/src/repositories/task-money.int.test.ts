@@ -139,7 +139,7 @@ describe('task money path', () => {
 
   it('unbinds a backlog of Idempotency-Keys in bounded batches, oldest first, until none is left', async () => {
     await accounts.topup(accountId, 1000n);
-    const old = [];
+    const old: string[] = [];
     for (const [i, hours] of [27, 26, 25].entries()) {
       const t = await tasks.createWithHold({ ...newTask(10n), idempotencyKey: `backlog-${i}` });
       await db.dataSource.query(`UPDATE tasks SET created_at = now() - ($2 || ' hours')::interval WHERE id = $1`, [t.id, String(hours)]);
