@@ -23,6 +23,10 @@ const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
   ['edge-streams', s.edgeKillStreams],
   ['upstream', (w) => s.upstreamOutage(w, false)],
   ['failover', (w) => s.upstreamOutage(w, true)],
+  ['slow-upstream', (w) => s.slowUpstream(w)],
+  ['poison', (w) => s.poisonAnswers(w)],
+  ['pg-slow', (w) => s.postgresSlow(w)],
+  ['billing-outage', (w) => s.billingOutage(w)],
   // only through the pooler (CHAOS_PGBOUNCER=1); without it the scenario is listed as not run
   ['pgbouncer', s.pgbouncerRestart],
   // only on the Redis Cluster (CHAOS_REDIS_CLUSTER=1)

@@ -4,6 +4,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, chownSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import Redis, { type RedisOptions } from 'ioredis';
 import { Client } from 'pg';
@@ -215,5 +216,76 @@ export class ChaosPgBouncer {
 
   async stop(): Promise<void> {
     await this.proc?.signal('SIGTERM', 10_000);
+  }
+}
+
+/**
+ * A TCP proxy in front of one of the suite's servers, for faults the network makes rather than the server: every
+ * chunk held `delayMs` in each direction (a slow Postgres: latency injected, the server itself fine), or dropped
+ * while `blackholed` (packets lost, the connections left open: nothing is refused, nothing answers). Order is kept
+ * per direction (one queue and one timer each), whatever the delay does meanwhile.
+ */
+export class ChaosTcpProxy {
+  delayMs = 0;
+  blackholed = false;
+  private readonly sockets = new Set<net.Socket>();
+
+  private constructor(
+    private readonly server: net.Server,
+    readonly port: number,
+  ) {}
+
+  static async start(targetPort: number): Promise<ChaosTcpProxy> {
+    const port = await ownPort();
+    const server = net.createServer();
+    const self = new ChaosTcpProxy(server, port);
+    server.on('connection', (client: net.Socket) => self.connect(client, targetPort));
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    return self;
+  }
+
+  private connect(client: net.Socket, targetPort: number): void {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      this.sockets.add(s);
+      s.setNoDelay(true);
+      s.on('close', () => {
+        this.sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+      s.on('error', () => undefined);
+    }
+    this.pipe(client, upstream);
+    this.pipe(upstream, client);
+  }
+
+  private pipe(from: net.Socket, to: net.Socket): void {
+    const queue: Array<{ due: number; chunk: Buffer }> = [];
+    let timer: NodeJS.Timeout | undefined;
+    const drain = (): void => {
+      timer = undefined;
+      const now = Date.now();
+      while (queue.length && queue[0]!.due <= now) to.write(queue.shift()!.chunk);
+      if (queue.length) timer = setTimeout(drain, queue[0]!.due - now);
+    };
+    from.on('data', (chunk: Buffer) => {
+      if (this.blackholed) return;
+      if (this.delayMs <= 0 && queue.length === 0) {
+        to.write(chunk);
+        return;
+      }
+      const last = queue.length ? queue[queue.length - 1]!.due : 0;
+      queue.push({ due: Math.max(Date.now() + this.delayMs, last), chunk });
+      timer ??= setTimeout(drain, Math.max(0, queue[0]!.due - Date.now()));
+    });
+    from.on('close', () => {
+      if (timer) clearTimeout(timer);
+    });
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -600,3 +600,123 @@ export async function clusterMasterKill(w: World): Promise<Row> {
     note: `master :${port} (slot ${slot}) killed; replica promoted: ${promotedAt ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed${dead.length ? `; crashed: ${dead.join(', ')}` : ''}`,
   };
 }
+
+/**
+ * A slow upstream: every answer (submits and polls) held `delayMs` on the way, for the whole scenario — a vendor under
+ * load, far from a timeout. Every task must still complete (not fail), be settled once, and no service may exit.
+ */
+export async function slowUpstream(w: World, delayMs = 2000): Promise<Row> {
+  const a = await w.account('slow-upstream');
+  w.upstream.delayMs = delayMs;
+  try {
+    const t0 = Date.now();
+    const ids = await w.submitMany(a.key, 20, (i) => `slow upstream ${i}`);
+    const v = await verify(w, a.accountId, ids);
+    return {
+      scenario: `slow upstream (every answer ${delayMs / 1000} s late), 20 tasks`,
+      ...v,
+      healMs: Date.now() - t0,
+      ok: ok(v, v.completed === ids.length && w.deadServices().length === 0),
+      note: `${v.completed}/${ids.length} completed (time to heal = all settled)`,
+    };
+  } finally {
+    w.upstream.delayMs = 0;
+  }
+}
+
+/**
+ * Poison answers: for `poisonMs` every upstream answer is garbage (truncated JSON, wrong types, an unknown status, a
+ * 2 MiB body, an HTML 502, a reset connection, a short body), with 30 tasks polling and 10 submitted meanwhile. Each
+ * must end terminal and settled once (completed after the upstream heals, or failed and refunded), no service exits.
+ */
+export async function poisonAnswers(w: World, poisonMs = 4000): Promise<Row> {
+  const { accountId, key, ids } = await inFlight(w, 'poison', 30);
+  const before = w.upstream.poisoned;
+  w.upstream.poison = true;
+  const t0 = Date.now();
+  let during: string[] = [];
+  try {
+    during = await w.submitMany(key, 10, (i) => `poison submit ${i}`);
+    // the fault lasts poisonMs whatever the tasks do: a wall-clock fault, not a wait for a result
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, poisonMs - (Date.now() - t0))));
+  } finally {
+    w.upstream.poison = false;
+  }
+  const healedAt = Date.now();
+  const v = await verify(w, accountId, [...ids, ...during]);
+  const reasons = (
+    (await w.ds.query(`SELECT error->>'message' AS m, count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'failed' GROUP BY 1 ORDER BY 2 DESC`, [
+      [...ids, ...during],
+    ])) as Array<{ m: string; n: number }>
+  )
+    .map((r) => `${r.n} × "${r.m}"`)
+    .join(', ');
+  return {
+    scenario: `poison answers from the upstream for ${poisonMs / 1000} s, 40 tasks`,
+    ...v,
+    healMs: Date.now() - healedAt,
+    ok: ok(v, w.deadServices().length === 0 && w.upstream.poisoned > before),
+    note: `${w.upstream.poisoned - before} garbage answers (7 kinds); ${v.completed} completed, ${v.failed} failed and refunded${reasons ? ` (${reasons})` : ''}; time to heal = all settled after the fault`,
+  };
+}
+
+/**
+ * Postgres slow, not down: `latencyMs` added to every packet between the services and Postgres (both ways) for
+ * `slowMs`, while 30 tasks are submitted and run. Submits slow down; nothing may fail for it, nothing may be lost.
+ */
+export async function postgresSlow(w: World, latencyMs = 40, slowMs = 8000): Promise<Row> {
+  const a = await w.account('pg-slow');
+  w.pgProxy.delayMs = latencyMs;
+  const t0 = Date.now();
+  const ids: string[] = [];
+  const statuses: number[] = [];
+  try {
+    for (let i = 0; i < 30 && Date.now() - t0 < slowMs; i++) {
+      const r = await w.submit(a.key, { model: 'lumen-2-flex', prompt: `pg slow ${i}` });
+      statuses.push(r.status);
+      if (r.status === 200) ids.push(r.body.data[0].task_id as string);
+    }
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, slowMs - (Date.now() - t0))));
+  } finally {
+    w.pgProxy.delayMs = 0;
+  }
+  const healedAt = Date.now();
+  const v = await verify(w, a.accountId, ids);
+  const refused = statuses.filter((s) => s !== 200);
+  return {
+    scenario: `Postgres slow (+${latencyMs} ms per packet each way) for ${slowMs / 1000} s`,
+    ...v,
+    healMs: Date.now() - healedAt,
+    ok: ok(v, refused.length === 0 && v.completed === ids.length && w.deadServices().length === 0),
+    note: `${ids.length} submits accepted during the slowness (${refused.length ? `refused: ${refused.join(' ')}` : 'none refused'}); ${v.completed} completed`,
+  };
+}
+
+/**
+ * A billing outage, compressed: billing stopped while 60 tasks run to their end (their settlements and webhooks wait
+ * in Redis and in the unsettled index), kept down for `outageMs` — many sweep beats, the compressed hour — then
+ * started again. Every task must be settled exactly once; time to heal = the backlog drained.
+ */
+export async function billingOutage(w: World, outageMs = 10_000): Promise<Row> {
+  const a = await w.account('billing-outage');
+  await w.procs.billing!.stop();
+  const t0 = Date.now();
+  let ids: string[] = [];
+  try {
+    ids = await w.submitMany(a.key, 60, (i) => `billing outage ${i}`);
+    await w.waitStatus(ids, ['completed', 'failed'], ids.length, 60_000);
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, outageMs - (Date.now() - t0))));
+  } finally {
+    await w.startSvc('billing');
+  }
+  const backlog = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND settled_at IS NULL`, [ids]);
+  const restarted = Date.now();
+  const v = await verify(w, a.accountId, ids);
+  return {
+    scenario: `billing down ${outageMs / 1000} s while 60 tasks end (a compressed outage)`,
+    ...v,
+    healMs: Date.now() - restarted,
+    ok: ok(v, backlog > 0 && w.deadServices().length === 0),
+    note: `${backlog} unsettled when billing came back; time to heal = backlog settled`,
+  };
+}

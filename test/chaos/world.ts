@@ -9,26 +9,57 @@ import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
 import { checkLedger, freePort, REPO_ROOT, startLocalRedisCluster, startService, waitFor, type LocalRedisCluster, type ServiceProcess } from '@gmg/testing';
 import type { DataSource } from 'typeorm';
-import { ChaosPgBouncer, ChaosPostgres, ChaosRedis, removeDir } from './infra';
+import { ChaosPgBouncer, ChaosPostgres, ChaosRedis, ChaosTcpProxy, removeDir } from './infra';
 
 export const SWEEP_INTERVAL_MS = 2000;
 const ADMIN_TOKEN = 'chaos-admin-token-0123456789abcdef';
 
-/** Forwards to the simulator, or answers 503 while `failing` (an upstream outage). */
+/**
+ * Forwards to the simulator, or answers 503 while `failing` (an upstream outage); holds every answer `delayMs` (a
+ * slow upstream); answers garbage while `poison` (a broken upstream: see POISON).
+ */
 export interface FaultyUpstream {
   url: string;
   failing: boolean;
+  delayMs: number;
+  poison: boolean;
+  /** Answers that were garbage. */
+  poisoned: number;
   refused: number;
   /** Submits (POST) passed through to the simulator. */
   forwarded: number;
   close(): Promise<void>;
 }
 
+/** What a broken upstream answers, in turn: each must end as a retry or a clean failure, never a crash or a stuck task. */
+const POISON: Array<(res: http.ServerResponse) => void> = [
+  (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data": [{"task_id": '),
+  (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { id: 42, status: ['completed'], result: 'x' } })),
+  (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { id: 'x', status: 'exploded', progress: 'a lot' } })),
+  (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(`{"pad":"${'x'.repeat(2 * 1024 * 1024)}"}`),
+  (res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>Bad Gateway</body></html>'),
+  (res) => res.destroy(),
+  (res) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' }).end('{"data":'),
+];
+
 async function startFaultyUpstream(target: string): Promise<FaultyUpstream> {
   const port = await freePort();
   const t = new URL(target);
-  const state = { failing: false, refused: 0, forwarded: 0 };
+  const state = { failing: false, delayMs: 0, poison: false, poisoned: 0, refused: 0, forwarded: 0 };
   const server = http.createServer((req, res) => {
+    if (state.delayMs > 0) {
+      const t = setTimeout(() => answer(req, res), state.delayMs);
+      res.on('close', () => clearTimeout(t));
+      return;
+    }
+    answer(req, res);
+  });
+  const answer = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    if (state.poison) {
+      req.resume();
+      POISON[state.poisoned++ % POISON.length]!(res);
+      return;
+    }
     if (state.failing) {
       state.refused++;
       req.resume();
@@ -47,7 +78,7 @@ async function startFaultyUpstream(target: string): Promise<FaultyUpstream> {
       else res.destroy();
     });
     req.pipe(up);
-  });
+  };
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${port}`,
@@ -56,6 +87,21 @@ async function startFaultyUpstream(target: string): Promise<FaultyUpstream> {
     },
     set failing(v: boolean) {
       state.failing = v;
+    },
+    get delayMs() {
+      return state.delayMs;
+    },
+    set delayMs(v: number) {
+      state.delayMs = v;
+    },
+    get poison() {
+      return state.poison;
+    },
+    set poison(v: boolean) {
+      state.poison = v;
+    },
+    get poisoned() {
+      return state.poisoned;
     },
     get refused() {
       return state.refused;
@@ -76,6 +122,8 @@ type Svc = 'edge' | 'worker' | 'billing';
 export class World {
   redis!: ChaosRedis;
   pg!: ChaosPostgres;
+  /** Between the services and Postgres (or PgBouncer): latency injected on the network, the server itself fine. */
+  pgProxy!: ChaosTcpProxy;
   /** CHAOS_PGBOUNCER=1: the services reach Postgres through PgBouncer (transaction mode), migrations and checks go direct. */
   pooler: ChaosPgBouncer | undefined;
   /** CHAOS_REDIS_CLUSTER=1: the services use a Redis Cluster of the suite's own (3 masters, a replica each), not `redis`. */
@@ -96,7 +144,10 @@ export class World {
     this.dbUrl = await this.pg.createDatabase('gmg_chaos');
     if (process.env.CHAOS_PGBOUNCER === '1') this.pooler = await ChaosPgBouncer.start(this.root, this.pg);
     if (process.env.CHAOS_REDIS_CLUSTER === '1') this.cluster = await startLocalRedisCluster({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 2000 });
-    const serviceDbUrl = this.pooler ? this.pooler.url('gmg_chaos') : this.dbUrl;
+    const direct = new URL(this.pooler ? this.pooler.url('gmg_chaos') : this.dbUrl);
+    this.pgProxy = await ChaosTcpProxy.start(Number(direct.port));
+    direct.port = String(this.pgProxy.port);
+    const serviceDbUrl = direct.toString();
     this.ds = createDataSource({ url: this.dbUrl, poolSize: 5, applicationName: 'gmg-chaos' });
     await this.ds.initialize();
     await runMigrations(this.ds);
@@ -161,6 +212,7 @@ export class World {
   async stop(): Promise<void> {
     await Promise.all(Object.values(this.procs).map((p) => p?.stop().catch(() => undefined)));
     await this.upstream?.close();
+    await this.pgProxy?.stop();
     if (this.ds?.isInitialized) await this.ds.destroy().catch(() => undefined);
     await this.pooler?.stop();
     await this.cluster?.stop();
