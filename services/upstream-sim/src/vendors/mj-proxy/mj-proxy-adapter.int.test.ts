@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import { ARTGEN_CONTRACTS, applyArtgenParent, type ArtgenPathAction, type NormalizedRequest } from '@gmg/contracts';
+import { ARTGEN_CONTRACTS, applyArtgenParent, type ArtgenParentFacts, type ArtgenPathAction, type NormalizedRequest } from '@gmg/contracts';
 import { createUpstreamAdapters, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '@gmg/upstream';
 import { failure, listenVendorSim, type VendorSim } from '../vendor-sim.test-kit';
 
@@ -26,7 +26,12 @@ function normalized(
   const out = ARTGEN_CONTRACTS[action].validate(body, 'artgen', { trustedUrlPrefixes: ['https://', `${sim.origin}/`] });
   if (!out.ok) throw new Error(out.violation.message);
   if (!parent) return out.value;
-  const facts = { action: parent.action, version: parent.version ?? 'v7', status: 'completed', imageCount: parent.action === 'upscale' ? 1 : 4 };
+  const facts: ArtgenParentFacts = {
+    action: parent.action,
+    version: parent.version ?? 'v7',
+    status: 'completed',
+    imageCount: parent.action === 'upscale' ? 1 : 4,
+  };
   const applied = applyArtgenParent(out.value, action === 'modal' ? { ...facts, action: 'inpaint', status: 'processing', nativeStatus: 'MODAL' } : facts);
   if (!applied.ok) throw new Error(applied.violation.message);
   // what pinToSourceTask does at the edge: the parent's upstream id in place of our task id
