@@ -76,8 +76,10 @@ describe('mj-proxy e2e: the art suite through a midjourney-proxy channel', () =>
     expect({ action, status: r.status, json }).toMatchObject({ status: 200, json: { code: 200, data: { task_id: expect.stringMatching(/^task_/) } } });
     return json.data.task_id as string;
   };
-  const native = async (key: string, id: string) => (await (await fetch(`${base}/v1/artgen/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json;
-  const unified = async (key: string, id: string) => (await (await fetch(`${base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json;
+  const native = async (key: string, id: string) =>
+    (await (await fetch(`${base}/v1/artgen/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json;
+  const unified = async (key: string, id: string) =>
+    (await (await fetch(`${base}/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json;
   const waitStatus = (key: string, id: string, statuses: string[]) =>
     waitFor(
       async () => {
@@ -130,7 +132,9 @@ describe('mj-proxy e2e: the art suite through a midjourney-proxy channel', () =>
       stack.start('worker-artgen', { POLL_INTERVAL_SCALE: '0.05', SWEEP_INTERVAL_MS: '1000', WORKER_LOCK_MS: '5000' }),
       stack.start('billing', { SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }),
     ]);
-    const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#fff' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#fff' } })
+      .png()
+      .toBuffer();
     mask = `data:image/png;base64,${png.toString('base64')}`;
   }, 120_000);
 
@@ -165,7 +169,15 @@ describe('mj-proxy e2e: the art suite through a midjourney-proxy channel', () =>
     const proxyImagineId = pressed.at(-1)!.body.taskId as string;
     // the proxy's own view of the imagine: its buttons' hashes are nowhere in ours
     const proxyView = (await (await fetch(`${stack.simUrl}/mj-proxy/mj/task/${proxyImagineId}/fetch`, { headers: { 'mj-api-secret': 'x' } })).json()) as Json;
-    const proxyHashes = [...new Set((proxyView.buttons as Json[]).map((b) => String(b.customId).split('::').find((p) => /^[0-9a-f-]{36}$/.test(p))!))];
+    const proxyHashes = [
+      ...new Set(
+        (proxyView.buttons as Json[]).map((b) =>
+          String(b.customId)
+            .split('::')
+            .find((p) => /^[0-9a-f-]{36}$/.test(p))!,
+        ),
+      ),
+    ];
     expect(proxyHashes).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)]);
     expectOnlyOurs([grid, await unified(key, imagine)], proxyHashes);
     await expectSettled(upscale, 'capture', expectedMicros('upscale', 'v7'));
@@ -173,7 +185,9 @@ describe('mj-proxy e2e: the art suite through a midjourney-proxy channel', () =>
     const zoom = await post(key, 'zoom', { task_id: upscale, zoom_ratio: 2 });
     const zoomed = await succeeded(key, zoom);
     expect(zoomed.image_urls).toHaveLength(4);
-    expect((await simRequests()).filter((r) => r.path.endsWith('/mj/submit/action')).at(-1)!.body.customId).toMatch(/^MJ::Outpaint::50::1::[0-9a-f-]{36}::SOLO$/);
+    expect((await simRequests()).filter((r) => r.path.endsWith('/mj/submit/action')).at(-1)!.body.customId).toMatch(
+      /^MJ::Outpaint::50::1::[0-9a-f-]{36}::SOLO$/,
+    );
     await expectSettled(zoom, 'capture', expectedMicros('zoom', 'v7'));
 
     const inpaint = await post(key, 'inpaint', { task_id: upscale });
@@ -219,7 +233,9 @@ describe('mj-proxy e2e: the art suite through a midjourney-proxy channel', () =>
     const spare = await channel('mj-spare', 'mj-failover', { priority: 0 });
     const id = await post(key, 'imagine', { prompt: 'a lighthouse in fog' });
     await succeeded(key, id);
-    const submits = (await simRequests()).filter((r) => r.method === 'POST' && r.path === '/mj-proxy/mj/submit/imagine' && r.body.prompt?.startsWith('a lighthouse'));
+    const submits = (await simRequests()).filter(
+      (r) => r.method === 'POST' && r.path === '/mj-proxy/mj/submit/imagine' && r.body.prompt?.startsWith('a lighthouse'),
+    );
     expect(submits.map((r) => r.headers['mj-api-secret'])).toEqual(['mj-secret-mj-full', 'mj-secret-mj-spare']);
     const [row] = await db.dataSource.query(`SELECT channel_id FROM tasks WHERE id = $1`, [id]);
     expect(row.channel_id).toBe(spare.id);
