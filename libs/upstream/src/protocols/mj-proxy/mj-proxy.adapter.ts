@@ -70,7 +70,7 @@ function versionFlag(version: string): string {
   return niji ? `--niji ${niji[1]}` : `--v ${version.replace(/^v/, '')}`;
 }
 
-const isNiji = (req: NormalizedRequest): boolean => /^altstyle/.test(String(req.derived.version ?? ''));
+const isNiji = (req: NormalizedRequest): boolean => /^altstyle/.test(str(req.derived.version) ?? '');
 
 /**
  * The imagine prompt Midjourney reads: image-prompt links first, then the text, then the flags of our structured
@@ -78,7 +78,7 @@ const isNiji = (req: NormalizedRequest): boolean => /^altstyle/.test(String(req.
  */
 export function mjImaginePrompt(req: NormalizedRequest): string {
   const b = req.upstreamBody;
-  const text = String(b.prompt ?? '').trim();
+  const text = (str(b.prompt) ?? '').trim();
   const parsed = parseArtgenFlags(text);
   const flags = parsed.ok ? parsed.flags : {};
   const add: string[] = [];

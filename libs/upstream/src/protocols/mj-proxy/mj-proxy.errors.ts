@@ -1,7 +1,6 @@
 import { UpstreamError } from '@gmg/errors';
 import type { ChannelTarget } from '../../adapter';
 import { isObj, str, type Json } from '../../json-value';
-import { truncate } from '../../upstream-failure';
 import type { UpstreamAnswer } from '../../upstream-http';
 import { callVendor, type VendorErrorReader, type VendorOperation } from '../../vendor-call';
 
@@ -78,7 +77,7 @@ export async function fetchMj(ch: ChannelTarget, op: VendorOperation, describe: 
   if (!isObj(res.data)) throw new UpstreamError(`${describe}: answer without a task object`, true, res.status, 'server');
   // Some proxies answer an unknown id with HTTP 200 and an empty body or a code-3 result.
   if (codeOf(res.data) === MJ_CODES.notFound || res.data.id === undefined) {
-    throw new UpstreamError(`${describe}: task ${truncate(String(res.data.id ?? ''), 40)} not found`, false, res.status, 'not_found');
+    throw new UpstreamError(`${describe}: task not found`, false, res.status, 'not_found');
   }
   return res.data;
 }

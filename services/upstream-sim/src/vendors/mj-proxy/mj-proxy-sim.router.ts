@@ -117,7 +117,7 @@ export function mjProxySimRouter(ctx: VendorSimContext): Router {
     blend(req, b) {
       const images = dataUris(b.base64Array, 2, 5, 'base64List参数错误');
       const dimensions = b.dimensions ?? 'SQUARE';
-      if (!DIMENSIONS.includes(String(dimensions))) throw invalid('dimensions参数错误');
+      if (typeof dimensions !== 'string' || !DIMENSIONS.includes(dimensions)) throw invalid('dimensions参数错误');
       gate(req, undefined);
       return {
         code: CODE.ok,
