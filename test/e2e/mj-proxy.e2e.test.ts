@@ -182,6 +182,19 @@ describe('mj-proxy e2e: the art suite through a midjourney-proxy channel', () =>
     expectOnlyOurs([grid, await unified(key, imagine)], proxyHashes);
     await expectSettled(upscale, 'capture', expectedMicros('upscale', 'v7'));
 
+    // what the protocol cannot carry is a 400 naming the field, before any money: Zoom Out exists on an upscale only
+    const balance = async () =>
+      (await db.dataSource.query(`SELECT available, held FROM accounts WHERE id = (SELECT account_id FROM tasks WHERE id = $1)`, [imagine]))[0];
+    const before = await balance();
+    const refused = await fetch(`${base}${BASE}/zoom`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ task_id: imagine }),
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as Json).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('`task_id`') });
+    expect(await balance()).toEqual(before);
+
     const zoom = await post(key, 'zoom', { task_id: upscale, zoom_ratio: 2 });
     const zoomed = await succeeded(key, zoom);
     expect(zoomed.image_urls).toHaveLength(4);
