@@ -215,6 +215,13 @@ describe('mj-proxy e2e: the art suite through a midjourney-proxy channel', () =>
     await expectSettled(inpaint, 'capture', expectedMicros('inpaint', 'v7'));
     await expectSettled(modal, 'capture', expectedMicros('modal', 'v7'));
     expectOnlyOurs([single, zoomed, painted, modalDone, await unified(key, modal)], proxyHashes);
+    // the account paid exactly the five prices (the refused zoom above charged nothing)
+    const spent = ['imagine', 'upscale', 'zoom', 'inpaint', 'modal'].reduce(
+      (sum, a) => sum + (a === 'imagine' ? expectedMicros(a, 'v7', 'fast') : expectedMicros(a, 'v7')),
+      0n,
+    );
+    const [account] = await db.dataSource.query(`SELECT spent, held FROM accounts WHERE id = (SELECT account_id FROM tasks WHERE id = $1)`, [imagine]);
+    expect({ spent: String(account.spent), held: String(account.held) }).toEqual({ spent: spent.toString(), held: '0' });
 
     // the proxy's links die; ours still serve the files
     const proxyFile = (await simRequests()).find((r) => r.path.startsWith('/vendor-files/'))!;
