@@ -27,6 +27,7 @@ const DEMO_CHANNELS = [
   [`${DEMO_CHANNEL_NAME}-gemini`, 'gemini', '/gemini', false],
   [`${DEMO_CHANNEL_NAME}-dashscope`, 'dashscope', '/dashscope', false],
   [`${DEMO_CHANNEL_NAME}-runway`, 'runway', '/runway', false],
+  [`${DEMO_CHANNEL_NAME}-mj-proxy`, 'mj-proxy', '/mj-proxy', false],
 ] as const;
 
 export interface DemoSeed {

@@ -249,8 +249,11 @@ export class TaskStepProcessor {
   ): Promise<Outcome> {
     if (p.status === 'completed' && p.media?.length) {
       let result;
+      // Files the native view names (an art grid) are kept after the result's own, then moved out of its images.
+      const named = Object.entries(p.nativeMedia ?? {});
       try {
-        result = await this.d.keeper.keep({ taskId: task.id, channel: ch, media: p.media, result: p.result, expected: task.request.expected });
+        const media = [...p.media, ...named.map(([, m]) => m)];
+        result = await this.d.keeper.keep({ taskId: task.id, channel: ch, media, result: p.result, expected: task.request.expected });
       } catch (e) {
         // A file that cannot be kept (wrong type, over the cap, a dead or private link) fails the task, refunded; a
         // transient failure (download or store write) propagates and the step retries.
@@ -259,7 +262,9 @@ export class TaskStepProcessor {
         await this.d.lifecycle.fail(task.id, 'Generation failed: the upstream result could not be kept', TASK_FAILURE_TYPES.upstream);
         return DONE;
       }
-      p = { ...p, result, media: undefined };
+      const links = named.length && result.images ? result.images.splice(result.images.length - named.length).map((i) => i.url) : [];
+      const native = links.length ? { ...p.native, ...Object.fromEntries(named.map(([key], i) => [key, links[i]])) } : p.native;
+      p = { ...p, result, native, media: undefined, nativeMedia: undefined };
     }
     if (submittedTo && p.status !== 'completed' && p.status !== 'failed') {
       throw new Error(`${ch.protocol}: a synchronous submit answered a task that is still ${p.status}`);

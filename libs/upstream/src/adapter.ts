@@ -102,6 +102,11 @@ export interface UpstreamPoll {
    * them, in this order, as `result.images` or `result.videos` (merged into `result`, which may carry other fields).
    */
   media?: UpstreamMedia[];
+  /**
+   * Files kept like `media` (only with it) that are not result items but named by the native view (the art suite's
+   * `grid_image_url`): the gateway keeps each and writes our link into `native[key]`.
+   */
+  nativeMedia?: Record<string, UpstreamMedia>;
   /** Set when status is `failed`. `moderation` marks a content-moderation refusal (final, no failover). */
   error?: { message: string; type?: string; moderation?: boolean };
   /**

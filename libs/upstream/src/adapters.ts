@@ -1,10 +1,12 @@
 import { createAdapterRegistry, type AdapterRegistry, type ChannelSettings } from './adapter';
 import type { Unsupported } from './translation';
+import type { HostCheck } from './results/media-download';
 import { createGatewayAdapter } from './gateway.adapter';
 import { createArkAdapter } from './protocols/ark/ark.adapter';
 import { createBflAdapter } from './protocols/bfl/bfl.adapter';
 import { createDashScopeAdapter } from './protocols/dashscope/dashscope.adapter';
 import { createKlingAdapter } from './protocols/kling/kling.adapter';
+import { createMjProxyAdapter } from './protocols/mj-proxy/mj-proxy.adapter';
 import { createFalAdapter } from './protocols/fal/fal.adapter';
 import { createGeminiAdapter } from './protocols/gemini/gemini.adapter';
 import { createOpenAiMediaAdapter } from './protocols/openai/openai.adapter';
@@ -12,7 +14,7 @@ import { createReplicateAdapter } from './protocols/replicate/replicate.adapter'
 import { createRunwayAdapter } from './protocols/runway/runway.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
-export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling', 'runway', 'gemini', 'ark'];
+export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling', 'runway', 'gemini', 'ark', 'mj-proxy'];
 /** Chat protocols (the edge's messages path speaks them; no task adapter). */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
@@ -21,6 +23,8 @@ export interface UpstreamAdaptersOptions {
   timeoutMs: number;
   /** Per synchronous generation call (OpenAI-compatible images: minutes at high quality). Default 5 min. */
   syncTimeoutMs?: number;
+  /** The public-host filter for a request's images an adapter downloads itself (mj-proxy); default: the system resolver. */
+  publicHosts?: HostCheck;
 }
 
 /**
@@ -40,6 +44,7 @@ export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRe
     createRunwayAdapter({ timeoutMs: opts.timeoutMs }),
     createGeminiAdapter({ timeoutMs: opts.timeoutMs }),
     createArkAdapter({ timeoutMs: opts.timeoutMs, syncTimeoutMs: opts.syncTimeoutMs }),
+    createMjProxyAdapter({ timeoutMs: opts.timeoutMs, publicHosts: opts.publicHosts }),
   ]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {

@@ -15,6 +15,8 @@ import { klingSimRouter } from './vendors/kling/kling-sim.router';
 import { runwaySimRouter } from './vendors/runway/runway-sim.router';
 import { geminiSimRouter } from './vendors/gemini/gemini-sim.router';
 import { arkSimRouter } from './vendors/ark/ark-sim.router';
+import { mjProxySimRouter } from './vendors/mj-proxy/mj-proxy-sim.router';
+import { ArtRenderer, artFilesHandler } from './artgen/artgen-render';
 import { messagesSimRouter, type MessagesSimOptions } from './messages/messages-sim.router';
 import { ImageRenderer } from './media/image-renderer';
 import { VideoRenderer } from './media/video-renderer';
@@ -25,7 +27,7 @@ import { simStateAt, unifiedTaskAt } from './task-view';
 
 /** The path prefixes of the vendor modes (each mounted below). */
 
-const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling', '/runway', '/gemini', '/ark'];
+const VENDOR_PREFIXES = ['/fal', '/replicate', '/openai', '/bfl', '/dashscope', '/kling', '/runway', '/gemini', '/ark', '/mj-proxy'];
 
 export interface SimAppOptions {
   /** Multiplies every simulated duration. */
@@ -73,7 +75,10 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   const seen = vendorRequestLog();
   app.get('/__sim/vendor-requests', seen.list);
   app.use(VENDOR_PREFIXES, seen.record);
-  app.get('/vendor-files/:exp/:name', seen.recordStart, expiringFilesHandler(now, files, store));
+  // A vendor link may name an art suite file (mj-proxy's grids and tiles): rendered as the art suite's own are.
+  const artFiles = artFilesHandler({ art: new ArtRenderer(), videos, log });
+  const vendorFiles: express.RequestHandler = (req, res, next) => void artFiles(req, res, () => files(req, res, next));
+  app.get('/vendor-files/:exp/:name', seen.recordStart, expiringFilesHandler(now, vendorFiles, store));
   app.use('/replicate', replicateSimRouter(vendor));
   app.use('/fal', falSimRouter(vendor));
   app.use('/openai', openAiSimRouter(vendor));
@@ -83,6 +88,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.use('/runway', runwaySimRouter(vendor));
   app.use('/gemini', geminiSimRouter(vendor));
   app.use('/ark', arkSimRouter(vendor));
+  app.use('/mj-proxy', mjProxySimRouter(vendor));
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();

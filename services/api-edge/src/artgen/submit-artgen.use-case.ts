@@ -71,6 +71,8 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     if (!checked.ok) throw violationError(checked.violation);
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
+  // a field or action no eligible channel's protocol can carry (an mj-proxy channel) is the client's 400 now
+  await deps.carry?.(request, principal.groupName);
   const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
   const task = await acceptTask(deps, principal, media.request, input.idempotency, {
     origin: input.origin,
