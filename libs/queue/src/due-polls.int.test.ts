@@ -120,3 +120,24 @@ describe('due polls of a shard', () => {
     expect(await redis.hlen(polls.keys.failures)).toBe(5_000);
   });
 });
+
+describe('a callback nudge', () => {
+  it('moves a waiting poll earlier to now, never later, and leaves a claimed or unknown task alone', async () => {
+    const now = 7_000_000;
+    await polls.add('waits', now + 30_000, 0);
+    await polls.add('taken', now - 5, 0);
+    // `taken` is claimed: its poll is running
+    expect((await polls.claim(now, 10)).polls.map((p) => p.taskId)).toEqual(['taken']);
+
+    expect(await polls.nudge('waits', now)).toBe('moved');
+    expect(await redis.zscore(polls.keys.due, 'waits')).toBe(String(now));
+    // a second nudge, later: stays at the earlier time
+    expect(await polls.nudge('waits', now + 1000)).toBe('waiting');
+    expect(await redis.zscore(polls.keys.due, 'waits')).toBe(String(now));
+    // claimed (its poll is running) and never-added tasks: nothing written
+    expect(await polls.nudge('taken', now)).toBe('absent');
+    expect(await polls.nudge('gone', now)).toBe('absent');
+    expect(await redis.zscore(polls.keys.due, 'taken')).toBeNull();
+    expect(await redis.zscore(polls.keys.due, 'gone')).toBeNull();
+  });
+});

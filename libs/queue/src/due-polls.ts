@@ -199,6 +199,21 @@ export class DuePolls {
     return removed === 1;
   }
 
+  /**
+   * A vendor callback's nudge (issue 35 item 8): makes the task's waiting poll due at `now` — only if it waits here
+   * (XX: a claimed or ended task is untouched) and only earlier (LT). `moved`: it is due now; `waiting`: it was due
+   * by then already; `absent`: not waiting (ended, or its poll is running: that poll reads the vendor anyway).
+   */
+  async nudge(taskId: string, now: number): Promise<'moved' | 'waiting' | 'absent'> {
+    const res = await this.redis.multi().zadd(this.keys.due, 'XX', 'LT', 'CH', Math.round(now), taskId).zscore(this.keys.due, taskId).exec();
+    const [errMove, moved] = res?.[0] ?? [new Error('no reply'), 0];
+    const [errScore, score] = res?.[1] ?? [new Error('no reply'), null];
+    if (errMove) throw errMove;
+    if (errScore) throw errScore;
+    if (Number(moved) === 1) return 'moved';
+    return score === null ? 'absent' : 'waiting';
+  }
+
   /** Which of these tasks are on this shard's poll path (due or claimed): one pipelined round trip. */
   async present(taskIds: readonly string[]): Promise<boolean[]> {
     if (taskIds.length === 0) return [];
