@@ -29,7 +29,6 @@ import {
   createResultStore,
   createCallbackLinks,
   createUpstreamAdapters,
-  UPSTREAM_CALLBACKS_PATH,
   type AdapterRegistry,
   type ResultStore,
 } from '@gmg/upstream';
@@ -401,7 +400,8 @@ function mountUpstreamCallbacks(app: Express, { config, redis, logger, now }: Ap
   if (!config.upstreamCallbackSigningKey) return;
   // the base is the workers' business (they build the URLs); verifying needs the key only
   const links = createCallbackLinks({ baseUrl: config.publicBaseUrl, signingKey: config.upstreamCallbackSigningKey });
-  app.use(UPSTREAM_CALLBACKS_PATH, createUpstreamCallbacksRouter({ links, redis, prefix: config.queuePrefix, shards: config.queueShards, logger, now }));
+  // the path is UPSTREAM_CALLBACKS_PATH, where the workers' URLs point (a literal here: test/docs/openapi.test.ts reads mounts)
+  app.use('/v1/upstream-callbacks', createUpstreamCallbacksRouter({ links, redis, prefix: config.queuePrefix, shards: config.queueShards, logger, now }));
 }
 
 /** GET /v1/tasks/<id>: the poll, the busiest route (answered from the Redis task view). */
