@@ -12,7 +12,8 @@ export function sumSamples(
   metric: string,
   label?: { name: string; value: string } | ReadonlyArray<{ name: string; value: string }>,
 ): number | undefined {
-  const labels = label === undefined ? [] : Array.isArray(label) ? label : [label as { name: string; value: string }];
+  type Label = { name: string; value: string };
+  const labels: readonly Label[] = label === undefined ? [] : 'name' in label ? [label as Label] : (label as readonly Label[]);
   let sum: number | undefined;
   for (const line of text.split('\n')) {
     // the name itself, not a longer one that starts with it (`x_total` vs `x_total_other`)

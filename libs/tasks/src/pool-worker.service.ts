@@ -6,7 +6,15 @@ import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, startTracing } from '@gmg/observability';
 import { redisTargetOf } from '@gmg/config';
 import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
-import { PublicHostResolver, createCallbackLinks, createMediaKeeper, createResultLinks, createResultStore, createUpstreamAdapters, type ClosableMediaKeeper } from '@gmg/upstream';
+import {
+  PublicHostResolver,
+  createCallbackLinks,
+  createMediaKeeper,
+  createResultLinks,
+  createResultStore,
+  createUpstreamAdapters,
+  type ClosableMediaKeeper,
+} from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
 import { startPoolWorker, type PoolWorkerOptions } from './pool-worker';
 import type { CompletionHandler } from './task-lifecycle';

@@ -34,7 +34,8 @@ export interface CallbackLinks {
 }
 
 export function createCallbackLinks(opts: { baseUrl: string; signingKey: string }): CallbackLinks {
-  if (opts.signingKey.length < MIN_CALLBACK_KEY_LENGTH) throw new Error(`the upstream callback signing key must be at least ${MIN_CALLBACK_KEY_LENGTH} characters`);
+  if (opts.signingKey.length < MIN_CALLBACK_KEY_LENGTH)
+    throw new Error(`the upstream callback signing key must be at least ${MIN_CALLBACK_KEY_LENGTH} characters`);
   const base = opts.baseUrl.replace(/\/+$/, '');
   const sign = (payload: string): string => createHmac('sha256', opts.signingKey).update(payload).digest('base64url');
   return {

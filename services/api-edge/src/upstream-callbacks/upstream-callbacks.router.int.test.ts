@@ -22,7 +22,9 @@ const duePolls = (taskId: string): DuePolls => new DuePolls(h.redis, queueKeyPre
 const dueAt = async (taskId: string): Promise<string | null> => h.redis.zscore(duePolls(taskId).keys.due, taskId);
 /** A callback URL as a worker signs it, posted to the listening edge. */
 const urlOf = (taskId: string, opts: { key?: string; expiresAtS?: number } = {}): string => {
-  const u = new URL(createCallbackLinks({ baseUrl: 'https://gw.example.com', signingKey: opts.key ?? KEY }).url(taskId, 'video', opts.expiresAtS ?? nowS() + 3600));
+  const u = new URL(
+    createCallbackLinks({ baseUrl: 'https://gw.example.com', signingKey: opts.key ?? KEY }).url(taskId, 'video', opts.expiresAtS ?? nowS() + 3600),
+  );
   return `${h.baseUrl}${u.pathname}`;
 };
 const post = (url: string, body: unknown = { status: 'OK' }) =>

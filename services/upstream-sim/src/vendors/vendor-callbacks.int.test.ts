@@ -72,7 +72,9 @@ describe('vendor callbacks against upstream-sim', () => {
     expect(hook!.body).toMatchObject({ status: 'OK', error: null, payload: { images: [expect.objectContaining({ url: expect.any(String) })] } });
     expect((await fal.poll(s.channel, upstreamTaskId)).status).toBe('completed');
     // a malformed webhook is refused as fal refuses a request (422), before any task exists
-    const bad = await failure(fal.submit(s.channel, request({ model: 'lumen-2-flex', prompt: 'x', resolution: '1MP' }), { taskId: 't2', callbackUrl: 'not a url' }));
+    const bad = await failure(
+      fal.submit(s.channel, request({ model: 'lumen-2-flex', prompt: 'x', resolution: '1MP' }), { taskId: 't2', callbackUrl: 'not a url' }),
+    );
     expect(bad?.status).toBe(422);
   });
 
@@ -80,15 +82,21 @@ describe('vendor callbacks against upstream-sim', () => {
     const s = await sim('replicate', 'r8_key_0123456789');
     const rep = adapters.getAdapter('replicate')!;
     const url = `${hookBase}/rep-1.image.9999999999.sig`;
-    const { upstreamTaskId } = await rep.submit(s.channel, request({ model: 'lumen-2-flex', prompt: 'a quiet harbour [sim:fail]', size: '1:1', resolution: '1MP' }), {
-      taskId: 't3',
-      callbackUrl: url,
-    });
+    const { upstreamTaskId } = await rep.submit(
+      s.channel,
+      request({ model: 'lumen-2-flex', prompt: 'a quiet harbour [sim:fail]', size: '1:1', resolution: '1MP' }),
+      {
+        taskId: 't3',
+        callbackUrl: url,
+      },
+    );
     const post = (await s.seen()).find((r) => r.method === 'POST')!;
     expect(post.body).toMatchObject({ webhook: url, webhook_events_filter: ['completed'] });
     const [hook] = await callbackTo('/v1/upstream-callbacks/rep-1.image.9999999999.sig');
     expect(hook!.body).toMatchObject({ id: upstreamTaskId, status: 'failed' });
-    const bad = await failure(rep.submit(s.channel, request({ model: 'lumen-2-flex', prompt: 'x', size: '1:1', resolution: '1MP' }), { taskId: 't4', callbackUrl: 'ftp://x' }));
+    const bad = await failure(
+      rep.submit(s.channel, request({ model: 'lumen-2-flex', prompt: 'x', size: '1:1', resolution: '1MP' }), { taskId: 't4', callbackUrl: 'ftp://x' }),
+    );
     expect(bad?.status).toBe(422);
   });
 
@@ -105,7 +113,9 @@ describe('vendor callbacks against upstream-sim', () => {
     const [hook] = await callbackTo('/v1/upstream-callbacks/kl-1.video.9999999999.sig');
     expect(`omni-video:${String(hook!.body.task_id)}`).toBe(upstreamTaskId);
     expect(hook!.body).toMatchObject({ task_status: 'succeed', task_result: { videos: [expect.objectContaining({ url: expect.any(String) })] } });
-    const bad = await failure(kling.submit(s.channel, request({ model: 'kinetic-video-o1', prompt: 'x', aspect_ratio: '16:9' }), { taskId: 't6', callbackUrl: 'nope' }));
+    const bad = await failure(
+      kling.submit(s.channel, request({ model: 'kinetic-video-o1', prompt: 'x', aspect_ratio: '16:9' }), { taskId: 't6', callbackUrl: 'nope' }),
+    );
     expect(bad?.status).toBe(400);
   });
 
@@ -121,7 +131,9 @@ describe('vendor callbacks against upstream-sim', () => {
     expect(post.body.callback_url).toBe(url);
     const [hook] = await callbackTo('/v1/upstream-callbacks/ark-1.video.9999999999.sig');
     expect(hook!.body).toMatchObject({ id: upstreamTaskId, status: 'succeeded', content: { video_url: expect.any(String) } });
-    const bad = await failure(ark.submit(s.channel, request({ model: 'motion-1-0-pro-fast', prompt: 'x', duration: 5 }), { taskId: 't8', callbackUrl: '/relative' }));
+    const bad = await failure(
+      ark.submit(s.channel, request({ model: 'motion-1-0-pro-fast', prompt: 'x', duration: 5 }), { taskId: 't8', callbackUrl: '/relative' }),
+    );
     expect(bad?.status).toBe(400);
   });
 });

@@ -180,7 +180,12 @@ export function scheduleVendorCallback(ctx: Pick<VendorSimContext, 'now' | 'log'
   const timer = setTimeout(
     () => {
       pendingCallbacks.delete(key);
-      void fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()), signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS) })
+      void fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body()),
+        signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS),
+      })
         .then((r) => ctx.log.info({ taskId: task.id, status: r.status }, 'vendor sim callback sent'))
         .catch((err: unknown) => ctx.log.warn({ taskId: task.id, err: (err as Error).message }, 'vendor sim callback failed'));
     },

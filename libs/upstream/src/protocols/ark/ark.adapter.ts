@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import { CALLBACKS_SETTING, callbacksSettingProblem, commonSettingsProblem, type ChannelSettings, type ChannelTarget, type SubmitOutcome, type UpstreamAdapter } from '../../adapter';
+import {
+  CALLBACKS_SETTING,
+  callbacksSettingProblem,
+  commonSettingsProblem,
+  type ChannelSettings,
+  type ChannelTarget,
+  type SubmitOutcome,
+  type UpstreamAdapter,
+} from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import type { UpstreamHttp } from '../../upstream-http';

@@ -1,5 +1,13 @@
 import { UpstreamError } from '@gmg/errors';
-import { CALLBACKS_SETTING, callbacksSettingProblem, commonSettingsProblem, type ChannelTarget, type UpstreamAdapter, type UpstreamMedia, type UpstreamPoll } from '../../adapter';
+import {
+  CALLBACKS_SETTING,
+  callbacksSettingProblem,
+  commonSettingsProblem,
+  type ChannelTarget,
+  type UpstreamAdapter,
+  type UpstreamMedia,
+  type UpstreamPoll,
+} from '../../adapter';
 import { checkTranslation, translateInput } from '../../translation';
 import { isModerationFailure, truncate } from '../../upstream-failure';
 import type { UpstreamAnswer } from '../../upstream-http';

@@ -1,5 +1,13 @@
 import { UpstreamError } from '@gmg/errors';
-import { CALLBACKS_SETTING, callbacksSettingProblem, commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
+import {
+  CALLBACKS_SETTING,
+  callbacksSettingProblem,
+  commonSettingsProblem,
+  type ChannelSettings,
+  type ChannelTarget,
+  type UpstreamAdapter,
+  type UpstreamPoll,
+} from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';

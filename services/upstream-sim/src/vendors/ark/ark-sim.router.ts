@@ -1,7 +1,16 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { SIM_FAIL_MESSAGE } from '../../sim-scenario';
 import { simStateAt } from '../../task-view';
-import { expiringFileUrl, newVendorTask, rateLimitedOnce, renderImageBytes, scheduleVendorCallback, vendorAuth, type VendorSimContext, type VendorTask } from '../vendor-sim-kit';
+import {
+  expiringFileUrl,
+  newVendorTask,
+  rateLimitedOnce,
+  renderImageBytes,
+  scheduleVendorCallback,
+  vendorAuth,
+  type VendorSimContext,
+  type VendorTask,
+} from '../vendor-sim-kit';
 import { ArkRefusal, validateSeedance, validateSeedream } from './ark-sim.validate';
 
 /**
