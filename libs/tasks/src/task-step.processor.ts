@@ -237,7 +237,9 @@ export class TaskStepProcessor {
         await this.d.lifecycle.fail(task.id, 'Upstream unavailable', TASK_FAILURE_TYPES.upstream);
         return DONE;
       }
-      const ms = Math.max(this.pollDelay(task, ch), this.retryDelay(failures), e.retryAfterMs ?? 0);
+      // at the model's own cadence even when the vendor calls back: a nudged poll that failed must not wait for the
+      // safety net
+      const ms = Math.max(this.pollDelay(task), this.retryDelay(failures), e.retryAfterMs ?? 0);
       return { kind: 'delay', ms, data: { ...s, pollFailures: failures }, next: 'poll' };
     }
   }
@@ -326,13 +328,13 @@ export class TaskStepProcessor {
   }
 
   /**
-   * The next poll's delay: the model's cadence, or — when its channel's vendor calls back (callbacks on, the adapter
-   * takes them, the channel did not turn them off) — that times UPSTREAM_CALLBACK_POLL_FACTOR: the callback nudges
-   * the poll (DuePolls.nudge at the edge), these polls are only the safety net for a callback that never comes.
+   * The next poll's delay: the model's cadence, or — given the channel, when its vendor calls back (callbacks on, the
+   * adapter takes them, the channel did not turn them off) — that times UPSTREAM_CALLBACK_POLL_FACTOR: the callback
+   * nudges the poll (DuePolls.nudge at the edge), these polls are only the safety net for a callback that never comes.
    */
-  private pollDelay(task: TaskRecord, ch: ChannelTarget): number {
+  private pollDelay(task: TaskRecord, ch?: ChannelTarget): number {
     const ms = pollDelayMs(task.model, { scale: this.o.timeScale, random: this.o.random }, task.request);
-    return this.takesCallbacks(ch) ? Math.round(ms * this.o.callbacks!.pollFactor) : ms;
+    return ch && this.takesCallbacks(ch) ? Math.round(ms * this.o.callbacks!.pollFactor) : ms;
   }
 
   /** Vendor callbacks apply to this channel: on here, its adapter takes them, its settings do not say `callbacks: false`. */
