@@ -49,8 +49,8 @@ async function bodyDigest(req: Request, max: number): Promise<string> {
  * (createCallbackLinks), so it sits before the /v1 key auth (app.ts). A callback is only a nudge: the body is never
  * read for the task's state; a valid one makes the task's next poll due now (DuePolls.nudge) and the worker's normal
  * poll step reads the vendor and advances the task. So a forged, replayed or late callback changes nothing: forged
- * → 401 and nothing written; replayed (same token, same body) → 200, nothing done; late (task not waiting: ended,
- * or its poll is running) → 200; past the per-task cap → 200, nothing done.
+ * → 401 and nothing written; replayed (same token, same body) → 200, nothing done; late (the task is not on the poll
+ * path: ended) → 200; past the per-task cap → 200, nothing done. A task whose poll is running is nudged at its settle.
  */
 export function createUpstreamCallbacksRouter(deps: UpstreamCallbacksDeps): Router {
   const router = Router();
