@@ -24,17 +24,24 @@
  *   BENCH_WORKER_TASKS=10000 npm run bench -- worker          # the issue's 10,000
  *   BENCH_WORKER_TASKS=10000 BENCH_WORKER_SHARDS=2 npm run bench -- worker   # K = 2 shards, one worker process
  *   BENCH_WORKER_PROTOCOL=fal npm run bench -- worker         # the channel speaks fal's queue API (issue 34)
+ *
+ * Vendor callbacks (issue 35 item 8), in the same run: the worker has UPSTREAM_CALLBACK_BASE_URL (the edge), and
+ * after the window the edge starts again and BENCH_WORKER_CALLBACK_TASKS (100) finishing tasks go to each of two fal
+ * channels at once, one taking callbacks, one with `settings.callbacks: false` (bench/worker-callbacks.ts); the
+ * bench prints upstream polls per completed task for each and the ratio (target ≤ 0.5). The main window's channel
+ * has callbacks off, so its numbers mean what they did. BENCH_WORKER_CALLBACK_TASKS=0 skips the arm.
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import { QUEUES } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository } from '@gmg/db';
 import { diffHistograms, histogramQuantile, parseHistogram, shareAtMost, sumSamples, type HistogramBuckets } from '@gmg/observability';
 import { DuePolls, createTaskQueue, queueKeyPrefix } from '@gmg/queue';
 import { TEST_REDIS_URL, deleteRedisPrefix, startSimStack, waitFor } from '@gmg/testing';
 import { insertRow } from './doc-table';
 import { cpuSeconds, memMiB } from './proc-stats';
+import { CALLBACK_SIGNING_KEY, prepareCallbackArms, runCallbackArms } from './worker-callbacks';
 
 const TASKS = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_TASKS ?? 2000), 20_000));
 const SECONDS = Math.max(5, Math.min(Number(process.env.BENCH_WORKER_SECONDS ?? 60), 300));
@@ -48,6 +55,8 @@ const SHARDS = Math.max(1, Math.min(Number(process.env.BENCH_WORKER_SHARDS ?? 1)
 /** The channel's protocol (BENCH_WORKER_PROTOCOL: `gateway`, or a vendor protocol such as `fal`, issue 34). */
 const PROTOCOL = process.env.BENCH_WORKER_PROTOCOL ?? 'gateway';
 const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'bench worker capacity [sim:never]', resolution: '1MP' });
+/** Finishing tasks per arm of the vendor-callbacks comparison (0: none). */
+const CALLBACK_TASKS = Math.max(0, Math.min(Number(process.env.BENCH_WORKER_CALLBACK_TASKS ?? 100), 2000));
 
 /** Calls per command name (INFO commandstats; commands run by a script are counted under their own names). */
 async function commandStats(redis: Redis): Promise<Record<string, number>> {
@@ -80,8 +89,9 @@ async function main(): Promise<void> {
   const stack = await startSimStack({
     database: 'gmg_bench_wrk',
     logLevel: 'error',
-    env: { QUEUE_SHARDS: `image=${SHARDS}` },
-    channel: { protocol: PROTOCOL, apiKey: PROTOCOL === 'gateway' ? undefined : 'bench-vendor-key' },
+    env: { QUEUE_SHARDS: `image=${SHARDS}`, UPSTREAM_CALLBACK_SIGNING_KEY: CALLBACK_SIGNING_KEY },
+    // the main window's channel serves its own group only, and polls alone (callbacks off) whatever its protocol
+    channel: { protocol: PROTOCOL, apiKey: PROTOCOL === 'gateway' ? undefined : 'bench-vendor-key', groups: ['bench-unlimited'] },
   });
   const { db, prefix, sim } = stack;
   const dbName = new URL(db.url).pathname.slice(1);
@@ -92,6 +102,10 @@ async function main(): Promise<void> {
     await accounts.topup(acc.id, 10n ** 15n);
     await new GroupRepository(db.dataSource).upsert({ name: 'bench-unlimited', priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
     const { secret } = await new ApiKeyRepository(db.dataSource).create({ accountId: acc.id, groupName: 'bench-unlimited' });
+    const channels = new ChannelRepository(db.dataSource);
+    const main = (await channels.list()).find((c) => c.name === 'sim')!;
+    await channels.update(main.id, { settings: { callbacks: false } });
+    const callbackKeys = CALLBACK_TASKS > 0 ? await prepareCallbackArms(db.dataSource, stack.simUrl) : undefined;
 
     // 1. submit N tasks through the edge, worker not running yet
     const edge = await stack.start('api-edge', { ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' });
@@ -120,7 +134,7 @@ async function main(): Promise<void> {
     // 2. the worker takes them all upstream and settles into polling
     const worker = await stack.start(
       'worker-image',
-      { WORKER_CONCURRENCY: WORKER_CONCURRENCY, POLL_INTERVAL_SCALE: POLL_SCALE },
+      { WORKER_CONCURRENCY: WORKER_CONCURRENCY, POLL_INTERVAL_SCALE: POLL_SCALE, UPSTREAM_CALLBACK_BASE_URL: edge.url },
       // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the bench stops the worker)
       process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
     );
@@ -218,6 +232,22 @@ async function main(): Promise<void> {
       '| date (UTC) | change | machine | tasks |',
       `| ${date} | ${process.env.BENCH_NOTE ?? '—'}${PROTOCOL === 'gateway' ? '' : ` (\`${PROTOCOL}\` channel)`} | ${machine} | ${TASKS} @ scale ${Number(POLL_SCALE).toFixed(3)}, ${SHARDS} shard(s), ${window.toFixed(0)} s | ${pollsPerS.toFixed(0)}/s (due ${(TASKS / 5).toFixed(0)}/s) | ${lateText} | ${((100 * cpu) / window).toFixed(0)} % of a core, ${((cpu * 1e3) / polled).toFixed(2)} ms/poll | ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)}) | ${perPoll} |`,
     );
+
+    // 4. vendor callbacks on and off under the same load (the edge back up: it receives the callbacks)
+    if (callbackKeys) {
+      const edgeAgain = await stack.restart(edge);
+      const t2 = Date.now();
+      const r = await runCallbackArms({ ds: db.dataSource, edgeUrl: edgeAgain.url, workerUrl: worker.url, keys: callbackKeys, tasks: CALLBACK_TASKS });
+      const ratio = r.on.pollsPerTask / r.off.pollsPerTask;
+      const arm = (a: typeof r.on) => `${a.pollsPerTask.toFixed(2)} (${a.polls} polls, ${a.completed} completed, ${a.failed} failed)`;
+      console.log(
+        `\nvendor callbacks (fal, ${CALLBACK_TASKS} [sim:slow] images per arm at once, ${((Date.now() - t2) / 1000).toFixed(0)} s, beside ${TASKS} polling tasks): upstream polls per completed task — callbacks off ${arm(r.off)}, on ${arm(r.on)}; ratio ${ratio.toFixed(2)} (target ≤ 0.5)`,
+      );
+      insertRow(
+        '| date (UTC) | change | machine | load | polls per completed task, callbacks off |',
+        `| ${date} | ${process.env.BENCH_NOTE ?? '—'} | ${machine} | ${CALLBACK_TASKS} fal images per arm beside ${TASKS} polling tasks, scale ${Number(POLL_SCALE).toFixed(3)} | ${arm(r.off)} | ${arm(r.on)} | ${ratio.toFixed(2)} |`,
+      );
+    }
   } finally {
     await stack.stop();
     await deleteRedisPrefix(redis, prefix);

@@ -65,6 +65,8 @@ import { DEFAULT_SIDE_LIMITS, uploadImage } from '../../services/api-edge/src/up
 import type { UploadStorage } from '../../services/api-edge/src/uploads/upload-storage';
 import { createUploadsRouter } from '../../services/api-edge/src/uploads/uploads.router';
 import { createResultsRouter } from '../../services/api-edge/src/results/results.router';
+import type { Redis } from '@gmg/queue';
+import { createUpstreamCallbacksRouter } from '../../services/api-edge/src/upstream-callbacks/upstream-callbacks.router';
 import { renderImage } from '../../services/api-edge/src/uploads/test-images.test-util';
 import type { SubmitTaskDeps } from '../../services/api-edge/src/use-cases/submit-task.use-case';
 import { appRouterMounts, routeShape, servedRoutes, type ServedRoute } from './express-routes.test-util';
@@ -141,6 +143,15 @@ const FACTORIES: Record<string, () => Router> = {
   apiDocsRouter: () => apiDocsRouter({ publicBaseUrl: PUBLIC_BASE_URL }),
   createManagementRouter: () => createManagementRouter({ ds: noDb, adminToken: ADMIN_TOKEN, authenticate: (s) => keys.authenticate(s), logger: silent }),
   createResultsRouter: () => createResultsRouter({ store: { open: () => Promise.resolve(undefined) }, links: { verify: () => false }, logger: silent }),
+  // every token refused: the walk and the 401 never reach Redis
+  createUpstreamCallbacksRouter: () =>
+    createUpstreamCallbacksRouter({
+      links: { verify: () => ({ ok: false, why: 'signature' }) },
+      redis: {} as Redis,
+      prefix: 'gmg',
+      shards: { image: 1, video: 1, artgen: 1, avatar: 1 },
+      logger: silent,
+    }),
   createUploadsRouter: () =>
     createUploadsRouter({
       storage: noStorage,
@@ -478,11 +489,13 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
       }
     });
 
-    it('name only defined security schemes; /v1 needs the API key except the public upload and signed result links; health is open', () => {
+    it('name only defined security schemes; /v1 needs the API key except the public upload, signed result links and vendor callbacks; health is open', () => {
       const schemes = new Set(Object.keys(DOC.components.securitySchemes));
       for (const o of OPERATIONS) for (const s of securityOf(o)) expect(schemes.has(s)).toBe(true);
       for (const o of OPERATIONS.filter((x) => x.path.startsWith('/v1/'))) {
-        const expected = o.method === 'GET' && (o.path === '/v1/uploads/{name}' || o.path === '/v1/results/{key}') ? [] : ['ApiKeyAuth'];
+        // public: uploaded images and kept results (signed links), vendors' callbacks (signed tokens)
+        const open = (o.method === 'GET' && (o.path === '/v1/uploads/{name}' || o.path === '/v1/results/{key}')) || o.path === '/v1/upstream-callbacks/{token}';
+        const expected = open ? [] : ['ApiKeyAuth'];
         expect({ op: o.op.operationId, security: securityOf(o) }).toEqual({ op: o.op.operationId, security: expected });
       }
       expect(securityOf(OPERATIONS.find((o) => o.path === '/healthz')!)).toEqual([]);

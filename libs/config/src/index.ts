@@ -145,3 +145,5 @@ export type { RedisTarget, RedisEnv } from './redis';
 export { SERVICE_NODE_FLAGS, serviceBundlePath, serviceNodeArgs } from './runtime';
 export { resultStoreSchema } from './result-store';
 export type { ResultStoreEnv } from './result-store';
+export { upstreamCallbackSchema, upstreamCallbackWorkerSchema } from './upstream-callbacks';
+export type { UpstreamCallbackEnv, UpstreamCallbackWorkerEnv } from './upstream-callbacks';

@@ -6,13 +6,19 @@
  * and the fleet run (scripts/fleet).
  */
 
-/** The samples of `metric` (every label set, or those with `label`) summed; `undefined` when there is none. */
-export function sumSamples(text: string, metric: string, label?: { name: string; value: string }): number | undefined {
+/** The samples of `metric` (every label set, or those with `label`: one or several, all present) summed; `undefined` when there is none. */
+export function sumSamples(
+  text: string,
+  metric: string,
+  label?: { name: string; value: string } | ReadonlyArray<{ name: string; value: string }>,
+): number | undefined {
+  type Label = { name: string; value: string };
+  const labels: readonly Label[] = label === undefined ? [] : 'name' in label ? [label as Label] : (label as readonly Label[]);
   let sum: number | undefined;
   for (const line of text.split('\n')) {
     // the name itself, not a longer one that starts with it (`x_total` vs `x_total_other`)
     if (!line.startsWith(metric) || (line[metric.length] !== '{' && line[metric.length] !== ' ')) continue;
-    if (label && !line.includes(`${label.name}="${label.value}"`)) continue;
+    if (!labels.every((l) => line.includes(`${l.name}="${l.value}"`))) continue;
     const v = Number(line.slice(line.lastIndexOf(' ') + 1));
     if (Number.isFinite(v)) sum = (sum ?? 0) + v;
   }

@@ -12,6 +12,7 @@ export {
   largeBodyBytesInFlight,
   pollLateness,
   resultStoreBytes,
+  upstreamCallbacks,
 } from './metrics';
 export { addHistograms, diffHistograms, emptyHistogram, histogramQuantile, parseHistogram, shareAtMost, sumSamples } from './histogram-text';
 export type { HistogramBuckets } from './histogram-text';

@@ -112,6 +112,14 @@ export const batchErrors = new Counter({
   registers: [registry],
 });
 
+/** Vendor callbacks at the edge (issue 35 item 8), by outcome: accepted, forged, replayed, late, capped. */
+export const upstreamCallbacks = new Counter({
+  name: 'gmg_upstream_callbacks_total',
+  help: 'Vendor callbacks received by outcome: accepted (the poll nudged), forged (bad, expired or malformed token), replayed, late (task not waiting), capped (too many)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 /** Large request bodies (≥ 256 KiB) at the edge's body budget (MAX_BODY_BYTES_IN_FLIGHT), by outcome. */
 export const largeBodies = new Counter({
   name: 'gmg_large_bodies_total',

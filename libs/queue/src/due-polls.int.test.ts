@@ -120,3 +120,39 @@ describe('due polls of a shard', () => {
     expect(await redis.hlen(polls.keys.failures)).toBe(5_000);
   });
 });
+
+describe('a callback nudge', () => {
+  it('moves a waiting poll earlier to now, never later, never adds one, and leaves an unknown task alone', async () => {
+    const now = 7_000_000;
+    await polls.add('waits', now + 30_000, 0);
+    expect(await polls.nudge('waits', now)).toBe('moved');
+    expect(await redis.zscore(polls.keys.due, 'waits')).toBe(String(now));
+    // a second nudge, later: stays at the earlier time
+    expect(await polls.nudge('waits', now + 1000)).toBe('waiting');
+    expect(await redis.zscore(polls.keys.due, 'waits')).toBe(String(now));
+    // a task not on the poll path (ended): nothing written anywhere
+    expect(await polls.nudge('gone', now)).toBe('absent');
+    expect(await redis.zscore(polls.keys.due, 'gone')).toBeNull();
+    expect(await redis.exists(polls.keys.nudged)).toBe(0);
+  });
+
+  it('a nudge while the poll runs (claimed) makes its settle due by the nudge; an ended one just drops the mark', async () => {
+    const now = 8_000_000;
+    await polls.add('running', now - 5, 0);
+    await polls.add('ending', now - 5, 0);
+    expect((await polls.claim(now, 10)).polls.map((p) => p.taskId).sort()).toEqual(['ending', 'running']);
+    expect(await polls.nudge('running', now + 100)).toBe('claimed');
+    expect(await polls.nudge('ending', now + 100)).toBe('claimed');
+    // the running poll saw "processing" and asks for the next one in 30 s; the nudge wins
+    await polls.settle([
+      { taskId: 'running', dueAt: now + 30_000, failures: 0, previousFailures: 0 },
+      { taskId: 'ending', failures: 0, previousFailures: 0 },
+    ]);
+    expect(await redis.zrange(polls.keys.due, 0, -1, 'WITHSCORES')).toEqual(['running', String(now + 100)]);
+    expect(await redis.exists(polls.keys.nudged)).toBe(0);
+    // a later settle of it is unaffected
+    await polls.claim(now + 200, 10);
+    await polls.settle([{ taskId: 'running', dueAt: now + 60_000, failures: 0, previousFailures: 0 }]);
+    expect(await redis.zscore(polls.keys.due, 'running')).toBe(String(now + 60_000));
+  });
+});

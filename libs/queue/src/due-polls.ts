@@ -11,7 +11,9 @@ import type { Redis } from './connection';
  *                                   than the lease is taken again by any worker (a killed worker's polls come back);
  * - `<queue prefix>:polls:failures` hash, task id → consecutive failed polls, only for tasks with some;
  * - `<queue prefix>:polls:trace`    hash, task id → the W3C trace context its steps continue (JSON), only when
- *                                   tracing is on (one trace from the edge to billing, as the BullMQ job carried it).
+ *                                   tracing is on (one trace from the edge to billing, as the BullMQ job carried it);
+ * - `<queue prefix>:polls:nudged`   hash, task id → when a vendor callback came while the task's poll was running
+ *                                   (claimed): its settle makes the next poll due by then (`nudge`), only for such.
  * A task is in one of the two sets while it polls (at-least-once: a claim is removed only by its settle, which
  * re-adds the task as due unless it ended). Every set is bounded by the pool's open tasks; the orphan sweep finds a
  * polling task in neither set and re-adds its BullMQ job (pool-sweeper), as after any Redis loss.
@@ -21,6 +23,7 @@ const duePollKeys = (queuePrefix: string) => ({
   claimed: `${queuePrefix}:polls:claimed`,
   failures: `${queuePrefix}:polls:failures`,
   trace: `${queuePrefix}:polls:trace`,
+  nudged: `${queuePrefix}:polls:nudged`,
 });
 
 /** Largest batch one claim takes, or one settle script carries (Lua's unpack is bounded; a claim is one Postgres read). */
@@ -54,13 +57,22 @@ local out = {}
 for i = 1, #ids do out[#out + 1] = ids[i]; out[#out + 1] = due[i] end
 return {out, nextDue, redis.call('HMGET', KEYS[3], unpack(ids)), fresh, redis.call('HMGET', KEYS[4], unpack(ids))}`;
 
-// KEYS: due, claimed, failures, trace. ARGV: quadruples id, dueAt ('' = ended: its fields go), failures ('' =
-// leave, '0' = clear, n = set), trace ('' = leave, else set).
+// KEYS: due, claimed, failures, trace, nudged. ARGV: quadruples id, dueAt ('' = ended: its fields go), failures ('' =
+// leave, '0' = clear, n = set), trace ('' = leave, else set). A task nudged while claimed is due by its nudge instead
+// (the nudged hash is read only when it holds something: one HLEN per batch otherwise).
 const SETTLE_LUA = `
 local za, zr, hs, hd, ts, td = {}, {}, {}, {}, {}, {}
+local nudges = redis.call('HLEN', KEYS[5]) > 0
 for i = 1, #ARGV, 4 do
   local id, dueAt, f, t = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   zr[#zr + 1] = id
+  if nudges then
+    local n = redis.call('HGET', KEYS[5], id)
+    if n then
+      redis.call('HDEL', KEYS[5], id)
+      if dueAt ~= '' and tonumber(n) < tonumber(dueAt) then dueAt = n end
+    end
+  end
   if dueAt ~= '' then za[#za + 1] = dueAt; za[#za + 1] = id else td[#td + 1] = id end
   if f == '0' then hd[#hd + 1] = id elseif f ~= '' then hs[#hs + 1] = id; hs[#hs + 1] = f end
   if t ~= '' then ts[#ts + 1] = id; ts[#ts + 1] = t end
@@ -72,6 +84,17 @@ if #hd > 0 then redis.call('HDEL', KEYS[3], unpack(hd)) end
 if #ts > 0 then redis.call('HSET', KEYS[4], unpack(ts)) end
 if #td > 0 then redis.call('HDEL', KEYS[4], unpack(td)) end
 return #za`;
+
+// KEYS: due, claimed, nudged. ARGV: now, id. A waiting poll moves earlier to now (XX LT: never later, never added);
+// a claimed one (its poll running: it may just have missed the end) is marked so its settle makes it due by now.
+const NUDGE_LUA = `
+if redis.call('ZADD', KEYS[1], 'XX', 'LT', 'CH', ARGV[1], ARGV[2]) == 1 then return 'moved' end
+if redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 'waiting' end
+if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
+  redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
+  return 'claimed'
+end
+return 'absent'`;
 
 export interface ClaimedPoll {
   taskId: string;
@@ -97,19 +120,23 @@ export interface PollSettlement {
   trace?: Record<string, string>;
 }
 
+export type NudgeOutcome = 'moved' | 'waiting' | 'claimed' | 'absent';
+
 type ClaimReply = [string[], string | null, Array<string | null>, number, Array<string | null>];
 
 /** The scripts, sent once per connection and then called by SHA (ioredis defineCommand). */
 interface PollScripts {
   gmgClaimPolls(due: string, claimed: string, failures: string, trace: string, now: string, limit: string, leaseMs: string): Promise<ClaimReply>;
-  gmgSettlePolls(due: string, claimed: string, failures: string, trace: string, ...argv: string[]): Promise<number>;
+  gmgSettlePolls(due: string, claimed: string, failures: string, trace: string, nudged: string, ...argv: string[]): Promise<number>;
+  gmgNudgePoll(due: string, claimed: string, nudged: string, now: string, taskId: string): Promise<NudgeOutcome>;
 }
 
 function scriptsOn(redis: Redis): PollScripts {
   const r = redis as Redis & Partial<PollScripts>;
   if (typeof r.gmgClaimPolls !== 'function') {
     redis.defineCommand('gmgClaimPolls', { numberOfKeys: 4, lua: CLAIM_LUA });
-    redis.defineCommand('gmgSettlePolls', { numberOfKeys: 4, lua: SETTLE_LUA });
+    redis.defineCommand('gmgSettlePolls', { numberOfKeys: 5, lua: SETTLE_LUA });
+    redis.defineCommand('gmgNudgePoll', { numberOfKeys: 3, lua: NUDGE_LUA });
   }
   return r as unknown as PollScripts;
 }
@@ -179,7 +206,7 @@ export class DuePolls {
           s.dueAt !== undefined && s.trace ? JSON.stringify(s.trace) : '',
         );
       }
-      await this.scripts.gmgSettlePolls(this.keys.due, this.keys.claimed, this.keys.failures, this.keys.trace, ...argv);
+      await this.scripts.gmgSettlePolls(this.keys.due, this.keys.claimed, this.keys.failures, this.keys.trace, this.keys.nudged, ...argv);
     }
   }
 
@@ -193,10 +220,26 @@ export class DuePolls {
    * left to its step, which re-reads the row, sees the terminal status and drops it.
    */
   async remove(taskId: string): Promise<boolean> {
-    const res = await this.redis.multi().zrem(this.keys.due, taskId).hdel(this.keys.failures, taskId).hdel(this.keys.trace, taskId).exec();
+    const res = await this.redis
+      .multi()
+      .zrem(this.keys.due, taskId)
+      .hdel(this.keys.failures, taskId)
+      .hdel(this.keys.trace, taskId)
+      .hdel(this.keys.nudged, taskId)
+      .exec();
     const [err, removed] = res?.[0] ?? [new Error('no reply'), 0];
     if (err) throw err;
     return removed === 1;
+  }
+
+  /**
+   * A vendor callback's nudge (issue 35 item 8): makes the task's next poll due by `now`, in one script. `moved`: its
+   * waiting poll is due now (only earlier, never added); `waiting`: it was due by then already; `claimed`: its poll
+   * is running (and may just have missed the end), so its settle makes the next one due by `now`; `absent`: not on
+   * this shard's poll path (ended, or never polled).
+   */
+  async nudge(taskId: string, now: number): Promise<NudgeOutcome> {
+    return this.scripts.gmgNudgePoll(this.keys.due, this.keys.claimed, this.keys.nudged, String(Math.round(now)), taskId);
   }
 
   /** Which of these tasks are on this shard's poll path (due or claimed): one pipelined round trip. */

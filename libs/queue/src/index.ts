@@ -1,5 +1,5 @@
 export { createRedis, checkRedisPolicy, redisPrimaries } from './connection';
-export { queueKeyPrefix, taskViewKey, idempotencyKey, limiterKey, uploadQuotaKey, healSentinelKey, sweepCursorKey, shardOf } from './keys';
+export { queueKeyPrefix, taskViewKey, idempotencyKey, limiterKey, uploadQuotaKey, healSentinelKey, sweepCursorKey, shardOf, upstreamCallbackKey } from './keys';
 export type { Redis } from './connection';
 export { Producers, createTaskQueue, createTaskQueueShards, createBillingQueue, createWebhookQueue, enqueueSettlement, enqueueWebhook } from './producers';
 export type { TaskQueue, BillingQueue, WebhookQueue } from './producers';

@@ -30,6 +30,12 @@ export const limiterKey = (id: string): string => `{${id}}`;
  */
 export const uploadQuotaKey = (prefix: string, accountId: string): string => `{${prefix}:uploads:${accountId}}`;
 
+/**
+ * A task's vendor-callback bookkeeping at the edge (issue 35 item 8), in the task's own slot: `<this>:n` counts its
+ * nudges (capped), `<this>:seen:<digest>` marks a token + body already handled (a replay). Both expire.
+ */
+export const upstreamCallbackKey = (prefix: string, taskId: string): string => `{${prefix}:upcb:${taskId}}`;
+
 /** In the slot of the queue (shard) it guards: lost with that queue's data, so its absence means the queue was lost. */
 export const healSentinelKey = (queuePrefix: string): string => `${queuePrefix}:heal`;
 

@@ -1,8 +1,17 @@
-import { Joi, commonSchema, env, resultStoreSchema, type CommonEnv, type ResultStoreEnv } from '@gmg/config';
+import {
+  Joi,
+  commonSchema,
+  env,
+  resultStoreSchema,
+  upstreamCallbackWorkerSchema,
+  type CommonEnv,
+  type ResultStoreEnv,
+  type UpstreamCallbackWorkerEnv,
+} from '@gmg/config';
 
 const MIB = 1024 * 1024;
 
-export interface PoolWorkerConfig extends CommonEnv, ResultStoreEnv {
+export interface PoolWorkerConfig extends CommonEnv, ResultStoreEnv, UpstreamCallbackWorkerEnv {
   HEALTH_PORT: number;
   WORKER_CONCURRENCY: number;
   POLL_INTERVAL_SCALE: number;
@@ -44,5 +53,7 @@ export function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema
       .default(512 * MIB),
     /** Per kept file: download and store write together. */
     RESULT_DOWNLOAD_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(300_000),
+    // Vendor callbacks (docs/upstreams.md): UPSTREAM_CALLBACK_BASE_URL, UPSTREAM_CALLBACK_SIGNING_KEY (the edge's), the poll factor
+    ...upstreamCallbackWorkerSchema,
   });
 }

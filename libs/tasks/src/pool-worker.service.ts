@@ -6,9 +6,17 @@ import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, startTracing } from '@gmg/observability';
 import { redisTargetOf } from '@gmg/config';
 import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
-import { PublicHostResolver, createMediaKeeper, createResultLinks, createResultStore, createUpstreamAdapters, type ClosableMediaKeeper } from '@gmg/upstream';
+import {
+  PublicHostResolver,
+  createCallbackLinks,
+  createMediaKeeper,
+  createResultLinks,
+  createResultStore,
+  createUpstreamAdapters,
+  type ClosableMediaKeeper,
+} from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
-import { startPoolWorker } from './pool-worker';
+import { startPoolWorker, type PoolWorkerOptions } from './pool-worker';
 import type { CompletionHandler } from './task-lifecycle';
 
 export interface PoolWorkerServiceOptions {
@@ -40,6 +48,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
       sweepIntervalMs: config.SWEEP_INTERVAL_MS,
       lockDuration: config.WORKER_LOCK_MS,
       stalledInterval: config.WORKER_LOCK_MS,
+      callbacks: callbacksOf(config),
     },
   );
   let draining = false;
@@ -65,6 +74,15 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
     },
     { log: (msg, err) => logger.info({ err: (err as Error | undefined)?.message }, msg) },
   );
+}
+
+/** Vendor callbacks (issue 35 item 8): on when UPSTREAM_CALLBACK_BASE_URL names the edge as vendors reach it. */
+function callbacksOf(config: Readonly<PoolWorkerConfig>): PoolWorkerOptions['callbacks'] {
+  if (!config.UPSTREAM_CALLBACK_BASE_URL || !config.UPSTREAM_CALLBACK_SIGNING_KEY) return undefined;
+  return {
+    links: createCallbackLinks({ baseUrl: config.UPSTREAM_CALLBACK_BASE_URL, signingKey: config.UPSTREAM_CALLBACK_SIGNING_KEY }),
+    pollFactor: config.UPSTREAM_CALLBACK_POLL_FACTOR,
+  };
 }
 
 /**

@@ -189,7 +189,18 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     });
     await keeper.start();
   }
-  logger.info({ pool, queue: QUEUES[pool], shards: queues.length, concurrency: opts.concurrency, scale: opts.pollIntervalScale }, 'pool worker started');
+  logger.info(
+    {
+      pool,
+      queue: QUEUES[pool],
+      shards: queues.length,
+      concurrency: opts.concurrency,
+      scale: opts.pollIntervalScale,
+      // never the links' key: only whether vendors get callback URLs, and the safety-net factor
+      callbacks: opts.callbacks ? { pollFactor: opts.callbacks.pollFactor } : false,
+    },
+    'pool worker started',
+  );
 
   return {
     worker,

@@ -9,6 +9,7 @@ import {
   channelTarget,
   pickChannel,
   type AdapterRegistry,
+  type CallbackLinks,
   type ChannelTarget,
   type CircuitBreaker,
   type MediaKeeper,
@@ -47,6 +48,11 @@ export interface TaskProcessorOptions {
   maxSubmitAttempts?: number;
   /** Consecutive transient poll failures before the task fails. Default 20. */
   maxPollFailures?: number;
+  /**
+   * Vendor callbacks (UPSTREAM_CALLBACK_BASE_URL set; issue 35 item 8): each submit to an adapter that takes one gets
+   * the task's signed callback URL, and that task polls `pollFactor` times less often (the safety net). Absent: off.
+   */
+  callbacks?: { links: Pick<CallbackLinks, 'url'>; pollFactor: number };
   random?: () => number;
 }
 
@@ -67,7 +73,7 @@ export type PollHandOff = (taskId: string, dueAt: number, pollFailures: number, 
  * resubmit.
  */
 export class TaskStepProcessor {
-  private readonly o: Required<Omit<TaskProcessorOptions, 'random'>> & Pick<TaskProcessorOptions, 'random'>;
+  private readonly o: Required<Omit<TaskProcessorOptions, 'random' | 'callbacks'>> & Pick<TaskProcessorOptions, 'random' | 'callbacks'>;
 
   /**
    * `handOff`: a step whose next step is a poll puts the task on the steady poll path (PollLoop) and its BullMQ job
@@ -171,7 +177,8 @@ export class TaskStepProcessor {
     }
     const target = channelTarget(ch);
     try {
-      const { upstreamTaskId, done } = await adapter.submit(target, request, { taskId: task.id });
+      const callbackUrl = this.takesCallbacks(target) ? this.callbackUrl(task) : undefined;
+      const { upstreamTaskId, done } = await adapter.submit(target, request, { taskId: task.id, ...(callbackUrl ? { callbackUrl } : {}) });
       this.d.breaker.recordSuccess(ch.id);
       // A synchronous vendor answered the finished task: keep its files, then end it in one statement that also
       // names the channel (a crash before that re-runs the submit; nothing was recorded half-way).
@@ -189,7 +196,7 @@ export class TaskStepProcessor {
       }
       this.d.logger.info({ taskId: task.id, channel: ch.name, upstreamTaskId }, 'task submitted upstream');
       await this.d.lifecycle.writeView(rec);
-      return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 }, next: 'poll' };
+      return { kind: 'delay', ms: this.pollDelay(task, target), data: { ...s, pollFailures: 0 }, next: 'poll' };
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
       if (!e.retryable) return this.failFinal(task, e);
@@ -230,6 +237,8 @@ export class TaskStepProcessor {
         await this.d.lifecycle.fail(task.id, 'Upstream unavailable', TASK_FAILURE_TYPES.upstream);
         return DONE;
       }
+      // at the model's own cadence even when the vendor calls back: a nudged poll that failed must not wait for the
+      // safety net
       const ms = Math.max(this.pollDelay(task), this.retryDelay(failures), e.retryAfterMs ?? 0);
       return { kind: 'delay', ms, data: { ...s, pollFailures: failures }, next: 'poll' };
     }
@@ -302,7 +311,7 @@ export class TaskStepProcessor {
       rec = (await this.d.tasks.updateNative(task.id, p.native)) ?? rec;
     }
     if (rec) await this.d.lifecycle.writeView(rec);
-    return { kind: 'delay', ms: this.pollDelay(task), data: { ...s, pollFailures: 0 }, next: 'poll' };
+    return { kind: 'delay', ms: this.pollDelay(task, ch), data: { ...s, pollFailures: 0 }, next: 'poll' };
   }
 
   /** A final upstream refusal (4xx, moderation): another channel would refuse too, so no retry. */
@@ -323,8 +332,24 @@ export class TaskStepProcessor {
     return DONE;
   }
 
-  private pollDelay(task: TaskRecord): number {
-    return pollDelayMs(task.model, { scale: this.o.timeScale, random: this.o.random }, task.request);
+  /**
+   * The next poll's delay: the model's cadence, or — given the channel, when its vendor calls back (callbacks on, the
+   * adapter takes them, the channel did not turn them off) — that times UPSTREAM_CALLBACK_POLL_FACTOR: the callback
+   * nudges the poll (DuePolls.nudge at the edge), these polls are only the safety net for a callback that never comes.
+   */
+  private pollDelay(task: TaskRecord, ch?: ChannelTarget): number {
+    const ms = pollDelayMs(task.model, { scale: this.o.timeScale, random: this.o.random }, task.request);
+    return ch && this.takesCallbacks(ch) ? Math.round(ms * this.o.callbacks!.pollFactor) : ms;
+  }
+
+  /** Vendor callbacks apply to this channel: on here, its adapter takes them, its settings do not say `callbacks: false`. */
+  private takesCallbacks(ch: ChannelTarget): boolean {
+    return this.o.callbacks !== undefined && this.d.adapters.getAdapter(ch.protocol)?.callbacks === true && ch.settings.callbacks !== false;
+  }
+
+  /** The task's signed callback URL: valid until its deadline and an hour more (a later one is late anyway). */
+  private callbackUrl(task: TaskRecord): string {
+    return this.o.callbacks!.links.url(task.id, task.pool, Math.floor(task.deadlineAt.getTime() / 1000) + 3600);
   }
 
   private retryDelay(attempt: number): number {

@@ -37,6 +37,17 @@ export function commonSettingsProblem(
   return undefined;
 }
 
+/** The channel setting of protocols that take callbacks: `callbacks: false` keeps that channel on polls alone. */
+export const CALLBACKS_SETTING = 'callbacks';
+
+/** The `callbacks` setting's problem, if any (a boolean or absent). */
+export function callbacksSettingProblem(settings: Readonly<ChannelSettings>): Unsupported | undefined {
+  const v = settings[CALLBACKS_SETTING];
+  return v === undefined || typeof v === 'boolean'
+    ? undefined
+    : { field: CALLBACKS_SETTING, message: '`callbacks` must be a boolean (false: the vendor is not given a callback URL, the task is polled)' };
+}
+
 /** What an adapter needs to reach one channel. The api key is a secret: never log it, never put it in job data. */
 export interface ChannelTarget {
   id: string;
@@ -119,6 +130,12 @@ export interface UpstreamPoll {
 export interface SubmitContext {
   /** Our task id; sent as the idempotency key so a resubmit after a crash does not create a second upstream task. */
   taskId: string;
+  /**
+   * Set when vendor callbacks are on (UPSTREAM_CALLBACK_BASE_URL) and the adapter declares `callbacks`: the task's
+   * signed callback URL on the edge, sent the way the vendor documents it (a webhook or `callback_url`). A callback
+   * only nudges the task's next poll; nothing is read from it.
+   */
+  callbackUrl?: string;
 }
 
 /**
@@ -138,6 +155,11 @@ export interface UpstreamAdapter {
   readonly protocol: string;
   /** The declared field table (vendor protocols): what `check` enforces and docs/upstreams.md shows. */
   readonly translation?: ProtocolTranslation;
+  /**
+   * The vendor calls back when a task ends (issue 35 item 8): `submit` sends `SubmitContext.callbackUrl` when given,
+   * and such a task polls at the slower safety-net cadence. A channel turns it off with `settings.callbacks: false`.
+   */
+  readonly callbacks?: boolean;
   /**
    * Pure: the first field of the request this protocol cannot carry on this channel, or undefined. Checked at the
    * edge before any money moves (another eligible channel may be chosen instead) and again by the worker.

@@ -14,3 +14,4 @@ export type { ResultStore } from './results/result-store';
 export { createResultStore } from './results/create-result-store';
 export { createResultLinks, type ResultLinks } from './results/result-links';
 export { createMediaKeeper, type MediaKeeper, type ClosableMediaKeeper } from './results/media-keeper';
+export { createCallbackLinks, callbackTokenForLog, type CallbackLinks } from './callbacks/callback-links';

@@ -27,6 +27,7 @@ import {
   PublicHostResolver,
   createResultLinks,
   createResultStore,
+  createCallbackLinks,
   createUpstreamAdapters,
   type AdapterRegistry,
   type ResultStore,
@@ -72,6 +73,7 @@ import { channelCarryCheck } from './use-cases/channel-carry.check';
 import { messagesRouter } from './messages/messages.router';
 import { mountPlayground } from './playground';
 import { createResultsRouter } from './results/results.router';
+import { createUpstreamCallbacksRouter } from './upstream-callbacks/upstream-callbacks.router';
 
 export type AppConfig = Pick<
   ApiEdgeConfig,
@@ -109,6 +111,7 @@ export type AppConfig = Pick<
   | 'mediaDnsCacheTtlMs'
   | 'resultStoreUrl'
   | 'resultSigningKey'
+  | 'upstreamCallbackSigningKey'
   | 'resultLinkTtlSeconds'
   | 'resultStoreEndpoint'
   | 'resultStoreRegion'
@@ -211,6 +214,7 @@ export function createApp(deps: AppDeps): EdgeApp {
   mountObservability(app, deps);
   mountUploads(app, parts);
   const resultSweeper = mountResults(app, deps);
+  mountUpstreamCallbacks(app, deps);
   app.use('/v1', parts.auth);
   mountTasks(app, parts);
   mountGenerations(app, parts);
@@ -386,6 +390,18 @@ function mountResults(app: Express, { config, logger, now, resultStore }: AppDep
     new UploadSweeper({ sweepExpired: (at = new Date()) => sweep(new Date(at.getTime() - keepMs)) }, config.uploadSweepIntervalMs, logger, now, 'results');
   app.use('/v1/results', createResultsRouter({ store, links, logger, now }));
   return sweeper || undefined;
+}
+
+/**
+ * POST /v1/upstream-callbacks/<token>: vendors' callbacks (issue 35 item 8), before the /v1 key auth like the result
+ * links (the signed token is the capability). Mounted only with UPSTREAM_CALLBACK_SIGNING_KEY: without it, 404.
+ */
+function mountUpstreamCallbacks(app: Express, { config, redis, logger, now }: AppDeps): void {
+  if (!config.upstreamCallbackSigningKey) return;
+  // the base is the workers' business (they build the URLs); verifying needs the key only
+  const links = createCallbackLinks({ baseUrl: config.publicBaseUrl, signingKey: config.upstreamCallbackSigningKey });
+  // the path is UPSTREAM_CALLBACKS_PATH, where the workers' URLs point (a literal here: test/docs/openapi.test.ts reads mounts)
+  app.use('/v1/upstream-callbacks', createUpstreamCallbacksRouter({ links, redis, prefix: config.queuePrefix, shards: config.queueShards, logger, now }));
 }
 
 /** GET /v1/tasks/<id>: the poll, the busiest route (answered from the Redis task view). */

@@ -22,6 +22,15 @@ describe('parseConfig', () => {
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  it('UPSTREAM_CALLBACK_SIGNING_KEY: unset by default (no callback route), else at least 32 characters', () => {
+    const base = { ADMIN_TOKEN: 'admin-secret-0123456789abcdef', RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef' };
+    expect(parseConfig(base).upstreamCallbackSigningKey).toBeUndefined();
+    expect(parseConfig({ ...base, UPSTREAM_CALLBACK_SIGNING_KEY: 'callback-signing-key-0123456789abcdef' }).upstreamCallbackSigningKey).toBe(
+      'callback-signing-key-0123456789abcdef',
+    );
+    expect(() => parseConfig({ ...base, UPSTREAM_CALLBACK_SIGNING_KEY: 'short' })).toThrow(ConfigError);
+  });
+
   it('derives PUBLIC_BASE_URL from PORT and strips a trailing slash from an explicit one', () => {
     expect(
       parseConfig({ ADMIN_TOKEN: 'admin-secret-0123456789abcdef', RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef', PORT: '9000' }).publicBaseUrl,

@@ -8,10 +8,12 @@ import {
   postgresOptions,
   redisTargetOf,
   resultStoreSchema,
+  upstreamCallbackSchema,
   type CommonEnv,
   type PostgresOptions,
   type RedisTarget,
   type ResultStoreEnv,
+  type UpstreamCallbackEnv,
 } from '@gmg/config';
 import type { Pool } from '@gmg/contracts';
 
@@ -92,6 +94,8 @@ export interface ApiEdgeConfig {
   resultStoreUrl: string;
   /** Signs the result links (`/v1/results/<key>`); the workers sign with the same key. Secret: no default. */
   resultSigningKey: string;
+  /** Verifies vendor callbacks (`/v1/upstream-callbacks/<token>`); unset: the route is not mounted. Secret. */
+  upstreamCallbackSigningKey?: string;
   /** How long a result link works; local-disk results older than this plus a day are swept. */
   resultLinkTtlSeconds: number;
   /** S3-compatible endpoint of the result store (MinIO, R2…); unset: AWS S3. */
@@ -244,6 +248,8 @@ const schema = Joi.object({
   UPLOAD_QUOTA_FILES: Joi.number().integer().min(0).max(10_000_000).default(1000),
   // RESULT_STORE_URL, RESULT_SIGNING_KEY (required), RESULT_LINK_TTL_SECONDS, RESULT_STORE_ENDPOINT/REGION/FORCE_PATH_STYLE: shared with the workers
   ...resultStoreSchema,
+  // UPSTREAM_CALLBACK_SIGNING_KEY: shared with the workers (vendor callbacks, docs/upstreams.md)
+  ...upstreamCallbackSchema,
   MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
   MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
   MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
@@ -279,7 +285,7 @@ const schema = Joi.object({
   MEDIA_DNS_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(60_000),
 });
 
-interface RawEnv extends CommonEnv, ResultStoreEnv {
+interface RawEnv extends CommonEnv, ResultStoreEnv, UpstreamCallbackEnv {
   PORT: number;
   PUBLIC_BASE_URL?: string;
   ADMIN_TOKEN: string;
@@ -362,6 +368,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
     uploadQuotaFiles: e.UPLOAD_QUOTA_FILES,
     resultStoreUrl: /^(s3|file):/.test(e.RESULT_STORE_URL) ? e.RESULT_STORE_URL : path.resolve(e.RESULT_STORE_URL),
     resultSigningKey: e.RESULT_SIGNING_KEY,
+    upstreamCallbackSigningKey: e.UPSTREAM_CALLBACK_SIGNING_KEY,
     resultLinkTtlSeconds: e.RESULT_LINK_TTL_SECONDS,
     resultStoreEndpoint: e.RESULT_STORE_ENDPOINT,
     resultStoreRegion: e.RESULT_STORE_REGION,

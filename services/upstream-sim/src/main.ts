@@ -1,6 +1,7 @@
 import { createLogger } from '@gmg/logger';
 import { createSimApp } from './app';
 import { loadSimConfig } from './config';
+import { clearVendorCallbacks } from './vendors/vendor-sim-kit';
 
 function main(): void {
   const config = loadSimConfig();
@@ -23,6 +24,7 @@ function main(): void {
   });
   const stop = (signal: string) => {
     log.info({ signal }, 'upstream-sim stopping');
+    clearVendorCallbacks();
     server.close(() => process.exit(0));
     server.closeIdleConnections();
     setTimeout(() => process.exit(0), 5000).unref();

@@ -27,6 +27,19 @@ describe('worker-video config', () => {
     expect(() => loadWorkerConfig({ RESULT_SIGNING_KEY: 'short' })).toThrow(/RESULT_SIGNING_KEY/);
   });
 
+  it('vendor callbacks: off by default; a callback base URL needs the signing key the edge has (≥ 32 characters)', () => {
+    const off = loadWorkerConfig(SIGNING);
+    expect(off.UPSTREAM_CALLBACK_BASE_URL).toBeUndefined();
+    expect(off.UPSTREAM_CALLBACK_POLL_FACTOR).toBe(6);
+    const base = { ...SIGNING, UPSTREAM_CALLBACK_BASE_URL: 'https://gw.example.com' };
+    expect(() => loadWorkerConfig(base)).toThrow(/UPSTREAM_CALLBACK_SIGNING_KEY/);
+    expect(() => loadWorkerConfig({ ...base, UPSTREAM_CALLBACK_SIGNING_KEY: 'short' })).toThrow(/UPSTREAM_CALLBACK_SIGNING_KEY/);
+    expect(() => loadWorkerConfig({ ...base, UPSTREAM_CALLBACK_BASE_URL: 'ftp://x' })).toThrow(/UPSTREAM_CALLBACK_BASE_URL/);
+    const on = loadWorkerConfig({ ...base, UPSTREAM_CALLBACK_SIGNING_KEY: 'callback-signing-key-0123456789abcdef', UPSTREAM_CALLBACK_POLL_FACTOR: '10' });
+    expect(on).toMatchObject({ UPSTREAM_CALLBACK_BASE_URL: 'https://gw.example.com', UPSTREAM_CALLBACK_POLL_FACTOR: 10 });
+    expect(() => loadWorkerConfig({ ...SIGNING, UPSTREAM_CALLBACK_POLL_FACTOR: '0.5' })).toThrow(/UPSTREAM_CALLBACK_POLL_FACTOR/);
+  });
+
   it('lists every bad key at once', () => {
     try {
       loadWorkerConfig({ WORKER_CONCURRENCY: '0', POLL_INTERVAL_SCALE: '-1', REDIS_URL: 'http://x' });

@@ -23,6 +23,7 @@ export const ROUTE_DOCS: Readonly<Record<string, string>> = Object.freeze({
   createManagementRouter: 'management/management.openapi.yaml',
   createUploadsRouter: 'uploads/uploads.openapi.yaml',
   createResultsRouter: 'results/results.openapi.yaml',
+  createUpstreamCallbacksRouter: 'upstream-callbacks/upstream-callbacks.openapi.yaml',
   generationsRouter: 'routes/generations.openapi.yaml',
   messagesRouter: 'messages/messages.openapi.yaml',
   avatarRouter: 'avatar/avatar.openapi.yaml',

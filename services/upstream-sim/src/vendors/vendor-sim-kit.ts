@@ -4,7 +4,7 @@ import type { Logger } from '@gmg/logger';
 import { normalizeImageFormat, type ImageRenderer } from '../media/image-renderer';
 import { durationMs, parseMarkers, type SimMarkers } from '../sim-scenario';
 import { newTaskId, type SimTask, type SimTaskStore } from '../sim-task.store';
-import { imageFileName, videoFileName } from '../task-view';
+import { imageFileName, simStateAt, videoFileName } from '../task-view';
 
 /**
  * What every vendor mode of the simulator shares (issue 34: the simulator speaks each vendor protocol under its own
@@ -147,4 +147,57 @@ export function vendorRequestLog(max = 500): { record: RequestHandler; recordSta
       res.json({ requests: seen });
     },
   };
+}
+
+/** A callback URL as the vendors take one: absolute http(s), at most 2,048 characters (guess: a common URL cap). */
+export function isCallbackUrl(v: unknown): v is string {
+  if (typeof v !== 'string' || v.length > 2048) return false;
+  try {
+    const u = new URL(v);
+    return u.protocol === 'https:' || u.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+/** Callbacks waiting for their task to end (all vendor modes): bounded, each cleared when it fires. */
+const pendingCallbacks = new Map<string, NodeJS.Timeout>();
+const MAX_PENDING_CALLBACKS = 20_000;
+const CALLBACK_TIMEOUT_MS = 5000;
+
+/**
+ * A vendor's callback (fal and Replicate webhooks, Kling's and Ark's `callback_url`; issue 35 item 8): when `task`
+ * ends on the simulator's clock (success or failure; a `[sim:never]` task never calls), POST `body()` — the vendor's
+ * own payload shape, read at that moment — to `url`, once, fire-and-forget with a timeout. Timers are unref'd and
+ * bounded (past MAX_PENDING_CALLBACKS a new one is dropped, as a vendor losing a callback: the gateway's safety-net
+ * poll finds the task); `clearVendorCallbacks` stops them all.
+ */
+export function scheduleVendorCallback(ctx: Pick<VendorSimContext, 'now' | 'log'>, task: SimTask, url: string, body: () => unknown): void {
+  const endedAt = simStateAt(task, Number.MAX_SAFE_INTEGER).endedAt;
+  if (endedAt === undefined || pendingCallbacks.size >= MAX_PENDING_CALLBACKS) return;
+  const key = `${task.id} ${url}`;
+  clearTimeout(pendingCallbacks.get(key));
+  const timer = setTimeout(
+    () => {
+      pendingCallbacks.delete(key);
+      void fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body()),
+        signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS),
+      })
+        .then((r) => ctx.log.info({ taskId: task.id, status: r.status }, 'vendor sim callback sent'))
+        .catch((err: unknown) => ctx.log.warn({ taskId: task.id, err: (err as Error).message }, 'vendor sim callback failed'));
+    },
+    // a few ms past the end, so the vendor's own answer already says it ended
+    Math.max(0, endedAt - ctx.now()) + 5,
+  );
+  timer.unref();
+  pendingCallbacks.set(key, timer);
+}
+
+/** Stops every pending callback (the simulator closing; tests). */
+export function clearVendorCallbacks(): void {
+  for (const t of pendingCallbacks.values()) clearTimeout(t);
+  pendingCallbacks.clear();
 }

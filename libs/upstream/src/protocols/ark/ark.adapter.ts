@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type SubmitOutcome, type UpstreamAdapter } from '../../adapter';
+import {
+  CALLBACKS_SETTING,
+  callbacksSettingProblem,
+  commonSettingsProblem,
+  type ChannelSettings,
+  type ChannelTarget,
+  type SubmitOutcome,
+  type UpstreamAdapter,
+} from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import type { UpstreamHttp } from '../../upstream-http';
@@ -38,7 +46,9 @@ export function createArkAdapter(opts: ArkAdapterOptions): UpstreamAdapter {
     translation: T,
     check: (_ch, req) => checkTranslation(T, req),
     checkSettings,
-    submit: (ch, req, ctx) => (req.pool === 'video' ? submitVideo(jobs, ch, req) : submitImages(sync, ch, req, ctx.taskId)),
+    // video tasks only: an image call ends at submit, nothing to call back about
+    callbacks: true,
+    submit: (ch, req, ctx) => (req.pool === 'video' ? submitVideo(jobs, ch, req, ctx.callbackUrl) : submitImages(sync, ch, req, ctx.taskId)),
     async poll(ch, upstreamTaskId) {
       if (upstreamTaskId.startsWith(IMAGE_ID_PREFIX)) {
         return { status: 'failed', progress: 0, error: { message: 'an ark image task ends at submit: there is nothing to poll' } };
@@ -61,17 +71,24 @@ export function createArkAdapter(opts: ArkAdapterOptions): UpstreamAdapter {
   };
 }
 
-// a callback makes Ark post the result elsewhere; and a stream answers server-sent events, not the JSON we read
+// the gateway sets `callback_url` itself (its signed URL, vendor callbacks); a stream answers server-sent events, not
+// the JSON we read
 const checkSettings = (s: Readonly<ChannelSettings>): Unsupported | undefined =>
-  commonSettingsProblem('ark', s, { reserved: ['callback_url', 'stream'], reservedWhy: 'the gateway polls the task and reads one JSON answer' });
+  commonSettingsProblem('ark', s, {
+    options: [CALLBACKS_SETTING],
+    reserved: ['callback_url', 'stream'],
+    reservedWhy: 'the gateway sets the callback itself and reads one JSON answer',
+  }) ?? callbacksSettingProblem(s);
 
 const headers = (ch: ChannelTarget): Record<string, string> => withChannelHeaders(ch, { Authorization: `Bearer ${ch.apiKey}` });
 const taskUrl = (ch: ChannelTarget, id: string): string => joinUrl(ch.baseUrl, `${TASKS}/${encodeURIComponent(id)}`);
 const vendorBody = (ch: ChannelTarget, req: NormalizedRequest): Json => ({ ...translateInput(T, ch, req), model: vendorModelOf(T, ch, req) });
 
-async function submitVideo(client: UpstreamHttp, ch: ChannelTarget, req: NormalizedRequest): Promise<SubmitOutcome> {
+async function submitVideo(client: UpstreamHttp, ch: ChannelTarget, req: NormalizedRequest, callbackUrl?: string): Promise<SubmitOutcome> {
   const describe = `upstream ${ch.name} POST ${TASKS}`;
-  const res = await callVendor(ch, 'submit', describe, () => client.post(joinUrl(ch.baseUrl, TASKS), vendorBody(ch, req), headers(ch)), readArkError);
+  // Ark posts the task to `callback_url` when its status changes (https://docs.byteplus.com/en/docs/ModelArk/1520757)
+  const body = { ...vendorBody(ch, req), ...(callbackUrl ? { callback_url: callbackUrl } : {}) };
+  const res = await callVendor(ch, 'submit', describe, () => client.post(joinUrl(ch.baseUrl, TASKS), body, headers(ch)), readArkError);
   const id = isObj(res.data) && typeof res.data.id === 'string' ? res.data.id : '';
   // Final: the task may exist without us knowing its id; Ark has no idempotency key to find it again.
   if (!id) throw new UpstreamError(`${describe}: answer without a task id`, false, res.status, 'server');

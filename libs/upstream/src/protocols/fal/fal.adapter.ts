@@ -1,5 +1,13 @@
 import { UpstreamError } from '@gmg/errors';
-import { commonSettingsProblem, type ChannelTarget, type UpstreamAdapter, type UpstreamMedia, type UpstreamPoll } from '../../adapter';
+import {
+  CALLBACKS_SETTING,
+  callbacksSettingProblem,
+  commonSettingsProblem,
+  type ChannelTarget,
+  type UpstreamAdapter,
+  type UpstreamMedia,
+  type UpstreamPoll,
+} from '../../adapter';
 import { checkTranslation, translateInput } from '../../translation';
 import { isModerationFailure, truncate } from '../../upstream-failure';
 import type { UpstreamAnswer } from '../../upstream-http';
@@ -91,16 +99,19 @@ export function createFalAdapter(opts: { timeoutMs: number }): UpstreamAdapter {
   return {
     protocol: 'fal',
     check,
+    callbacks: true,
 
-    checkSettings: (settings) => commonSettingsProblem('fal', settings),
+    checkSettings: (settings) => commonSettingsProblem('fal', settings, { options: [CALLBACKS_SETTING] }) ?? callbacksSettingProblem(settings),
 
-    async submit(ch, req) {
+    async submit(ch, req, ctx) {
       const problem = check(ch, req);
       if (problem) throw new UpstreamError(problem.message, false, undefined, 'bad_request');
       const endpoint = falEndpointOf(ch, req);
       const describe = `fal ${ch.name} POST /${endpoint}`;
+      // fal's webhook: the `fal_webhook` query parameter of the queue submit (https://docs.fal.ai/model-endpoints/webhooks)
+      const query = ctx.callbackUrl ? `?fal_webhook=${encodeURIComponent(ctx.callbackUrl)}` : '';
       const res = await call(ch, 'submit', describe, () =>
-        http.post(joinUrl(ch.baseUrl, `/${endpoint}`), translateInput(FAL_TRANSLATION, ch, req), headersFor(ch)),
+        http.post(joinUrl(ch.baseUrl, `/${endpoint}${query}`), translateInput(FAL_TRANSLATION, ch, req), headersFor(ch)),
       );
       const id = isObj(res.data) ? res.data.request_id : undefined;
       if (typeof id !== 'string' || !REQUEST_ID.test(id)) throw new UpstreamError(`${describe}: answer without a request_id`, true, res.status, 'server');

@@ -1,5 +1,13 @@
 import { UpstreamError } from '@gmg/errors';
-import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
+import {
+  CALLBACKS_SETTING,
+  callbacksSettingProblem,
+  commonSettingsProblem,
+  type ChannelSettings,
+  type ChannelTarget,
+  type UpstreamAdapter,
+  type UpstreamPoll,
+} from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
@@ -34,14 +42,17 @@ function decodeRef(upstreamTaskId: string): { path: string; id: string } {
 
 /**
  * `settings` of a kling channel: the common `headers` and `body` only (the region is the channel's `base_url`:
- * https://api-singapore.klingai.com, https://api-beijing.klingai.com). `body.callback_url` is refused: this adapter
- * polls, and Kling's callback is not signed.
+ * https://api-singapore.klingai.com, https://api-beijing.klingai.com) and `callbacks` (false: no callback URL).
+ * `body.callback_url` is refused: the gateway sets it itself (its own signed URL; Kling does not sign callbacks).
  */
 function checkKlingSettings(settings: Readonly<ChannelSettings>): Unsupported | undefined {
-  return commonSettingsProblem('kling', settings, {
-    reserved: ['callback_url', 'external_task_id', 'model_name'],
-    reservedWhy: 'the kling protocol sets it itself (or not at all)',
-  });
+  return (
+    commonSettingsProblem('kling', settings, {
+      options: [CALLBACKS_SETTING],
+      reserved: ['callback_url', 'external_task_id', 'model_name'],
+      reservedWhy: 'the kling protocol sets it itself (or not at all)',
+    }) ?? callbacksSettingProblem(settings)
+  );
 }
 
 /**
@@ -59,12 +70,18 @@ export function createKlingAdapter(opts: KlingAdapterOptions): UpstreamAdapter {
     translation: KLING_TRANSLATION,
     check: (_ch, req) => checkTranslation(KLING_TRANSLATION, req),
     checkSettings: checkKlingSettings,
+    callbacks: true,
 
-    async submit(ch, req) {
+    async submit(ch, req, ctx) {
       const problem = checkTranslation(KLING_TRANSLATION, req);
       if (problem) throw new UpstreamError(`kling: ${problem.message}`, false, undefined, 'bad_request');
       const describe = `upstream ${ch.name} POST ${KLING_OMNI_PATH}`;
-      const body = { ...translateInput(KLING_TRANSLATION, ch, req), model_name: vendorModelOf(KLING_TRANSLATION, ch, req) };
+      const body = {
+        ...translateInput(KLING_TRANSLATION, ch, req),
+        model_name: vendorModelOf(KLING_TRANSLATION, ch, req),
+        // Kling posts the task to `callback_url` when its status changes (docs/upstreams/kling.md, "Callbacks")
+        ...(ctx.callbackUrl ? { callback_url: ctx.callbackUrl } : {}),
+      };
       // The token is made outside the call: a channel key of the wrong shape is the channel's failure, not the network's.
       const auth = headers(ch);
       const answer = await callKling(ch, 'submit', describe, () => http.post(joinUrl(ch.baseUrl, KLING_OMNI_PATH), body, auth));

@@ -1,6 +1,14 @@
 import type { NormalizedRequest } from '@gmg/contracts';
 import { UpstreamError } from '@gmg/errors';
-import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '../../adapter';
+import {
+  CALLBACKS_SETTING,
+  callbacksSettingProblem,
+  commonSettingsProblem,
+  type ChannelSettings,
+  type ChannelTarget,
+  type UpstreamAdapter,
+  type UpstreamPoll,
+} from '../../adapter';
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
@@ -46,18 +54,26 @@ export function createReplicateAdapter(opts: { timeoutMs: number }): UpstreamAda
     protocol: 'replicate',
     translation: REPLICATE_TRANSLATION,
     check,
-    checkSettings: (settings: Readonly<ChannelSettings>) => commonSettingsProblem('replicate', settings),
+    callbacks: true,
+    checkSettings: (settings: Readonly<ChannelSettings>) =>
+      commonSettingsProblem('replicate', settings, {
+        options: [CALLBACKS_SETTING],
+        reserved: ['webhook', 'webhook_events_filter'],
+        reservedWhy: 'the gateway sets the webhook itself (vendor callbacks)',
+      }) ?? callbacksSettingProblem(settings),
 
-    async submit(ch, req) {
+    async submit(ch, req, ctx) {
       const bad = check(ch, req);
       if (bad) throw new UpstreamError(bad.message, false, undefined, 'bad_request');
       const id = vendorModelOf(REPLICATE_TRANSLATION, ch, req);
       const ref = parseModelRef(id)!;
       const input = translateInput(REPLICATE_TRANSLATION, ch, req);
       // a pinned version goes to the generic endpoint; an official model has its own (both documented)
+      // Replicate's webhook, only when the prediction ends (https://replicate.com/docs/topics/webhooks/setup-webhook)
+      const hook = ctx.callbackUrl ? { webhook: ctx.callbackUrl, webhook_events_filter: ['completed'] } : {};
       const [path, body] = ref.version
-        ? ['/v1/predictions', { version: id, input }]
-        : [`/v1/models/${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.name)}/predictions`, { input }];
+        ? ['/v1/predictions', { version: id, input, ...hook }]
+        : [`/v1/models/${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.name)}/predictions`, { input, ...hook }];
       const describe = `replicate ${ch.name} POST ${path}`;
       const res = await callVendor(ch, 'submit', describe, () => http.post(joinUrl(ch.baseUrl, path), body, headers(ch)));
       const predictionId = isObj(res.data) && typeof res.data.id === 'string' && res.data.id ? res.data.id : undefined;

@@ -1,7 +1,16 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { SIM_FAIL_MESSAGE } from '../../sim-scenario';
 import { simStateAt } from '../../task-view';
-import { expiringFileUrl, newVendorTask, rateLimitedOnce, renderImageBytes, vendorAuth, type VendorSimContext, type VendorTask } from '../vendor-sim-kit';
+import {
+  expiringFileUrl,
+  newVendorTask,
+  rateLimitedOnce,
+  renderImageBytes,
+  scheduleVendorCallback,
+  vendorAuth,
+  type VendorSimContext,
+  type VendorTask,
+} from '../vendor-sim-kit';
 import { ArkRefusal, validateSeedance, validateSeedream } from './ark-sim.validate';
 
 /**
@@ -104,6 +113,8 @@ function createTask(ctx: VendorSimContext, req: Request, res: Response) {
   const task = Object.assign(newVendorTask(ctx, call.model, expected, call.prompt, call.model.includes('fast') ? 60 : 180), {
     ark: { ratio: call.ratio, resolution: call.resolution, duration: call.duration },
   });
+  // (guess) Ark's callback body is the task object as the query answers it, posted when the task ends
+  if (call.callbackUrl) scheduleVendorCallback(ctx, task, call.callbackUrl, () => taskView(ctx, task, ctx.now()));
   res.json({ id: `cgt-${task.id.slice('task_'.length)}` });
 }
 

@@ -5,6 +5,8 @@
  * (https://powower.mintlify.app/en/byteplus/image, https://doc-en.302.ai/385938976e0). Stricter than Ark on one point, on purpose (a translation that
  * leaks one of our fields must fail a test): a field the reference does not list is refused.
  */
+import { isCallbackUrl } from '../vendor-sim-kit';
+
 export class ArkRefusal extends Error {
   constructor(
     readonly status: number,
@@ -83,6 +85,8 @@ export interface SeedanceCall {
   model: string;
   prompt: string;
   frames: number;
+  /** Where Ark posts the task when its status changes (`callback_url`). */
+  callbackUrl?: string;
   resolution: string;
   ratio: string;
   duration: number;
@@ -116,7 +120,9 @@ export function validateSeedance(body: unknown): SeedanceCall {
   int(b, 'seed', -1, 4294967295);
   for (const f of ['watermark', 'camera_fixed', 'return_last_frame', 'generate_audio', 'draft']) bool(b, f);
   if (b.duration !== undefined && b.frames !== undefined) invalid('frames', 'duration and frames are exclusive');
+  if (b.callback_url !== undefined && !isCallbackUrl(b.callback_url)) invalid('callback_url', 'an http(s) URL is expected');
   return {
+    ...(typeof b.callback_url === 'string' ? { callbackUrl: b.callback_url } : {}),
     model: b.model,
     prompt,
     frames: roles.length,

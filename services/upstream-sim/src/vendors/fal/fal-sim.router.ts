@@ -3,7 +3,7 @@ import type { ExpectedOutput } from '@gmg/contracts';
 import { SIM_FAIL_MESSAGE, SIM_MODERATION_MESSAGE } from '../../sim-scenario';
 import type { SimTask } from '../../sim-task.store';
 import { simStateAt } from '../../task-view';
-import { expiringFileUrl, newVendorTask, rateLimitedOnce, vendorAuth, type VendorSimContext } from '../vendor-sim-kit';
+import { expiringFileUrl, isCallbackUrl, newVendorTask, rateLimitedOnce, scheduleVendorCallback, vendorAuth, type VendorSimContext } from '../vendor-sim-kit';
 import { FAL_SIM_ENDPOINTS, falInputErrors, type FalSimEndpoint } from './fal-sim.endpoints';
 
 /**
@@ -97,6 +97,11 @@ export function falSimRouter(ctx: VendorSimContext, hooks: { onSubmit?: (s: FalS
     const prompt = (input as { prompt?: unknown } | undefined)?.prompt;
     if (rateLimitedOnce(prompt)) return res.status(429).set('Retry-After', '1').json({ detail: 'Rate limit exceeded', error_type: 'rate_limited' });
     const errors = falInputErrors(ep, input);
+    const webhook = req.query.fal_webhook;
+    // (guess) fal refuses a webhook that is not one absolute http(s) URL as a request error
+    if (webhook !== undefined && !isCallbackUrl(webhook)) {
+      errors.push({ loc: ['query', 'fal_webhook'], msg: 'invalid or missing URL scheme', type: 'value_error.url.scheme' });
+    }
     if (errors.length) return detail(res, 422, { detail: errors.map((e) => ({ ...e, url: 'https://docs.fal.ai/errors' })) });
     const body = input as Record<string, unknown>;
     const expected = expectedOf(ep, body);
@@ -105,6 +110,7 @@ export function falSimRouter(ctx: VendorSimContext, hooks: { onSubmit?: (s: FalS
       falApp: endpoint.split('/').slice(0, 2).join('/'),
       falFormat: expected.format ?? 'jpeg',
     });
+    if (typeof webhook === 'string') scheduleVendorCallback(ctx, task, webhook, () => webhookBody(ctx, task));
     ctx.log.info({ taskId: task.id, endpoint }, 'fal sim request queued');
     res.json({ request_id: task.id, ...urls(task.falApp, task.id), queue_position: 0 });
   });
@@ -112,40 +118,54 @@ export function falSimRouter(ctx: VendorSimContext, hooks: { onSubmit?: (s: FalS
   return router;
 }
 
-/** The response URL: 400 before the end, else the result, or the failure as fal answers it. */
-function answerResult(ctx: VendorSimContext, task: FalTask, res: Response): void {
+/** The response URL's answer: 400 before the end, else the result, or the failure as fal answers it. */
+function resultOf(ctx: VendorSimContext, task: FalTask): { status: number; body: unknown } {
   const s = simStateAt(task, ctx.now());
-  if (s.status === 'pending' || s.status === 'processing') {
-    detail(res, 400, { detail: 'Request is still in progress' });
-    return;
-  }
-  if (s.cancelled) {
-    detail(res, 499, { detail: 'Request was cancelled', error_type: 'client_cancelled' });
-    return;
-  }
+  if (s.status === 'pending' || s.status === 'processing') return { status: 400, body: { detail: 'Request is still in progress' } };
+  if (s.cancelled) return { status: 499, body: { detail: 'Request was cancelled', error_type: 'client_cancelled' } };
   const expiresAt = (s.endedAt ?? ctx.now()) + FAL_LINK_TTL_MS;
   const n = Math.max(1, task.expected.count);
-  if (task.outcome === 'fail') {
-    detail(res, 500, { detail: SIM_FAIL_MESSAGE, error_type: 'runner_server_error' });
-  } else if (task.outcome === 'moderation' && task.expected.kind === 'videos') {
+  if (task.outcome === 'fail') return { status: 500, body: { detail: SIM_FAIL_MESSAGE, error_type: 'runner_server_error' } };
+  if (task.outcome === 'moderation' && task.expected.kind === 'videos') {
     const flagged = {
       loc: ['body', 'prompt'],
       msg: SIM_MODERATION_MESSAGE,
       type: 'content_policy_violation',
       url: 'https://docs.fal.ai/errors#content_policy_violation',
     };
-    detail(res, 422, { detail: [flagged] });
-  } else if (task.expected.kind === 'videos') {
-    res.json({ video: { url: expiringFileUrl(ctx, task, 0, expiresAt), content_type: 'video/mp4', file_name: 'output.mp4' }, seed: 42 });
-  } else {
-    const type = `image/${task.falFormat === 'jpg' ? 'jpeg' : task.falFormat}`;
-    const images = Array.from({ length: n }, (_, i) => ({
-      url: expiringFileUrl(ctx, task, i, expiresAt),
-      content_type: type,
-      width: task.expected.width,
-      height: task.expected.height,
-    }));
-    // fal's safety checker answers the images with a flag (the files are blacked out)
-    res.json({ images, seed: 42, has_nsfw_concepts: images.map(() => task.outcome === 'moderation') });
+    return { status: 422, body: { detail: [flagged] } };
   }
+  if (task.expected.kind === 'videos') {
+    return { status: 200, body: { video: { url: expiringFileUrl(ctx, task, 0, expiresAt), content_type: 'video/mp4', file_name: 'output.mp4' }, seed: 42 } };
+  }
+  const type = `image/${task.falFormat === 'jpg' ? 'jpeg' : task.falFormat}`;
+  const images = Array.from({ length: n }, (_, i) => ({
+    url: expiringFileUrl(ctx, task, i, expiresAt),
+    content_type: type,
+    width: task.expected.width,
+    height: task.expected.height,
+  }));
+  // fal's safety checker answers the images with a flag (the files are blacked out)
+  return { status: 200, body: { images, seed: 42, has_nsfw_concepts: images.map(() => task.outcome === 'moderation') } };
+}
+
+function answerResult(ctx: VendorSimContext, task: FalTask, res: Response): void {
+  const r = resultOf(ctx, task);
+  res.status(r.status).json(r.body);
+}
+
+/**
+ * fal's webhook body (https://docs.fal.ai/model-endpoints/webhooks): `{request_id, gateway_request_id, status: OK |
+ * ERROR, payload, error}`, the payload being the result (or the failure's detail).
+ */
+function webhookBody(ctx: VendorSimContext, task: FalTask): unknown {
+  const r = resultOf(ctx, task);
+  const ok = r.status === 200;
+  return {
+    request_id: task.id,
+    gateway_request_id: task.id,
+    status: ok ? 'OK' : 'ERROR',
+    payload: r.body,
+    error: ok ? null : `Invalid status code: ${r.status}`,
+  };
 }

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { SIM_FAIL_MESSAGE, stateAt } from '../../sim-scenario';
-import { expiringFileUrl, newVendorTask, rateLimitedOnce, type VendorSimContext, type VendorTask } from '../vendor-sim-kit';
+import { expiringFileUrl, newVendorTask, rateLimitedOnce, scheduleVendorCallback, type VendorSimContext, type VendorTask } from '../vendor-sim-kit';
 import { klingAuth, klingError } from './kling-sim.auth';
 import { validateOmniBody } from './kling-sim.schema';
 
@@ -63,6 +63,8 @@ function submit(ctx: VendorSimContext, req: Request, res: Response) {
     vendor: 'kling' as const,
     createdAt: ctx.now(),
   });
+  // Kling's callback protocol: the task as the query's `data` carries it, posted when it ends
+  if (typeof b.callback_url === 'string') scheduleVendorCallback(ctx, task, b.callback_url, () => view(ctx, task));
   ok(res, { task_id: task.id, task_status: 'submitted', task_info: {}, created_at: task.createdAt, updated_at: task.createdAt });
 }
 

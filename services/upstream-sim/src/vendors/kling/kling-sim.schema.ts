@@ -6,6 +6,8 @@
  * (whose length is the output's) takes no `duration`, and a `data:` URI is not an image.
  */
 
+import { isCallbackUrl } from '../vendor-sim-kit';
+
 export const KLING_SIM_MODELS = ['kling-video-o1', 'kling-v3-omni'] as const;
 const FIELDS = [
   'model_name',
@@ -69,6 +71,7 @@ export function validateOmniBody(body: unknown): KlingProblem | undefined {
   if (body.model_name !== undefined && !oneOf(body.model_name, KLING_SIM_MODELS)) return bad(`model_name must be one of ${KLING_SIM_MODELS.join(', ')}`);
   if (typeof body.prompt !== 'string' || body.prompt.length < 1 || body.prompt.length > 2500) return bad('prompt is required, 1-2500 characters');
   if (body.mode !== undefined && !oneOf(body.mode, ['std', 'pro'])) return bad('mode must be std or pro');
+  if (body.callback_url !== undefined && !isCallbackUrl(body.callback_url)) return bad('callback_url must be an http(s) URL');
   const video = Array.isArray(body.video_list) && isObj(body.video_list[0]) ? body.video_list[0] : undefined;
   const base = video !== undefined && (video.refer_type ?? 'base') === 'base';
   const videoProblem = checkVideos(body.video_list);

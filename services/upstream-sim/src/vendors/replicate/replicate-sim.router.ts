@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { SIM_FAIL_MESSAGE } from '../../sim-scenario';
 import type { SimTask } from '../../sim-task.store';
 import { simStateAt } from '../../task-view';
-import { expiringFileUrl, newVendorTask, rateLimitedOnce, vendorAuth, type VendorSimContext } from '../vendor-sim-kit';
+import { expiringFileUrl, isCallbackUrl, newVendorTask, rateLimitedOnce, scheduleVendorCallback, vendorAuth, type VendorSimContext } from '../vendor-sim-kit';
 import { REPLICATE_SIM_MODELS, type SimModel } from './replicate-sim.models';
 import { validateInput } from './replicate-sim.validate';
 
@@ -60,6 +60,22 @@ function view(ctx: VendorSimContext, base: string, task: SimTask, p: Prediction)
   };
 }
 
+const WEBHOOK_EVENTS = ['start', 'output', 'logs', 'completed'];
+
+/**
+ * `webhook` (an http(s) URL) and `webhook_events_filter` (a subset of start, output, logs, completed) as Replicate
+ * documents them (https://replicate.com/docs/topics/webhooks/setup-webhook); the field wording is a guess.
+ */
+function webhookProblems(body: Record<string, unknown>): Array<{ type: string; field: string; description: string }> {
+  const out: Array<{ type: string; field: string; description: string }> = [];
+  if (body.webhook !== undefined && !isCallbackUrl(body.webhook)) out.push({ type: 'format', field: 'webhook', description: "Does not match format 'uri'" });
+  const f = body.webhook_events_filter;
+  if (f !== undefined && (!Array.isArray(f) || !f.every((e) => WEBHOOK_EVENTS.includes(e as string)))) {
+    out.push({ type: 'enum', field: 'webhook_events_filter', description: `webhook_events_filter items must be one of: ${WEBHOOK_EVENTS.join(', ')}` });
+  }
+  return out;
+}
+
 /** `owner/name`, `owner/name:version` (a bare 64-hex version id names no model the simulator knows). */
 function modelOfVersion(version: unknown): { model: string; version?: string } | undefined {
   if (typeof version !== 'string') return undefined;
@@ -92,7 +108,7 @@ export function replicateSimRouter(ctx: VendorSimContext): Router {
       res.setHeader('Retry-After', '1');
       return problem(res, 429, 'Request was throttled.', 'Request was throttled. Your rate limit resets in ~1s.');
     }
-    const invalid = validateInput(schema, input);
+    const invalid = [...validateInput(schema, input), ...webhookProblems(body)];
     if (invalid.length) {
       return problem(res, 422, 'Input validation failed', invalid.map((f) => `- ${f.field}: ${f.description}\n`).join(''), { invalid_fields: invalid });
     }
@@ -100,6 +116,12 @@ export function replicateSimRouter(ctx: VendorSimContext): Router {
     const task = newVendorTask(ctx, model, expected, input.prompt, expected.kind === 'videos' ? 90 : 20);
     const p: Prediction = { model, ...(version ? { version } : {}), input, output: schema.output };
     predictions.set(task, p);
+    // the webhook: the prediction as GET answers it, once it ends (the simulator sends the `completed` event only)
+    const filter = body.webhook_events_filter as string[] | undefined;
+    if (typeof body.webhook === 'string' && (filter === undefined || filter.includes('completed'))) {
+      const at = base(req);
+      scheduleVendorCallback(ctx, task, body.webhook, () => view(ctx, at, task, p));
+    }
     ctx.log.info({ taskId: task.id, model }, 'replicate sim prediction created');
     res.status(201).json(view(ctx, base(req), task, p));
   };
