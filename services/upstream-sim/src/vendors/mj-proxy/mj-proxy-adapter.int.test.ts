@@ -6,7 +6,8 @@ import { failure, listenVendorSim, type VendorSim } from '../vendor-sim.test-kit
 
 /**
  * The `mj-proxy` adapter against the simulator's strict midjourney-proxy mode (/mj-proxy) on a loopback port; the
- * simulator's clock is the test's (wall time plus an offset the test moves), so a task ends when the test says so.
+ * simulator's clock is the test's (wall time plus an offset the test moves) at its real pace, so a task ends when the
+ * test moves the clock, never on its own while a slow machine runs the test.
  */
 const KEY = 'mj-proxy-sim-secret-7';
 let offset = 0;
@@ -39,7 +40,7 @@ function normalized(
 }
 
 const submit = (req: NormalizedRequest, ch = channel()) => adapter.submit(ch, req, { taskId: 'task_ours' });
-const pollLater = (id: string, ms = 60_000): Promise<UpstreamPoll> => {
+const pollLater = (id: string, ms = 600_000): Promise<UpstreamPoll> => {
   offset += ms;
   return adapter.poll(channel(), id);
 };
@@ -56,7 +57,7 @@ async function finishedImagine(prompt = unique('a fox')) {
 }
 
 beforeAll(async () => {
-  sim = await listenVendorSim('mj-proxy', { apiKey: KEY, now, timeScale: 0.05 });
+  sim = await listenVendorSim('mj-proxy', { apiKey: KEY, now, timeScale: 1 });
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
     .png()
     .toBuffer();
