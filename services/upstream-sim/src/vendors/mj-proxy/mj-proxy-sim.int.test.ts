@@ -22,7 +22,7 @@ const imagine = async (prompt: string, prefix = '/mj') => (await call('POST', `$
 const fetchTask = async (id: string) => (await call('GET', `/mj/task/${id}/fetch`)).body;
 
 beforeAll(async () => {
-  sim = await listenVendorSim('mj-proxy', { apiKey: KEY, now, timeScale: 0.05 });
+  sim = await listenVendorSim('mj-proxy', { apiKey: KEY, now, timeScale: 10 });
 });
 afterAll(() => sim.close());
 
@@ -55,10 +55,11 @@ describe('upstream-sim /mj-proxy (strict)', () => {
     const id = await imagine('a fox --v 7', '/mj-turbo/mj');
     expect(id).toMatch(/^\d{16}$/);
     expect(await fetchTask(id)).toMatchObject({ id, action: 'IMAGINE', status: 'SUBMITTED', progress: '0%', buttons: [] });
-    // SIM_TIME_SCALE 0.05: the run takes 150 ms of the simulator's clock, the first 15 % of it SUBMITTED
-    offset += 80;
+    // time scale 10: the run takes 30 s of the simulator's clock, the first 15 % of it SUBMITTED — seconds of slack on
+    // either side of each step for a loaded machine (the clock is the wall's plus the test's offset)
+    offset += 15_000;
     expect(await fetchTask(id)).toMatchObject({ status: 'IN_PROGRESS', progress: expect.stringMatching(/^\d{1,2}%$/) });
-    offset += 60_000;
+    offset += 600_000;
     const done = await fetchTask(id);
     expect(done).toMatchObject({ status: 'SUCCESS', progress: '100%', imageUrl: expect.stringContaining('/vendor-files/') });
     expect(done.imageUrls).toHaveLength(4);
@@ -72,28 +73,28 @@ describe('upstream-sim /mj-proxy (strict)', () => {
   it("presses only a button its parent shows (another task's hash is not one); Vary (Region) waits in MODAL until /modal", async () => {
     const a = await imagine('a');
     const b = await imagine('b');
-    offset += 60_000;
+    offset += 600_000;
     const [ta, tb] = [await fetchTask(a), await fetchTask(b)];
     const foreign = tb.buttons[0].customId.replace('::1::', '::2::');
     expect((await call('POST', '/mj/submit/action', { taskId: a, customId: foreign })).body).toMatchObject({ code: 4, description: '未知的 Action 类型' });
     const up = (await call('POST', '/mj/submit/action', { taskId: a, customId: ta.buttons[1].customId })).body;
     expect(up).toMatchObject({ code: 1, result: expect.any(String) });
     expect((await call('POST', '/mj/submit/action', { taskId: up.result, customId: ta.buttons[1].customId })).body).toMatchObject({ code: 4 });
-    offset += 60_000;
+    offset += 600_000;
     const single = await fetchTask(up.result);
     expect(single).toMatchObject({ action: 'UPSCALE', status: 'SUCCESS', width: expect.any(Number) });
     expect(single.imageUrls).toBeUndefined();
     const region = single.buttons.find((x: any) => x.label === 'Vary (Region)').customId;
     const vary = (await call('POST', '/mj/submit/action', { taskId: up.result, customId: region })).body;
     expect(vary).toMatchObject({ code: 21, description: 'Waiting for window confirm' });
-    offset += 60_000;
+    offset += 600_000;
     expect(await fetchTask(vary.result)).toMatchObject({ status: 'MODAL' });
     expect((await call('POST', '/mj/submit/modal', { taskId: vary.result, prompt: 'a hat', maskBase64: 'x' })).body).toMatchObject({ code: 4 });
     expect((await call('POST', '/mj/submit/modal', { taskId: vary.result, prompt: 'a hat', maskBase64: PNG })).body).toMatchObject({
       code: 1,
       result: vary.result,
     });
-    offset += 60_000;
+    offset += 600_000;
     expect(await fetchTask(vary.result)).toMatchObject({ status: 'SUCCESS' });
     expect((await call('POST', '/mj/submit/modal', { taskId: vary.result, prompt: 'again', maskBase64: PNG })).body).toMatchObject({ code: 4 });
   });
