@@ -34,6 +34,8 @@ export interface MessagesCall {
   sink: MessagesSink;
   /** Shown on the call's record (`request.endpoint`), e.g. `POST /v1/messages`. */
   endpoint: string;
+  /** The call's times, sent back as `Server-Timing`. */
+  timing?: RelayInput['timing'];
 }
 
 /**
@@ -77,6 +79,7 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
       limits: d.limits,
       tracker,
       beforeFirstByte: () => durable,
+      timing: c.timing,
     });
   } catch (err) {
     // a bug, not an upstream failure: nothing charged, then the error handler answers (or ends the stream)

@@ -3,6 +3,7 @@ import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { pickChannel, type ChannelGate, type MessagesAnswer, type MessagesUpstreamClient } from '@gmg/upstream';
 import type { MessagesSink, RelayedHeaders } from './messages-sink';
+import type { CallTiming } from './server-timing';
 import { SseEventTooLarge, SseFramer } from './sse-framer';
 import { SseUsageTracker } from './sse-usage.tracker';
 
@@ -33,6 +34,8 @@ export interface RelayInput {
    * then: a crash after it still charges the call). A rejection fails the call before anything is sent.
    */
   beforeFirstByte?: () => Promise<void>;
+  /** The call's times, sent as `Server-Timing` with the answer (server-timing.ts). */
+  timing?: CallTiming;
 }
 
 /**
@@ -57,9 +60,10 @@ const OURS = (s: number) => s === 401 || s === 402 || s === 403;
 /** Upstream response headers the client gets (framing and hop-by-hop headers are the gateway's own). */
 const RELAYED = /^(content-type|request-id|retry-after|x-should-retry|(anthropic|msgproto)-[a-z0-9-]+)$/i;
 
-function relayedHeaders(h: MessagesAnswer['headers']): RelayedHeaders {
+function relayedHeaders(h: MessagesAnswer['headers'], serverTiming?: string): RelayedHeaders {
   const out: RelayedHeaders = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined && RELAYED.test(k)) out[k] = v;
+  if (serverTiming) out['server-timing'] = serverTiming;
   return out;
 }
 
@@ -114,6 +118,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         logger.warn({ channel: ch!.name, err: (err as Error).message }, `messages upstream ${what}; trying the next channel`);
       };
       let answer: MessagesAnswer;
+      input.timing?.upstreamStarted();
       try {
         answer = await client.send({
           target: ch,
@@ -148,6 +153,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
           failed('died before its answer', err);
           continue;
         }
+        input.timing?.answered();
         if (FAILS_OVER(answer.status)) {
           failed('refused', new Error(`status ${answer.status}`));
           last = { status: answer.status, headers: answer.headers, body, channelId: ch.id };
@@ -155,7 +161,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         }
         gate.recordSuccess(ch.id);
         if (answer.status < 300 && !(await recorded(input, logger))) return unrecorded(ch.id, tracker);
-        sink.whole(answer.status, relayedHeaders(answer.headers), body);
+        sink.whole(answer.status, relayedHeaders(answer.headers, input.timing?.wholeHeader()), body);
         if (answer.status >= 300) return { kind: 'failed', reason: `upstream_${answer.status}`, channelId: ch.id, tracker };
         try {
           tracker.readMessage(JSON.parse(body.toString('utf8')));
@@ -187,6 +193,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         answer.body.destroy();
         return unrecorded(ch.id, tracker);
       }
+      sink.open(relayedHeaders(answer.headers, input.timing?.streamHeader()));
       return await pump(sink, ahead, first, tracker, abort.signal, ch.id, answer, logger);
     }
   } finally {
@@ -195,7 +202,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   if (abort.signal.aborted) return gone(null);
   if (last && !OURS(last.status)) {
     // every channel refused: a refusal about the request or the load goes back as sent (clients retry 429/529)
-    sink.whole(last.status, relayedHeaders(last.headers), last.body);
+    sink.whole(last.status, relayedHeaders(last.headers, input.timing?.wholeHeader()), last.body);
     return { kind: 'failed', reason: `upstream_${last.status}`, channelId: last.channelId, tracker };
   }
   const error = last
@@ -241,7 +248,6 @@ async function pump(
   answer: MessagesAnswer,
   logger: Logger,
 ): Promise<RelayOutcome> {
-  sink.open(relayedHeaders(answer.headers));
   let events: Buffer | undefined = first;
   for (;;) {
     if (events) {

@@ -16,6 +16,7 @@ import { serveMessagesCall, type MessagesCallDeps } from './messages-call';
 import type { ChannelListCache } from '../channels/channel-list.cache';
 import { parseMessagesRequest, type MessagesRequest } from './messages-request';
 import { httpSink, type MessagesSink } from './messages-sink';
+import { CallTiming } from './server-timing';
 import { parseMessagesVersion } from './messages-version';
 
 export interface MessagesRouterDeps {
@@ -113,6 +114,7 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
   const serve =
     (protocol: ChatProtocol): RequestHandler =>
     async (req, res) => {
+      const timing = new CallTiming(req.receivedAt ?? performance.now());
       d.sweeper.poke();
       const front = frontOf(protocol, req, res);
       const { request } = front;
@@ -123,7 +125,7 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
       const channels = await channelsOf(d, m, principal.groupName);
       if (channels.length === 0) throw new DomainError('service_unavailable', `No upstream channel serves model '${request.model}' at the moment`);
 
-      const outcome = await serveMessagesCall(d.call, { principal, model, prices, channels, ...front });
+      const outcome = await serveMessagesCall(d.call, { principal, model, prices, channels, ...front, timing });
       if (outcome.error) throw outcome.error;
     };
   const count: RequestHandler = async (req, res) => {
