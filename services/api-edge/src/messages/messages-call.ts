@@ -36,6 +36,8 @@ export interface MessagesCall {
   endpoint: string;
   /** The call's times, sent back as `Server-Timing`. */
   timing?: RelayInput['timing'];
+  /** The call for an `openai` channel (openai-chat/openai-legs.ts). */
+  openai?: RelayInput['openai'];
 }
 
 /**
@@ -80,6 +82,7 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
       tracker,
       beforeFirstByte: () => durable,
       timing: c.timing,
+      openai: c.openai,
     });
   } catch (err) {
     // a bug, not an upstream failure: nothing charged, then the error handler answers (or ends the stream)

@@ -15,7 +15,17 @@ export interface RelayLimits {
   maxEventBytes: number;
 }
 
+/** What a channel of another protocol (`openai`: chat completions) is sent instead of the messages body, and where its answer goes. */
+export interface UpstreamLeg {
+  /** The request in the channel's protocol (its model name mapped). */
+  body: Buffer;
+  headers: Record<string, string>;
+  /** Reads the answer in the channel's protocol and writes it in the client's. */
+  sink: MessagesSink;
+}
+
 export interface RelayInput {
+  /** Where a `messages` channel's answer goes (and whose client going away aborts the call). */
   sink: MessagesSink;
   channels: readonly MessagesChannel[];
   /** Per-channel health memory (CircuitBreaker): open circuits are skipped, outcomes are fed back. */
@@ -36,6 +46,8 @@ export interface RelayInput {
   beforeFirstByte?: () => Promise<void>;
   /** The call's times, sent as `Server-Timing` with the answer (server-timing.ts). */
   timing?: CallTiming;
+  /** The call for an `openai` channel (built on first use); without it (or when it cannot carry the call) such channels are not tried. */
+  openai?: (ch: MessagesChannel) => UpstreamLeg | undefined;
 }
 
 /**
@@ -108,11 +120,15 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   const unsubscribe = sink.onClose(() => abort.abort());
   const gone = (channelId: string | null): RelayOutcome => ({ kind: 'failed', reason: 'client_closed', channelId, tracker });
   const tried = new Set<string>();
-  let last: { status: number; headers: MessagesAnswer['headers']; body: Buffer; channelId: string } | undefined;
+  let last: { status: number; headers: MessagesAnswer['headers']; body: Buffer; channelId: string; sink: MessagesSink } | undefined;
   try {
     for (let ch = pickChannel(input.channels, gate); ch; ch = pickChannel(input.channels, gate, { exclude: tried })) {
       tried.add(ch.id);
       if (abort.signal.aborted) return gone(null);
+      // a channel of another protocol gets the call in its protocol, and its answer is written through its own sink
+      const leg = ch.protocol === 'openai' ? input.openai?.(ch) : undefined;
+      if (ch.protocol === 'openai' && !leg) continue;
+      const out = leg?.sink ?? sink;
       const failed = (what: string, err: unknown) => {
         gate.recordFailure(ch!.id);
         logger.warn({ channel: ch!.name, err: (err as Error).message }, `messages upstream ${what}; trying the next channel`);
@@ -123,8 +139,8 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         answer = await client.send({
           target: ch,
           version: input.version,
-          body: input.body,
-          headers: input.headers,
+          body: leg?.body ?? input.body,
+          headers: leg?.headers ?? input.headers,
           stream: input.stream,
           signal: abort.signal,
         });
@@ -156,12 +172,12 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         input.timing?.answered();
         if (FAILS_OVER(answer.status)) {
           failed('refused', new Error(`status ${answer.status}`));
-          last = { status: answer.status, headers: answer.headers, body, channelId: ch.id };
+          last = { status: answer.status, headers: answer.headers, body, channelId: ch.id, sink: out };
           continue;
         }
         gate.recordSuccess(ch.id);
         if (answer.status < 300 && !(await recorded(input, logger))) return unrecorded(ch.id, tracker);
-        sink.whole(answer.status, relayedHeaders(answer.headers, input.timing?.wholeHeader()), body);
+        out.whole(answer.status, relayedHeaders(answer.headers, input.timing?.wholeHeader()), body);
         if (answer.status >= 300) return { kind: 'failed', reason: `upstream_${answer.status}`, channelId: ch.id, tracker };
         try {
           tracker.readMessage(JSON.parse(body.toString('utf8')));
@@ -193,8 +209,8 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         answer.body.destroy();
         return unrecorded(ch.id, tracker);
       }
-      sink.open(relayedHeaders(answer.headers, input.timing?.streamHeader()));
-      return await pump(sink, ahead, first, tracker, abort.signal, ch.id, answer, logger);
+      out.open(relayedHeaders(answer.headers, input.timing?.streamHeader()));
+      return await pump(out, ahead, first, tracker, abort.signal, ch.id, answer, logger);
     }
   } finally {
     unsubscribe();
@@ -202,7 +218,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   if (abort.signal.aborted) return gone(null);
   if (last && !OURS(last.status)) {
     // every channel refused: a refusal about the request or the load goes back as sent (clients retry 429/529)
-    sink.whole(last.status, relayedHeaders(last.headers, input.timing?.wholeHeader()), last.body);
+    last.sink.whole(last.status, relayedHeaders(last.headers, input.timing?.wholeHeader()), last.body);
     return { kind: 'failed', reason: `upstream_${last.status}`, channelId: last.channelId, tracker };
   }
   const error = last
