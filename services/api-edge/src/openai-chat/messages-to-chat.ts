@@ -7,7 +7,8 @@ import { isObject, type Json } from '../chat-completions/chat-messages';
  * a user turn's `tool_result` blocks as `tool` messages right after the assistant turn that called them (before the
  * turn's other content, in the order given); no empty text parts; images as `image_url` parts (data URLs for base64);
  * an assistant turn's tool_use blocks as `tool_calls` (its text as `content`, or null with only calls);
- * `max_tokens` as `max_completion_tokens`; a stream asks for its usage (`stream_options.include_usage`).
+ * `max_tokens` as `max_completion_tokens`; a stream asks for its usage (`stream_options.include_usage`). One text
+ * keeps the plain string form; several parts stay parts (an assistant's texts are one string, as chat answers them).
  * What chat cannot carry is a problem naming the field (the channel is then not used for this call):
  * documents, server tools, and a tool result's image.
  */
@@ -61,7 +62,8 @@ function userTurn(m: Json, i: number, out: Json[]): void {
     else throw new Untranslatable(`${at}.type`, `an \`openai\` channel does not take '${String(b.type)}' blocks`);
   }
   if (parts.length === 0) return;
-  out.push({ role: 'user', content: parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('\n') : parts });
+  // one text keeps the plain string form (what every OpenAI-compatible server takes); several parts stay parts
+  out.push({ role: 'user', content: parts.length === 1 && parts[0].type === 'text' ? parts[0].text : parts });
 }
 
 function assistantTurn(m: Json, i: number, out: Json[]): void {
@@ -96,14 +98,11 @@ function toolsOf(tools: unknown): Json[] | undefined {
 export function chatBodyOfMessages(b: Json, model: string): Translated {
   try {
     const messages: Json[] = [];
-    const system =
-      typeof b.system === 'string'
-        ? b.system
-        : blocksOf(b.system)
-            .map((x) => (typeof x.text === 'string' ? x.text : ''))
-            .join('\n');
-    if (system !== '') messages.push({ role: 'system', content: system });
+    const system = blocksOf(b.system).filter((x) => typeof x.text === 'string' && x.text !== '');
+    if (system.length > 0)
+      messages.push({ role: 'system', content: system.length === 1 ? system[0].text : system.map((x) => ({ type: 'text', text: x.text })) });
     for (const [i, m] of (b.messages as Json[]).entries()) (m.role === 'assistant' ? assistantTurn : userTurn)(m, i, messages);
+    if (!messages.some((m) => m.role !== 'system')) throw new Untranslatable('messages', 'every message is empty: there is nothing to send');
     const out: Json = { model, messages, max_completion_tokens: b.max_tokens };
     if (typeof b.temperature === 'number') out.temperature = b.temperature;
     if (typeof b.top_p === 'number') out.top_p = b.top_p;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { chatBodyProblem } from '@gmg/contracts';
 import { IMAGE_TOKENS, textTokens, toolInput, type Json } from '../../messages/messages-sim.reply';
 import type { VendorSimContext } from '../vendor-sim-kit';
-import { chatBodyProblem } from './openai-sim.chat-rules';
 import { refuse, sendOpenAiError } from './openai-sim.shared';
 
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -72,7 +72,7 @@ function replyTo(body: Json): ChatReply {
 
 /**
  * OpenAI's chat completions (`POST /v1/chat/completions`, https://platform.openai.com/docs/api-reference/chat/create)
- * under `/openai`: strict as the vendor (openai-sim.chat-rules.ts: a refused body is a 400 in OpenAI's error shape),
+ * under `/openai`: strict as the vendor (libs/contracts chat-rules.ts: a refused body is a 400 in OpenAI's error shape),
  * a deterministic answer (so a test can compute the usage), `stream: true` as `chat.completion.chunk` events ending in
  * `data: [DONE]`, with a last usage chunk (empty `choices`) only under `stream_options.include_usage`.
  * `[sim:429]` in the last user text: 429 `rate_limit_exceeded`.

@@ -1,11 +1,26 @@
-import type { Json } from '../../messages/messages-sim.reply';
-
 /**
- * The rules OpenAI's chat completions enforce on a request body (https://platform.openai.com/docs/api-reference/chat/create,
- * the `messages` union: developer/system/user/assistant/tool messages and their content parts), with the words of
- * its 400 answers as OpenAI sends them (`param` the JSON path, `code` one of `invalid_value`, `invalid_type`,
- * `missing_required_parameter`, `unknown_parameter`, `empty_array`). The first problem of a body, or undefined.
+ * The structural rules of OpenAI's chat completions that the vendor enforces with a 400 before any model runs, as
+ * one pure check (the sibling of messages-rules.ts): the simulator's chat-completions mode refuses what this finds,
+ * and the messages → chat-completions translation of `openai` channels is tested against it.
+ *
+ * Sources (OpenAI's public documentation; the words of each problem follow OpenAI's 400 answers as they are widely
+ * quoted, `param` the JSON path, `code` one of `invalid_value`, `invalid_type`, `missing_required_parameter`,
+ * `unknown_parameter`, `empty_array`):
+ * - Chat Completions API reference (https://platform.openai.com/docs/api-reference/chat/create): the request
+ *   parameters (anything else: "Unrecognized request argument supplied"); `messages` a non-empty array of developer,
+ *   system, user, assistant and tool messages; the content parts each role takes (user: text, image_url,
+ *   input_audio, file; system/developer/tool: text; assistant: text, refusal), a non-empty array when an array;
+ *   an assistant's `content` required unless it has `tool_calls`; `tool_calls[]` of `{id, type: "function",
+ *   function: {name, arguments}}` with `arguments` a string of JSON; a tool message's `tool_call_id` required;
+ *   `stream_options` "only set this when you set stream: true"; `tools[].function.name` of a-z, A-Z, 0-9,
+ *   underscores and dashes, at most 64.
+ * - Function calling guide (https://platform.openai.com/docs/guides/function-calling): the tool messages answer the
+ *   assistant message's calls right after it, one per `tool_call_id` ("An assistant message with 'tool_calls' must
+ *   be followed by tool messages responding to each 'tool_call_id'"; "messages with role 'tool' must be a response
+ *   to a preceeding message with 'tool_calls'", OpenAI's own spelling).
  */
+
+type Json = Record<string, unknown>;
 export interface ChatRuleProblem {
   param: string;
   code: string;
@@ -166,6 +181,7 @@ function toolsProblem(body: Json): ChatRuleProblem | undefined {
   return undefined;
 }
 
+/** The first problem of a chat-completions body (OpenAI answers one at a time), or undefined. */
 export function chatBodyProblem(body: unknown): ChatRuleProblem | undefined {
   if (!isObj(body)) return invalid('', 'We could not parse the JSON body of your request.', 'invalid_type');
   for (const k of Object.keys(body)) if (!PARAMS.has(k)) return invalid(k, `Unrecognized request argument supplied: ${k}`, 'unknown_parameter');
