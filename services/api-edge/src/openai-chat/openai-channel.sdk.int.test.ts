@@ -1,10 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { waitFor } from '@gmg/testing';
-import { ChannelRepository } from '@gmg/db';
+import { ChannelRepository, ChatCallRepository } from '@gmg/db';
 import {
   addMessagesChannel,
-  addOpenAiChannel,
+  SIM_KEY,
   chargeOf,
   expectedCost,
   nextCall,
@@ -35,7 +35,20 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwA
 
 beforeAll(async () => {
   [h, sim] = await Promise.all([startEdgeHarness({ env: { MESSAGES_CHANNEL_CACHE_TTL_MS: '0' } }), startSim()]);
-  await addOpenAiChannel(h, 'sim-openai', sim, [MODEL], { [MODEL]: VENDOR_MODEL });
+  // through the management API, as an operator adds one: the chat model listed by name, its vendor name mapped
+  const created = await fetch(`${h.baseUrl}/api/channels`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${h.config.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'sim-openai',
+      protocol: 'openai',
+      base_url: `${sim.url}/openai`,
+      api_key: SIM_KEY,
+      models: [MODEL],
+      model_map: { [MODEL]: VENDOR_MODEL },
+    }),
+  });
+  expect(created.status).toBe(201);
   // failover across protocols: an openai channel refusing the gateway's key (tried first), then a messages channel
   await new ChannelRepository(h.db.dataSource).create({
     name: 'bad-key-openai',
@@ -206,6 +219,15 @@ describe('POST /v1/messages to an openai channel (the official messages SDK)', (
 });
 
 describe('failover from an openai channel to a messages channel, before the first byte', () => {
+  it('the chat channel list holds the openai channels that name the model, never a media one listing no models', async () => {
+    const names = async (model: string) => (await new ChatCallRepository(h.db.dataSource).channels(model, 'default')).map((c) => [c.name, c.protocol]);
+    expect(await names(MODEL)).toEqual([['sim-openai', 'openai']]);
+    expect(await names(FAILOVER)).toEqual([
+      ['bad-key-openai', 'openai'],
+      ['sim-messages', 'messages'],
+    ]);
+  });
+
   it.each([false, true])('both clients are answered by the next channel when the openai channel refuses the gateway’s key (stream: %s)', async (stream) => {
     const c = stream
       ? await openai.chat.completions.stream({ model: FAILOVER, messages: [{ role: 'user', content: 'Hello there' }] }).finalChatCompletion()

@@ -140,7 +140,3 @@ export async function startFailoverWorld(overloadedModels: string[], env: Record
   };
   return { h, healthy, sick, close };
 }
-
-/** An `openai` chat channel on the sim's chat completions (`<sim>/openai`), listing `models` by name, optionally mapping them. */
-export const addOpenAiChannel = (h: EdgeHarness, name: string, sim: SimHandle, models: string[], modelMap?: Record<string, string>, priority = 0) =>
-  new ChannelRepository(h.db.dataSource).create({ name, protocol: 'openai', baseUrl: `${sim.url}/openai`, apiKey: SIM_KEY, models, priority, modelMap });
