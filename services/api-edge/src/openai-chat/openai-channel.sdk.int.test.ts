@@ -1,7 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { waitFor } from '@gmg/testing';
-import { ChannelRepository, ChatCallRepository } from '@gmg/db';
+import { TOKEN_KINDS, tokenPriceKey } from '@gmg/contracts';
+import { ChannelRepository, ChatCallRepository, PriceRepository } from '@gmg/db';
 import {
   addMessagesChannel,
   SIM_KEY,
@@ -242,6 +243,42 @@ describe('failover from an openai channel to a messages channel, before the firs
       expect(call.status).toBe('completed');
       const [row] = await h.db.dataSource.query(`SELECT channel_id FROM tasks WHERE id = $1`, [call.id]);
       expect(row.channel_id).toBe(healthyId);
+    }
+  });
+});
+
+describe('a custom chat model name an openai channel lists', () => {
+  const CUSTOM = 'house-chat-1';
+  it('is callable on both endpoints by a key that lists it, listed in the catalog for both, charged by its own prices', async () => {
+    await new PriceRepository(h.db.dataSource).upsertMany(
+      TOKEN_KINDS.map((k, i) => ({ key: tokenPriceKey(CUSTOM, k), unitPrice: BigInt(i + 1) * 1_000_000n, description: 'custom chat test price' })),
+    );
+    await new ChannelRepository(h.db.dataSource).create({
+      name: 'house-openai',
+      protocol: 'openai',
+      baseUrl: `${sim.url}/openai`,
+      apiKey: SIM_KEY,
+      models: [CUSTOM],
+    });
+    const c = await h.newCustomer({ balance: 5, models: [CUSTOM] });
+    const models = (await (await fetch(`${h.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${c.key}` } })).json()) as {
+      data: Array<Record<string, unknown>>;
+    };
+    expect(models.data.find((m) => m.id === CUSTOM)?.supported_endpoint_types).toEqual(expect.arrayContaining(['messages', 'chat-completions']));
+    const chat = await new OpenAI({ apiKey: c.key, baseURL: `${h.baseUrl}/v1`, maxRetries: 0 }).chat.completions.create({
+      model: CUSTOM,
+      messages: [{ role: 'user', content: 'Hello there' }],
+    });
+    expect(chat.choices[0].message.content).toBe('Hello! You said: Hello there');
+    expect((await lastSimCall()).model).toBe(CUSTOM);
+    const msg = await sdkFor(h, c.key).messages.create({ model: CUSTOM, max_tokens: 64, messages: [{ role: 'user', content: 'Hello there' }] });
+    expect(msg.content).toEqual([{ type: 'text', text: 'Hello! You said: Hello there' }]);
+    const u = (await lastSimCall()).usage;
+    for (const usage of [chat.usage!, u]) {
+      const call = await nextCall(h, c.accountId, usage === u ? 1 : 0);
+      const cost = await expectedCost(h, CUSTOM, { input: usage.prompt_tokens, output: usage.completion_tokens });
+      expect(cost).toBeGreaterThan(0n);
+      expect((await chargeOf(h, call.id as string)).capture).toBe(cost);
     }
   });
 });
