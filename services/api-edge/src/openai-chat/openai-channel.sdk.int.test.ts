@@ -207,6 +207,16 @@ describe('POST /v1/messages to an openai channel (the official messages SDK)', (
     await expectChargedFor(await simUsage());
   });
 
+  it('a block chat completions cannot carry (a document), on a model only openai channels serve: a 400 naming it, nothing charged', async () => {
+    const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'a note' } } as const;
+    const err = await anthropic.messages
+      .create({ model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: [doc, { type: 'text', text: 'Summarise' }] }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((err as InstanceType<typeof Anthropic.APIError>).message).toContain('messages[0].content[0].type');
+    expect(await h.db.dataSource.query(`SELECT id FROM tasks WHERE account_id = $1 AND pool = 'chat'`, [accountId])).toHaveLength(seen);
+  });
+
   it('a vendor refusal comes back in the messages error envelope', async () => {
     const err = await anthropic.messages
       .create({ model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: 'x [sim:429]' }] })
