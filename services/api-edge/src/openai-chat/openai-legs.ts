@@ -23,8 +23,9 @@ function perModel(build: (vendor: string) => UpstreamLeg | undefined, model: str
   };
 }
 
-/** The usage chunk (empty `choices`) a client that did not ask for it does not get. */
-const USAGE_CHUNK = '"choices":[]';
+/** The usage chunk (empty `choices`, compact JSON or with a space) a client that did not ask for it does not get. */
+const USAGE_CHUNK = ['"choices":[]', '"choices": []'];
+const hasUsageChunk = (b: Buffer): boolean => b.includes(USAGE_CHUNK[0]) || b.includes(USAGE_CHUNK[1]);
 
 /**
  * The chat-completions answer of an `openai` channel, as it is, to a chat-completions client: whole answers and
@@ -49,7 +50,7 @@ function chatPassSink(res: Response, includeUsage: boolean): MessagesSink {
     },
     events(chunk) {
       // the usage chunk only exists when the gateway added include_usage; searched only then
-      const out = includeUsage || !chunk.includes(USAGE_CHUNK) ? chunk : withoutUsageChunk(chunk);
+      const out = includeUsage || !hasUsageChunk(chunk) ? chunk : withoutUsageChunk(chunk);
       if (out.length === 0) return undefined;
       return res.write(out) ? undefined : drained(res);
     },
@@ -60,11 +61,12 @@ function chatPassSink(res: Response, includeUsage: boolean): MessagesSink {
   });
 }
 
-function withoutUsageChunk(chunk: Buffer): Buffer {
+/** The events of a batch less the usage chunk (no choices, a usage object); other choice-less chunks (Azure's prompt filter results) stay. */
+export function withoutUsageChunk(chunk: Buffer): Buffer {
   const kept = chunk
     .toString('utf8')
-    .split(/(?<=\n\n)/)
-    .filter((e) => !(e.includes(USAGE_CHUNK) && /"usage":\{/.test(e)));
+    .split(/(?<=\r?\n\r?\n)/)
+    .filter((e) => !(/"choices":\s*\[\s*\]/.test(e) && /"usage":\s*\{/.test(e)));
   return Buffer.from(kept.join(''));
 }
 
