@@ -83,4 +83,19 @@ describe('SseUsageTracker', () => {
     expect(t.usage).toEqual({ inputTokens: 9, cacheReadTokens: 0, outputTokens: 2 });
     expect(t.finalUsage).toBe(true);
   });
+
+  it('a compatible server that leaves out `object`: its choices still read as chat completions', () => {
+    const t = new SseUsageTracker();
+    t.push(
+      Buffer.from(
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'abcd' } }] })}\n\ndata: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 1 } })}\n\ndata: [DONE]\n\n`,
+      ),
+    );
+    expect(t.relayedOutputChars).toBe(4);
+    expect(t.usage).toEqual({ inputTokens: 5, cacheReadTokens: 0, outputTokens: 1 });
+    expect(t.stopped).toBe(true);
+    const w = new SseUsageTracker();
+    w.readMessage({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 2 } });
+    expect(w.usage).toEqual({ inputTokens: 7, cacheReadTokens: 0, outputTokens: 2 });
+  });
 });

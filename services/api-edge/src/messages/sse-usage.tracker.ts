@@ -30,7 +30,8 @@ export class SseUsageTracker {
   /** Usage from a whole (non-streamed) message body. */
   readMessage(msg: unknown): void {
     const u = (msg as Json | null)?.usage;
-    if ((msg as Json | null)?.object === 'chat.completion') {
+    // a chat completion (some compatible servers leave out `object`: its `choices` say it)
+    if ((msg as Json | null)?.object === 'chat.completion' || Array.isArray((msg as Json | null)?.choices)) {
       this.takeChat(u);
       return;
     }
@@ -54,7 +55,7 @@ export class SseUsageTracker {
     } catch {
       return;
     }
-    if (e.object === 'chat.completion.chunk') {
+    if (e.object === 'chat.completion.chunk' || (e.type === undefined && Array.isArray(e.choices))) {
       this.onChunk(e);
       return;
     }
