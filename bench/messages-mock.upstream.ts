@@ -2,7 +2,9 @@
  * The minimal messages upstream of `npm run bench -- messages`: as little work per call as a server can do, so
  * the benchmark measures the gateway, not the upstream. POST /v1/messages answers a fixed message, or with
  * `stream: true` a fixed event stream; with the `x-mock-hold-ms` header the stream sends message_start, then a
- * ping every second until that time has passed (the open streams of the memory test). Port from MOCK_PORT.
+ * ping every second until that time has passed (the open streams of the memory test). POST /v1/chat/completions
+ * (an `openai` channel) answers a fixed chat completion, or its chunks with the usage chunk and `[DONE]`. Port
+ * from MOCK_PORT.
  */
 import http from 'node:http';
 
@@ -28,12 +30,33 @@ const REST =
   ev('message_stop', {});
 const PING = ev('ping', {});
 
+const COMPLETION = JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created: 1_700_000_000,
+  model: 'lumen-chat-1',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the bench upstream.', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 12, completion_tokens: 8, total_tokens: 20, prompt_tokens_details: { cached_tokens: 0 } },
+});
+const chunk = (choices: object[], usage: object | null = null) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'lumen-chat-1', choices, usage })}\n\n`;
+const CHUNKS =
+  chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]) +
+  ['Hello ', 'from ', 'the ', 'bench ', 'upstream.'].map((content) => chunk([{ index: 0, delta: { content }, finish_reason: null }])).join('') +
+  chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]) +
+  chunk([], { prompt_tokens: 12, completion_tokens: 8, total_tokens: 20 }) +
+  'data: [DONE]\n\n';
+
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/healthz') return void res.end('ok');
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const stream = Buffer.concat(chunks).includes('"stream":true');
+    if (req.url === '/v1/chat/completions') {
+      res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json' });
+      return void res.end(stream ? CHUNKS : COMPLETION);
+    }
     if (!stream) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(MESSAGE) });
       return void res.end(MESSAGE);

@@ -3,7 +3,9 @@
  * (bench/messages-mock.upstream.ts), direct-to-mock and through api-edge (a real process, billing on: a real
  * Postgres database, the hold before the relay and the settlement after it) in the same run, with the same client
  * (an undici keep-alive pool); and the chat-completions path (POST /v1/chat/completions: the same call, translated
- * both ways) beside /v1/messages at one connection, the two interleaved call by call so that drift hits both alike.
+ * both ways) beside /v1/messages at one connection, the two interleaved call by call so that drift hits both alike;
+ * and /v1/chat/completions through an `openai` channel (passed through, no translation) beside /v1/messages through
+ * a `messages` channel, interleaved the same way (printed, not yet a table of docs/benchmarks.md).
  * Loopback only; every loop bounded in count and time. Appends a row to each of its two tables in
  * docs/benchmarks.md.
  *
@@ -32,6 +34,9 @@ const STREAM_BODY = BODY.replace('"max_tokens":64', '"max_tokens":64,"stream":tr
 const CHAT_PATH = '/v1/chat/completions';
 const CHAT_BODY = JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: 'Hello, benchmark' }] });
 const CHAT_STREAM_BODY = CHAT_BODY.replace('"max_tokens":64', '"max_tokens":64,"stream":true');
+/** The model an `openai` channel on the mock serves (listed by name): the chat-completions pass-through. */
+const OPENAI_BODY = CHAT_BODY.replace('lumen-chat-1-mini', 'lumen-chat-1');
+const OPENAI_STREAM_BODY = CHAT_STREAM_BODY.replace('lumen-chat-1-mini', 'lumen-chat-1');
 
 const f2 = (n: number) => n.toFixed(2);
 const signed = (n: number) => `${n < 0 ? '−' : '+'}${f2(Math.abs(n))}`;
@@ -136,6 +141,14 @@ async function main(): Promise<void> {
     mock = await startMock(mockPort);
     const mockUrl = `http://127.0.0.1:${mockPort}`;
     await new ChannelRepository(db.dataSource).create({ name: 'mock', protocol: 'messages', baseUrl: mockUrl, apiKey: 'mock-key' });
+    await new ChannelRepository(db.dataSource).create({
+      name: 'mock-openai',
+      protocol: 'openai',
+      baseUrl: mockUrl,
+      apiKey: 'mock-key',
+      models: ['lumen-chat-1'],
+      priority: 10,
+    });
     edge = await startService(
       'api-edge',
       {
@@ -193,6 +206,19 @@ async function main(): Promise<void> {
       Math.floor(REQUESTS / 2),
       () => call(gw1, STREAM_BODY),
       () => call(chat1, CHAT_STREAM_BODY, {}, CHAT_PATH),
+      0,
+    );
+    // the chat-completions pass-through of an openai channel beside the messages pass-through (issue 36's target: within 0.1 ms p50)
+    await load(300, 1, () => call(chat1, OPENAI_BODY, {}, CHAT_PATH));
+    const vsOpenAi = await interleaved(
+      REQUESTS,
+      () => call(gw1, BODY),
+      () => call(chat1, OPENAI_BODY, {}, CHAT_PATH),
+    );
+    const vsOpenAiTtfb = await interleaved(
+      Math.floor(REQUESTS / 2),
+      () => call(gw1, STREAM_BODY),
+      () => call(chat1, OPENAI_STREAM_BODY, {}, CHAT_PATH),
       0,
     );
     const thr: Record<number, { d: number; g: number; failures: number }> = {};
@@ -260,7 +286,14 @@ async function main(): Promise<void> {
       ttfbAdded: `${signed(pct(vsChatTtfb.b, 50) - pct(vsChatTtfb.a, 50))} ms p50 (${f2(pct(vsChatTtfb.b, 50))} vs ${f2(pct(vsChatTtfb.a, 50))})`,
       failures: vsChat.failures + vsChatTtfb.failures,
     };
-    console.log(JSON.stringify({ ...row, chatCompletionsVsMessages: chat }, null, 2));
+    const openaiPass = {
+      messages: `p50 ${f2(pct(vsOpenAi.a, 50))} / p99 ${f2(pct(vsOpenAi.a, 99))} ms`,
+      openaiChannel: `p50 ${f2(pct(vsOpenAi.b, 50))} / p99 ${f2(pct(vsOpenAi.b, 99))} ms`,
+      added: `${signed(pct(vsOpenAi.b, 50) - pct(vsOpenAi.a, 50))} / ${signed(pct(vsOpenAi.b, 99) - pct(vsOpenAi.a, 99))} ms`,
+      ttfbAdded: `${signed(pct(vsOpenAiTtfb.b, 50) - pct(vsOpenAiTtfb.a, 50))} ms p50 (${f2(pct(vsOpenAiTtfb.b, 50))} vs ${f2(pct(vsOpenAiTtfb.a, 50))})`,
+      failures: vsOpenAi.failures + vsOpenAiTtfb.failures,
+    };
+    console.log(JSON.stringify({ ...row, chatCompletionsVsMessages: chat, openaiPassVsMessages: openaiPass }, null, 2));
     insertRow(
       '| date (UTC) | machine | calls |',
       `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |`,
@@ -269,7 +302,7 @@ async function main(): Promise<void> {
       '| date (UTC) | machine | calls | /v1/messages @1 |',
       `| ${row.date} | ${row.machine} | ${REQUESTS} | ${chat.messages} | ${chat.chatCompletions} | ${chat.added} | ${chat.ttfbAdded} | ${chat.failures} |`,
     );
-    if (row.failures + chat.failures > 0) process.exitCode = 1;
+    if (row.failures + chat.failures + openaiPass.failures > 0) process.exitCode = 1;
   } finally {
     await Promise.all(pools.map((p) => p.destroy()));
     await edge?.stop();

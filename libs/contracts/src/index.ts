@@ -20,3 +20,4 @@ export { maxBodyBytesOfPath } from './models/route-body-caps';
 export { BODY_CAPS } from './models/common-fields';
 export { canonicalJson } from './canonical-json';
 export { messagesBodyProblems } from './messages-rules';
+export { chatBodyProblem } from './chat-rules';

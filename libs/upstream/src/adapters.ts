@@ -15,7 +15,10 @@ import { createRunwayAdapter } from './protocols/runway/runway.adapter';
 
 /** Task protocols, by the names a channel's `protocol` takes (`createUpstreamAdapters` registers exactly these). */
 export const TASK_PROTOCOLS: readonly string[] = ['gateway', 'replicate', 'fal', 'openai', 'bfl', 'dashscope', 'kling', 'runway', 'gemini', 'ark', 'mj-proxy'];
-/** Chat protocols (the edge's messages path speaks them; no task adapter). */
+/**
+ * Protocols only chat channels take (the edge's chat path speaks them; no task adapter). `openai` is a task protocol
+ * whose channels also serve the chat models they list by name (docs/upstreams/openai.md, "Chat").
+ */
 export const CHAT_PROTOCOLS: readonly string[] = ['messages'];
 
 export interface UpstreamAdaptersOptions {

@@ -30,6 +30,8 @@ export interface ChatSettlement {
 export interface MessagesChannel {
   id: string;
   name: string;
+  /** `messages`, or `openai` (chat completions: docs/upstreams/openai.md, "Chat"). */
+  protocol: string;
   baseUrl: string;
   apiKey: string;
   versionHeader: string;
@@ -37,6 +39,10 @@ export interface MessagesChannel {
   weight: number;
   /** The models it lists; null: every model. */
   models: string[] | null;
+  /** Our model name → the vendor's (an `openai` channel's `model_map`; empty for `messages`). */
+  modelMap: Record<string, string>;
+  /** An `openai` channel's `settings.auth_header` (`api-key`: Azure-style resellers); else Bearer. */
+  authHeader?: string;
 }
 
 /**
@@ -128,23 +134,30 @@ export class ChatCallRepository {
     return rows.map((r) => r.id as string);
   }
 
-  /** Enabled messages-protocol channels serving this model for this group (null lists mean "all"). */
+  /**
+   * Enabled chat channels serving this model for this group (null lists mean "all"): `messages` channels, and
+   * `openai` channels that list the model by name (an `openai` channel listing no models is a media channel).
+   */
   async channels(model: string, group: string): Promise<MessagesChannel[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT id, name, base_url, api_key, version_header, priority, weight, models FROM channels
-       WHERE enabled AND protocol = 'messages' AND (models IS NULL OR $1 = ANY(models)) AND (groups IS NULL OR $2 = ANY(groups))
+      `SELECT id, name, protocol, base_url, api_key, version_header, priority, weight, models, model_map, settings->>'auth_header' AS auth_header FROM channels
+       WHERE enabled AND (groups IS NULL OR $2 = ANY(groups))
+         AND ((protocol = 'messages' AND (models IS NULL OR $1 = ANY(models))) OR (protocol = 'openai' AND $1 = ANY(models)))
        ORDER BY priority DESC, id`,
       [model, group],
     );
     return rows.map((r) => ({
       id: r.id as string,
       name: r.name as string,
+      protocol: r.protocol as string,
       baseUrl: r.base_url as string,
       apiKey: r.api_key as string,
       versionHeader: r.version_header as string,
       priority: Number(r.priority),
       weight: Number(r.weight),
       models: (r.models as string[] | null) ?? null,
+      modelMap: (r.model_map as Record<string, string> | null) ?? {},
+      ...(typeof r.auth_header === 'string' ? { authHeader: r.auth_header } : {}),
     }));
   }
 }

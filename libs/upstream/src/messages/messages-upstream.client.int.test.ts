@@ -93,3 +93,39 @@ describe('MessagesUpstreamClient pools', () => {
     }
   });
 });
+
+describe('MessagesUpstreamClient credentials by protocol', () => {
+  it('messages: x-api-key and the version header at /v1/messages; openai: Bearer (or api-key) at /v1/chat/completions, no version', async () => {
+    const seen: Array<{ url?: string; headers: http.IncomingHttpHeaders }> = [];
+    const server = http.createServer((req, res) => {
+      seen.push({ url: req.url, headers: req.headers });
+      req.resume();
+      req.on('end', () => res.end('{}'));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/root`;
+    const client = new MessagesUpstreamClient();
+    const send = async (t: Partial<Parameters<MessagesUpstreamClient['send']>[0]['target']>) => {
+      const res = await client.send({ ...call(base), path: undefined, target: { ...target(base), apiKey: 'sk-1', ...t } });
+      await res.body.text();
+    };
+    try {
+      await send({});
+      await send({ protocol: 'openai' });
+      await send({ protocol: 'openai', authHeader: 'api-key' });
+      expect(seen.map((s) => s.url)).toEqual(['/root/v1/messages', '/root/v1/chat/completions', '/root/v1/chat/completions']);
+      expect(seen[0].headers).toMatchObject({ 'x-api-key': 'sk-1', 'msgproto-version': '2023-06-01' });
+      expect(seen[0].headers.authorization).toBeUndefined();
+      expect(seen[1].headers).toMatchObject({ authorization: 'Bearer sk-1' });
+      expect(seen[1].headers['x-api-key']).toBeUndefined();
+      expect(seen[1].headers['msgproto-version']).toBeUndefined();
+      expect(seen[2].headers).toMatchObject({ 'api-key': 'sk-1' });
+      expect(seen[2].headers.authorization).toBeUndefined();
+    } finally {
+      await client.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

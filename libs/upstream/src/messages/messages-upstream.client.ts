@@ -1,12 +1,22 @@
 import { Pool, type Dispatcher } from 'undici';
 
-/** Where a messages call goes: a channel of protocol `messages`. */
+/** Where a chat call goes: a channel of protocol `messages`, or `openai` (chat completions). */
 export interface MessagesTarget {
   baseUrl: string;
-  /** Secret: sent as `x-api-key`, never logged. */
+  /** Secret: sent as `x-api-key` (`messages`) or `Authorization: Bearer` (`openai`), never logged. */
   apiKey: string;
   /** The header name the upstream reads the protocol version from (the vendor's own: `anthropic-version`). */
   versionHeader: string;
+  /** `messages` when absent. */
+  protocol?: string;
+  /** `openai` only: `api-key` sends the key as `api-key: <key>` (Azure-style resellers). */
+  authHeader?: string;
+}
+
+/** The credentials (and, for `messages`, the version) a channel's protocol reads. */
+function authOf(t: MessagesTarget, version: string): Record<string, string> {
+  if (t.protocol !== 'openai') return { 'x-api-key': t.apiKey, [t.versionHeader]: version };
+  return t.authHeader === 'api-key' ? { 'api-key': t.apiKey } : { authorization: `Bearer ${t.apiKey}` };
 }
 
 export interface MessagesCall {
@@ -17,7 +27,7 @@ export interface MessagesCall {
   body: Buffer;
   /** Other request headers passed through (e.g. `anthropic-beta`). */
   headers?: Record<string, string>;
-  /** Under the channel's base URL; default `/v1/messages` (also `/v1/messages/count_tokens`). */
+  /** Under the channel's base URL; default `/v1/messages` (`/v1/chat/completions` for `openai`; also `/v1/messages/count_tokens`). */
   path?: string;
   /** A streamed call gets its headers at once (short bound); a non-streamed one only with the whole answer. */
   stream?: boolean;
@@ -81,13 +91,8 @@ export class MessagesUpstreamClient {
     const url = new URL(call.target.baseUrl);
     const res = await this.poolFor(url.origin).request({
       method: 'POST',
-      path: `${url.pathname.replace(/\/+$/, '')}${call.path ?? '/v1/messages'}`,
-      headers: {
-        ...call.headers,
-        'content-type': 'application/json',
-        'x-api-key': call.target.apiKey,
-        [call.target.versionHeader]: call.version,
-      },
+      path: `${url.pathname.replace(/\/+$/, '')}${call.path ?? (call.target.protocol === 'openai' ? '/v1/chat/completions' : '/v1/messages')}`,
+      headers: { ...call.headers, 'content-type': 'application/json', ...authOf(call.target, call.version) },
       body: call.body,
       signal: call.signal,
       headersTimeout: call.stream === false ? this.o.answerTimeoutMs : this.o.headersTimeoutMs,

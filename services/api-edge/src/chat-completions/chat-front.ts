@@ -9,7 +9,7 @@ import { parseChatRequest, type ChatRequest } from './chat-request';
 export const CHAT_UPSTREAM_VERSION = '2023-06-01';
 
 /** A chat-completions body → the messages call it becomes: the body sent upstream and what the gateway reads of it (hold, record). */
-export function chatCallOf(raw: Buffer): { chat: ChatRequest; request: MessagesRequest; body: Buffer } {
+export function chatCallOf(raw: Buffer): { chat: ChatRequest; request: MessagesRequest; body: Buffer; parsed: Record<string, unknown> } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));
@@ -19,5 +19,5 @@ export function chatCallOf(raw: Buffer): { chat: ChatRequest; request: MessagesR
   const chat = parseChatRequest(parsed);
   const body = Buffer.from(JSON.stringify(chat.body));
   // measured as /v1/messages measures its bodies: the same input bound, so the same hold for the same conversation
-  return { chat, request: parseMessagesRequest(body), body };
+  return { chat, request: parseMessagesRequest(body), body, parsed: parsed as Record<string, unknown> };
 }

@@ -4,10 +4,10 @@ import { chatCompletionOf, chatError, chatErrorOfUpstream, type ChatAnswerContex
 import { ChatStreamTranslator } from './chat-stream.translator';
 import { isObject } from './chat-messages';
 
-/** Upstream headers a chat client can use (its retry logic reads both); the vendor's own headers stay behind. */
-const KEPT = /^(retry-after|x-should-retry)$/i;
+/** Upstream headers a chat client can use (its retry logic reads both) and the gateway's timing; the vendor's own headers stay behind. */
+const KEPT = /^(retry-after|x-should-retry|server-timing)$/i;
 
-function keptHeaders(h: RelayedHeaders): RelayedHeaders {
+export function keptHeaders(h: RelayedHeaders): RelayedHeaders {
   const out: RelayedHeaders = {};
   for (const [k, v] of Object.entries(h)) if (KEPT.test(k)) out[k] = v;
   return out;

@@ -7,6 +7,8 @@ declare module 'node:http' {
   interface IncomingMessage {
     /** `req_<32 hex>`, also sent as X-Request-Id (set by `accessLog`). */
     id: string;
+    /** `performance.now()` when the request arrived (set by `accessLog`; chat answers time themselves from it). */
+    receivedAt?: number;
   }
 }
 
@@ -25,6 +27,7 @@ declare module 'node:http' {
 export function accessLog(logger: Logger, quiet: (path: string) => boolean): RequestHandler {
   const log = logger.child({}, { redact: [] });
   return (req, res, next) => {
+    req.receivedAt = performance.now();
     // 32 hex digits: the time (ms, 12 digits: ids sort by time, so the tasks' request_id index grows at its right
     // edge) and 80 random bits from the id pool (libs/db ids.ts)
     const id = `req_${Date.now().toString(16).padStart(12, '0')}${randomHex(10)}`;

@@ -34,6 +34,10 @@ export interface MessagesCall {
   sink: MessagesSink;
   /** Shown on the call's record (`request.endpoint`), e.g. `POST /v1/messages`. */
   endpoint: string;
+  /** The call's times, sent back as `Server-Timing`. */
+  timing?: RelayInput['timing'];
+  /** The call for an `openai` channel (openai-chat/openai-legs.ts). */
+  openai?: RelayInput['openai'];
 }
 
 /**
@@ -77,6 +81,8 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
       limits: d.limits,
       tracker,
       beforeFirstByte: () => durable,
+      timing: c.timing,
+      openai: c.openai,
     });
   } catch (err) {
     // a bug, not an upstream failure: nothing charged, then the error handler answers (or ends the stream)

@@ -9,10 +9,11 @@ export const CHARS_PER_TOKEN = 4;
 
 /**
  * What a running call has cost so far (journalled; a crash of the edge charges this): the input of message_start
- * and the output relayed so far, as for a stream cut short. 0 before anything reached the client.
+ * and the output relayed so far, as for a stream cut short (a chat-completions stream, whose input comes only at its
+ * end, with the input bound, as when it is cut). 0 before anything reached the client.
  */
 export function liveCostOf(t: SseUsageTracker, req: MessagesRequest, prices: TokenPrices, ratio: number): bigint {
-  if (t.usage.inputTokens === undefined) return 0n;
+  if (t.usage.inputTokens === undefined && t.relayedOutputChars === 0) return 0n;
   return tokenCost(usageOf(t, req), prices, ratio);
 }
 

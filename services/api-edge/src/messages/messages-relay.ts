@@ -3,6 +3,7 @@ import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { pickChannel, type ChannelGate, type MessagesAnswer, type MessagesUpstreamClient } from '@gmg/upstream';
 import type { MessagesSink, RelayedHeaders } from './messages-sink';
+import type { CallTiming } from './server-timing';
 import { SseEventTooLarge, SseFramer } from './sse-framer';
 import { SseUsageTracker } from './sse-usage.tracker';
 
@@ -14,7 +15,17 @@ export interface RelayLimits {
   maxEventBytes: number;
 }
 
+/** What a channel of another protocol (`openai`: chat completions) is sent instead of the messages body, and where its answer goes. */
+export interface UpstreamLeg {
+  /** The request in the channel's protocol (its model name mapped). */
+  body: Buffer;
+  headers: Record<string, string>;
+  /** Reads the answer in the channel's protocol and writes it in the client's. */
+  sink: MessagesSink;
+}
+
 export interface RelayInput {
+  /** Where a `messages` channel's answer goes (and whose client going away aborts the call). */
   sink: MessagesSink;
   channels: readonly MessagesChannel[];
   /** Per-channel health memory (CircuitBreaker): open circuits are skipped, outcomes are fed back. */
@@ -33,6 +44,10 @@ export interface RelayInput {
    * then: a crash after it still charges the call). A rejection fails the call before anything is sent.
    */
   beforeFirstByte?: () => Promise<void>;
+  /** The call's times, sent as `Server-Timing` with the answer (server-timing.ts). */
+  timing?: CallTiming;
+  /** The call for an `openai` channel (built on first use); without it (or when it cannot carry the call) such channels are not tried. */
+  openai?: (ch: MessagesChannel) => UpstreamLeg | undefined;
 }
 
 /**
@@ -57,9 +72,10 @@ const OURS = (s: number) => s === 401 || s === 402 || s === 403;
 /** Upstream response headers the client gets (framing and hop-by-hop headers are the gateway's own). */
 const RELAYED = /^(content-type|request-id|retry-after|x-should-retry|(anthropic|msgproto)-[a-z0-9-]+)$/i;
 
-function relayedHeaders(h: MessagesAnswer['headers']): RelayedHeaders {
+function relayedHeaders(h: MessagesAnswer['headers'], serverTiming?: string): RelayedHeaders {
   const out: RelayedHeaders = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined && RELAYED.test(k)) out[k] = v;
+  if (serverTiming) out['server-timing'] = serverTiming;
   return out;
 }
 
@@ -104,22 +120,27 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   const unsubscribe = sink.onClose(() => abort.abort());
   const gone = (channelId: string | null): RelayOutcome => ({ kind: 'failed', reason: 'client_closed', channelId, tracker });
   const tried = new Set<string>();
-  let last: { status: number; headers: MessagesAnswer['headers']; body: Buffer; channelId: string } | undefined;
+  let last: { status: number; headers: MessagesAnswer['headers']; body: Buffer; channelId: string; sink: MessagesSink } | undefined;
   try {
     for (let ch = pickChannel(input.channels, gate); ch; ch = pickChannel(input.channels, gate, { exclude: tried })) {
       tried.add(ch.id);
       if (abort.signal.aborted) return gone(null);
+      // a channel of another protocol gets the call in its protocol, and its answer is written through its own sink
+      const leg = ch.protocol === 'openai' ? input.openai?.(ch) : undefined;
+      if (ch.protocol === 'openai' && !leg) continue;
+      const out = leg?.sink ?? sink;
       const failed = (what: string, err: unknown) => {
         gate.recordFailure(ch!.id);
         logger.warn({ channel: ch!.name, err: (err as Error).message }, `messages upstream ${what}; trying the next channel`);
       };
       let answer: MessagesAnswer;
+      input.timing?.upstreamStarted();
       try {
         answer = await client.send({
           target: ch,
           version: input.version,
-          body: input.body,
-          headers: input.headers,
+          body: leg?.body ?? input.body,
+          headers: leg?.headers ?? input.headers,
           stream: input.stream,
           signal: abort.signal,
         });
@@ -148,14 +169,15 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
           failed('died before its answer', err);
           continue;
         }
+        input.timing?.answered();
         if (FAILS_OVER(answer.status)) {
           failed('refused', new Error(`status ${answer.status}`));
-          last = { status: answer.status, headers: answer.headers, body, channelId: ch.id };
+          last = { status: answer.status, headers: answer.headers, body, channelId: ch.id, sink: out };
           continue;
         }
         gate.recordSuccess(ch.id);
         if (answer.status < 300 && !(await recorded(input, logger))) return unrecorded(ch.id, tracker);
-        sink.whole(answer.status, relayedHeaders(answer.headers), body);
+        out.whole(answer.status, relayedHeaders(answer.headers, input.timing?.wholeHeader()), body);
         if (answer.status >= 300) return { kind: 'failed', reason: `upstream_${answer.status}`, channelId: ch.id, tracker };
         try {
           tracker.readMessage(JSON.parse(body.toString('utf8')));
@@ -187,7 +209,8 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         answer.body.destroy();
         return unrecorded(ch.id, tracker);
       }
-      return await pump(sink, ahead, first, tracker, abort.signal, ch.id, answer, logger);
+      out.open(relayedHeaders(answer.headers, input.timing?.streamHeader()));
+      return await pump(out, ahead, first, tracker, abort.signal, ch.id, answer, logger);
     }
   } finally {
     unsubscribe();
@@ -195,7 +218,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   if (abort.signal.aborted) return gone(null);
   if (last && !OURS(last.status)) {
     // every channel refused: a refusal about the request or the load goes back as sent (clients retry 429/529)
-    sink.whole(last.status, relayedHeaders(last.headers), last.body);
+    last.sink.whole(last.status, relayedHeaders(last.headers, input.timing?.wholeHeader()), last.body);
     return { kind: 'failed', reason: `upstream_${last.status}`, channelId: last.channelId, tracker };
   }
   const error = last
@@ -241,7 +264,6 @@ async function pump(
   answer: MessagesAnswer,
   logger: Logger,
 ): Promise<RelayOutcome> {
-  sink.open(relayedHeaders(answer.headers));
   let events: Buffer | undefined = first;
   for (;;) {
     if (events) {

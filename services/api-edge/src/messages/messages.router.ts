@@ -16,6 +16,10 @@ import { serveMessagesCall, type MessagesCallDeps } from './messages-call';
 import type { ChannelListCache } from '../channels/channel-list.cache';
 import { parseMessagesRequest, type MessagesRequest } from './messages-request';
 import { httpSink, type MessagesSink } from './messages-sink';
+import { CallTiming } from './server-timing';
+import type { UpstreamLeg } from './messages-relay';
+import { chatPassLeg, messagesToChatLeg } from '../openai-chat/openai-legs';
+import { chatBodyOfMessages } from '../openai-chat/messages-to-chat';
 import { parseMessagesVersion } from './messages-version';
 
 export interface MessagesRouterDeps {
@@ -81,25 +85,41 @@ type ChatProtocol = 'messages' | 'chat-completions';
 /** The protocol's half of a call: what goes upstream, and where (and in which protocol) the answer goes. */
 interface Front {
   request: MessagesRequest;
+  /** The call to a `messages` channel. */
   body: Buffer;
   version: string;
   headers: Record<string, string>;
   sink: MessagesSink;
   endpoint: string;
+  /** The call to an `openai` channel (chat completions), for the model's catalog id. */
+  openai: (model: string) => (ch: MessagesChannel) => UpstreamLeg | undefined;
 }
 
 function frontOf(protocol: ChatProtocol, req: Request, res: Response): Front {
   const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   if (protocol === 'chat-completions') {
-    // the request in as a messages body; the answer out through the translating sink (docs/chat.md)
-    const { chat, request, body } = chatCallOf(raw);
+    // to a messages channel: the request in as a messages body, the answer out through the translating sink
+    // (docs/chat.md); to an openai channel: through as it is (openai-chat/openai-legs.ts)
+    const { chat, request, body, parsed } = chatCallOf(raw);
     const sink = chatSink(res, { model: chat.model, created: Math.floor(Date.now() / 1000), includeUsage: chat.includeUsage });
-    return { request, body, version: CHAT_UPSTREAM_VERSION, headers: {}, sink, endpoint: 'POST /v1/chat/completions' };
+    const openai = (model: string) => chatPassLeg(res, raw, parsed, model, chat.includeUsage);
+    return { request, body, version: CHAT_UPSTREAM_VERSION, headers: {}, sink, endpoint: 'POST /v1/chat/completions', openai };
   }
   // the vendor's clients read the request id from this header (the upstream's own replaces it on an answer)
   if (req.id) res.setHeader('request-id', req.id);
   const version = parseMessagesVersion(req.headers);
-  return { request: parseMessagesRequest(raw), body: raw, version, headers: passedHeaders(req.headers), sink: httpSink(res), endpoint: 'POST /v1/messages' };
+  const request = parseMessagesRequest(raw);
+  const openai = (model: string) => messagesToChatLeg(res, raw, model, request.model);
+  return { request, body: raw, version, headers: passedHeaders(req.headers), sink: httpSink(res), endpoint: 'POST /v1/messages', openai };
+}
+
+/** A messages body that only `openai` channels could serve, and that chat completions cannot carry: 400 naming the field. */
+function refuseUncarried(protocol: ChatProtocol, raw: unknown, channels: readonly MessagesChannel[]): void {
+  if (protocol !== 'messages' || !channels.every((c) => c.protocol === 'openai') || !Buffer.isBuffer(raw)) return;
+  const t = chatBodyOfMessages(JSON.parse(raw.toString('utf8')) as Record<string, unknown>, '');
+  if ('problem' in t) {
+    throw new DomainError('invalid_request', `\`${t.problem.field}\`: ${t.problem.message}`, { field: t.problem.field, rule: 'upstream:unsupported' });
+  }
 }
 
 /**
@@ -113,6 +133,7 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
   const serve =
     (protocol: ChatProtocol): RequestHandler =>
     async (req, res) => {
+      const timing = new CallTiming(req.receivedAt ?? performance.now());
       d.sweeper.poke();
       const front = frontOf(protocol, req, res);
       const { request } = front;
@@ -122,8 +143,10 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
       const prices = await pricesOf(d, model);
       const channels = await channelsOf(d, m, principal.groupName);
       if (channels.length === 0) throw new DomainError('service_unavailable', `No upstream channel serves model '${request.model}' at the moment`);
+      refuseUncarried(protocol, req.body, channels);
 
-      const outcome = await serveMessagesCall(d.call, { principal, model, prices, channels, ...front });
+      const { openai, ...call } = front;
+      const outcome = await serveMessagesCall(d.call, { principal, model, prices, channels, ...call, timing, openai: openai(model) });
       if (outcome.error) throw outcome.error;
     };
   const count: RequestHandler = async (req, res) => {
@@ -131,7 +154,8 @@ export function messagesRouter(d: MessagesRouterDeps): Router {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const request = parseMessagesRequest(raw, { countOnly: true });
     const principal = principalOf(res);
-    const channels = await channelsOf(d, chatModel(request.model, principal, 'messages'), principal.groupName);
+    // counting is a messages-protocol call: `openai` channels have none (the estimate answers then)
+    const channels = (await channelsOf(d, chatModel(request.model, principal, 'messages'), principal.groupName)).filter((c) => c.protocol !== 'openai');
     await countTokens(d.call.client, d.call.logger, {
       res,
       request,

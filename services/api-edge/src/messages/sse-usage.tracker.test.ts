@@ -58,4 +58,44 @@ describe('SseUsageTracker', () => {
     expect(t.usage).toEqual({ inputTokens: 9, outputTokens: 2 });
     expect(t.finalUsage).toBe(true);
   });
+
+  it('a chat-completions stream (an openai channel): its pieces counted, the usage chunk read (cached tokens apart), [DONE] ends it', () => {
+    const chunk = (c: object) => `data: ${JSON.stringify({ object: 'chat.completion.chunk', ...c })}\n\n`;
+    const t = new SseUsageTracker();
+    t.push(Buffer.from(chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hé ' } }], usage: null })));
+    t.push(Buffer.from(chunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"a":1}' } }] } }] })));
+    expect(t.relayedOutputChars).toBe(3 + 7);
+    expect(t.finalUsage).toBe(false);
+    expect(t.stopped).toBe(false);
+    t.push(
+      Buffer.from(
+        chunk({ choices: [], usage: { prompt_tokens: 30, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 8 } } }) + 'data: [DONE]\n\n',
+      ),
+    );
+    expect(t.usage).toEqual({ inputTokens: 22, cacheReadTokens: 8, outputTokens: 12 });
+    expect(t.finalUsage).toBe(true);
+    expect(t.stopped).toBe(true);
+  });
+
+  it('a whole chat completion: its usage', () => {
+    const t = new SseUsageTracker();
+    t.readMessage({ object: 'chat.completion', usage: { prompt_tokens: 9, completion_tokens: 2 } });
+    expect(t.usage).toEqual({ inputTokens: 9, cacheReadTokens: 0, outputTokens: 2 });
+    expect(t.finalUsage).toBe(true);
+  });
+
+  it('a compatible server that leaves out `object`: its choices still read as chat completions', () => {
+    const t = new SseUsageTracker();
+    t.push(
+      Buffer.from(
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'abcd' } }] })}\n\ndata: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 1 } })}\n\ndata: [DONE]\n\n`,
+      ),
+    );
+    expect(t.relayedOutputChars).toBe(4);
+    expect(t.usage).toEqual({ inputTokens: 5, cacheReadTokens: 0, outputTokens: 1 });
+    expect(t.stopped).toBe(true);
+    const w = new SseUsageTracker();
+    w.readMessage({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 2 } });
+    expect(w.usage).toEqual({ inputTokens: 7, cacheReadTokens: 0, outputTokens: 2 });
+  });
 });

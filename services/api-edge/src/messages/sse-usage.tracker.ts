@@ -1,7 +1,8 @@
 /**
- * Follows a messages event stream as it is relayed, without changing it: the usage the upstream reports
- * (message_start: input and cache tokens; message_delta: the final output tokens) and the output relayed so far
- * (text, thinking and tool-input characters), which prices a stream that ends early.
+ * Follows an upstream's event stream as it is relayed, without changing it: the usage the upstream reports
+ * (messages: message_start's input and cache tokens, message_delta's final output tokens; chat completions: the
+ * usage chunk, whose `prompt_tokens` include the cached ones) and the output relayed so far (text, thinking and
+ * tool-input characters), which prices a stream that ends early. `message_stop` / `data: [DONE]` end a stream.
  */
 export interface ObservedUsage {
   inputTokens?: number;
@@ -29,6 +30,11 @@ export class SseUsageTracker {
   /** Usage from a whole (non-streamed) message body. */
   readMessage(msg: unknown): void {
     const u = (msg as Json | null)?.usage;
+    // a chat completion (some compatible servers leave out `object`: its `choices` say it)
+    if ((msg as Json | null)?.object === 'chat.completion' || Array.isArray((msg as Json | null)?.choices)) {
+      this.takeChat(u);
+      return;
+    }
     if (u && typeof u === 'object') {
       this.take(u as Json);
       this.finalUsage = num((u as Json).output_tokens) !== undefined;
@@ -39,10 +45,18 @@ export class SseUsageTracker {
     let data = '';
     for (const line of block.split(/\r?\n/)) if (line.startsWith('data:')) data += line.slice(line[5] === ' ' ? 6 : 5);
     if (data === '') return;
+    if (data === '[DONE]') {
+      this.stopped = true;
+      return;
+    }
     let e: Json;
     try {
       e = JSON.parse(data) as Json;
     } catch {
+      return;
+    }
+    if (e.object === 'chat.completion.chunk' || (e.type === undefined && Array.isArray(e.choices))) {
+      this.onChunk(e);
       return;
     }
     switch (e.type) {
@@ -62,6 +76,39 @@ export class SseUsageTracker {
       case 'message_stop':
         this.stopped = true;
         break;
+    }
+  }
+
+  /** A chat-completions chunk: its text and tool-argument pieces, and the usage chunk. */
+  private onChunk(e: Json): void {
+    if (e.usage) this.takeChat(e.usage);
+    const choices = e.choices as Json[] | undefined;
+    const d = choices?.[0]?.delta as Json | undefined;
+    if (!d) return;
+    if (typeof d.content === 'string') this.relayedOutputChars += d.content.length;
+    if (typeof d.reasoning_content === 'string') this.relayedOutputChars += d.reasoning_content.length;
+    if (Array.isArray(d.tool_calls)) {
+      for (const t of d.tool_calls as Json[]) {
+        const args = (t.function as Json | undefined)?.arguments;
+        if (typeof args === 'string') this.relayedOutputChars += args.length;
+      }
+    }
+  }
+
+  /** A chat usage object: its prompt tokens hold the cached ones (`prompt_tokens_details.cached_tokens`), billed apart. */
+  private takeChat(u: unknown): void {
+    if (!u || typeof u !== 'object') return;
+    const x = u as Json;
+    const prompt = num(x.prompt_tokens);
+    const cached = num((x.prompt_tokens_details as Json | undefined)?.cached_tokens) ?? 0;
+    if (prompt !== undefined) {
+      this.usage.inputTokens = Math.max(0, prompt - cached);
+      this.usage.cacheReadTokens = cached;
+    }
+    const out = num(x.completion_tokens);
+    if (out !== undefined) {
+      this.usage.outputTokens = out;
+      this.finalUsage = true;
     }
   }
 

@@ -65,7 +65,7 @@ const lastUser = (messages: unknown[]): Json | undefined => [...messages].revers
 const hasToolResult = (m: Json | undefined): boolean => Array.isArray(m?.content) && (m.content as unknown[]).some((p) => isObj(p) && p.type === 'tool_result');
 
 /** Arguments for a tool from its input_schema: "sim" for strings, 1 for numbers, true for booleans. */
-function toolInput(tool: Json): Json {
+export function toolInput(tool: Json): Json {
   const schema = isObj(tool.input_schema) ? tool.input_schema : {};
   const props = isObj(schema.properties) ? schema.properties : {};
   const out: Json = {};

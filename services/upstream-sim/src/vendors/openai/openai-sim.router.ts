@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { vendorAuth, type VendorSimContext } from '../vendor-sim-kit';
+import { chatHandler } from './openai-sim.chat';
 import { imagesHandler } from './openai-sim.images';
 import { OpenAiRefusal, sendOpenAiError } from './openai-sim.shared';
 import { videosRoutes } from './openai-sim.videos';
@@ -21,7 +22,7 @@ const answer =
 const bearerKey = (req: Request): string | undefined => /^Bearer (\S+)$/.exec(req.header('authorization') ?? '')?.[1];
 
 /**
- * OpenAI's media API under `/openai` (issue 34): `Authorization: Bearer <key>` on every call (401 `invalid_api_key`
+ * OpenAI's media API under `/openai` (issue 34) and its chat completions (issue 36): `Authorization: Bearer <key>` on every call (401 `invalid_api_key`
  * otherwise, the key never echoed), images by the synchronous generations / edits calls, video by the `/v1/videos`
  * job. JSON and multipart/form-data bodies, as OpenAI takes both.
  */
@@ -40,6 +41,7 @@ export function openAiSimRouter(ctx: VendorSimContext): Router {
   );
   r.use(express.json({ limit: '60mb' }));
   r.use(express.raw({ type: 'multipart/form-data', limit: '60mb' }));
+  r.post('/v1/chat/completions', answer(chatHandler(ctx)));
   r.post('/v1/images/generations', answer(imagesHandler(ctx, 'generations')));
   r.post('/v1/images/edits', answer(imagesHandler(ctx, 'edits')));
   const videos = videosRoutes(ctx);
