@@ -11,6 +11,12 @@
  *
  *   npm run bench -- messages
  *   BENCH_MSG_REQUESTS=3000 BENCH_MSG_STREAMS=1000 npm run bench -- messages
+ *   BENCH_BASELINE=/tmp/base npm run bench -- messages
+ *
+ * BENCH_BASELINE: a built checkout of another revision (`node scripts/build.mjs` there): its edge runs beside this
+ * one on the same database, mock and Redis, and the one-connection calls alternate between the two, so the rows
+ * compare this revision with that one in one run (issue 36: the targets "beside the previous main"). Postgres CPU per
+ * call (every postgres process's CPU time over the 16-connection phase ÷ its calls) is printed for each edge.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -20,7 +26,8 @@ import path from 'node:path';
 import { Pool } from 'undici';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } from '@gmg/db';
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
-import { pct, treeMemMiB } from './proc-stats';
+import { startNode, stop } from './bench-process';
+import { pct, postgresCpuSeconds, treeMemMiB } from './proc-stats';
 
 /** The bench measures the gateway's capacity, not the fair-use defaults of the `default` group (docs/rate-limits.md). */
 const BENCH_KEY_LIMITS = { rpsLimit: 1_000_000, inflightLimit: 1_000_000 };
@@ -28,6 +35,7 @@ const BENCH_KEY_LIMITS = { rpsLimit: 1_000_000, inflightLimit: 1_000_000 };
 const REQUESTS = Math.min(Number(process.env.BENCH_MSG_REQUESTS ?? 2000), 50_000);
 const STREAMS = Math.min(Number(process.env.BENCH_MSG_STREAMS ?? 1000), 5000);
 const MAX_SECONDS = 300;
+const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
 const BODY = JSON.stringify({ model: 'lumen-chat-1-mini', max_tokens: 64, messages: [{ role: 'user', content: 'Hello, benchmark' }] });
 const STREAM_BODY = BODY.replace('"max_tokens":64', '"max_tokens":64,"stream":true');
 /** The same conversation in the chat-completions protocol (docs/chat.md): the same upstream body once translated. */
@@ -133,6 +141,7 @@ async function startMock(port: number): Promise<ChildProcess> {
 async function main(): Promise<void> {
   const db = await createTestDatabase('gmg_bench_msg');
   let edge: ServiceProcess | undefined;
+  let baseEdge: ChildProcess | undefined;
   let mock: ChildProcess | undefined;
   const pools: Pool[] = [];
   try {
@@ -165,6 +174,16 @@ async function main(): Promise<void> {
       undefined,
       process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
     );
+    const basePort = BASELINE ? await freePort() : 0;
+    if (BASELINE) {
+      baseEdge = await startNode(
+        'services/api-edge/src/main.ts',
+        basePort,
+        { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(), LOG_LEVEL: 'error', ADMIN_TOKEN },
+        [],
+        BASELINE,
+      );
+    }
     const accounts = new AccountRepository(db.dataSource);
     const acc = await accounts.create({ name: 'bench-messages' });
     await accounts.topup(acc.id, 10n ** 15n);
@@ -180,9 +199,12 @@ async function main(): Promise<void> {
     // the chat-completions clients' own header; a pool of its own, so neither path waits on the other's connection
     const chat1 = target(`http://127.0.0.1:${edgePort}`, { authorization: `Bearer ${key}` }, 1);
 
+    const base1 = BASELINE ? target(`http://127.0.0.1:${basePort}`, { 'x-api-key': key }, 1) : undefined;
+
     // warm-up: JIT, connection pools, caches (price table, channels, key)
     await load(300, 1, () => call(direct1, BODY));
     await load(300, 1, () => call(gw1, BODY));
+    if (base1) await load(300, 1, () => call(base1, BODY));
     await load(300, 1, () => call(chat1, CHAT_BODY, {}, CHAT_PATH));
 
     // the floor: the edge's HTTP stack alone (GET /healthz: Express, request id, logger; no auth, no work)
@@ -221,13 +243,36 @@ async function main(): Promise<void> {
       () => call(chat1, OPENAI_STREAM_BODY, {}, CHAT_PATH),
       0,
     );
-    const thr: Record<number, { d: number; g: number; failures: number }> = {};
+    // this revision beside the baseline, call by call at one connection: whole answers, then streams' first byte
+    const vsBase = base1
+      ? await interleaved(
+          REQUESTS,
+          () => call(gw1, BODY),
+          () => call(base1, BODY),
+        )
+      : undefined;
+    const vsBaseTtfb = base1
+      ? await interleaved(
+          Math.floor(REQUESTS / 2),
+          () => call(gw1, STREAM_BODY),
+          () => call(base1, STREAM_BODY),
+          0,
+        )
+      : undefined;
+    const thr: Record<number, { d: number; g: number; b?: number; pgUsG: number; pgUsB?: number; failures: number }> = {};
+    /** Calls per second, and Postgres's CPU per call (µs) over the phase. */
+    const measured = async (c: number, t: Target) => {
+      const pg0 = postgresCpuSeconds();
+      const r = await load(REQUESTS * 2, c, () => call(t, BODY));
+      return { ...r, pgUs: ((postgresCpuSeconds() - pg0) * 1e6) / Math.max(1, r.lat.length) };
+    };
     for (const c of [16, 50]) {
       const d = target(mockUrl, { 'x-api-key': 'mock-key' }, c);
       const g = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, c);
       const rd = await load(REQUESTS * 2, c, () => call(d, BODY));
-      const rg = await load(REQUESTS * 2, c, () => call(g, BODY));
-      thr[c] = { d: rd.rps, g: rg.rps, failures: rd.failures + rg.failures };
+      const rg = await measured(c, g);
+      const rb = BASELINE ? await measured(c, target(`http://127.0.0.1:${basePort}`, { 'x-api-key': key }, c)) : undefined;
+      thr[c] = { d: rd.rps, g: rg.rps, b: rb?.rps, pgUsG: rg.pgUs, pgUsB: rb?.pgUs, failures: rd.failures + rg.failures + (rb?.failures ?? 0) };
     }
 
     // memory: STREAMS streams held open through the gateway at once (the mock pings every second)
@@ -293,7 +338,25 @@ async function main(): Promise<void> {
       ttfbAdded: `${signed(pct(vsOpenAiTtfb.b, 50) - pct(vsOpenAiTtfb.a, 50))} ms p50 (${f2(pct(vsOpenAiTtfb.b, 50))} vs ${f2(pct(vsOpenAiTtfb.a, 50))})`,
       failures: vsOpenAi.failures + vsOpenAiTtfb.failures,
     };
-    console.log(JSON.stringify({ ...row, chatCompletionsVsMessages: chat, openaiPassVsMessages: openaiPass }, null, 2));
+    const pgCpu = Object.fromEntries(
+      Object.entries(thr).map(([c, t]) => [
+        `at${c}`,
+        `${t.pgUsG.toFixed(0)} µs per call${t.pgUsB === undefined ? '' : ` (baseline ${t.pgUsB.toFixed(0)} µs)`}`,
+      ]),
+    );
+    const baseline =
+      vsBase && vsBaseTtfb
+        ? {
+            revision: BASELINE,
+            thisEdge: `p50 ${f2(pct(vsBase.a, 50))} / p99 ${f2(pct(vsBase.a, 99))} ms`,
+            baselineEdge: `p50 ${f2(pct(vsBase.b, 50))} / p99 ${f2(pct(vsBase.b, 99))} ms`,
+            thisMinusBaseline: `${signed(pct(vsBase.a, 50) - pct(vsBase.b, 50))} / ${signed(pct(vsBase.a, 99) - pct(vsBase.b, 99))} ms`,
+            ttfbThisMinusBaseline: `${signed(pct(vsBaseTtfb.a, 50) - pct(vsBaseTtfb.b, 50))} ms p50 (${f2(pct(vsBaseTtfb.a, 50))} vs ${f2(pct(vsBaseTtfb.b, 50))})`,
+            thr16: `${thr[16].g.toFixed(0)} vs baseline ${thr[16].b?.toFixed(0)}/s; direct ${thr[16].d.toFixed(0)}/s (${((100 * thr[16].g) / thr[16].d).toFixed(1)} % vs ${((100 * (thr[16].b ?? NaN)) / thr[16].d).toFixed(1)} %)`,
+            failures: vsBase.failures + vsBaseTtfb.failures,
+          }
+        : undefined;
+    console.log(JSON.stringify({ ...row, postgresCpu: pgCpu, chatCompletionsVsMessages: chat, openaiPassVsMessages: openaiPass, baseline }, null, 2));
     insertRow(
       '| date (UTC) | machine | calls |',
       `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |`,
@@ -302,10 +365,11 @@ async function main(): Promise<void> {
       '| date (UTC) | machine | calls | /v1/messages @1 |',
       `| ${row.date} | ${row.machine} | ${REQUESTS} | ${chat.messages} | ${chat.chatCompletions} | ${chat.added} | ${chat.ttfbAdded} | ${chat.failures} |`,
     );
-    if (row.failures + chat.failures + openaiPass.failures > 0) process.exitCode = 1;
+    if (row.failures + chat.failures + openaiPass.failures + (baseline?.failures ?? 0) > 0) process.exitCode = 1;
   } finally {
     await Promise.all(pools.map((p) => p.destroy()));
     await edge?.stop();
+    await stop(baseEdge);
     mock?.kill('SIGTERM');
     await db.drop();
   }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** What the benchmarks read from /proc of the processes they measure (proc(5)); Linux only. */
 
@@ -41,3 +41,24 @@ export function treeMemMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): n
 
 /** The p-th percentile of ascending `sorted`. */
 export const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/**
+ * User + system CPU seconds of every `postgres` process of this machine (the server and all its backends, the
+ * walwriter included): read before and after a phase, the difference is what Postgres spent on it — on a machine
+ * where nothing else uses Postgres meanwhile (a bench's own quiet run).
+ */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    } catch {
+      // the process ended while we read
+    }
+  }
+  return total;
+}
