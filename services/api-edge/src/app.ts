@@ -19,7 +19,7 @@ import {
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
-import { checkRedisReady, type Producers, type Redis } from '@gmg/queue';
+import { checkRedisMemory, checkRedisReady, type Producers, type Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
 import {
   CircuitBreaker,
@@ -500,7 +500,7 @@ function mountProbes(app: Express, { deps, authThrottle }: AppParts): void {
     healthRouter({
       probes: { redis: () => checkRedisReady(redis) },
       // A slow Postgres (or a PgBouncer restart) must not take every edge out at once: polls answer from Redis.
-      degradable: { postgres: () => pingDatabase(dataSource) },
+      degradable: { postgres: () => pingDatabase(dataSource), redis_memory: () => checkRedisMemory(redis) },
       liveness: { redis: () => redis.status !== 'end' },
       isDraining: deps.isDraining ?? (() => false),
       logger,
