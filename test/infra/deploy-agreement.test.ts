@@ -164,7 +164,7 @@ describe('deployment descriptions agree with each other and with the code', () =
     // A pool also scales on the tasks on its poll path (a sorted set the redis trigger cannot read), as the edge
     // exports them: gmg_queue_jobs{queue, state="polling"} (libs/queue producers.ts jobCounts).
     const queries = so.spec.triggers.filter((t: Obj) => t.type === 'prometheus').map((t: Obj) => t.metadata.query);
-    expect(queries).toEqual(svc === 'billing' ? [] : [`sum(gmg_queue_jobs{queue="${queueOf(svc)}",state="polling"})`]);
+    expect(queries).toEqual(svc === 'billing' ? [] : [`max(gmg_queue_jobs{queue="${queueOf(svc)}",state="polling"})`]);
   });
 
   it('no two scalers read the same queue', () => {
