@@ -14,3 +14,4 @@ export { onShutdownSignals } from './graceful-shutdown';
 export { jobPresence } from './job-presence';
 export type { JobPresence } from './job-presence';
 export { REDIS_BYTES_PER_TASK, checkRedisMemory, checkRedisReady, redisMaxmemoryFor, redisMemory } from './redis-memory';
+export { RedisReachability } from './reachability';

@@ -123,7 +123,7 @@ export interface AppDeps {
   dataSource: DataSource;
   /** A ready client connection: task views, readiness, rate limits. */
   redis: Redis;
-  producers: Pick<Producers, 'enqueueTask' | 'requestSettlement' | 'removeTaskJob'>;
+  producers: Pick<Producers, 'enqueueTask' | 'requestSettlement' | 'removeTaskJob'> & Partial<Pick<Producers, 'accepting'>>;
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending traffic. */
   isDraining?: () => boolean;
   /** Where uploaded images live; default: local disk at `config.uploadDir` (see docs/uploads.md for object storage). */
