@@ -119,15 +119,25 @@ describe('deployment descriptions agree with each other and with the code', () =
     expect(container(d).ports.map((p: Obj) => p.containerPort)).toContain(local.defaultPort);
   });
 
-  it.each(serviceDirs)('%s Deployment has readiness and liveness HTTP probes on its own port, resources and a grace period', (svc) => {
+  it.each(serviceDirs)('%s Deployment has startup, readiness and liveness HTTP probes on its own port, resources and a grace period', (svc) => {
     const d = deployment(svc)!;
     const c = container(d);
     const named = new Map<string, number>((c.ports ?? []).map((p: Obj) => [p.name, p.containerPort]));
-    for (const probe of [c.readinessProbe, c.livenessProbe]) {
+    for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) {
       expect(probe?.httpGet?.path).toMatch(/^\/(healthz|readyz)$/);
       const port = typeof probe.httpGet.port === 'string' ? named.get(probe.httpGet.port) : probe.httpGet.port;
       expect(port).toBe(LOCAL_SERVICES.find((s) => s.name === svc)!.defaultPort);
     }
+    // Issue 38: the startup probe (liveness's path: the process answers) gates the other two, so neither needs an
+    // initial delay; it allows a slow start (≥ 30 s) without holding a crash-looping pod for long (≤ 120 s).
+    // Readiness waits longer than its checks do (2 s each, evaluateReadiness); liveness restarts after ≥ 30 s.
+    const window = (p: Obj): number => (p.periodSeconds ?? 10) * (p.failureThreshold ?? 3);
+    expect(c.startupProbe.httpGet.path).toBe('/healthz');
+    expect(window(c.startupProbe)).toBeGreaterThanOrEqual(30);
+    expect(window(c.startupProbe)).toBeLessThanOrEqual(120);
+    expect([c.readinessProbe.initialDelaySeconds ?? 0, c.livenessProbe.initialDelaySeconds ?? 0]).toEqual([0, 0]);
+    expect(c.readinessProbe.timeoutSeconds).toBeGreaterThan(2);
+    expect(window(c.livenessProbe)).toBeGreaterThanOrEqual(30);
     expect(c.resources?.requests?.cpu).toBeDefined();
     expect(c.resources?.limits?.memory).toBeDefined();
     expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(30);
@@ -164,7 +174,7 @@ describe('deployment descriptions agree with each other and with the code', () =
     // A pool also scales on the tasks on its poll path (a sorted set the redis trigger cannot read), as the edge
     // exports them: gmg_queue_jobs{queue, state="polling"} (libs/queue producers.ts jobCounts).
     const queries = so.spec.triggers.filter((t: Obj) => t.type === 'prometheus').map((t: Obj) => t.metadata.query);
-    expect(queries).toEqual(svc === 'billing' ? [] : [`sum(gmg_queue_jobs{queue="${queueOf(svc)}",state="polling"})`]);
+    expect(queries).toEqual(svc === 'billing' ? [] : [`max(gmg_queue_jobs{queue="${queueOf(svc)}",state="polling"})`]);
   });
 
   it('no two scalers read the same queue', () => {

@@ -140,8 +140,8 @@ export function postgresOptions(e: CommonEnv, defaultPoolMax: number, applicatio
   };
 }
 
-export { redisTargetOf } from './redis';
-export type { RedisTarget, RedisEnv } from './redis';
+export { REDIS_LIMIT_DEFAULTS, redisTargetOf } from './redis';
+export type { RedisLimits, RedisTarget, RedisEnv } from './redis';
 export { SERVICE_NODE_FLAGS, serviceBundlePath, serviceNodeArgs } from './runtime';
 export { resultStoreSchema } from './result-store';
 export type { ResultStoreEnv } from './result-store';

@@ -9,10 +9,27 @@ export interface HostPort {
  * Where Redis is and how it is deployed. `url` always carries the credentials, the database and TLS (`rediss:`);
  * with a cluster or Sentinel its host is ignored and the nodes (or sentinels) are listed instead.
  */
-export type RedisTarget =
+export type RedisTarget = (
   | { kind: 'standalone'; url: string }
   | { kind: 'cluster'; url: string; nodes: HostPort[] }
-  | { kind: 'sentinel'; url: string; sentinels: HostPort[]; master: string };
+  | { kind: 'sentinel'; url: string; sentinels: HostPort[]; master: string }
+) & { limits?: RedisLimits };
+
+/**
+ * How long this process waits on Redis (docs/configuration.md): a black-holed Redis (packets dropped, not refused)
+ * must fail a command within a bound, never hang it — createRedis applies these to every connection it makes.
+ */
+export interface RedisLimits {
+  /** A command without a reply after this long fails (`Command timed out`). Workers wait at least 15 s (BullMQ blocks up to 10 s). */
+  commandTimeoutMs: number;
+  /** TCP keepalive's first probe after this much idle time: a dead peer is noticed without traffic. */
+  keepAliveMs: number;
+  /** The longest pause between reconnect attempts (they back off up to it and never stop). */
+  reconnectMaxDelayMs: number;
+}
+
+/** The defaults of RedisLimits (the schema's and createRedis's without a config). */
+export const REDIS_LIMIT_DEFAULTS: Readonly<RedisLimits> = Object.freeze({ commandTimeoutMs: 2000, keepAliveMs: 10_000, reconnectMaxDelayMs: 2000 });
 
 /** The Redis part of every service's environment (REDIS_URL stays the default topology). */
 export interface RedisEnv {
@@ -22,6 +39,9 @@ export interface RedisEnv {
   /** `host:port,...`: the sentinels watching REDIS_SENTINEL_MASTER (ioredis Sentinel support). */
   REDIS_SENTINELS?: string;
   REDIS_SENTINEL_MASTER?: string;
+  REDIS_COMMAND_TIMEOUT_MS?: number;
+  REDIS_KEEPALIVE_MS?: number;
+  REDIS_RECONNECT_MAX_DELAY_MS?: number;
 }
 
 const HOST_PORT_LIST = /^[A-Za-z0-9_.\-[\]:]+:\d{1,5}(,[A-Za-z0-9_.\-[\]:]+:\d{1,5})*$/;
@@ -41,6 +61,9 @@ export const redisTopologySchema = {
     .max(100)
     .empty('')
     .when('REDIS_SENTINELS', { is: Joi.exist(), then: Joi.required() }),
+  REDIS_COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(REDIS_LIMIT_DEFAULTS.commandTimeoutMs),
+  REDIS_KEEPALIVE_MS: Joi.number().integer().min(1000).max(600_000).default(REDIS_LIMIT_DEFAULTS.keepAliveMs),
+  REDIS_RECONNECT_MAX_DELAY_MS: Joi.number().integer().min(50).max(60_000).default(REDIS_LIMIT_DEFAULTS.reconnectMaxDelayMs),
 };
 
 /** `a:1,b:2` → [{host:'a',port:1},{host:'b',port:2}]; the port is after the last colon (IPv6 literals keep theirs). */
@@ -53,9 +76,14 @@ export function parseHostPorts(list: string): HostPort[] {
 
 /** The one reading of RedisEnv into a topology: cluster, else Sentinel, else the standalone REDIS_URL. */
 export function redisTargetOf(e: Readonly<RedisEnv>): RedisTarget {
-  if (e.REDIS_CLUSTER_NODES) return { kind: 'cluster', url: e.REDIS_URL, nodes: parseHostPorts(e.REDIS_CLUSTER_NODES) };
+  const limits: RedisLimits = {
+    commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS ?? REDIS_LIMIT_DEFAULTS.commandTimeoutMs,
+    keepAliveMs: e.REDIS_KEEPALIVE_MS ?? REDIS_LIMIT_DEFAULTS.keepAliveMs,
+    reconnectMaxDelayMs: e.REDIS_RECONNECT_MAX_DELAY_MS ?? REDIS_LIMIT_DEFAULTS.reconnectMaxDelayMs,
+  };
+  if (e.REDIS_CLUSTER_NODES) return { kind: 'cluster', url: e.REDIS_URL, nodes: parseHostPorts(e.REDIS_CLUSTER_NODES), limits };
   if (e.REDIS_SENTINELS) {
-    return { kind: 'sentinel', url: e.REDIS_URL, sentinels: parseHostPorts(e.REDIS_SENTINELS), master: e.REDIS_SENTINEL_MASTER ?? 'mymaster' };
+    return { kind: 'sentinel', url: e.REDIS_URL, sentinels: parseHostPorts(e.REDIS_SENTINELS), master: e.REDIS_SENTINEL_MASTER ?? 'mymaster', limits };
   }
-  return { kind: 'standalone', url: e.REDIS_URL };
+  return { kind: 'standalone', url: e.REDIS_URL, limits };
 }

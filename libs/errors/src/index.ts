@@ -119,6 +119,7 @@ const UNAVAILABLE_MESSAGES = [
   'timeout exceeded when trying to connect', // pg pool: PG_CONNECTION_TIMEOUT_MS
   'Client has encountered a connection error', // pg: a client that lost its connection
   'Connection is closed', // ioredis
+  'Command timed out', // ioredis commandTimeout (REDIS_COMMAND_TIMEOUT_MS): a Redis that stopped answering
   'Reached the max retries per request limit', // ioredis MaxRetriesPerRequestError
 ];
 

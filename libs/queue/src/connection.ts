@@ -1,5 +1,5 @@
 import IORedis, { Cluster, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisTarget } from '@gmg/config';
+import { REDIS_LIMIT_DEFAULTS, type RedisLimits, type RedisTarget } from '@gmg/config';
 
 /**
  * A connection to the gateway's Redis, whatever its topology: a standalone server or a Sentinel-managed primary
@@ -23,20 +23,44 @@ function urlOptions(url: string): RedisOptions {
 }
 
 /**
- * Workers need maxRetriesPerRequest: null (BullMQ blocks on Redis); producers on the request path fail fast
- * instead of queueing commands forever while Redis is away. A plain URL string is a standalone server.
+ * BullMQ blocks its worker's duplicated connection (which inherits these options) for up to 10 s per wait
+ * (BZPOPMIN, plus its own 1 s watchdog): a worker connection's command timeout stays above that.
+ */
+export const WORKER_MIN_COMMAND_TIMEOUT_MS = 15_000;
+/** Commands of a request-path connection retried at most this often across reconnects before they fail. */
+const CLIENT_MAX_RETRIES_PER_REQUEST = 2;
+
+/** Reconnect pauses: 50 ms doubling up to `maxMs`, ±20 % jitter so a fleet does not reconnect in step; never gives up. */
+export function reconnectDelay(maxMs: number): (times: number) => number {
+  return (times) => Math.round(Math.min(maxMs, 50 * 2 ** Math.min(Math.max(0, times - 1), 16)) * (0.8 + 0.4 * Math.random()));
+}
+
+/**
+ * The bounds every connection gets (RedisLimits, docs/configuration.md): a command timeout — a black-holed Redis
+ * fails the command instead of hanging it, after a money commit too — TCP keepalive, and a capped reconnect backoff.
+ * Workers need maxRetriesPerRequest: null (BullMQ's requirement for its blocking connections: a command waits for
+ * the reconnect instead of failing) and a command timeout above BullMQ's longest blocking wait; producers on the
+ * request path fail fast instead of queueing commands while Redis is away. A plain URL string is a standalone server.
  */
 export function createRedis(target: RedisTarget | string, role: Role = 'client', extra: RedisOptions = {}): Redis {
   const t: RedisTarget = typeof target === 'string' ? { kind: 'standalone', url: target } : target;
+  const limits: RedisLimits = t.limits ?? REDIS_LIMIT_DEFAULTS;
+  const bounds: RedisOptions = {
+    commandTimeout: role === 'worker' ? Math.max(limits.commandTimeoutMs, WORKER_MIN_COMMAND_TIMEOUT_MS) : limits.commandTimeoutMs,
+    keepAlive: limits.keepAliveMs,
+    connectTimeout: 5000,
+    retryStrategy: reconnectDelay(limits.reconnectMaxDelayMs),
+  };
   const base: RedisOptions =
     role === 'worker'
-      ? { maxRetriesPerRequest: null, enableReadyCheck: true }
-      : { maxRetriesPerRequest: 2, enableOfflineQueue: role !== 'producer', connectTimeout: 5000 };
+      ? { ...bounds, maxRetriesPerRequest: null, enableReadyCheck: true }
+      : { ...bounds, maxRetriesPerRequest: CLIENT_MAX_RETRIES_PER_REQUEST, enableOfflineQueue: role !== 'producer' };
   if (t.kind === 'standalone') return new IORedis(t.url, { ...base, ...extra, lazyConnect: false });
   if (t.kind === 'sentinel') {
     return new IORedis({ ...urlOptions(t.url), ...base, ...extra, sentinels: t.sentinels, name: t.master, lazyConnect: false });
   }
   const { db: _db, ...nodeOptions } = urlOptions(t.url); // a cluster has database 0 only
+  const retry = extra.retryStrategy ?? base.retryStrategy!;
   const cluster: ClusterOptions = {
     redisOptions: { ...nodeOptions, ...base, ...extra },
     // primaries only: a replica may be behind, and jobs and views must read what was just written
@@ -47,7 +71,7 @@ export function createRedis(target: RedisTarget | string, role: Role = 'client',
       ? { enableOfflineQueue: extra.enableOfflineQueue ?? base.enableOfflineQueue }
       : {}),
     ...(extra.enableAutoPipelining !== undefined ? { enableAutoPipelining: extra.enableAutoPipelining } : {}),
-    ...(extra.retryStrategy !== undefined ? { clusterRetryStrategy: (n: number) => extra.retryStrategy!(n) ?? null } : {}),
+    clusterRetryStrategy: (n: number) => retry(n) ?? null,
   };
   return new Cluster(t.nodes, cluster);
 }

@@ -59,6 +59,17 @@ describe('health server', () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
 
+  it('answers while start-up work runs (issue 38): /healthz 200, /readyz 503 `starting` until it is done', async () => {
+    let starting = true;
+    const base = await start({ port: 0, checks: { redis: async () => 'PONG' }, isStarting: () => starting, liveness: { worker: () => true } });
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const r = await fetch(`${base}/readyz`);
+    expect(r.status).toBe(503);
+    expect(await r.json()).toEqual({ status: 'not_ready', checks: { redis: 'ok', starting: 'yes' } });
+    starting = false;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+
   it('stays ready while a degradable dependency (Postgres) hangs, naming it degraded; a required one still fails it', async () => {
     const failures: string[] = [];
     const base = await start({

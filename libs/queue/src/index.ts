@@ -1,4 +1,4 @@
-export { createRedis, checkRedisPolicy, redisPrimaries } from './connection';
+export { WORKER_MIN_COMMAND_TIMEOUT_MS, createRedis, checkRedisPolicy, redisPrimaries } from './connection';
 export { queueKeyPrefix, taskViewKey, idempotencyKey, limiterKey, uploadQuotaKey, healSentinelKey, sweepCursorKey, shardOf, upstreamCallbackKey } from './keys';
 export type { Redis } from './connection';
 export { Producers, createTaskQueue, createTaskQueueShards, createBillingQueue, createWebhookQueue, enqueueSettlement, enqueueWebhook } from './producers';
@@ -13,4 +13,5 @@ export type { HealthCheck } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';
 export { jobPresence } from './job-presence';
 export type { JobPresence } from './job-presence';
-export { REDIS_BYTES_PER_TASK, checkRedisReady, redisMaxmemoryFor, redisMemory } from './redis-memory';
+export { REDIS_BYTES_PER_TASK, checkRedisMemory, checkRedisReady, redisMaxmemoryFor, redisMemory } from './redis-memory';
+export { RedisReachability } from './reachability';

@@ -97,12 +97,26 @@ export class Producers {
   /** Per pool, its shards' due polls (index = shard): read for the queue metrics only. */
   private readonly polls: Record<Pool, DuePolls[]>;
   readonly billing: BillingQueue;
-  constructor(connection: Redis, prefix: string, shards: Readonly<Partial<Record<Pool, number>>> = {}) {
+  constructor(
+    connection: Redis,
+    prefix: string,
+    shards: Readonly<Partial<Record<Pool, number>>> = {},
+    /** Whether the connection answers now (RedisReachability); absent: always taken as answering. */
+    private readonly reachability?: { answering(): boolean },
+  ) {
     this.tasks = Object.fromEntries(POOLS.map((p) => [p, createTaskQueueShards(p, connection, prefix, shards[p] ?? 1)])) as Record<Pool, TaskQueue[]>;
     this.polls = Object.fromEntries(
       POOLS.map((p) => [p, this.tasks[p].map((_, i) => new DuePolls(connection, queueKeyPrefix(prefix, QUEUES[p], i), WORKER_LOCK_DEFAULTS.lockDuration))]),
     ) as Record<Pool, DuePolls[]>;
     this.billing = createBillingQueue(connection, prefix);
+  }
+
+  /**
+   * False while this process's Redis does not answer (issue 38): a submit is refused before any money moves, since
+   * its task could not be queued now.
+   */
+  accepting(): boolean {
+    return this.reachability?.answering() ?? true;
   }
 
   /** The shard queue a task belongs to (shardOf its id): every producer and sweep picks the same one. */

@@ -14,6 +14,11 @@ export interface ReadinessOptions {
   timeoutMs?: number;
   /** True once shutdown began: not ready, so traffic and scaling stop counting this replica. */
   isDraining?: () => boolean;
+  /**
+   * True while start-up work still runs (a consumer's Redis-loss rebuild): not ready yet, while the health server
+   * already answers — liveness stays green, so a long rebuild is not killed (issue 38).
+   */
+  isStarting?: () => boolean;
   /** Where a failing check's detail goes (hosts and addresses are not for unauthenticated callers). */
   onCheckFailed?: (name: string, err: Error) => void;
 }
@@ -40,7 +45,7 @@ const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
 
 /**
  * The one readiness rule of every service (the edge's /readyz and the consumers' health port): each check answers
- * within the timeout and the process is not draining. The answer names each check `ok`, `error`, `timeout` or the
+ * within the timeout and the process is neither starting nor draining. The answer names each check `ok`, `error`, `timeout` or the
  * state its error names (`full`: a Redis at its maxmemory); the error itself goes to `onCheckFailed` (the log),
  * never to the caller.
  */
@@ -64,7 +69,9 @@ export async function evaluateReadiness(opts: ReadinessOptions): Promise<Readine
   );
   const draining = opts.isDraining?.() ?? false;
   if (draining) checks.draining = 'yes';
-  const ready = !draining && Object.entries(checks).every(([name, v]) => v === 'ok' || soft.has(name));
+  const starting = opts.isStarting?.() ?? false;
+  if (starting) checks.starting = 'yes';
+  const ready = !draining && !starting && Object.entries(checks).every(([name, v]) => v === 'ok' || soft.has(name));
   const degraded = [...soft].filter((name) => checks[name] !== 'ok').sort();
   const body: Readiness['body'] = { status: ready ? 'ready' : 'not_ready', checks };
   if (degraded.length) body.degraded = degraded;

@@ -38,11 +38,23 @@ export class RedisFullError extends Error {
 const FULL_RATIO = 0.98;
 
 /**
- * The Redis readiness check of every service: PING, then the memory of each primary — at (98 % of) its
- * maxmemory under noeviction, writes fail, and the answer says so (docs/operations.md, "Redis memory").
+ * The Redis readiness check of every service: this process's own connection — its client is connected and a PING
+ * through it is answered (on a cluster by any one primary it knows). Never the health of every primary: one shard
+ * failing over or filling up is the same for every replica, and taking them all out of their Service at once
+ * (the edge's endpoints emptied) would turn a partial outage into a full one (issue 38).
  */
 export async function checkRedisReady(redis: Redis): Promise<void> {
-  await redis.ping();
+  if (redis.status !== 'ready') throw new Error(`Redis connection ${redis.status}`);
+  const nodes = redisPrimaries(redis);
+  await Promise.any(nodes.length ? nodes.map((n) => n.ping()) : [redis.ping()]);
+}
+
+/**
+ * Reported beside readiness, never a reason to be unready (a `degradable` check): a primary at (98 % of) its
+ * maxmemory under noeviction fails every write there, and the answer names it `full` (docs/operations.md, "Redis
+ * memory") for the operator and the alert.
+ */
+export async function checkRedisMemory(redis: Redis): Promise<void> {
   const full = (await redisMemory(redis)).filter((m) => m.maxBytes > 0 && m.policy === 'noeviction' && m.usedBytes >= FULL_RATIO * m.maxBytes);
   if (full.length) {
     throw new RedisFullError(

@@ -122,4 +122,28 @@ describe('poll loop', () => {
     expect(await where('slow')).toMatchObject({ claimed: false });
     expect((await where('slow')).due).not.toBeNull();
   });
+  it('has a heartbeat for liveness: fresh while the loop turns, ageing while it cannot claim, 0 once stopped', async () => {
+    await polls.add('stuck', Date.now() - 1, 0);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let started = false;
+    start(async () => {
+      started = true;
+      await gate; // a step that never ends: the loop's only slot stays taken, so it cannot claim
+      return again(60_000);
+    }, 1);
+    await waitFor(() => started || undefined, { timeoutMs: 5_000, what: 'the step started' });
+    const stuckFor = await waitFor(() => (loop!.sinceLastClaimMs() > 500 ? loop!.sinceLastClaimMs() : undefined), {
+      timeoutMs: 5_000,
+      what: 'the heartbeat ageing while no claim can run',
+    });
+    expect(stuckFor).toBeGreaterThan(500);
+    release();
+    // free again: it claims every idleMaxMs (20 ms here) — the heartbeat is fresh within a few turns
+    await waitFor(() => loop!.sinceLastClaimMs() < 100 || undefined, { timeoutMs: 5_000, what: 'the heartbeat fresh again' });
+    await loop!.stop();
+    expect(loop!.sinceLastClaimMs()).toBe(0);
+  });
 });

@@ -55,6 +55,8 @@ export class PollLoop {
   private readonly pending = new Map<DuePolls, PollSettlement[]>();
   private readonly flushes = new Set<Promise<void>>();
   private readonly steps = new Set<Promise<void>>();
+  /** Per shard's loop, when its last claim ended (taken, empty or failed): the loop's heartbeat (liveness). */
+  private readonly lastClaimAt = new Map<DuePolls, number>();
 
   constructor(
     private readonly d: PollLoopDeps,
@@ -69,7 +71,18 @@ export class PollLoop {
 
   start(): void {
     if (this.loops.length > 0) return;
+    for (const polls of this.d.shards) this.lastClaimAt.set(polls, Date.now());
     this.loops = this.d.shards.map((polls) => this.run(polls));
+  }
+
+  /**
+   * Liveness (issue 38): how long ago the least recent shard loop's last claim ended. A turning loop claims at least
+   * every `idleMaxMs` (or `errorBackoffMs` after a failure), so a large value means a loop is stuck (a claim that
+   * never returns, steps that never release their slots). 0 before start and once stopped.
+   */
+  sinceLastClaimMs(now = Date.now()): number {
+    if (this.stopped || this.lastClaimAt.size === 0) return 0;
+    return Math.max(0, now - Math.min(...this.lastClaimAt.values()));
   }
 
   /** Stops claiming, lets the running steps end and settles them. */
@@ -92,7 +105,9 @@ export class PollLoop {
       let claimed: Awaited<ReturnType<DuePolls['claim']>>;
       try {
         claimed = await polls.claim(Date.now(), free);
+        this.lastClaimAt.set(polls, Date.now());
       } catch (e) {
+        this.lastClaimAt.set(polls, Date.now());
         this.d.logger.warn({ pool: this.d.pool, err: (e as Error).message }, 'claiming due polls failed; retrying');
         await this.sleep(this.errorBackoffMs);
         continue;

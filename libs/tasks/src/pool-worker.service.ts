@@ -5,7 +5,15 @@ import { createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, startTracing } from '@gmg/observability';
 import { redisTargetOf } from '@gmg/config';
-import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
+import {
+  WORKER_MIN_COMMAND_TIMEOUT_MS,
+  checkRedisMemory,
+  checkRedisPolicy,
+  checkRedisReady,
+  createRedis,
+  onShutdownSignals,
+  startHealthServer,
+} from '@gmg/queue';
 import {
   PublicHostResolver,
   createCallbackLinks,
@@ -16,7 +24,7 @@ import {
   type ClosableMediaKeeper,
 } from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
-import { startPoolWorker, type PoolWorkerOptions } from './pool-worker';
+import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
 import type { CompletionHandler } from './task-lifecycle';
 
 export interface PoolWorkerServiceOptions {
@@ -40,6 +48,25 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
   const adapters = createUpstreamAdapters({ timeoutMs: config.UPSTREAM_TIMEOUT_MS, syncTimeoutMs: config.UPSTREAM_SYNC_TIMEOUT_MS });
   const keeper = mediaKeeperOf(config);
+  // The health server answers before any long start-up work (the keeper's first check may rebuild the pool from
+  // Postgres after a Redis loss): live meanwhile, not ready until the worker has started (issue 38).
+  const started: { pw?: PoolWorker } = {};
+  let draining = false;
+  const stallMs = pollLoopStallMs(config.UPSTREAM_TIMEOUT_MS);
+  const health = await startHealthServer({
+    port: config.HEALTH_PORT,
+    checks: { redis: () => checkRedisReady(redis) },
+    degradable: { postgres: () => pingDatabase(ds), redis_memory: () => checkRedisMemory(redis) },
+    liveness: {
+      worker: () => draining || !started.pw || started.pw.workers.every((w) => w.isRunning()),
+      poll_loop: () => draining || !started.pw || started.pw.pollLoop.sinceLastClaimMs() < stallMs,
+      redis: () => redis.status !== 'end',
+    },
+    isStarting: () => !started.pw,
+    isDraining: () => draining,
+    onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
+  });
+  logger.info({ pool, healthPort: health.port }, 'health server up; starting the worker');
   const pw = await startPoolWorker(
     { pool, ds, redis, prefix: config.QUEUE_PREFIX, shards: config.QUEUE_SHARDS[pool], adapters, keeper, logger, completion: opts.completion?.(ds) },
     {
@@ -51,15 +78,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
       callbacks: callbacksOf(config),
     },
   );
-  let draining = false;
-  const health = await startHealthServer({
-    port: config.HEALTH_PORT,
-    checks: { redis: () => checkRedisReady(redis) },
-    degradable: { postgres: () => pingDatabase(ds) },
-    liveness: { worker: () => draining || pw.worker.isRunning(), redis: () => redis.status !== 'end' },
-    isDraining: () => draining,
-    onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
-  });
+  started.pw = pw;
   logger.info({ pool, healthPort: health.port }, 'worker ready');
   onShutdownSignals(
     async () => {
@@ -83,6 +102,15 @@ function callbacksOf(config: Readonly<PoolWorkerConfig>): PoolWorkerOptions['cal
     links: createCallbackLinks({ baseUrl: config.UPSTREAM_CALLBACK_BASE_URL, signingKey: config.UPSTREAM_CALLBACK_SIGNING_KEY }),
     pollFactor: config.UPSTREAM_CALLBACK_POLL_FACTOR,
   };
+}
+
+/**
+ * Liveness of the steady poll path: a claim loop that has not claimed for this long is stuck. A turning loop claims
+ * every 250 ms at most (1 s after a failure); a claim waits at most the worker's Redis command timeout, and a full
+ * loop waits for steps that end within the upstream timeout — twice both together is never a healthy loop.
+ */
+export function pollLoopStallMs(upstreamTimeoutMs: number): number {
+  return 2 * (upstreamTimeoutMs + WORKER_MIN_COMMAND_TIMEOUT_MS);
 }
 
 /**

@@ -5,6 +5,7 @@ export type { ServiceProcess } from './service-process';
 export { deleteRedisPrefix } from './redis-cleanup';
 export { recordCalls } from './record-calls';
 export { startLocalRedis, startLocalRedisCluster } from './redis-cluster';
+export { startBlackHoleProxy, type BlackHoleProxy } from './black-hole-proxy';
 export type { LocalRedis, LocalRedisCluster } from './redis-cluster';
 export { ownPort, redisAnswers, redisClusterArgs, redisServerArgs, ServerProc, serverUserWhenRoot } from './local-server';
 export { checkLedger } from './ledger-check';

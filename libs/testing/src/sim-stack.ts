@@ -43,7 +43,7 @@ export interface SimStack {
   /**
    * Starts service `name` on a free port (api-edge listens on PORT, the workers and billing serve health on
    * HEALTH_PORT) with `common` and `env` (or `env(url)`, for a variable that names the service's own URL), and waits
-   * until its /healthz answers. `nodeArgs`: startService's Node flags.
+   * until its /readyz answers (started: a consumer's start-up work done). `nodeArgs`: startService's Node flags.
    */
   start(name: string, env?: Record<string, string> | ((url: string) => Record<string, string>), nodeArgs?: readonly string[]): Promise<StackService>;
   /** Starts a stopped or killed service again: the same name, environment and port. */
@@ -53,6 +53,11 @@ export interface SimStack {
 }
 
 const portVariable = (name: string): string => (name === 'api-edge' ? 'PORT' : 'HEALTH_PORT');
+/**
+ * A service counts as started once ready: a worker's or billing's health server answers (/healthz) before its
+ * start-up work is done (the keeper's first check, issue 38), and its /readyz says `starting` until then.
+ */
+const startedPath = '/readyz';
 
 /**
  * The start every end-to-end test and benchmark shares: a priced test database, a Redis prefix, the upstream
@@ -109,12 +114,12 @@ export async function startSimStack(options: SimStackOptions): Promise<SimStack>
         // Services started after the edge sign result links on its base, as the edge serves them (RESULT_*).
         const base: Record<string, string> = name !== 'api-edge' && edgeBase ? { PUBLIC_BASE_URL: edgeBase } : {};
         const all = { ...common, ...base, [portVariable(name)]: String(port), ...own };
-        const proc = await startService(name, all, `${url}/healthz`, undefined, undefined, nodeArgs);
+        const proc = await startService(name, all, `${url}${startedPath}`, undefined, undefined, nodeArgs);
         procs.push(proc);
         return { proc, url, env: all };
       },
       async restart({ proc: { name }, url, env }) {
-        const proc = await startService(name, env, `${url}/healthz`);
+        const proc = await startService(name, env, `${url}${startedPath}`);
         procs.push(proc);
         return { proc, url, env };
       },

@@ -295,6 +295,6 @@ describe('health', () => {
     expect((await api().get('/healthz')).body).toEqual({ status: 'ok' });
     const ready = await api().get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+    expect(ready.body).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok', redis_memory: 'ok' } });
   });
 });

@@ -19,7 +19,7 @@ import {
 } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware } from '@gmg/observability';
-import { checkRedisReady, type Producers, type Redis } from '@gmg/queue';
+import { checkRedisMemory, checkRedisReady, type Producers, type Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
 import {
   CircuitBreaker,
@@ -126,7 +126,7 @@ export interface AppDeps {
   dataSource: DataSource;
   /** A ready client connection: task views, readiness, rate limits. */
   redis: Redis;
-  producers: Pick<Producers, 'enqueueTask' | 'requestSettlement' | 'removeTaskJob'>;
+  producers: Pick<Producers, 'enqueueTask' | 'requestSettlement' | 'removeTaskJob'> & Partial<Pick<Producers, 'accepting'>>;
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending traffic. */
   isDraining?: () => boolean;
   /** Where uploaded images live; default: local disk at `config.uploadDir` (see docs/uploads.md for object storage). */
@@ -516,7 +516,7 @@ function mountProbes(app: Express, { deps, authThrottle }: AppParts): void {
     healthRouter({
       probes: { redis: () => checkRedisReady(redis) },
       // A slow Postgres (or a PgBouncer restart) must not take every edge out at once: polls answer from Redis.
-      degradable: { postgres: () => pingDatabase(dataSource) },
+      degradable: { postgres: () => pingDatabase(dataSource), redis_memory: () => checkRedisMemory(redis) },
       liveness: { redis: () => redis.status !== 'end' },
       isDraining: deps.isDraining ?? (() => false),
       logger,

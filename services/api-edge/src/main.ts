@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { createDataSource } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, reportQueueDepth, startTracing } from '@gmg/observability';
-import { Producers, checkRedisPolicy, createRedis, onShutdownSignals } from '@gmg/queue';
+import { Producers, RedisReachability, checkRedisPolicy, createRedis, onShutdownSignals } from '@gmg/queue';
 import { MessagesUpstreamClient } from '@gmg/upstream';
 import { createApp } from './app';
 import { loadApiEdgeConfig } from './config';
@@ -33,7 +33,10 @@ async function main(): Promise<void> {
   });
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   await checkRedisPolicy(redis, config.redisRequireNoeviction, (msg) => logger.warn(msg));
-  const producers = new Producers(redis, config.queuePrefix, config.queueShards);
+  // Submits are refused (503, before any hold) while this edge's Redis does not answer: a PING every 500 ms, stale
+  // after 1 s (at most the command timeout) — a black-holed Redis never hangs a submit after the money commit.
+  const reachability = new RedisReachability(redis, { intervalMs: 500, staleMs: Math.min(1000, config.redis.limits?.commandTimeoutMs ?? 1000) }).start();
+  const producers = new Producers(redis, config.queuePrefix, config.queueShards, reachability);
   // The edge holds a producer per queue: it reports every queue's depth (gmg_queue_jobs), read on scrape.
   reportQueueDepth(() => producers.jobCounts());
 
@@ -55,6 +58,7 @@ async function main(): Promise<void> {
       await background.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
       await background.taskLeases?.close().catch((err: unknown) => logger.warn({ err }, 'closing task-hold leases'));
       await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));
+      reachability.stop();
       await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
       await redis.quit().catch(() => redis.disconnect());
       await dataSource.destroy().catch((err: unknown) => logger.warn({ err }, 'closing postgres'));

@@ -5,9 +5,9 @@ import { OpsStatsRepository, createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, reportMoney, startTracing } from '@gmg/observability';
 import { redisTargetOf } from '@gmg/config';
-import { checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
-import { startBillingWorker } from './billing-worker';
-import { startWebhookWorker } from './webhooks/webhook-worker';
+import { checkRedisMemory, checkRedisPolicy, checkRedisReady, createRedis, onShutdownSignals, startHealthServer } from '@gmg/queue';
+import { startBillingWorker, type BillingWorker } from './billing-worker';
+import { startWebhookWorker, type WebhookWorker } from './webhooks/webhook-worker';
 import { billingPoolDefault, loadBillingConfig } from './config';
 
 async function main(): Promise<void> {
@@ -19,6 +19,24 @@ async function main(): Promise<void> {
   await ds.initialize();
   const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
+  // The health server answers before any long start-up work (the keeper's first check may rebuild settlements and
+  // webhooks from Postgres after a Redis loss): live meanwhile, not ready until both workers have started (issue 38).
+  const started: { billing?: BillingWorker; webhooks?: WebhookWorker } = {};
+  let draining = false;
+  const health = await startHealthServer({
+    port: config.HEALTH_PORT,
+    checks: { redis: () => checkRedisReady(redis) },
+    degradable: { postgres: () => pingDatabase(ds), redis_memory: () => checkRedisMemory(redis) },
+    liveness: {
+      settlements: () => draining || !started.billing || started.billing.worker.isRunning(),
+      webhooks: () => draining || !started.webhooks || started.webhooks.worker.isRunning(),
+      redis: () => redis.status !== 'end',
+    },
+    isStarting: () => !started.billing,
+    isDraining: () => draining,
+    onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
+  });
+  logger.info({ healthPort: health.port }, 'health server up; starting billing');
   const webhooks = startWebhookWorker(
     { ds, redis, prefix: config.QUEUE_PREFIX, logger },
     {
@@ -32,6 +50,7 @@ async function main(): Promise<void> {
     },
   );
   if (config.WEBHOOK_ALLOW_INSECURE) logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhooks may call loopback and private addresses (local mode only)');
+  started.webhooks = webhooks;
   const billing = await startBillingWorker(
     { ds, redis, prefix: config.QUEUE_PREFIX, logger, webhooks: webhooks.queue },
     {
@@ -46,23 +65,11 @@ async function main(): Promise<void> {
       webhookMaxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
     },
   );
+  started.billing = billing;
   const stats = new OpsStatsRepository(ds);
   reportMoney(async () => {
     const m = await stats.money();
     return { ...m, ledgerUnits: Object.fromEntries(Object.entries(m.ledgerMinor).map(([k, v]) => [k, fromMinor(v)])) };
-  });
-  let draining = false;
-  const health = await startHealthServer({
-    port: config.HEALTH_PORT,
-    checks: { redis: () => checkRedisReady(redis) },
-    degradable: { postgres: () => pingDatabase(ds) },
-    liveness: {
-      settlements: () => draining || billing.worker.isRunning(),
-      webhooks: () => draining || webhooks.worker.isRunning(),
-      redis: () => redis.status !== 'end',
-    },
-    isDraining: () => draining,
-    onCheckFailed: (probe, err) => logger.warn({ probe, err: err.message }, 'readiness probe failed'),
   });
   logger.info({ healthPort: health.port }, 'billing ready');
   onShutdownSignals(

@@ -44,7 +44,7 @@ beforeAll(async () => {
   procs.push(await startService('upstream-sim', { PORT: String(simPort), SIM_TIME_SCALE: '2', SIM_API_KEY: 'sk-sim-e2e-secret' }, `${simUrl}/healthz`));
   const billingPort = await freePort();
   procs.push(
-    await startService('billing', { ...common, HEALTH_PORT: String(billingPort), UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/healthz`),
+    await startService('billing', { ...common, HEALTH_PORT: String(billingPort), UNSETTLED_AFTER_MS: '1000' }, `http://127.0.0.1:${billingPort}/readyz`),
   );
   workerEnv = { ...common, POLL_INTERVAL_SCALE: '0.1', WORKER_LOCK_MS: '1000', WORKER_CONCURRENCY: '4' };
 });
@@ -59,7 +59,8 @@ afterAll(async () => {
 
 async function startWorker(): Promise<ServiceProcess> {
   workerPort = await freePort();
-  const p = await startService('worker-image', { ...workerEnv, HEALTH_PORT: String(workerPort) }, `http://127.0.0.1:${workerPort}/healthz`);
+  // started once ready: the health server answers /healthz before the worker's start-up is done (issue 38)
+  const p = await startService('worker-image', { ...workerEnv, HEALTH_PORT: String(workerPort) }, `http://127.0.0.1:${workerPort}/readyz`);
   procs.push(p);
   return p;
 }

@@ -32,7 +32,8 @@ export interface SubmitTaskDeps {
   views: { write(t: TaskRecord): Promise<unknown> };
   /** Where large inline media (Base64 / data URIs) is stored before the task row is written (docs/uploads.md). */
   media: UploadImageDeps;
-  queue: { enqueueTask(pool: Pool, taskId: string): Promise<void> };
+  /** `accepting`: false while the queue's Redis does not answer — a submit is then refused before the hold (503). */
+  queue: { enqueueTask(pool: Pool, taskId: string): Promise<void>; accepting?(): boolean };
   logger: Logger;
   publicBaseUrl: string;
   taskTimeoutSeconds: number;
@@ -243,6 +244,11 @@ async function holdAndRecord(
   extras: AcceptExtras,
 ): Promise<{ task: TaskRecord; created: boolean }> {
   const price = await quoteOrUnavailable(deps, request, principal.priceRatio);
+  // Redis black-holed or away (issue 38): no hold for a task that cannot be queued now — a retryable 503, nothing
+  // charged. (A Redis lost after this check still finds the task: publishAccepted's note.)
+  if (deps.queue.accepting && !deps.queue.accepting()) {
+    throw new DomainError('service_unavailable', 'The task queue is not answering right now; nothing was charged. Retry later.', { retryAfter: 1 });
+  }
   const now = (deps.now ?? (() => new Date()))();
   let task: TaskRecord;
   try {
