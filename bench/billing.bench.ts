@@ -118,7 +118,7 @@ async function main(): Promise<void> {
         HEALTH_PORT: String(port),
         SETTLE_CONCURRENCY: CONCURRENCY,
       },
-      `http://127.0.0.1:${port}/healthz`,
+      `http://127.0.0.1:${port}/readyz`,
     );
     const pid = billing.proc.pid ?? NaN;
     const cpu0 = cpuSeconds(pid);

@@ -168,15 +168,15 @@ export class World {
     // a short lease life: a killed edge's chat leases are swept within seconds (edge-streams scenario)
     this.envs.edge = {
       env: { ...common, PORT: String(edgePort), ADMIN_TOKEN, UPLOAD_DIR: path.join(this.root, 'uploads'), MESSAGES_LEASE_TTL_SECONDS: '3' },
-      health: `http://127.0.0.1:${edgePort}/healthz`,
+      health: `http://127.0.0.1:${edgePort}/readyz`,
     };
     this.envs.worker = {
       env: { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1', SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS), WORKER_LOCK_MS: '5000' },
-      health: `http://127.0.0.1:${workerPort}/healthz`,
+      health: `http://127.0.0.1:${workerPort}/readyz`,
     };
     this.envs.billing = {
       env: { ...common, HEALTH_PORT: String(billingPort), SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS), UNSETTLED_AFTER_MS: String(SWEEP_INTERVAL_MS) },
-      health: `http://127.0.0.1:${billingPort}/healthz`,
+      health: `http://127.0.0.1:${billingPort}/readyz`,
     };
     await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => this.startSvc(s)));
     this.base = `http://127.0.0.1:${edgePort}`;
