@@ -3,7 +3,7 @@
 #   docker build -t gmg . && docker run -e SERVICE=worker-image gmg
 #   (the migration Job / compose one-shot runs: node dist/scripts/migrate.js; the operator CLI:
 #   docker compose exec api-edge node dist/scripts/admin.js help)
-# The upstream simulator has its own target, the only one with ffmpeg and sharp: docker build --target sim -t gmg-sim .
+# The upstream simulator has its own target, the only one with ffmpeg: docker build --target sim -t gmg-sim .
 # Services run as esbuild bundles (`npm run build`: dist/services/<name>/main.js, the workspace libs bundled in, npm
 # packages from node_modules) under plain node with the flags in NODE_OPTIONS below (libs/config/src/runtime.ts:
 # source maps, a 192 MiB heap budget); one node process per container receives SIGTERM directly. The one-shot scripts
@@ -23,11 +23,11 @@ RUN mkdir /out && cp package.json package-lock.json .npmrc /out/ \
  && find libs services packages -maxdepth 2 -name package.json -exec cp --parents {} /out/ \;
 
 # --- deps: the locked install of the production dependencies of every workspace but the simulator, so the
-# production image carries neither ffmpeg nor sharp (the simulator's own dependencies) nor a development tool.
+# production image carries neither ffmpeg (the simulator's own dependency) nor a development tool. It does carry
+# sharp: the art worker's image library (services/worker-artgen cuts a midjourney-proxy grid into its tiles).
 # `npm pkg delete devDependencies` first (this stage's copy of package.json only; the lock is unchanged and npm ci
 # installs a subset of it): with workspace filters npm ci follows the root's devDependencies too, and --omit=dev
-# keeps what they reach that is not dev-only — sharp (a root devDependency for the tests and a dependency of the
-# excluded simulator) and the optional peers devDependencies satisfy (typescript, for valibot).
+# keeps what they reach that is not dev-only — the optional peers devDependencies satisfy (typescript, for valibot).
 # Install scripts: only those listed in package.json "allowScripts" (.npmrc ignore-scripts=true;
 # scripts/npm-install.sh).
 FROM ${NODE_IMAGE} AS deps
@@ -38,7 +38,7 @@ RUN ws=$(for f in libs/*/package.json services/*/package.json; do d=${f%/package
  && npm pkg delete devDependencies \
  && bash scripts/npm-install.sh --omit=dev --include-workspace-root $ws \
  && test ! -e node_modules/@ffmpeg-installer \
- && test ! -e node_modules/sharp \
+ && test -e node_modules/sharp \
  && test ! -e node_modules/tsx && test ! -e node_modules/esbuild && test ! -e node_modules/typescript \
  && npm cache clean --force
 
@@ -95,7 +95,7 @@ COPY scripts ./scripts
 COPY .node-version ./
 RUN node scripts/build.mjs
 
-# --- sim: the upstream simulator (`docker build --target sim -t gmg-sim .`): the only image with ffmpeg and sharp
+# --- sim: the upstream simulator (`docker build --target sim -t gmg-sim .`): the only image with ffmpeg
 FROM app AS sim
 ENV SERVICE=upstream-sim
 COPY --from=deps-sim --chown=node:node /app/node_modules ./node_modules

@@ -110,23 +110,26 @@ const isTestCode = (f: string): boolean => /\.test(-util|-kit)?\.ts$/.test(f);
 const inSimulator = (f: string): boolean => f.startsWith(`services${path.sep}upstream-sim${path.sep}`);
 const sim = json('services/upstream-sim/package.json');
 
-describe('ffmpeg and sharp only where the simulator runs', () => {
+describe('ffmpeg only where the simulator runs, sharp where the simulator and the art worker run', () => {
   it('ffmpeg is a dependency of the simulator workspace only, and no other code imports it', () => {
     expect(rootPkg.dependencies?.['@ffmpeg-installer/ffmpeg']).toBeUndefined();
     expect(sim.dependencies?.['@ffmpeg-installer/ffmpeg']).toBeDefined();
     expect(importersOf('@ffmpeg-installer/ffmpeg', ['libs', 'services', 'scripts']).filter((f) => !inSimulator(f))).toEqual([]);
   });
 
-  it('sharp is a dependency of the simulator workspace only (the tests have it as a root devDependency, same version)', () => {
+  it('sharp is a dependency of the simulator and the art worker only (the tests have it as a root devDependency, same version)', () => {
+    const artWorker = json('services/worker-artgen/package.json');
     expect(rootPkg.dependencies?.sharp).toBeUndefined();
     expect(sim.dependencies?.sharp).toMatch(/^\d+\.\d+\.\d+$/);
     expect(rootPkg.devDependencies?.sharp).toBe(sim.dependencies.sharp);
+    // the art worker cuts a midjourney-proxy grid into its tiles (services/worker-artgen/src/quadrants.ts)
+    expect(artWorker.dependencies?.sharp).toBe(sim.dependencies.sharp);
     const production = importersOf('sharp', ['libs', 'services', 'scripts']).filter((f) => !isTestCode(f));
     expect(production.length).toBeGreaterThan(0); // the simulator's renderers
-    expect(production.filter((f) => !inSimulator(f))).toEqual([]);
+    expect(production.filter((f) => !inSimulator(f))).toEqual([path.join('services', 'worker-artgen', 'src', 'quadrants.ts')]);
   });
 
-  it("the Dockerfile: a maintained Node LTS base, a default production target without the simulator's dependencies, a sim target", () => {
+  it("the Dockerfile: a maintained Node LTS base, a default production target without the simulator's ffmpeg, a sim target", () => {
     const docker = read('Dockerfile');
     expect(docker).toMatch(/^ARG NODE_IMAGE=node:(22|24)-bookworm-slim$/m);
     const stages = [...docker.matchAll(/^FROM \S+ AS (\S+)$/gm)].map((m) => m[1]);
@@ -136,7 +139,9 @@ describe('ffmpeg and sharp only where the simulator runs', () => {
     expect(depsStage).toMatch(/services\/upstream-sim \] \|\|/);
     // without it, npm ci's workspace filter follows the root's devDependencies: sharp (the tests') would be installed
     expect(depsStage).toMatch(/npm pkg delete devDependencies \\\n && bash scripts\/npm-install\.sh --omit=dev /);
-    for (const pkg of ['@ffmpeg-installer', 'sharp', 'tsx', 'esbuild']) expect(depsStage).toContain(`test ! -e node_modules/${pkg} `);
+    for (const pkg of ['@ffmpeg-installer', 'tsx', 'esbuild']) expect(depsStage).toContain(`test ! -e node_modules/${pkg} `);
+    // the art worker's image library is in the production image
+    expect(depsStage).toContain('test -e node_modules/sharp ');
     const runtime = docker.slice(docker.indexOf('AS runtime'));
     expect(runtime).toMatch(/COPY --from=deps /);
     expect(runtime).not.toMatch(/deps-(sim|build)/);

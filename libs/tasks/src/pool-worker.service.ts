@@ -22,6 +22,7 @@ import {
   createResultStore,
   createUpstreamAdapters,
   type ClosableMediaKeeper,
+  type QuadrantCutter,
 } from '@gmg/upstream';
 import type { PoolWorkerConfig } from './pool-worker.config';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
@@ -30,6 +31,8 @@ import type { CompletionHandler } from './task-lifecycle';
 export interface PoolWorkerServiceOptions {
   /** Builds the pool's completion step on the service's data source (worker-avatar: per-asset review). */
   completion?: (ds: DataSource) => CompletionHandler;
+  /** The image library's quadrant cutter (worker-artgen: mj-proxy grids without tile links; see QuadrantCutter). */
+  cutQuadrants?: QuadrantCutter;
 }
 
 /**
@@ -46,7 +49,11 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   await ds.initialize();
   const redis = createRedis(redisTargetOf(config), 'worker');
   await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
-  const adapters = createUpstreamAdapters({ timeoutMs: config.UPSTREAM_TIMEOUT_MS, syncTimeoutMs: config.UPSTREAM_SYNC_TIMEOUT_MS });
+  const adapters = createUpstreamAdapters({
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    syncTimeoutMs: config.UPSTREAM_SYNC_TIMEOUT_MS,
+    cutQuadrants: opts.cutQuadrants,
+  });
   const keeper = mediaKeeperOf(config);
   // The health server answers before any long start-up work (the keeper's first check may rebuild the pool from
   // Postgres after a Redis loss): live meanwhile, not ready until the worker has started (issue 38).

@@ -7,6 +7,7 @@ import { createBflAdapter } from './protocols/bfl/bfl.adapter';
 import { createDashScopeAdapter } from './protocols/dashscope/dashscope.adapter';
 import { createKlingAdapter } from './protocols/kling/kling.adapter';
 import { createMjProxyAdapter } from './protocols/mj-proxy/mj-proxy.adapter';
+import type { QuadrantCutter } from './protocols/mj-proxy/mj-proxy.media';
 import { createFalAdapter } from './protocols/fal/fal.adapter';
 import { createGeminiAdapter } from './protocols/gemini/gemini.adapter';
 import { createOpenAiMediaAdapter } from './protocols/openai/openai.adapter';
@@ -28,6 +29,8 @@ export interface UpstreamAdaptersOptions {
   syncTimeoutMs?: number;
   /** The public-host filter for a request's images an adapter downloads itself (mj-proxy); default: the system resolver. */
   publicHosts?: HostCheck;
+  /** The art worker's image cutter (mj-proxy grids without tile links); other processes never need it. */
+  cutQuadrants?: QuadrantCutter;
 }
 
 /**
@@ -47,7 +50,7 @@ export function createUpstreamAdapters(opts: UpstreamAdaptersOptions): AdapterRe
     createRunwayAdapter({ timeoutMs: opts.timeoutMs }),
     createGeminiAdapter({ timeoutMs: opts.timeoutMs }),
     createArkAdapter({ timeoutMs: opts.timeoutMs, syncTimeoutMs: opts.syncTimeoutMs }),
-    createMjProxyAdapter({ timeoutMs: opts.timeoutMs, publicHosts: opts.publicHosts }),
+    createMjProxyAdapter({ timeoutMs: opts.timeoutMs, publicHosts: opts.publicHosts, cutQuadrants: opts.cutQuadrants }),
   ]);
   const registered = registry.protocols();
   if (registered.length !== TASK_PROTOCOLS.length || !TASK_PROTOCOLS.every((p) => registered.includes(p))) {

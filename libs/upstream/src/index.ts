@@ -15,3 +15,4 @@ export { createResultStore } from './results/create-result-store';
 export { createResultLinks, type ResultLinks } from './results/result-links';
 export { createMediaKeeper, type MediaKeeper, type ClosableMediaKeeper } from './results/media-keeper';
 export { createCallbackLinks, callbackTokenForLog, type CallbackLinks } from './callbacks/callback-links';
+export type { QuadrantCutter } from './protocols/mj-proxy/mj-proxy.media';

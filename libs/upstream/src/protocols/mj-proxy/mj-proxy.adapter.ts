@@ -9,7 +9,7 @@ import { truncate } from '../../upstream-failure';
 import { createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
 import { proxyButtonFor } from './mj-proxy.buttons';
 import { fetchMj, isProxyTaskId, submitMj } from './mj-proxy.errors';
-import { createMjMedia } from './mj-proxy.media';
+import { createMjMedia, type QuadrantCutter } from './mj-proxy.media';
 import { mapMjTask, type MjShape } from './mj-proxy.status';
 import { MJ_PROXY_TRANSLATION, actionOf, mjProxyActionProblem } from './mj-proxy.translation';
 
@@ -18,6 +18,8 @@ export interface MjProxyAdapterOptions {
   timeoutMs: number;
   /** The public-host filter for images a request names by link (tests inject one). Default: the system resolver. */
   publicHosts?: HostCheck;
+  /** Cuts a grid the proxy shows without tile links into its four tiles (the art worker gives it; see QuadrantCutter). */
+  cutQuadrants?: QuadrantCutter;
 }
 
 /** The path prefix of the speed (C# proxy: `/mj-fast`, `/mj-turbo`, `/mj-relax`; relax is the same as omitted here). */
@@ -99,7 +101,11 @@ const inlineImages = (v: unknown): string[] => (Array.isArray(v) ? v.filter((u):
  */
 export function createMjProxyAdapter(opts: MjProxyAdapterOptions): UpstreamAdapter {
   const http = createVendorHttp({ timeoutMs: opts.timeoutMs, maxResponseBytes: 4 * 1024 * 1024, userAgent: 'gmg-mj-proxy-adapter/1' });
-  const media = createMjMedia({ publicHosts: opts.publicHosts ?? new PublicHostResolver({ timeoutMs: 2000, cacheTtlMs: 60_000 }), timeoutMs: opts.timeoutMs });
+  const media = createMjMedia({
+    publicHosts: opts.publicHosts ?? new PublicHostResolver({ timeoutMs: 2000, cacheTtlMs: 60_000 }),
+    timeoutMs: opts.timeoutMs,
+    cutQuadrants: opts.cutQuadrants,
+  });
 
   const fetchTask = (ch: ChannelTarget, id: string, op: 'submit' | 'poll') => {
     const path = `/mj/task/${encodeURIComponent(id)}/fetch`;

@@ -1,4 +1,3 @@
-import sharp from 'sharp';
 import { UpstreamError } from '@gmg/errors';
 import type { ChannelTarget, UpstreamMedia } from '../../adapter';
 import { createDownloader, downloadFailure, type HostCheck } from '../../results/media-download';
@@ -8,6 +7,13 @@ import { sniffMediaType } from '../../results/media-type';
 const MAX_INPUT_BYTES = 10 * 1024 * 1024;
 /** Largest grid read to cut its tiles (a Midjourney grid is a few MiB). */
 const MAX_GRID_BYTES = 50 * 1024 * 1024;
+
+/**
+ * Cuts an image into its four quadrants (top-left, top-right, bottom-left, bottom-right) as PNG bytes; throws when the
+ * bytes are not an image. Given by the art worker (services/worker-artgen: sharp), the one process that polls the
+ * art suite's tasks: the other processes, and the production image's other services, carry no image library.
+ */
+export type QuadrantCutter = (image: Buffer) => Promise<{ tiles: Buffer[]; width: number; height: number }>;
 
 export interface MjMedia {
   /** A request's image as the data URI the proxy takes: inline values pass, links are downloaded (public hosts only). */
@@ -21,7 +27,7 @@ export interface MjMedia {
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-export function createMjMedia(opts: { publicHosts: HostCheck; timeoutMs: number }): MjMedia {
+export function createMjMedia(opts: { publicHosts: HostCheck; timeoutMs: number; cutQuadrants?: QuadrantCutter }): MjMedia {
   const downloader = createDownloader({ publicHosts: opts.publicHosts, timeoutMs: opts.timeoutMs, userAgent: 'gmg-mj-proxy-adapter/1' });
 
   async function bytesOf(url: string, trustedHost: string, maxBytes: number, what: string): Promise<Buffer> {
@@ -72,27 +78,25 @@ export function createMjMedia(opts: { publicHosts: HostCheck; timeoutMs: number 
     },
 
     async cutGrid(ch, gridUrl) {
+      const cut = opts.cutQuadrants;
+      if (!cut) {
+        throw new UpstreamError(
+          "mj-proxy: the proxy shows a grid without tile links, and this process has no image library to cut it (only the art worker's does)",
+          false,
+          undefined,
+          'server',
+        );
+      }
       const bytes = await bytesOf(gridUrl, new URL(ch.baseUrl).host, MAX_GRID_BYTES, "the proxy's grid image");
-      let meta: sharp.Metadata;
+      let quadrants: Awaited<ReturnType<QuadrantCutter>>;
       try {
-        meta = await sharp(bytes).metadata();
+        quadrants = await cut(bytes);
       } catch {
         throw new UpstreamError("mj-proxy: the proxy's grid is not an image", false, undefined, 'bad_request');
       }
-      const w = Math.floor((meta.width ?? 0) / 2);
-      const h = Math.floor((meta.height ?? 0) / 2);
+      const { width: w, height: h } = quadrants;
       if (w < 1 || h < 1) throw new UpstreamError("mj-proxy: the proxy's grid is too small to cut", false, undefined, 'bad_request');
-      const quadrants = [
-        [0, 0],
-        [w, 0],
-        [0, h],
-        [w, h],
-      ] as const;
-      const tiles: UpstreamMedia[] = [];
-      for (const [left, top] of quadrants) {
-        const tile = await sharp(bytes).extract({ left, top, width: w, height: h }).png().toBuffer();
-        tiles.push({ kind: 'image', source: { base64: tile.toString('base64') }, width: w, height: h });
-      }
+      const tiles: UpstreamMedia[] = quadrants.tiles.map((tile) => ({ kind: 'image', source: { base64: tile.toString('base64') }, width: w, height: h }));
       return { tiles, grid: { kind: 'image', source: { base64: bytes.toString('base64') } }, width: w, height: h };
     },
   };

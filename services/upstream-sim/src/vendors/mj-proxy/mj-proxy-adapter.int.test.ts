@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { ARTGEN_CONTRACTS, applyArtgenParent, type ArtgenParentFacts, type ArtgenPathAction, type NormalizedRequest } from '@gmg/contracts';
-import { createUpstreamAdapters, type ChannelTarget, type UpstreamAdapter, type UpstreamPoll } from '@gmg/upstream';
+import { createUpstreamAdapters, type ChannelTarget, type QuadrantCutter, type UpstreamAdapter, type UpstreamPoll } from '@gmg/upstream';
 import { failure, listenVendorSim, type VendorSim } from '../vendor-sim.test-kit';
 
 /**
@@ -13,7 +13,14 @@ const KEY = 'mj-proxy-sim-secret-7';
 let offset = 0;
 const now = () => Date.now() + offset;
 let sim: VendorSim;
-const adapter: UpstreamAdapter = createUpstreamAdapters({ timeoutMs: 5000 }).getAdapter('mj-proxy')!;
+/** The art worker's cutter stands here as a recorder: what it was given, four marked tiles back (its own test: worker-artgen). */
+const cutterSaw: Buffer[] = [];
+const TILE = (i: number) => Buffer.from(`tile-${i}`);
+const recordingCutter: QuadrantCutter = (image) => {
+  cutterSaw.push(image);
+  return Promise.resolve({ tiles: [0, 1, 2, 3].map(TILE), width: 32, height: 24 });
+};
+const adapter: UpstreamAdapter = createUpstreamAdapters({ timeoutMs: 5000, cutQuadrants: recordingCutter }).getAdapter('mj-proxy')!;
 let mask: string;
 
 const channel = (over: Partial<ChannelTarget> = {}): ChannelTarget => ({ ...sim.channel, ...over });
@@ -147,13 +154,27 @@ describe('mj-proxy adapter against upstream-sim /mj-proxy', () => {
     expect(JSON.stringify(gone?.message)).not.toContain(KEY);
   });
 
-  it('a grid without tile links (the Java proxy) is cut into its four tiles, kept inline with the grid', async () => {
+  it("a grid without tile links (the Java proxy) goes to the art worker's cutter; its four tiles are kept inline with the grid", async () => {
+    const before = cutterSaw.length;
     const { done } = await finishedImagine(unique('[sim:gridonly] a lake'));
-    expect(done.media).toHaveLength(4);
-    const tiles = await Promise.all(done.media!.map((m) => sharp(Buffer.from('base64' in m.source ? m.source.base64 : '', 'base64')).metadata()));
+    expect(cutterSaw.length).toBe(before + 1);
     const grid = done.nativeMedia!.grid_image_url!;
-    const g = await sharp(Buffer.from('base64' in grid.source ? grid.source.base64 : '', 'base64')).metadata();
-    for (const t of tiles) expect({ w: t.width! * 2, h: t.height! * 2 }).toEqual({ w: g.width, h: g.height });
+    const gridBytes = Buffer.from('base64' in grid.source ? grid.source.base64 : '', 'base64');
+    // the cutter got the grid the proxy showed, and the tiles it cut are the task's media, in its order
+    expect(cutterSaw.at(-1)!.equals(gridBytes)).toBe(true);
+    expect((await sharp(gridBytes).metadata()).format).toBe('png');
+    expect(done.media!.map((m) => ('base64' in m.source ? Buffer.from(m.source.base64, 'base64').toString() : ''))).toEqual(
+      [0, 1, 2, 3].map((i) => `tile-${i}`),
+    );
+    expect(done.media!.every((m) => m.width === 32 && m.height === 24)).toBe(true);
+  });
+
+  it('a grid without tile links in a process without the cutter fails the task for good, saying why', async () => {
+    const bare = createUpstreamAdapters({ timeoutMs: 5000 }).getAdapter('mj-proxy')!;
+    const { upstreamTaskId } = await bare.submit(channel(), normalized('imagine', { prompt: unique('[sim:gridonly] a pond') }), { taskId: 'task_ours' });
+    offset += 600_000;
+    const e = await failure(bare.poll(channel(), upstreamTaskId));
+    expect(e).toMatchObject({ retryable: false, message: expect.stringContaining('no image library to cut it') });
   });
 
   it('blend and describe download their links and send Base64; describe answers its text', async () => {
