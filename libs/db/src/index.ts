@@ -1,7 +1,6 @@
 export { createDataSource, createMigrationDataSource, pendingMigrations, runMigrations } from './data-source';
 export { newTaskId, randomHex } from './ids';
-export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, toHoldRow } from './repositories/task.repository';
-export { HOLD_LEASED_SQL } from './repositories/task-lease.repository';
+export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, HOLD_LEASED_SQL, toHoldRow } from './repositories/task.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export { StatementBatcher, type Pending } from './statement-batcher';
 export { TaskLeaseBook } from './repositories/task-lease.book';

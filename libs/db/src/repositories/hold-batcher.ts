@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { isDependencyUnavailable } from '@gmg/errors';
-import { TaskRepository, holdMany, type NewTask, type TaskRecord } from './task.repository';
-import { holdLeased } from './task-lease.repository';
+import { HOLD_LEASED_SQL, HOLD_MANY_SQL, TaskRepository, holdTasks, type NewTask, type TaskRecord } from './task.repository';
 import type { TaskLease, TaskLeaseBook } from './task-lease.book';
 import { StatementBatcher, type Pending } from '../statement-batcher';
 import { batchFailed, type BatchLogger } from '../batch-errors';
@@ -58,8 +57,8 @@ type Waiting = Pending<Hold, TaskRecord>;
 export class HoldBatchingTaskRepository extends TaskRepository {
   /** The statement slots: the waiting submits, a batch at a time (`hold`). */
   private readonly batcher: StatementBatcher<Hold, TaskRecord>;
-  private readonly sql: string | undefined;
-  private readonly leasedSql: string | undefined;
+  private readonly sql: string;
+  private readonly leasedSql: string;
   private readonly leases: TaskLeaseBook | undefined;
   private readonly leaseAll: boolean;
   /** Accounts held from leases, until when (ms): renewed by each of their submits. */
@@ -93,8 +92,8 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       maxBatch: opts.maxBatch ?? MAX_HOLD_BATCH,
       slots: opts.maxInFlight ?? HOLD_STATEMENTS_IN_FLIGHT,
     });
-    this.sql = opts.sql;
-    this.leasedSql = opts.leasedSql;
+    this.sql = opts.sql ?? HOLD_MANY_SQL;
+    this.leasedSql = opts.leasedSql ?? HOLD_LEASED_SQL;
     this.leases = opts.leases;
     this.leaseAll = opts.leaseWhen === 'always';
     this.hotMs = opts.hotMs ?? 5000;
@@ -107,8 +106,14 @@ export class HoldBatchingTaskRepository extends TaskRepository {
    * balance refused, or whose row another transaction held, are missing (nothing of that account was written). An
    * error (an Idempotency-Key conflict, a lost connection) leaves nothing written at all.
    */
-  createManyWithHold(ts: readonly NewTask[]): Promise<Map<string, TaskRecord>> {
-    return holdMany(this.ds, ts, this.sql);
+  async createManyWithHold(ts: readonly NewTask[]): Promise<Map<string, TaskRecord>> {
+    return (
+      await holdTasks(
+        this.ds,
+        ts.map((task) => ({ task })),
+        this.sql,
+      )
+    ).tasks;
   }
 
   override async createWithHold(task: NewTask): Promise<TaskRecord> {
@@ -199,9 +204,9 @@ export class HoldBatchingTaskRepository extends TaskRepository {
     const batch = all.filter((w) => !w.item.lease);
     if (batch.length === 0) return;
     if (batch.length === 1) {
-      // Alone (a quiet edge): the one-task statement, 0.85 ms against the batch statement's 1.35 ms for one task.
-      // The slot waits for it — the next submits gather meanwhile — but at most ALONE_PATIENCE_MS: a hold that
-      // waits for a row another transaction holds must not hold up everyone else's.
+      // Alone (a quiet edge): the one-task statement, which waits for a held row instead of skipping it. The slot
+      // waits for it — the next submits gather meanwhile — but at most ALONE_PATIENCE_MS: a hold that waits for a
+      // row another transaction holds must not hold up everyone else's.
       const w = batch[0]!;
       let timer: NodeJS.Timeout | undefined;
       let outwaited = false;
@@ -245,14 +250,17 @@ export class HoldBatchingTaskRepository extends TaskRepository {
    * with the answer lost) goes alone, off the slot, through the one-task statement: its own answer, held once.
    */
   private async holdLeased(batch: Waiting[], leases: TaskLeaseBook): Promise<void> {
-    const made = await holdLeased(
+    const made = await holdTasks(
       this.ds,
       batch.map((w) => ({ task: w.item.task, leaseId: w.item.lease!.id })),
       this.leasedSql,
-    ).catch((e: unknown) => {
-      batchFailed(this.logger, 'hold_leased', e, { tasks: batch.length }, 'a leased hold batch failed; its tasks are held one by one');
-      return new Map<string, TaskRecord>();
-    });
+    ).then(
+      (held) => held.tasks,
+      (e: unknown) => {
+        batchFailed(this.logger, 'hold_leased', e, { tasks: batch.length }, 'a leased hold batch failed; its tasks are held one by one');
+        return new Map<string, TaskRecord>();
+      },
+    );
     for (const w of batch) {
       const rec = made.get(w.item.task.id);
       leases.done(w.item.lease!, w.item.task.price, rec !== undefined);

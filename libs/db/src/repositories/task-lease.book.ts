@@ -33,7 +33,7 @@ export interface TaskLease {
 /**
  * The edge's side of task-hold leases (docs/reliability.md, "Hot accounts"): per account, money held once in
  * Postgres as a credit lease (the same `credit_leases` rows, grant, renew, close and sweeper as the messages path),
- * spent here in memory; each task reserved on it is written by the journal statement (task-lease.repository.ts),
+ * spent here in memory; each task reserved on it is written by the journal statement (HOLD_LEASED_SQL, task.repository.ts),
  * which touches the edge's own lease row, never the account row. Invariants kept locally (Postgres re-checks each
  * one in the journal, so a wrong local view costs a fallback, never money):
  * - a reservation only while `committed + price ≤ amount`, the lease is not retired and surely alive (renewed within
