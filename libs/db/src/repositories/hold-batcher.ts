@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
-import { isDependencyUnavailable } from '@gmg/errors';
+import { DomainError, isDependencyUnavailable } from '@gmg/errors';
 import { HOLD_LEASED_SQL, HOLD_MANY_SQL, TaskRepository, holdTasks, type NewTask, type TaskRecord } from './task.repository';
-import type { TaskLease, TaskLeaseBook } from './task-lease.book';
+import type { IdleLeases, TaskLease, TaskLeaseBook } from './task-lease.book';
 import { StatementBatcher, type Pending } from '../statement-batcher';
 import { batchFailed, type BatchLogger } from '../batch-errors';
 
@@ -60,6 +60,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
   private readonly sql: string;
   private readonly leasedSql: string;
   private readonly leases: TaskLeaseBook | undefined;
+  private readonly idle: IdleLeases | undefined;
   private readonly leaseAll: boolean;
   /** Accounts held from leases, until when (ms): renewed by each of their submits. */
   private readonly hot = new Map<string, number>();
@@ -73,6 +74,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
    * mutation tests pass broken ones). `opts.leases`: this edge's task-hold leases; `leaseWhen` (default
    * 'contended') which accounts use them; `hotMs` (default 5 s) how long an account stays leased after its last
    * submit. `logger`: where a failed batch statement is told (it is counted in gmg_batch_errors_total either way).
+   * `idle`: this edge's other lease book (chat calls), asked for the account's idle leased money before a 402.
    */
   constructor(
     ds: Pick<DataSource, 'query'>,
@@ -82,6 +84,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       sql?: string;
       leasedSql?: string;
       leases?: TaskLeaseBook;
+      idle?: IdleLeases;
       leaseWhen?: 'always' | 'contended';
       hotMs?: number;
       logger?: BatchLogger;
@@ -95,6 +98,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
     this.sql = opts.sql ?? HOLD_MANY_SQL;
     this.leasedSql = opts.leasedSql ?? HOLD_LEASED_SQL;
     this.leases = opts.leases;
+    this.idle = opts.idle;
     this.leaseAll = opts.leaseWhen === 'always';
     this.hotMs = opts.hotMs ?? 5000;
     this.logger = opts.logger;
@@ -117,6 +121,17 @@ export class HoldBatchingTaskRepository extends TaskRepository {
   }
 
   override async createWithHold(task: NewTask): Promise<TaskRecord> {
+    try {
+      return await this.holdOnce(task);
+    } catch (e) {
+      // refused for money (nothing was written) while this edge's chat calls may hold the account's money idle in a
+      // lease: given back, the hold is tried once more — the 402 only when the account is short indeed
+      if (!(e instanceof DomainError && e.code === 'payment_required') || !(await this.idle?.returnIdle(task.accountId))) throw e;
+      return this.holdOnce(task);
+    }
+  }
+
+  private async holdOnce(task: NewTask): Promise<TaskRecord> {
     // an avatar batch's asset rows are written by the one-task statement only, on the account row as before
     if (task.avatarBatch) return this.alone(task);
     let lease: TaskLease | undefined;
