@@ -56,7 +56,7 @@ import { generationsRouter } from '../../services/api-edge/src/routes/generation
 import { DEFAULT_SIDE_LIMITS, uploadImage } from '../../services/api-edge/src/uploads/upload-image.use-case';
 import type { UploadStorage } from '../../services/api-edge/src/uploads/upload-storage';
 import { createUploadsRouter } from '../../services/api-edge/src/uploads/uploads.router';
-import { renderImage } from '../../services/api-edge/src/uploads/test-images.test-util';
+import { renderImage } from '../../services/api-edge/src/uploads/test-images.test-kit';
 import type { SubmitTaskDeps } from '../../services/api-edge/src/use-cases/submit-task.use-case';
 
 /** The parsed document is untyped JSON; the checks below are what make it trustworthy. */

@@ -4,7 +4,7 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { assertLedger } from './ledger-model.testkit';
+import { assertLedger } from './ledger-model.test-kit';
 import { settleMany } from './ledger.repository';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';

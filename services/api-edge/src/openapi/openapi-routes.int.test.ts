@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { buildOpenApiDocument } from './openapi-document';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /**
  * The OpenAPI document and the routes agree, checked through real HTTP requests against the whole edge (createApp on
