@@ -52,16 +52,7 @@ export default tseslint.config(
   {
     // Test code reads untyped data on purpose (supertest's `res.body`, rows from `ds.query`, `res.json()`, jest's
     // `expect.any(...)`) and asserts on it: a wrong read fails the test, not production. The rest of the set stays on.
-    files: [
-      '**/*.test.ts',
-      '**/*.test-util.ts',
-      '**/*.testkit.ts',
-      '**/*.test-kit.ts',
-      '**/test-support/**',
-      'libs/testing/**',
-      'test/**',
-      'packages/*/test/**',
-    ],
+    files: ['**/*.test.ts', '**/*.test-kit.ts', 'libs/testing/**', 'test/**', 'packages/*/test/**'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',
@@ -74,7 +65,7 @@ export default tseslint.config(
   {
     // Raw SQL lives in libs/db (repositories, pingDatabase); everything else calls a repository.
     files: ['services/**/src/**/*.ts', 'libs/**/src/**/*.ts'],
-    ignores: ['libs/db/**', 'libs/testing/**', '**/*.test.ts', '**/test-support/**', '**/*.test-util.ts', '**/*.testkit.ts'],
+    ignores: ['libs/db/**', 'libs/testing/**', '**/*.test.ts', '**/*.test-kit.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',

@@ -5,7 +5,7 @@
  */
 import type { BrowserContext, Locator } from 'playwright-core';
 import { launchTestBrowser, type TestBrowser } from '@gmg/testing';
-import { startEdgeHarness, type EdgeHarness } from '../../services/api-edge/src/test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../../services/api-edge/src/edge.test-kit';
 
 let h: EdgeHarness;
 let chromium: TestBrowser;

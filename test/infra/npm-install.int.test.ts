@@ -105,8 +105,8 @@ function importersOf(pkg: string, dirs: string[]): string[] {
   for (const d of dirs) walk(d, 0);
   return found;
 }
-/** Test code: the test files and their helpers (`*.test-util.ts`, `*.test-kit.ts`). */
-const isTestCode = (f: string): boolean => /\.test(-util|-kit)?\.ts$/.test(f);
+/** Test code: the test files and their helpers (`*.test-kit.ts`). */
+const isTestCode = (f: string): boolean => /\.test(-kit)?\.ts$/.test(f);
 const inSimulator = (f: string): boolean => f.startsWith(`services${path.sep}upstream-sim${path.sep}`);
 const sim = json('services/upstream-sim/package.json');
 

@@ -1,10 +1,9 @@
 export { createDataSource, createMigrationDataSource, pendingMigrations, runMigrations } from './data-source';
 export { newTaskId, randomHex } from './ids';
-export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, toHoldRow } from './repositories/task.repository';
-export { HOLD_LEASED_SQL } from './repositories/task-lease.repository';
+export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, HOLD_LEASED_SQL, toHoldRow } from './repositories/task.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export { StatementBatcher, type Pending } from './statement-batcher';
-export { TaskLeaseBook } from './repositories/task-lease.book';
+export { TaskLeaseBook, type IdleLeases } from './repositories/task-lease.book';
 export type { TaskRecord, NewTask, AvatarBatch, CancelOutcome } from './repositories/task.repository';
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
 export { RetentionRepository, type RetentionPolicy } from './repositories/retention.repository';

@@ -8,9 +8,9 @@ import { CircuitBreaker, createAdapterRegistry, createGatewayAdapter, type Adapt
 import { UpstreamError } from '@gmg/errors';
 import { startPoolWorker, type PoolWorker, type PoolWorkerOptions } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
-import { NO_MEDIA_KEEPER } from './test-support/no-media.keeper';
-import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
-import { seedAccount, seedChannel, seedTask, type SeededAccount } from './test-support/seed-task';
+import { NO_MEDIA_KEEPER } from './no-media-keeper.test-kit';
+import { startFakeUpstream, type FakeUpstream } from './fake-upstream.test-kit';
+import { seedAccount, seedChannel, seedTask, type SeededAccount } from './seed-task.test-kit';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 const gateway = (): AdapterRegistry => createAdapterRegistry([createGatewayAdapter({ timeoutMs: 5000 })]);

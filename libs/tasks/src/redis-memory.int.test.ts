@@ -15,9 +15,9 @@ import { createTestDatabase, startLocalRedis, waitFor, type LocalRedis, type Tes
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { startPoolWorker } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
-import { NO_MEDIA_KEEPER } from './test-support/no-media.keeper';
-import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
-import { seedAccount, seedChannel, seedTask } from './test-support/seed-task';
+import { NO_MEDIA_KEEPER } from './no-media-keeper.test-kit';
+import { startFakeUpstream, type FakeUpstream } from './fake-upstream.test-kit';
+import { seedAccount, seedChannel, seedTask } from './seed-task.test-kit';
 
 /**
  * Redis memory at steady state, on a Redis of this test's own (a free port; never the machine's): what one task

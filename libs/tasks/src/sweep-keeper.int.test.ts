@@ -10,9 +10,9 @@ import { createTestDatabase, deleteRedisPrefix, uniqueRedisPrefix, waitFor, TEST
 import { createAdapterRegistry, createGatewayAdapter } from '@gmg/upstream';
 import { startPoolWorker, type PoolWorker } from './pool-worker';
 import { TaskViewStore } from './task-view.store';
-import { NO_MEDIA_KEEPER } from './test-support/no-media.keeper';
-import { startFakeUpstream, type FakeUpstream } from './test-support/fake-upstream';
-import { seedAccount, seedChannel, seedTask, type SeededAccount } from './test-support/seed-task';
+import { NO_MEDIA_KEEPER } from './no-media-keeper.test-kit';
+import { startFakeUpstream, type FakeUpstream } from './fake-upstream.test-kit';
+import { seedAccount, seedChannel, seedTask, type SeededAccount } from './seed-task.test-kit';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 const INTERVAL_MS = 1000;

@@ -2,7 +2,7 @@ import { taskViewKey } from '@gmg/queue';
 import request from 'supertest';
 import { ApiKeyRepository, TaskRepository } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
-import { startEdgeHarness, type EdgeHarness } from './test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from './edge.test-kit';
 
 let h: EdgeHarness;
 let key: string;

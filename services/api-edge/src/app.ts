@@ -255,7 +255,15 @@ function appParts(deps: AppDeps): AppParts {
     windowSeconds: config.failedAuthWindowSeconds,
     blockSeconds: config.failedAuthBlockSeconds,
   });
-  const { tasks, taskLeases } = taskHolds(deps);
+  const taskLeases = taskLeaseBook(deps);
+  // the two lease books of this edge give each other the account's idle money before either refuses a request
+  const chat = messagesBook(deps, taskLeases);
+  const tasks = new HoldBatchingTaskRepository(dataSource, {
+    leases: taskLeases,
+    idle: chat.creditLeases,
+    hotMs: config.taskLeaseIdleMs,
+    logger,
+  });
   return {
     deps,
     tasks,
@@ -280,7 +288,7 @@ function appParts(deps: AppDeps): AppParts {
     },
     submitBody: [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure, hostCheck: mediaHosts })],
     submitGuards: submitGuards(deps, json, tasks),
-    ...messagesBook(deps),
+    ...chat,
   };
 }
 
@@ -290,8 +298,8 @@ function appParts(deps: AppDeps): AppParts {
  * are closed by any edge's ChatCallSweeper. (Absent from a config built by hand, as in most tests: no leases.)
  * Submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts).
  */
-function taskHolds({ config, dataSource, logger }: AppDeps): { tasks: TaskRepository; taskLeases: TaskLeaseBook | undefined } {
-  const taskLeases = config.taskLeaseMinor
+function taskLeaseBook({ config, dataSource, logger }: AppDeps): TaskLeaseBook | undefined {
+  return config.taskLeaseMinor
     ? new TaskLeaseBook(new CreditLeaseRepository(dataSource), {
         targetMinor: config.taskLeaseMinor,
         logger,
@@ -299,7 +307,6 @@ function taskHolds({ config, dataSource, logger }: AppDeps): { tasks: TaskReposi
         idleCloseMs: config.taskLeaseIdleMs ?? 5000,
       })
     : undefined;
-  return { taskLeases, tasks: new HoldBatchingTaskRepository(dataSource, { leases: taskLeases, hotMs: config.taskLeaseIdleMs, logger }) };
 }
 
 /**
@@ -323,7 +330,7 @@ function submitGuards({ config, redis, logger }: AppDeps, json: RequestHandler[]
 }
 
 /** The credit-lease book of messages and chat completions, and the sweeper of dead edges' leases and abandoned calls. */
-function messagesBook({ config, dataSource, logger }: AppDeps): Pick<AppParts, 'creditLeases' | 'chatCallSweeper'> {
+function messagesBook({ config, dataSource, logger }: AppDeps, taskLeases: TaskLeaseBook | undefined): Pick<AppParts, 'creditLeases' | 'chatCallSweeper'> {
   const chatCalls = new ChatCallRepository(dataSource);
   const leaseRepo = new CreditLeaseRepository(dataSource);
   return {
@@ -333,6 +340,7 @@ function messagesBook({ config, dataSource, logger }: AppDeps): Pick<AppParts, '
       logger,
       targetMinor: config.messagesLeaseMinor,
       ttlMs: config.messagesLeaseTtlMs,
+      idle: taskLeases,
     }),
     chatCallSweeper: new ChatCallSweeper(chatCalls, leaseRepo, Math.max(1000, Math.floor(config.messagesLeaseTtlMs / 3)), logger),
   };

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import Ajv2020 from 'ajv/dist/2020';
 import { baseContract } from './base-contract';
-import { bodyArbitrary } from './contract-arbitraries.test-util';
+import { bodyArbitrary } from './contract-arbitraries.test-kit';
 import { JOI_OPTIONS } from './dsl-to-joi';
 import { SCHEMA_VERSION } from './common-fields';
 

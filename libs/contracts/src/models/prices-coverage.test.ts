@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { listModels } from './registry';
 import type { BuiltContract } from './define-contract';
-import { bodyArbitrary } from './contract-arbitraries.test-util';
+import { bodyArbitrary } from './contract-arbitraries.test-kit';
 import { quote, toMinor, type PriceTable } from '../pricing';
 import { ARTGEN_ACTIONS, artgenBillingItem } from '../artgen-billing';
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { bodyArbitrary } from './contract-arbitraries.test-util';
+import { bodyArbitrary } from './contract-arbitraries.test-kit';
 import Ajv2020 from 'ajv/dist/2020';
 import { listModels } from './registry';
 import type { BuiltContract } from './define-contract';

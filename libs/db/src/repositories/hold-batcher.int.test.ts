@@ -6,7 +6,7 @@ import { newAssetId } from './asset.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
 import { TaskLeaseBook } from './task-lease.book';
-import { DuplicateSubmissionError, TaskRepository, holdMany, type NewTask } from './task.repository';
+import { DuplicateSubmissionError, HOLD_MANY_SQL, TaskRepository, holdTasks, type NewTask } from './task.repository';
 
 describe('holds of one account batched into one statement (HoldBatchingTaskRepository, real Postgres)', () => {
   let db: TestDatabase;
@@ -147,7 +147,13 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
       const [x, y] = [batchOf(shuffled()), batchOf(shuffled())];
       // straight to the batch statement, from two connections at once: an account whose row the other batch holds
       // is skipped (not waited for), and nothing of it written; held one by one afterwards, as the batcher does
-      const [a, b] = await Promise.all([holdMany(db.dataSource, x), holdMany(db.dataSource, y)]);
+      const held = (ts: NewTask[]) =>
+        holdTasks(
+          db.dataSource,
+          ts.map((task) => ({ task })),
+          HOLD_MANY_SQL,
+        ).then((h) => h.tasks);
+      const [a, b] = await Promise.all([held(x), held(y)]);
       for (const [batch, made] of [
         [x, a],
         [y, b],
@@ -191,10 +197,10 @@ describe('holds of one account batched into one statement (HoldBatchingTaskRepos
       await waitFor(
         async () => {
           // on the holder's connection (the pool's may all be waiting); a transaction keeps its first statistics
-          // snapshot unless told to drop it
+          // snapshot unless told to drop it; the one-task hold statement is the form that waits (a batch skips the row)
           await holder.query(`SELECT pg_stat_clear_snapshot()`);
           const [{ n }] = await holder.query(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH room%'`,
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH b AS%' AND query NOT LIKE '%SKIP LOCKED%'`,
           );
           return n >= 2;
         },

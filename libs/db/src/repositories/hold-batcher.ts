@@ -1,8 +1,7 @@
 import type { DataSource } from 'typeorm';
-import { isDependencyUnavailable } from '@gmg/errors';
-import { TaskRepository, holdMany, type NewTask, type TaskRecord } from './task.repository';
-import { holdLeased } from './task-lease.repository';
-import type { TaskLease, TaskLeaseBook } from './task-lease.book';
+import { DomainError, isDependencyUnavailable } from '@gmg/errors';
+import { HOLD_LEASED_SQL, HOLD_MANY_SQL, TaskRepository, holdTasks, type NewTask, type TaskRecord } from './task.repository';
+import type { IdleLeases, TaskLease, TaskLeaseBook } from './task-lease.book';
 import { StatementBatcher, type Pending } from '../statement-batcher';
 import { batchFailed, type BatchLogger } from '../batch-errors';
 
@@ -58,9 +57,10 @@ type Waiting = Pending<Hold, TaskRecord>;
 export class HoldBatchingTaskRepository extends TaskRepository {
   /** The statement slots: the waiting submits, a batch at a time (`hold`). */
   private readonly batcher: StatementBatcher<Hold, TaskRecord>;
-  private readonly sql: string | undefined;
-  private readonly leasedSql: string | undefined;
+  private readonly sql: string;
+  private readonly leasedSql: string;
   private readonly leases: TaskLeaseBook | undefined;
+  private readonly idle: IdleLeases | undefined;
   private readonly leaseAll: boolean;
   /** Accounts held from leases, until when (ms): renewed by each of their submits. */
   private readonly hot = new Map<string, number>();
@@ -74,6 +74,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
    * mutation tests pass broken ones). `opts.leases`: this edge's task-hold leases; `leaseWhen` (default
    * 'contended') which accounts use them; `hotMs` (default 5 s) how long an account stays leased after its last
    * submit. `logger`: where a failed batch statement is told (it is counted in gmg_batch_errors_total either way).
+   * `idle`: this edge's other lease book (chat calls), asked for the account's idle leased money before a 402.
    */
   constructor(
     ds: Pick<DataSource, 'query'>,
@@ -83,6 +84,7 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       sql?: string;
       leasedSql?: string;
       leases?: TaskLeaseBook;
+      idle?: IdleLeases;
       leaseWhen?: 'always' | 'contended';
       hotMs?: number;
       logger?: BatchLogger;
@@ -93,9 +95,10 @@ export class HoldBatchingTaskRepository extends TaskRepository {
       maxBatch: opts.maxBatch ?? MAX_HOLD_BATCH,
       slots: opts.maxInFlight ?? HOLD_STATEMENTS_IN_FLIGHT,
     });
-    this.sql = opts.sql;
-    this.leasedSql = opts.leasedSql;
+    this.sql = opts.sql ?? HOLD_MANY_SQL;
+    this.leasedSql = opts.leasedSql ?? HOLD_LEASED_SQL;
     this.leases = opts.leases;
+    this.idle = opts.idle;
     this.leaseAll = opts.leaseWhen === 'always';
     this.hotMs = opts.hotMs ?? 5000;
     this.logger = opts.logger;
@@ -107,11 +110,28 @@ export class HoldBatchingTaskRepository extends TaskRepository {
    * balance refused, or whose row another transaction held, are missing (nothing of that account was written). An
    * error (an Idempotency-Key conflict, a lost connection) leaves nothing written at all.
    */
-  createManyWithHold(ts: readonly NewTask[]): Promise<Map<string, TaskRecord>> {
-    return holdMany(this.ds, ts, this.sql);
+  async createManyWithHold(ts: readonly NewTask[]): Promise<Map<string, TaskRecord>> {
+    return (
+      await holdTasks(
+        this.ds,
+        ts.map((task) => ({ task })),
+        this.sql,
+      )
+    ).tasks;
   }
 
   override async createWithHold(task: NewTask): Promise<TaskRecord> {
+    try {
+      return await this.holdOnce(task);
+    } catch (e) {
+      // refused for money (nothing was written) while this edge's chat calls may hold the account's money idle in a
+      // lease: given back, the hold is tried once more — the 402 only when the account is short indeed
+      if (!(e instanceof DomainError && e.code === 'payment_required') || !(await this.idle?.returnIdle(task.accountId))) throw e;
+      return this.holdOnce(task);
+    }
+  }
+
+  private async holdOnce(task: NewTask): Promise<TaskRecord> {
     // an avatar batch's asset rows are written by the one-task statement only, on the account row as before
     if (task.avatarBatch) return this.alone(task);
     let lease: TaskLease | undefined;
@@ -199,9 +219,9 @@ export class HoldBatchingTaskRepository extends TaskRepository {
     const batch = all.filter((w) => !w.item.lease);
     if (batch.length === 0) return;
     if (batch.length === 1) {
-      // Alone (a quiet edge): the one-task statement, 0.85 ms against the batch statement's 1.35 ms for one task.
-      // The slot waits for it — the next submits gather meanwhile — but at most ALONE_PATIENCE_MS: a hold that
-      // waits for a row another transaction holds must not hold up everyone else's.
+      // Alone (a quiet edge): the one-task statement, which waits for a held row instead of skipping it. The slot
+      // waits for it — the next submits gather meanwhile — but at most ALONE_PATIENCE_MS: a hold that waits for a
+      // row another transaction holds must not hold up everyone else's.
       const w = batch[0]!;
       let timer: NodeJS.Timeout | undefined;
       let outwaited = false;
@@ -245,14 +265,17 @@ export class HoldBatchingTaskRepository extends TaskRepository {
    * with the answer lost) goes alone, off the slot, through the one-task statement: its own answer, held once.
    */
   private async holdLeased(batch: Waiting[], leases: TaskLeaseBook): Promise<void> {
-    const made = await holdLeased(
+    const made = await holdTasks(
       this.ds,
       batch.map((w) => ({ task: w.item.task, leaseId: w.item.lease!.id })),
       this.leasedSql,
-    ).catch((e: unknown) => {
-      batchFailed(this.logger, 'hold_leased', e, { tasks: batch.length }, 'a leased hold batch failed; its tasks are held one by one');
-      return new Map<string, TaskRecord>();
-    });
+    ).then(
+      (held) => held.tasks,
+      (e: unknown) => {
+        batchFailed(this.logger, 'hold_leased', e, { tasks: batch.length }, 'a leased hold batch failed; its tasks are held one by one');
+        return new Map<string, TaskRecord>();
+      },
+    );
     for (const w of batch) {
       const rec = made.get(w.item.task.id);
       leases.done(w.item.lease!, w.item.task.price, rec !== undefined);

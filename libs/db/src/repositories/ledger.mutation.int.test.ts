@@ -12,7 +12,7 @@ import {
   realOps,
   settlementStormProperty,
   type LedgerOps,
-} from './ledger-model.testkit';
+} from './ledger-model.test-kit';
 import { SETTLE_SQL } from './ledger.repository';
 import { HOLD_MANY_SQL, type NewTask } from './task.repository';
 import { rowsOf, type Row } from './sql';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 import { OpsStatsRepository } from './ops-stats.repository';
-import { BATCH_OVER_BALANCE, batchedHoldOps, batchedOps, ledgerProperty, partialCaptureProperty, settlementStormProperty } from './ledger-model.testkit';
+import { BATCH_OVER_BALANCE, batchedHoldOps, batchedOps, ledgerProperty, partialCaptureProperty, settlementStormProperty } from './ledger-model.test-kit';
 
 /**
  * Ledger invariants under random operation sequences with duplicated, reordered and concurrent settlement.

@@ -4,7 +4,7 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { InvariantViolation, assertLedger, ledgerProperty, realOps } from './ledger-model.testkit';
+import { InvariantViolation, assertLedger, ledgerProperty, realOps } from './ledger-model.test-kit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
 import { TaskRepository, type TaskRecord } from './task.repository';
@@ -12,7 +12,7 @@ import { TaskRepository, type TaskRecord } from './task.repository';
 /**
  * The in-flight limit from the `task_inflight` counter (migration TaskInflightCounter1765069200000): the hold
  * statements read the key's counter rows, never its open task rows; the triggers on `tasks` keep the counter equal
- * to the open tasks (checked after every step of the ledger property, ledger-model.testkit.ts).
+ * to the open tasks (checked after every step of the ledger property, ledger-model.test-kit.ts).
  */
 describe('in-flight counter (real Postgres)', () => {
   let db: TestDatabase;

@@ -15,6 +15,16 @@ export interface TaskLeaseOptions {
   logger?: BatchLogger;
 }
 
+/**
+ * A lease book of this edge as another book sees it: the account's money it holds idle (leased, nothing running or
+ * being written on it) given back on request, so the other book's request is not refused while this edge holds the
+ * money (task holds and chat calls of one account: docs/messages.md). True when some lease of the account was given
+ * back (or was being closed).
+ */
+export interface IdleLeases {
+  returnIdle(accountId: string): Promise<boolean>;
+}
+
 /** One lease as this edge sees it. */
 export interface TaskLease {
   readonly id: string;
@@ -33,7 +43,7 @@ export interface TaskLease {
 /**
  * The edge's side of task-hold leases (docs/reliability.md, "Hot accounts"): per account, money held once in
  * Postgres as a credit lease (the same `credit_leases` rows, grant, renew, close and sweeper as the messages path),
- * spent here in memory; each task reserved on it is written by the journal statement (task-lease.repository.ts),
+ * spent here in memory; each task reserved on it is written by the journal statement (HOLD_LEASED_SQL, task.repository.ts),
  * which touches the edge's own lease row, never the account row. Invariants kept locally (Postgres re-checks each
  * one in the journal, so a wrong local view costs a fallback, never money):
  * - a reservation only while `committed + price ≤ amount`, the lease is not retired and surely alive (renewed within
@@ -42,7 +52,7 @@ export interface TaskLease {
  * - `reserve` answers null when no lease can cover the task, after giving back this edge's idle leases of the
  *   account: the caller then holds the task directly on the account row, which answers exactly (402 or the hold).
  */
-export class TaskLeaseBook {
+export class TaskLeaseBook implements IdleLeases {
   readonly edgeId = `edge_${randomBytes(6).toString('hex')}`;
   private readonly current = new Map<string, TaskLease>();
   private readonly leases = new Map<string, TaskLease>();
@@ -93,6 +103,14 @@ export class TaskLeaseBook {
       l.retired = true;
     }
     if (l.retired && l.writing === 0) void this.retire(l);
+  }
+
+  /** IdleLeases: the account's leases no journal statement counts on, closed (their rest back on the account). */
+  async returnIdle(accountId: string): Promise<boolean> {
+    const idle = [...this.leases.values()].filter((l) => l.accountId === accountId && l.writing === 0);
+    const closing = [...this.closes.values()].filter((c) => c.accountId === accountId);
+    await Promise.all([...idle.map((l) => this.retire(l)), ...closing.map((c) => c.done)]);
+    return idle.length + closing.length > 0;
   }
 
   /** Shutdown (and tests): no new reservations; every lease closed once its journal has answered. */

@@ -4,12 +4,11 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { assertLedger } from './ledger-model.testkit';
+import { assertLedger } from './ledger-model.test-kit';
 import { settleMany } from './ledger.repository';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
-import { HOLD_LEASED_SQL, holdLeased } from './task-lease.repository';
-import { TaskRepository } from './task.repository';
+import { HOLD_LEASED_SQL, TaskRepository, holdTasks } from './task.repository';
 
 /**
  * Crash safety of lease-paid task holds (docs/reliability.md, "Hot accounts"): an edge that dies holding a lease
@@ -104,7 +103,7 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     expect(g?.amount).toBe(400n);
     expect(await leases.close('lease_zombie_ok')).toBe(400n); // its edge was cut off; a sweeper closed it
     const late = testTask(o, 70n);
-    expect((await holdLeased(ds, [{ task: late, leaseId: 'lease_zombie_ok' }])).size).toBe(0);
+    expect((await holdTasks(ds, [{ task: late, leaseId: 'lease_zombie_ok' }], HOLD_LEASED_SQL)).tasks.size).toBe(0);
     await checkAccount(ds, o.accountId);
 
     // through the repository: a book whose lease was closed under it falls back to the account row
@@ -127,7 +126,7 @@ describe('lease-paid task holds survive a crashed edge (real Postgres)', () => {
     const leases = new CreditLeaseRepository(ds);
     await leases.grant({ id: 'lease_zombie_mut', accountId: o.accountId, edgeId: 'edge_zombie', min: 1n, want: 400n, ttlMs: 60_000 });
     await leases.close('lease_zombie_mut');
-    expect((await holdLeased(ds, [{ task: testTask(o, 70n), leaseId: 'lease_zombie_mut' }], UNGATED_JOURNAL_SQL)).size).toBe(1);
+    expect((await holdTasks(ds, [{ task: testTask(o, 70n), leaseId: 'lease_zombie_mut' }], UNGATED_JOURNAL_SQL)).tasks.size).toBe(1);
     await expect(checkAccount(ds, o.accountId)).rejects.toThrow(/stranded|lease used|lease release/);
   }, 30_000);
 

@@ -4,12 +4,12 @@ import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
 import { HoldBatchingTaskRepository } from './hold-batcher';
-import { BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND, assertLedger, leasedHoldOps, ledgerProperty, settlementStormProperty } from './ledger-model.testkit';
+import { BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND, assertLedger, leasedHoldOps, ledgerProperty, settlementStormProperty } from './ledger-model.test-kit';
 import type { Row } from './sql';
 import { TaskLeaseBook } from './task-lease.book';
 
 /**
- * The ledger properties (ledger-model.testkit.ts) with task holds paid from credit leases, as the edge runs them
+ * The ledger properties (ledger-model.test-kit.ts) with task holds paid from credit leases, as the edge runs them
  * (HoldBatchingTaskRepository + TaskLeaseBook), by one edge and by two edges sharing one account. After every step
  * the leases are closed and the model compared: no overdraft, one hold per task, each settled once, every lease
  * released exactly its rest (hold = Σ its tasks' holds + release), the in-flight counter equal to the open tasks.

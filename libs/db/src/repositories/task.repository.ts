@@ -164,65 +164,151 @@ export const TASK_COLUMNS = `id, account_id, api_key_id, model, requested_model,
   price_snapshot, channel_id, upstream_task_id, result, error, created_at, started_at, completed_at, deadline_at, updated_at,
   settled_at, capture_amount, native, request_id, trace_id`;
 
-/**
- * The two batch hold statements' shared parts (HOLD_MANY_SQL here, HOLD_LEASED_SQL in task-lease.repository.ts): the
- * batch as a record set `b` (the fields toHoldRow writes, `extra` columns first), and the insert of its task rows
- * that the statement's money step let through (`gate`: the join that keeps them, e.g. `JOIN hold ON …`).
- */
-export const holdBatchRows = (extra = ''): string => `SELECT * FROM jsonb_to_recordset($1::jsonb)
-       AS b(id text, ${extra}account_id uuid, api_key_id uuid, model text, requested_model text, pool text, request jsonb,
-            price bigint, price_snapshot jsonb, deadline_at timestamptz, idempotency_key text,
-            idempotency_fingerprint text, request_id text, trace_id text, callback_url text, inflight_limit int)`;
+/** Where a hold statement takes its tasks' money from. */
+interface HoldFrom {
+  /** 'account': the account row (`available` → `held`); 'lease': this edge's credit lease of the account. */
+  from: 'account' | 'lease';
+  /**
+   * The account rows, when another transaction holds one: 'skip' its tasks (a batch: never waits, its caller holds
+   * them one by one) or 'wait' for it (one task). A lease row is only ever locked by its own edge: always 'wait'.
+   */
+  locked?: 'skip' | 'wait';
+  /** CTEs that write what the tasks bring along; they read `task`, so they write nothing for a refused task. */
+  extra?: string;
+}
 
-export const insertHeldTasks = (
-  gate: string,
-): string => `INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                        price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
-                        callback_url, inflight_shard)
-     SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
-            b.price_snapshot, b.deadline_at, b.idempotency_key, b.idempotency_fingerprint, b.request_id, b.trace_id,
-            b.callback_url, $2::int
-     FROM b ${gate}
-     RETURNING ${TASK_COLUMNS}`;
+/** The fields of a task in a hold statement's JSON array (toHoldRow), with their SQL types. */
+const HOLD_FIELDS = [
+  ['id', 'text'],
+  ['account_id', 'uuid'],
+  ['api_key_id', 'uuid'],
+  ['model', 'text'],
+  ['requested_model', 'text'],
+  ['pool', 'text'],
+  ['request', 'jsonb'],
+  ['price', 'bigint'],
+  ['price_snapshot', 'jsonb'],
+  ['deadline_at', 'timestamptz'],
+  ['idempotency_key', 'text'],
+  ['idempotency_fingerprint', 'text'],
+  ['request_id', 'text'],
+  ['trace_id', 'text'],
+  ['callback_url', 'text'],
+  ['inflight_limit', 'int'],
+] as const;
 
 /**
- * The holds of a batch of tasks, of one or several accounts, in one statement. Per account, all or nothing: its
- * keys' in-flight room (each key's open tasks plus its tasks in this batch, never past its limit) and ONE
- * conditional move of its tasks' total on its row (no overdraft) gate every one of its task rows and ledger `hold`
- * entries; another account's refusal changes nothing for it. The account rows are locked first, in id order,
- * skipping any row another transaction holds (`locked`): the batch never waits on a row lock, so one account whose
- * row is held (another edge's batch, a long transaction) cannot stall the other accounts' submits. A skipped
- * account's tasks are simply not written; the caller holds them one by one (and those wait for the row).
- * $1 the tasks as one JSON array of objects. Returns the rows written. Exported for the mutation test
- * (ledger.mutation.int.test.ts).
+ * THE hold statement: every task hold of the gateway is one of its three forms (HOLD_ONE_SQL, HOLD_MANY_SQL,
+ * HOLD_LEASED_SQL), so the money rules below exist once. $1 the tasks as one JSON array (toHoldRow, plus `lease_id`
+ * when paid from a lease), $2 their in-flight counter shard. The tasks are grouped by where their money comes from
+ * (`g`: the account, or the lease), and per group all or nothing:
+ * - `room`: every key of the group's tasks has in-flight room (its open tasks plus its tasks here ≤ its limit;
+ *   read in the statement's snapshot, a soft limit: docs/rate-limits.md);
+ * - `locked`: the group's row, locked in id order (an account row held elsewhere skipped or waited for, see
+ *   `locked`; a lease only while `active`: a lease its edge stopped renewing and a sweeper closed takes no task);
+ * - `hold`: ONE conditional move of the group's total — on the account row `available → held` only while
+ *   `available ≥ Σ prices` (no overdraft); on the lease `used += Σ` only while `used + Σ ≤ amount`, the lease still
+ *   active and of the tasks' one account (the money already moved to `held` when it was granted, ledger `hold` on
+ *   the lease id, so `available + held` does not change; per closed lease hold(lease) = Σ holds of its tasks +
+ *   release(lease));
+ * - per task let through: its row (with its counter shard, so the in-flight triggers count it) and its ledger
+ *   `hold` (`meta.lease` when leased); the task id is the primary key, so a task is held at most once.
+ * The answer has a row per group: `room_ok`, and the group's written tasks (`id` null when none was written).
  */
-export const HOLD_MANY_SQL = `WITH b AS (
-     ${holdBatchRows()}
-   ), per_key AS (
-     SELECT account_id, api_key_id, min(inflight_limit) AS lim, count(*) AS n FROM b GROUP BY account_id, api_key_id
-   ), room AS (
-     SELECT k.account_id, bool_and(k.lim IS NULL OR k.n + ${openOf('k.api_key_id')} <= k.lim) AS ok
-     FROM per_key k GROUP BY k.account_id
-   ), total AS (
+const holdStatement = ({ from, locked = 'wait', extra = '' }: HoldFrom): string => {
+  const g = from === 'account' ? 'account_id' : 'lease_id';
+  const fields = from === 'lease' ? [['lease_id', 'text'] as const, ...HOLD_FIELDS] : HOLD_FIELDS;
+  const move =
+    from === 'account'
+      ? `total AS (
      SELECT account_id, sum(price) AS amount FROM b GROUP BY account_id
    ), locked AS (
-     SELECT id FROM accounts WHERE id IN (SELECT account_id FROM total) ORDER BY id FOR UPDATE SKIP LOCKED
+     SELECT id FROM accounts WHERE id IN (SELECT account_id FROM total) ORDER BY id FOR UPDATE${locked === 'skip' ? ' SKIP LOCKED' : ''}
    ), hold AS (
      UPDATE accounts SET available = available - total.amount, held = held + total.amount, updated_at = now()
      FROM total JOIN room ON room.account_id = total.account_id
      WHERE accounts.id = total.account_id AND accounts.available >= total.amount AND room.ok
        AND accounts.id IN (SELECT id FROM locked)
      RETURNING accounts.id
-   ), task AS (
-     ${insertHeldTasks('JOIN hold ON hold.id = b.account_id')}
+   )`
+      : `total AS (
+     SELECT lease_id, min(account_id::text)::uuid AS account_id, count(DISTINCT account_id) AS accounts, sum(price) AS amount
+     FROM b GROUP BY lease_id
+   ), locked AS (
+     SELECT id FROM credit_leases WHERE id IN (SELECT lease_id FROM total) AND status = 'active' ORDER BY id FOR UPDATE
+   ), hold AS (
+     UPDATE credit_leases l SET used = l.used + total.amount
+     FROM total JOIN room ON room.lease_id = total.lease_id
+     WHERE l.id = total.lease_id AND l.id IN (SELECT id FROM locked) AND l.status = 'active'
+       AND l.account_id = total.account_id AND total.accounts = 1 AND l.used + total.amount <= l.amount AND room.ok
+     RETURNING l.id
+   )`;
+  return `WITH b AS (
+     SELECT * FROM jsonb_to_recordset($1::jsonb) AS b(${fields.map(([name, type]) => `${name} ${type}`).join(', ')})
+   ), per_key AS (
+     SELECT ${g}, api_key_id, min(inflight_limit) AS lim, count(*) AS n FROM b GROUP BY ${g}, api_key_id
+   ), room AS (
+     SELECT k.${g}, bool_and(k.lim IS NULL OR k.n + ${openOf('k.api_key_id')} <= k.lim) AS ok
+     FROM per_key k GROUP BY k.${g}
+   ), ${move}, task AS (
+     INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
+                        price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
+                        callback_url, inflight_shard)
+     SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
+            b.price_snapshot, b.deadline_at, b.idempotency_key, b.idempotency_fingerprint, b.request_id, b.trace_id,
+            b.callback_url, $2::int
+     FROM b JOIN hold ON hold.id = b.${g}
+     RETURNING ${TASK_COLUMNS}
    ), ledger AS (
      INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
-     SELECT b.account_id, b.id, 'hold', b.price, jsonb_build_object('model', b.model) FROM b JOIN hold ON hold.id = b.account_id
+     SELECT b.account_id, b.id, 'hold', b.price, jsonb_build_object('model', b.model${from === 'lease' ? `, 'lease', b.lease_id` : ''})
+     FROM b JOIN hold ON hold.id = b.${g}
      RETURNING task_id
-   )
-   SELECT task.* FROM task JOIN ledger ON ledger.task_id = task.id`;
+   )${extra}
+   SELECT room.ok AS room_ok, made.* FROM room
+   LEFT JOIN (SELECT b.${g} AS held_from, task.* FROM b JOIN task ON task.id = b.id JOIN ledger ON ledger.task_id = b.id) made
+     ON made.held_from = room.${g}`;
+};
 
-/** A task as one element of a batch hold statement's JSON array (`jsonb_to_recordset` names these fields). */
+/**
+ * The holds of a batch of tasks, of one or several accounts, on their account rows (HoldBatchingTaskRepository): the
+ * account rows locked in id order, skipping any row another transaction holds, so one account whose row is held
+ * (another edge's batch, a long transaction) cannot stall the other accounts' submits; its tasks are simply not
+ * written and the caller holds them one by one (and those wait for the row). Exported for the mutation test
+ * (ledger.mutation.int.test.ts) and the bench's plans.
+ */
+export const HOLD_MANY_SQL = holdStatement({ from: 'account', locked: 'skip' });
+
+/**
+ * The journal of task holds paid from credit leases (docs/reliability.md, "Hot accounts"): a batch of tasks, of any
+ * accounts, each under its account's lease, WITHOUT touching an account row. Exported for the mutation test
+ * (task-lease.crash.int.test.ts) and the bench's plans.
+ */
+export const HOLD_LEASED_SQL = holdStatement({ from: 'lease' });
+
+/** One task on its account row (TaskRepository.createWithHold), waiting for the row when another transaction holds it. */
+const HOLD_ONE_SQL = holdStatement({ from: 'account' });
+
+/**
+ * An avatar batch's rows in the one-task statement: $3 the new group (JSON object, or null: an existing group), $4
+ * the assets (JSON array), $5 their group id. The foreign keys (asset → group, asset → task) are checked at the end
+ * of the statement, when every row of it is there.
+ */
+const HOLD_ONE_AVATAR_SQL = holdStatement({
+  from: 'account',
+  extra: `, new_group AS (
+     INSERT INTO asset_groups (id, account_id, name, description, auto_created)
+     SELECT $5, task.account_id, g.name, g.description, g.auto_created
+     FROM task, jsonb_to_record($3::jsonb) AS g(name text, description text, auto_created boolean)
+     WHERE $3::jsonb IS NOT NULL
+   ), new_assets AS (
+     INSERT INTO avatar_assets (id, account_id, group_id, task_id, position, asset_type, name, url, project_name)
+     SELECT r.id, task.account_id, $5, task.id, r.position, r.asset_type, r.name, r.url, r.project_name
+     FROM task, jsonb_to_recordset($4::jsonb) AS r(id text, position int, asset_type text, name text, url text, project_name text)
+   )`,
+});
+
+/** A task as one element of a hold statement's JSON array (`jsonb_to_recordset` names these fields). */
 export const toHoldRow = (t: NewTask): Record<string, unknown> => ({
   id: t.id,
   account_id: t.accountId,
@@ -242,59 +328,34 @@ export const toHoldRow = (t: NewTask): Record<string, unknown> => ({
   inflight_limit: t.inflightLimit ?? null,
 });
 
-/**
- * HOLD_MANY_SQL on any connection (HoldBatchingTaskRepository.createManyWithHold); `sql`: HOLD_MANY_SQL (a mutation test passes a broken one). The written
- * tasks by id; a task missing from it was refused with the rest of its account's tasks (balance or room).
- */
-export async function holdMany(ds: Pick<DataSource, 'query'>, ts: readonly NewTask[], sql = HOLD_MANY_SQL): Promise<Map<string, TaskRecord>> {
-  if (ts.length === 0) return new Map();
-  // one JSON document for the whole batch: one serialisation here, one parse there (no array-literal escaping)
-  const batch = JSON.stringify(ts.map(toHoldRow));
-  const rows = rowsOf(await ds.query(sql, [batch, inflightShard()]));
-  return new Map(rows.map((r) => [r.id as string, toTaskRecord(r)]));
+/** A task to hold; with `leaseId`, paid from that credit lease (HOLD_LEASED_SQL). */
+export interface HoldOf {
+  task: NewTask;
+  leaseId?: string;
+}
+
+/** What a hold statement wrote: the tasks by id (a task missing from it was refused with the rest of its group). */
+export interface Held {
+  tasks: Map<string, TaskRecord>;
+  /** Some group was refused for a key's in-flight room (not for its money). */
+  noRoom: boolean;
 }
 
 /**
- * The hold of one task (TaskRepository.createWithHold), with `extra` CTEs that write what the task brings along.
- * $1..$18: the task (see createWithHold); the extra CTEs read `task` (one row only when the room and the hold let it
- * through) so they write nothing when the task is refused.
+ * Runs a hold statement (`sql`: one of the three; a mutation test passes a broken one; `more`: its parameters after
+ * $2). An error (an Idempotency-Key conflict, a lost connection) means nothing was written — or, when only the
+ * answer was lost, everything: the callers' fallback finds such a task by its id.
  */
-const holdOneSql = (extra = ''): string => `WITH room AS (
-     SELECT $17::int IS NULL OR ${openOf('$3')} < $17::int AS ok
-   ), hold AS (
-     UPDATE accounts SET available = available - $8, held = held + $8, updated_at = now()
-     WHERE id = $2 AND available >= $8 AND (SELECT ok FROM room) RETURNING id
-   ), task AS (
-     INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
-                        price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
-                        callback_url, inflight_shard)
-     SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $12, $13, $14, $15, $16, $18::int FROM hold
-     RETURNING ${TASK_COLUMNS}
-   ), ledger AS (
-     INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
-     SELECT $2, $1, 'hold', $8, $11 FROM hold
-     RETURNING id
-   )${extra}
-   SELECT room.ok AS inflight_ok, made.* FROM room LEFT JOIN (SELECT task.* FROM task, ledger) made ON true`;
-// made.*: the RETURNING list of `task`; no row of it when the room or the hold refused
-
-const HOLD_ONE_SQL = holdOneSql();
-
-/**
- * An avatar batch's rows in the hold statement: $19 the new group (JSON object, or null: an existing group), $20 the
- * assets (JSON array), $21 their group id. The foreign keys (asset → group, asset → task) are checked at the end of
- * the statement, when every row of it is there.
- */
-const HOLD_ONE_AVATAR_SQL = holdOneSql(`, new_group AS (
-     INSERT INTO asset_groups (id, account_id, name, description, auto_created)
-     SELECT $21, $2, g.name, g.description, g.auto_created
-     FROM task, jsonb_to_record($19::jsonb) AS g(name text, description text, auto_created boolean)
-     WHERE $19::jsonb IS NOT NULL
-   ), new_assets AS (
-     INSERT INTO avatar_assets (id, account_id, group_id, task_id, position, asset_type, name, url, project_name)
-     SELECT r.id, $2, $21, $1, r.position, r.asset_type, r.name, r.url, r.project_name
-     FROM task, jsonb_to_recordset($20::jsonb) AS r(id text, position int, asset_type text, name text, url text, project_name text)
-   )`);
+export async function holdTasks(ds: Pick<DataSource, 'query'>, ts: readonly HoldOf[], sql: string, more: unknown[] = []): Promise<Held> {
+  if (ts.length === 0) return { tasks: new Map(), noRoom: false };
+  // one JSON document for the whole batch: one serialisation here, one parse there (no array-literal escaping)
+  const batch = JSON.stringify(ts.map(({ task, leaseId }) => (leaseId === undefined ? toHoldRow(task) : { ...toHoldRow(task), lease_id: leaseId })));
+  const rows = rowsOf(await ds.query(sql, [batch, inflightShard(), ...more]));
+  return {
+    tasks: new Map(rows.filter((r) => r.id !== null).map((r) => [r.id as string, toTaskRecord(r)])),
+    noRoom: rows.some((r) => r.room_ok === false),
+  };
+}
 
 const avatarBatchParams = (b: AvatarBatch): unknown[] => [
   b.newGroup ? JSON.stringify({ name: b.newGroup.name, description: b.newGroup.description, auto_created: b.newGroup.autoCreated }) : null,
@@ -321,42 +382,21 @@ export class TaskRepository {
    * this one. An avatar batch (`t.avatarBatch`) writes its group and asset rows in the same statement.
    */
   async createWithHold(t: NewTask): Promise<TaskRecord> {
-    const params: unknown[] = [
-      t.id,
-      t.accountId,
-      t.apiKeyId,
-      t.model,
-      t.requestedModel,
-      t.pool,
-      JSON.stringify(t.request),
-      t.price.toString(),
-      JSON.stringify(t.priceSnapshot),
-      t.deadlineAt,
-      JSON.stringify({ model: t.model }),
-      t.idempotencyKey ?? null,
-      t.idempotencyFingerprint ?? null,
-      t.requestId ?? null,
-      t.traceId ?? null,
-      t.callbackUrl ?? null,
-      t.inflightLimit ?? null,
-      inflightShard(),
-    ];
     const batch = t.avatarBatch;
-    if (batch) params.push(...avatarBatchParams(batch));
-    const rows = rowsOf(
-      await this.ds.query(batch ? HOLD_ONE_AVATAR_SQL : HOLD_ONE_SQL, params).catch(async (e: unknown) => {
+    const held = await holdTasks(this.ds, [{ task: t }], batch ? HOLD_ONE_AVATAR_SQL : HOLD_ONE_SQL, batch ? avatarBatchParams(batch) : []).catch(
+      async (e: unknown) => {
         // The statement is atomic: on this conflict nothing was held or inserted.
         if (t.idempotencyKey && (e as { driverError?: { constraint?: string } }).driverError?.constraint === 'tasks_idempotency_uidx') {
           const duplicate = await this.duplicateOf(t.apiKeyId, t.idempotencyKey, t.idempotencyFingerprint);
           if (duplicate) throw duplicate;
         }
         throw e;
-      }),
+      },
     );
-    const row = rows[0];
-    if (row && row.inflight_ok === false) throw inflightLimitError(t.inflightLimit!);
-    if (!row || row.id === null) throw new DomainError('payment_required', 'Insufficient balance for this request');
-    return toTaskRecord(row);
+    const task = held.tasks.get(t.id);
+    if (task) return task;
+    if (held.noRoom) throw inflightLimitError(t.inflightLimit!);
+    throw new DomainError('payment_required', 'Insufficient balance for this request');
   }
 
   /**

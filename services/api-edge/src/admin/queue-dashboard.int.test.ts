@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { QUEUES } from '@gmg/contracts';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 const ADMIN_TOKEN = 'dashboard-admin-token-0123456789abcdef';
 const DASHBOARD = '/admin/queues';

@@ -1,5 +1,5 @@
 import { AccountRepository, TaskRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 import { artgenCalls } from './artgen.test-kit';
 
 let h: EdgeHarness;

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { AccountRepository, GroupRepository, TaskRepository } from '@gmg/db';
 import { TaskViewStore, artgenJobHash } from '@gmg/tasks';
 import { waitFor } from '@gmg/testing';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 import { artgenCalls } from './artgen.test-kit';
 
 let h: EdgeHarness;

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import type { EdgeHarness } from '../test-support/edge-harness';
+import type { EdgeHarness } from '../edge.test-kit';
 
 /**
  * Test helper (not a test file itself): the art-suite calls the route tests make through the edge harness `harness()`

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { GroupRepository } from '@gmg/db';
 import { idempotencyKey } from '@gmg/queue';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 import { AVATAR_MODEL } from './submit-avatar.use-case';
 
 /** POST /v1/motion2/private-avatar and the browse API against real Postgres and Redis (no worker). */

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { settleJobId } from '@gmg/contracts';
 import { settleTask, TaskRepository } from '@gmg/db';
 import { createBillingQueue, type BillingQueue } from '@gmg/queue';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /** POST /v1/tasks/<id>/cancel and /v1/artgen/<id>/cancel through the real app, Postgres and Redis. */
 let h: EdgeHarness;

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { largeBodiesWaiting, largeBodyBytesInFlight } from '@gmg/observability';
 import { waitFor } from '@gmg/testing';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 const MIB = 1024 * 1024;
 const BUDGET = MIB;

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { BODY_CAPS, maxBodyBytesOfPath } from '@gmg/contracts';
 import { AccountRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 import { LINGER_MS } from './body-linger';
 
 let h: EdgeHarness;

@@ -1,5 +1,5 @@
 import { AccountRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 import { MAX_JSON_DEPTH } from './json-depth';
 
 let h: EdgeHarness;

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /** Issue 5 acceptance through the real app (createApp, real Postgres and Redis), over HTTP only. */
 describe('money and keys through HTTP alone', () => {

@@ -1,6 +1,6 @@
-import { AccountRepository, ApiKeyRepository, ChatCallRepository, CreditLeaseRepository } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, ChatCallRepository, CreditLeaseRepository, HoldBatchingTaskRepository, TaskLeaseBook } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createTestDatabase, testChatCall, waitFor, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, testChatCall, testTask, waitFor, type TestDatabase } from '@gmg/testing';
 import { ChatCallSweeper } from './chat-call.sweeper';
 import { CreditLeaseBook } from './credit-lease.book';
 
@@ -197,4 +197,44 @@ it('a lease replaced while a call runs on it is closed as soon as that call is w
   b.finish(second, finished(a, 0n));
   await b.close();
   expect(await money(a.accountId)).toEqual({ available: 950n, held: 0n, spent: 50n });
+});
+
+describe("the edge's two lease books give each other an account's idle money before refusing (no avoidable 402)", () => {
+  it('a task hold refused while a finished chat call left the balance leased goes through once the chat lease is given back', async () => {
+    const a = await account(1000n);
+    const chat = book(30_000, 1000n);
+    const r = await chat.reserve(a.accountId, 100n);
+    chat.finish(r, finished(a, 30n));
+    // the call is written; its lease (the whole balance) stays open, idle, for the next call
+    await waitFor(async () => (await money(a.accountId)).spent === 30n, { timeoutMs: 5000, what: 'the chat call written' });
+    expect(await money(a.accountId)).toEqual({ available: 0n, held: 970n, spent: 30n });
+    // an edge whose task holds do not ask the chat book: the account row refuses
+    await expect(new HoldBatchingTaskRepository(db.dataSource).createWithHold(testTask(a, 500n))).rejects.toMatchObject({ code: 'payment_required' });
+    const task = await new HoldBatchingTaskRepository(db.dataSource, { idle: chat }).createWithHold(testTask(a, 500n));
+    expect(task.price).toBe(500n);
+    expect(await money(a.accountId)).toEqual({ available: 470n, held: 500n, spent: 30n });
+    // and the account's real shortage is still a 402
+    await expect(new HoldBatchingTaskRepository(db.dataSource, { idle: chat }).createWithHold(testTask(a, 471n))).rejects.toMatchObject({
+      code: 'payment_required',
+    });
+    await chat.close();
+  });
+
+  it('a chat call refused while a task-hold lease keeps the rest of the balance goes through once that lease is given back', async () => {
+    const a = await account(1000n);
+    const taskLeases = new TaskLeaseBook(leases, { targetMinor: 1000n, ttlMs: 30_000, idleCloseMs: 60_000 });
+    const tasks = new HoldBatchingTaskRepository(db.dataSource, { leases: taskLeases, leaseWhen: 'always' });
+    await tasks.createWithHold(testTask(a, 100n));
+    // the task's lease holds the whole balance: 100 spent on the task, 900 idle in the lease
+    expect(await money(a.accountId)).toEqual({ available: 0n, held: 1000n, spent: 0n });
+    const alone = book(30_000, 300n);
+    await expect(alone.reserve(a.accountId, 200n)).rejects.toMatchObject({ code: 'payment_required' });
+    const chat = new CreditLeaseBook({ leases, calls, logger, targetMinor: 300n, ttlMs: 30_000, idle: taskLeases });
+    const r = await chat.reserve(a.accountId, 200n);
+    expect(r.amount).toBe(200n);
+    expect(await money(a.accountId)).toEqual({ available: 600n, held: 400n, spent: 0n });
+    chat.finish(r, finished(a, 0n));
+    await Promise.all([chat.close(), alone.close(), taskLeases.close()]);
+    expect(await money(a.accountId)).toEqual({ available: 900n, held: 100n, spent: 0n });
+  });
 });

@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { StatementBatcher, type ChatCallRepository, type CreditLeaseRepository, type LeasedCall, type OpenedCall, type Pending } from '@gmg/db';
+import {
+  StatementBatcher,
+  type ChatCallRepository,
+  type CreditLeaseRepository,
+  type IdleLeases,
+  type LeasedCall,
+  type OpenedCall,
+  type Pending,
+} from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 
@@ -33,6 +41,8 @@ export interface CreditLeaseBookOptions {
   /** A lease unused this long is closed (its money back to the account). */
   idleCloseMs?: number;
   now?: () => number;
+  /** This edge's task-hold leases: asked for the account's idle leased money before a call is refused (402). */
+  idle?: IdleLeases;
 }
 
 /** The first retry of a failed batch of finished calls; each further failure doubles it, up to the renew interval. */
@@ -88,7 +98,7 @@ function byLease<I extends { lease: LocalLease }, R>(batch: Array<Pending<I, R>>
   return groups;
 }
 
-export class CreditLeaseBook {
+export class CreditLeaseBook implements IdleLeases {
   readonly edgeId = `edge_${randomBytes(6).toString('hex')}`;
   private readonly current = new Map<string, LocalLease>();
   private readonly leases = new Map<string, LocalLease>();
@@ -108,8 +118,27 @@ export class CreditLeaseBook {
     this.now = o.now ?? Date.now;
   }
 
-  /** Reserves `amount` for one call; a lease is granted first when the account has none with room (402 when the balance cannot cover it). */
+  /**
+   * Reserves `amount` for one call; a lease is granted first when the account has none with room (402 when the
+   * balance cannot cover it, after this edge's task-hold leases gave back the account's idle money: `idle`).
+   */
   async reserve(accountId: string, amount: bigint): Promise<Reservation> {
+    for (let round = 0; round < 2; round++) {
+      const r = await this.reserveOnce(accountId, amount);
+      if (r) return r;
+      if (round > 0 || !(await this.o.idle?.returnIdle(accountId))) break;
+    }
+    throw new DomainError('payment_required', 'Insufficient balance for this request');
+  }
+
+  /** IdleLeases: the account's leases with no call running, closed once their finished calls are written. */
+  async returnIdle(accountId: string): Promise<boolean> {
+    const idle = [...this.leases.values()].filter((l) => l.accountId === accountId && l.inflight === 0);
+    await Promise.all(idle.map((l) => this.flushAndClose(l)));
+    return idle.some((l) => !this.leases.has(l.id));
+  }
+
+  private async reserveOnce(accountId: string, amount: bigint): Promise<Reservation | undefined> {
     // every successful grant lets at least one waiting call through, so this ends; the bound is a safety net
     for (let attempt = 0; attempt < 1000; attempt++) {
       const l = this.current.get(accountId);
@@ -121,7 +150,7 @@ export class CreditLeaseBook {
       }
       if (!(await this.grantFor(accountId, amount))) break;
     }
-    throw new DomainError('payment_required', 'Insufficient balance for this request');
+    return undefined;
   }
 
   /**

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { chargeOf, nextCall, sdkFor, startChatWorld, type EdgeHarness } from './test-support/messages-harness';
+import { chargeOf, nextCall, sdkFor, startChatWorld, type EdgeHarness } from './messages.test-kit';
 
 /**
  * Bounded memory per call (docs/messages.md, "Timeouts and bounds"): a non-streamed answer above

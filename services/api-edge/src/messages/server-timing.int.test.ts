@@ -1,4 +1,4 @@
-import { startChatWorld, type EdgeHarness } from './test-support/messages-harness';
+import { startChatWorld, type EdgeHarness } from './messages.test-kit';
 
 /**
  * `Server-Timing` on every chat answer (docs/messages.md, "Server-Timing"), through real HTTP against a real

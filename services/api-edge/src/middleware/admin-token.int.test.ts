@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /**
  * Guesses of the admin token are throttled per client address like failed API keys (docs/rate-limits.md), on every

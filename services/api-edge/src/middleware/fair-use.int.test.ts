@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { ApiKeyRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 const IMAGES = '/v1/images/generations';
 /** Refused by validation (no prompt), after the rate limits: costs nothing and never reaches a queue. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { startTracing } from '@gmg/observability';
 import { idempotencyKey } from '@gmg/queue';
 import { freePort } from '@gmg/testing';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /**
  * Answers of the task-creating routes are stored as a reference to their task (`T:…`) and rebuilt from Postgres

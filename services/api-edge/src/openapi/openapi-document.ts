@@ -14,10 +14,10 @@ const SRC = path.join(__dirname, '..');
 /**
  * The route table of the document: each router factory `createApp` mounts → the file (under services/api-edge/src,
  * next to the router) holding the OpenAPI path items it serves. Documenting a new route = adding its path item to
- * its router's file (a new router: a new file and one line here). test/docs/openapi.test.ts fails while a served
- * route is undocumented, a documented one is not served, or a mounted router has no entry here.
+ * its router's file (a new router: a new file and one line here). openapi-routes.int.test.ts fails while a documented
+ * route is not served, or another method of a documented path is.
  */
-export const ROUTE_DOCS: Readonly<Record<string, string>> = Object.freeze({
+const ROUTE_DOCS: Readonly<Record<string, string>> = Object.freeze({
   healthRouter: 'routes/health.openapi.yaml',
   apiDocsRouter: 'openapi/api-docs.openapi.yaml',
   createManagementRouter: 'management/management.openapi.yaml',

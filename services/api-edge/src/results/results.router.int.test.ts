@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { createResultLinks, createResultStore, type ResultStore } from '@gmg/upstream';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 const T0 = new Date('2030-01-01T00:00:00Z');
 let clock = T0;

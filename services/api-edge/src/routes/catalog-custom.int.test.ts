@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { toMinor } from '@gmg/contracts';
 import { ChannelRepository, GroupRepository, PriceRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /**
  * A custom model name (on a key's list, no registry entry) through the real edge: the catalog lists every endpoint

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { resolveModel } from '@gmg/contracts';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /** Submissions of models beyond lumen: ack shape B with response versions, 422 conflicts, spec-specific types, video. */
 let h: EdgeHarness;

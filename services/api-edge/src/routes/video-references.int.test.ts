@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { AccountRepository, TaskRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 let h: EdgeHarness;
 beforeAll(async () => {

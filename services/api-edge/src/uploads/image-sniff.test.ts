@@ -1,5 +1,5 @@
 import { inspectImage } from './image-sniff';
-import { makeBmp, renderImage as render } from './test-images.test-util';
+import { makeBmp, renderImage as render } from './test-images.test-kit';
 
 describe('upload image inspection from bytes', () => {
   it.each(['jpeg', 'png', 'webp'] as const)('recognizes a real %s and reads its size', async (format) => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import request from 'supertest';
 import sharp from 'sharp';
 import { AccountRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 import { INLINE_KEEP_MAX_CHARS } from './inline-media';
 
 const uploadDir = mkdtempSync(path.join(tmpdir(), 'gmg-inline-media-'));

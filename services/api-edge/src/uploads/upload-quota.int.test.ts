@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import sharp from 'sharp';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
-import { renderImage } from './test-images.test-util';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
+import { renderImage } from './test-images.test-kit';
 
 const uploadDir = mkdtempSync(path.join(tmpdir(), 'gmg-upload-quota-'));
 const TTL_SECONDS = 600;

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { waitFor } from '@gmg/testing';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
-import { renderImage } from './test-images.test-util';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
+import { renderImage } from './test-images.test-kit';
 
 const uploadDir = mkdtempSync(path.join(tmpdir(), 'gmg-upload-sweeper-'));
 const TTL_SECONDS = 60;

@@ -10,7 +10,7 @@ import { errorHandler, routeNotFound } from '../http/error-handler';
 import { setPrincipal } from '../http/principal';
 import { LocalDiskUploadStorage } from './local-disk.storage';
 import { createUploadsRouter } from './uploads.router';
-import { makeBmp, renderImage } from './test-images.test-util';
+import { makeBmp, renderImage } from './test-images.test-kit';
 
 const BASE = 'http://gw.example.test';
 const MAX = 64 * 1024;

@@ -1,7 +1,7 @@
 import { QUEUES } from '@gmg/contracts';
 import { DuePolls, queueKeyPrefix, shardOf } from '@gmg/queue';
 import { createCallbackLinks } from '@gmg/upstream';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 const KEY = 'test-upstream-callback-key-0123456789abcdef';
 const T0 = new Date('2030-01-01T00:00:00Z');

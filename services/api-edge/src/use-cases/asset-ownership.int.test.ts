@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { AssetGroupRepository, AssetRepository, ChannelRepository, newAssetGroupId, newTaskId } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /** Spec 1.5 / 4.8: motion-2.0 renders only approved avatar assets of the caller's own account. */
 

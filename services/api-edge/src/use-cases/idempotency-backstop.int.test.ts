@@ -2,7 +2,7 @@ import { idempotencyKey } from '@gmg/queue';
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { AccountRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /**
  * The Redis idempotency record answers replays. When it is lost (Redis restarted without persistence, evicted, or

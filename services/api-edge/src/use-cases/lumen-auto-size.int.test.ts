@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { renderImage } from '../uploads/test-images.test-util';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { renderImage } from '../uploads/test-images.test-kit';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /**
  * Issue 11.7: lumen-2 `size: auto` follows the first reference's ratio at the chosen tier. The edge measures its

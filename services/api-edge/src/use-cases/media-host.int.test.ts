@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { startTestDnsServer, type TestDnsServer } from '@gmg/testing';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /**
  * Issue 11.6: media URL hosts are resolved at submit (docs/security.md), with a DNS server of the test's own on

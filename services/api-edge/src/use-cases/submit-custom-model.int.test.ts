@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { toMinor } from '@gmg/contracts';
 import { AccountRepository, GroupRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /** Spec 2.4: a whitelisted name without catalog metadata (`category=unknown`) is still callable. */
 

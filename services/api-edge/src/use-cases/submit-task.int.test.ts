@@ -1,7 +1,7 @@
 import { taskViewKey } from '@gmg/queue';
 import request from 'supertest';
 import { AccountRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 let h: EdgeHarness;
 beforeAll(async () => {

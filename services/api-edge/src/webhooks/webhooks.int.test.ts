@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { WebhookRepository } from '@gmg/db';
-import { startEdgeHarness, type EdgeHarness } from '../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 /** callback_url at submit, and the account's webhook secret and delivery log in the management API. */
 let h: EdgeHarness;

@@ -23,7 +23,7 @@ import {
 import { BillingSweeper } from '../billing-sweeper';
 import { startBillingWorker, type BillingWorker } from '../billing-worker';
 import type { SettleTaskHandler } from '../settle-task.handler';
-import { LOOPBACK_WEBHOOKS } from '../test-support/loopback-webhooks';
+import { LOOPBACK_WEBHOOKS } from '../loopback-webhooks.test-kit';
 import { startWebhookWorker, type WebhookWorker } from './webhook-worker';
 
 const logger = createLogger({ service: 'test', level: 'silent' });

@@ -16,7 +16,7 @@ import {
   type TestOwner,
 } from '@gmg/testing';
 import { startBillingWorker, type BillingWorker } from '../billing-worker';
-import { LOOPBACK_WEBHOOKS } from '../test-support/loopback-webhooks';
+import { LOOPBACK_WEBHOOKS } from '../loopback-webhooks.test-kit';
 import { startWebhookWorker, type WebhookWorker } from './webhook-worker';
 
 const logger = createLogger({ service: 'test', level: 'silent' });

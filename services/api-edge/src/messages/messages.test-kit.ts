@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ChannelRepository } from '@gmg/db';
 import { freePort, startService, waitFor, type ServiceProcess } from '@gmg/testing';
-import { startEdgeHarness, type EdgeHarness } from '../../test-support/edge-harness';
+import { startEdgeHarness, type EdgeHarness } from '../edge.test-kit';
 
 type Row = Record<string, unknown>;
 

@@ -1,4 +1,4 @@
-import type { WebhookWorkerOptions } from '../webhooks/webhook-worker';
+import type { WebhookWorkerOptions } from './webhooks/webhook-worker';
 
 /**
  * The webhook worker as the billing tests run it: receivers on loopback (allowed: local mode), a backoff made short

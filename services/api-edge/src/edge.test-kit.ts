@@ -8,10 +8,10 @@ import { AccountRepository, ApiKeyRepository, GroupRepository, PriceRepository, 
 import { createLogger } from '@gmg/logger';
 import { Producers, createRedis, createTaskQueue, type Redis, type TaskQueue } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_TARGET, createTestDatabase, uniqueRedisPrefix, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
-import { createApp, type AppDeps, type EdgeBackground } from '../app';
-import { parseConfig, type ApiEdgeConfig } from '../config';
-import { startEdgeTimers } from '../edge-timers';
-import { appServer } from '../http/app-server';
+import { createApp, type AppDeps, type EdgeBackground } from './app';
+import { parseConfig, type ApiEdgeConfig } from './config';
+import { startEdgeTimers } from './edge-timers';
+import { appServer } from './http/app-server';
 
 /** Prices the edge tests rely on when infra/prices.json is absent (currency units per image). */
 export const TEST_PRICES: Record<string, number> = {
