@@ -17,6 +17,7 @@ import {
   TEST_REDIS_URL,
   freePort,
   startService,
+  testResultEnv,
   uniqueRedisPrefix,
   uniqueSuffix,
   waitFor,
@@ -57,7 +58,8 @@ describe('expand/contract: the previous release keeps working while the next mig
   const startOld = async (service: string, env: Record<string, string>, health: string): Promise<void> => {
     const p = spawn(process.execPath, ['--import', 'tsx', path.join(old.root, 'services', service, 'src', 'main.ts')], {
       cwd: old.root,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      // the result store every release since issue 34 requires (a test directory and key, as startService gives them)
+      env: { ...process.env, LOG_LEVEL: 'warn', ...testResultEnv(), ...env },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     old.procs.push(p);
