@@ -182,7 +182,7 @@ describe('deployment descriptions agree with each other and with the code', () =
         : [
             `max(gmg_queue_jobs{queue="${queueOf(svc)}",state="polling"})`,
             `max(gmg_queue_jobs{queue="${queueOf(svc)}",state="polls_overdue"})`,
-            `histogram_quantile(0.9, sum by (le) (rate(gmg_poll_lateness_seconds_bucket{pool="${pool}"}[2m]))) * count(gmg_poll_lateness_seconds_count{pool="${pool}"})`,
+            `(clamp_max(histogram_quantile(0.9, sum by (le) (rate(gmg_poll_lateness_seconds_bucket{pool="${pool}"}[2m]))), 30) > 0 or vector(0)) * count(gmg_poll_lateness_seconds_count{pool="${pool}"})`,
           ],
     );
   });
@@ -203,6 +203,9 @@ describe('deployment descriptions agree with each other and with the code', () =
     // the submit lists and the overdue polls: one round of the replica's slots
     for (const t of so.spec.triggers.filter((t: Obj) => t.type === 'redis')) expect(Number(t.metadata.listLength)).toBe(concurrency);
     expect(Number(triggerOn(so, /state="polls_overdue"/).metadata.threshold)).toBe(concurrency);
+    // the edge's counts: no series at all means no edge was scraped, which must read as a failure (then the
+    // fallback), not as an empty poll path
+    for (const state of ['polling', 'polls_overdue']) expect(triggerOn(so, new RegExp(`state="${state}"`)).metadata.ignoreNullValues).toBe('false');
     // the documented table quotes the same number (docs/operations.md, "Scaling a pool")
     expect(read('docs/operations.md')).toMatch(new RegExp(`\\| \`${svc}\`\\s*\\|[^\\n]*\\| \\*\\*${want}\\*\\*\\s*\\|`));
   });
