@@ -11,7 +11,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { POOLS, QUEUES } from '@gmg/contracts';
 import { renderMetrics, reportQueueDepth } from '@gmg/observability';
-import { DuePolls, Producers, createRedis, queueKeyPrefix, shardOf, type Redis } from '@gmg/queue';
+import { DuePolls, Producers, createRedis, createWebhookQueue, enqueueWebhook, queueKeyPrefix, shardOf, type Redis } from '@gmg/queue';
 import { TEST_REDIS_TARGET, deleteRedisPrefix, uniqueRedisPrefix } from '@gmg/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -103,5 +103,28 @@ describe('KEDA pool triggers (issue 38)', () => {
       expect({ pool, overdue: evaluate(queries.polls_overdue!, stored) }).toEqual({ pool, overdue: overdue[pool] });
     }
     await producers.close();
+  });
+
+  it('see billing’s settlements and webhook deliveries each as its own queue, once whatever the number of edges', async () => {
+    const own = uniqueRedisPrefix();
+    const producers = new Producers(redis, own);
+    const webhooks = createWebhookQueue(redis, own, { attempts: 3, backoffMs: 1000 });
+    try {
+      for (let i = 0; i < 4; i++) await enqueueWebhook(webhooks, { taskId: `task-${i}`, event: 'completed' });
+      for (let i = 0; i < 2; i++) await producers.requestSettlement(`task-${i}`);
+      const truth = { [QUEUES.webhook]: await webhooks.getWaitingCount(), [QUEUES.billing]: await producers.billing.getWaitingCount() };
+      expect(truth).toEqual({ [QUEUES.webhook]: 4, [QUEUES.billing]: 2 });
+
+      reportQueueDepth(() => producers.jobCounts(), 0);
+      const text = (await renderMetrics()).body;
+      const stored = EDGES.flatMap((instance) => scrape(text, 'gmg_queue_jobs', instance));
+      for (const queue of [QUEUES.webhook, QUEUES.billing]) {
+        expect({ queue, seen: evaluate(`max(gmg_queue_jobs{queue="${queue}",state="waiting"})`, stored) }).toEqual({ queue, seen: truth[queue] });
+      }
+    } finally {
+      await webhooks.close();
+      await producers.close();
+      await deleteRedisPrefix(redis, own);
+    }
   });
 });
