@@ -244,6 +244,7 @@ describe('k8s/overlays/production', () => {
       ['PgBouncer client waits', 'pgbouncer_pools_client_waiting_connections'],
       ['Postgres replication lag', 'pg_replication_lag_seconds'],
       ['KEDA scaler errors', 'keda_scaler_detail_errors_total'],
+      ['an autoscaler at its maxReplicaCount', 'kube_horizontalpodautoscaler_spec_max_replicas'],
       ['poll lateness', 'gmg_poll_lateness_seconds'],
       ['billing lag (the unsettled backlog, libs/observability scrape-gauges.ts)', 'gmg_unsettled_oldest_age_seconds'],
     ])('an alert watches %s (%s)', (_signal, metric) => {
