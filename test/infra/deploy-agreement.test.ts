@@ -6,8 +6,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
-import { QUEUES } from '@gmg/contracts';
+import { QUEUES, type Pool } from '@gmg/contracts';
 import { queueKeyPrefix } from '@gmg/queue';
+import { POLL_RTT_SECONDS, pollPathTarget, poolCadenceSeconds } from '../../scripts/fleet/keda-targets';
 import { LOCAL_SERVICES } from '../../scripts/lib/services';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -171,10 +172,74 @@ describe('deployment descriptions agree with each other and with the code', () =
     // Delayed jobs are promoted only by a running worker: zero replicas would strand them.
     expect(so.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
     for (const t of so.spec.triggers.filter((t: Obj) => t.type === 'redis')) expect(t.authenticationRef?.name).toBeDefined();
-    // A pool also scales on the tasks on its poll path (a sorted set the redis trigger cannot read), as the edge
-    // exports them: gmg_queue_jobs{queue, state="polling"} (libs/queue producers.ts jobCounts).
+    // A pool also scales on the tasks on its poll path (a sorted set the redis trigger cannot read) and on its polls
+    // overdue, as the edge exports them (libs/queue producers.ts jobCounts), and on its workers' poll lateness.
     const queries = so.spec.triggers.filter((t: Obj) => t.type === 'prometheus').map((t: Obj) => t.metadata.query);
-    expect(queries).toEqual(svc === 'billing' ? [] : [`max(gmg_queue_jobs{queue="${queueOf(svc)}",state="polling"})`]);
+    const pool = svc.replace('worker-', '');
+    expect(queries).toEqual(
+      svc === 'billing'
+        ? []
+        : [
+            `max(gmg_queue_jobs{queue="${queueOf(svc)}",state="polling"})`,
+            `max(gmg_queue_jobs{queue="${queueOf(svc)}",state="polls_overdue"})`,
+            `(clamp_max(histogram_quantile(0.9, sum by (le) (rate(gmg_poll_lateness_seconds_bucket{pool="${pool}"}[2m]))), 30) > 0 or vector(0)) * count(gmg_poll_lateness_seconds_count{pool="${pool}"})`,
+          ],
+    );
+  });
+
+  const scaledObjectOf = (svc: string): Obj => ofKind('ScaledObject').find((s) => s.spec.scaleTargetRef.name === svc)!;
+  const triggerOn = (so: Obj, query: RegExp): Obj => so.spec.triggers.find((t: Obj) => query.test(t.metadata.query ?? ''));
+
+  it.each(workerPools)('%s: the poll-path threshold is ⌊0.7 × WORKER_CONCURRENCY × cadence ÷ upstream RTT⌋ of the values its Deployment sets', (svc) => {
+    const pool = svc.replace('worker-', '') as Pool;
+    const d = deployment(svc)!;
+    const concurrency = Number(k8sEnvValue(d, 'WORKER_CONCURRENCY'));
+    const scale = Number(k8sEnvValue(d, 'POLL_INTERVAL_SCALE'));
+    expect(concurrency).toBeGreaterThan(0);
+    expect(scale).toBeGreaterThan(0);
+    const want = pollPathTarget({ concurrency, cadenceSeconds: poolCadenceSeconds(pool, scale), rttSeconds: POLL_RTT_SECONDS[pool] });
+    const so = scaledObjectOf(svc);
+    expect({ svc, threshold: Number(triggerOn(so, /state="polling"/).metadata.threshold) }).toEqual({ svc, threshold: want });
+    // the submit lists and the overdue polls: one round of the replica's slots
+    for (const t of so.spec.triggers.filter((t: Obj) => t.type === 'redis')) expect(Number(t.metadata.listLength)).toBe(concurrency);
+    expect(Number(triggerOn(so, /state="polls_overdue"/).metadata.threshold)).toBe(concurrency);
+    // the edge's counts: no series at all means no edge was scraped, which must read as a failure (then the
+    // fallback), not as an empty poll path
+    for (const state of ['polling', 'polls_overdue']) expect(triggerOn(so, new RegExp(`state="${state}"`)).metadata.ignoreNullValues).toBe('false');
+    // the documented table quotes the same number (docs/operations.md, "Scaling a pool")
+    expect(read('docs/operations.md')).toMatch(new RegExp(`\\| \`${svc}\`\\s*\\|[^\\n]*\\| \\*\\*${want}\\*\\*\\s*\\|`));
+  });
+
+  it.each(workerPools)('%s: a saturated pool scales on its p90 poll lateness × the replicas reporting it, at a 1 s target', (svc) => {
+    const t = triggerOn(scaledObjectOf(svc), /gmg_poll_lateness_seconds_bucket/);
+    expect(t.metadata.query).toContain(`{pool="${svc.replace('worker-', '')}"}`);
+    // a seconds target below the alert's 2 s (GmgPollsLate), above the measured p99 at full load (23 ms)
+    expect(Number(t.metadata.threshold)).toBeGreaterThan(0.1);
+    expect(Number(t.metadata.threshold)).toBeLessThan(2);
+    // AverageValue (the default): KEDA's fallback refuses a ScaledObject with a Value trigger
+    expect(t.metricType ?? 'AverageValue').toBe('AverageValue');
+  });
+
+  it.each([...workerPools, 'billing'])('%s has a KEDA fallback: after a few failed reads it holds at least 2 replicas, within its bounds', (svc) => {
+    const so = scaledObjectOf(svc);
+    const fallback = so.spec.fallback as Obj | undefined;
+    expect(fallback).toBeDefined();
+    expect(fallback!.failureThreshold).toBeGreaterThanOrEqual(2);
+    expect(fallback!.failureThreshold * so.spec.pollingInterval).toBeLessThanOrEqual(60);
+    expect(fallback!.replicas).toBeGreaterThanOrEqual(Math.max(2, so.spec.minReplicaCount));
+    expect(fallback!.replicas).toBeLessThanOrEqual(so.spec.maxReplicaCount);
+    for (const t of so.spec.triggers) expect(t.metricType ?? 'AverageValue').toBe('AverageValue');
+  });
+
+  it('billing scales on each of its queues: settlements waiting and in flight, webhook deliveries waiting and in flight (at WEBHOOK_CONCURRENCY)', () => {
+    const prefix = configMaps.get('gmg-config')!.QUEUE_PREFIX!;
+    const so = scaledObjectOf('billing');
+    const lists = Object.fromEntries(so.spec.triggers.map((t: Obj) => [t.metadata.listName, Number(t.metadata.listLength)]));
+    const list = (q: string, l: string): string => `${queueKeyPrefix(prefix, q)}:${q}:${l}`;
+    expect(Object.keys(lists).sort()).toEqual(
+      [list(QUEUES.billing, 'wait'), list(QUEUES.billing, 'active'), list(QUEUES.webhook, 'wait'), list(QUEUES.webhook, 'active')].sort(),
+    );
+    expect(lists[list(QUEUES.webhook, 'active')]).toBe(Number(k8sEnvValue(deployment('billing')!, 'WEBHOOK_CONCURRENCY')));
   });
 
   it('no two scalers read the same queue', () => {

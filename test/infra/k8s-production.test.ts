@@ -182,6 +182,19 @@ describe('k8s/overlays/production', () => {
       );
     });
 
+    it('every ScaledObject keeps its fallback replicas and reads the same Prometheus queries as the base', () => {
+      const scaled = ofKind(production, 'ScaledObject');
+      expect(scaled.map((so) => so.metadata.name).sort()).toEqual(['billing', ...POOLS.map((p) => `worker-${p}`)].sort());
+      for (const so of scaled) {
+        const fallback = so.spec.fallback as Obj | undefined;
+        expect({ so: so.metadata.name, fallback: fallback && fallback.replicas >= 2 && fallback.failureThreshold >= 2 }).toEqual({
+          so: so.metadata.name,
+          fallback: true,
+        });
+        expect(so.spec.fallback).toEqual(named(base, 'ScaledObject', so.metadata.name).spec.fallback);
+      }
+    });
+
     it('every Redis trigger reads the cluster over TLS, at the nodes the services use, authenticated as the ACL user and password', () => {
       const triggers = ofKind(production, 'ScaledObject').flatMap(redisTriggers);
       expect(triggers.length).toBeGreaterThan(POOLS.length * 4);
@@ -231,6 +244,7 @@ describe('k8s/overlays/production', () => {
       ['PgBouncer client waits', 'pgbouncer_pools_client_waiting_connections'],
       ['Postgres replication lag', 'pg_replication_lag_seconds'],
       ['KEDA scaler errors', 'keda_scaler_detail_errors_total'],
+      ['an autoscaler at its maxReplicaCount', 'kube_horizontalpodautoscaler_spec_max_replicas'],
       ['poll lateness', 'gmg_poll_lateness_seconds'],
       ['billing lag (the unsettled backlog, libs/observability scrape-gauges.ts)', 'gmg_unsettled_oldest_age_seconds'],
     ])('an alert watches %s (%s)', (_signal, metric) => {

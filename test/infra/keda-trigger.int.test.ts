@@ -11,7 +11,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { POOLS, QUEUES } from '@gmg/contracts';
 import { renderMetrics, reportQueueDepth } from '@gmg/observability';
-import { DuePolls, Producers, createRedis, queueKeyPrefix, shardOf, type Redis } from '@gmg/queue';
+import { DuePolls, Producers, createRedis, createWebhookQueue, enqueueWebhook, queueKeyPrefix, shardOf, type Redis } from '@gmg/queue';
 import { TEST_REDIS_TARGET, deleteRedisPrefix, uniqueRedisPrefix } from '@gmg/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -45,13 +45,14 @@ function evaluate(query: string, stored: Series[]): number {
   return { sum, max: Math.max(...values), min: Math.min(...values), avg: sum / values.length }[m[1] as 'sum' | 'max' | 'min' | 'avg'];
 }
 
-/** Each pool's ScaledObject prometheus trigger (k8s/base/worker-<pool>.yaml). */
-function pollTrigger(pool: string): string {
+/** Each pool's ScaledObject prometheus triggers on the edge's queue gauge (k8s/base/worker-<pool>.yaml), by state. */
+function queueTriggers(pool: string): Record<string, string> {
   const docs = YAML.parseAllDocuments(readFileSync(path.join(ROOT, `k8s/base/worker-${pool}.yaml`), 'utf8')).map((d) => d.toJS() as Record<string, any>);
   const so = docs.find((d) => d.kind === 'ScaledObject')!;
-  const triggers = (so.spec.triggers as Array<{ type: string; metadata: { query?: string } }>).filter((t) => t.type === 'prometheus');
-  expect(triggers).toHaveLength(1);
-  return triggers[0]!.metadata.query!;
+  const queries = (so.spec.triggers as Array<{ type: string; metadata: { query?: string } }>)
+    .filter((t) => t.type === 'prometheus' && t.metadata.query!.includes('gmg_queue_jobs'))
+    .map((t) => t.metadata.query!);
+  return Object.fromEntries(queries.map((q) => [/state="(\w+)"/.exec(q)![1]!, q]));
 }
 
 let redis: Redis;
@@ -66,20 +67,24 @@ afterAll(async () => {
 });
 
 describe('KEDA pool triggers (issue 38)', () => {
-  it('see each pool’s due polls once, whatever the number of edges exporting them', async () => {
+  it('see each pool’s polls and overdue polls once, whatever the number of edges exporting them', async () => {
     const shards = { image: 2, video: 1, artgen: 1, avatar: 1 } as const;
     const producers = new Producers(redis, prefix, shards);
     // polls on the poll path of each pool, on every shard (a different count per pool)
     const truth: Record<string, number> = {};
+    const overdue: Record<string, number> = {};
     for (const [n, pool] of POOLS.entries()) {
       const polls = Array.from({ length: shards[pool] }, (_, s) => new DuePolls(redis, queueKeyPrefix(prefix, QUEUES[pool], s), 30_000));
       truth[pool] = 3 + 2 * n;
+      // the first n + 1 are due already (overdue: due, not claimed), the others in a minute
+      overdue[pool] = n + 1;
       for (let i = 0; i < truth[pool]; i++) {
         const id = `${pool}-task-${i}`;
-        await polls[shardOf(id, polls.length)]!.add(id, Date.now() + 60_000, 0);
+        await polls[shardOf(id, polls.length)]!.add(id, i < overdue[pool] ? Date.now() - 5_000 : Date.now() + 60_000, 0);
       }
       const read = await Promise.all(polls.map((p) => p.counts(Date.now())));
       expect(read.reduce((a, c) => a + c.waiting + c.claimed, 0)).toBe(truth[pool]);
+      expect(read.reduce((a, c) => a + c.overdue, 0)).toBe(overdue[pool]);
     }
     expect(
       (await Promise.all([0, 1].map((s) => redis.zcard(new DuePolls(redis, queueKeyPrefix(prefix, QUEUES.image, s), 30_000).keys.due)))).every((c) => c > 0),
@@ -92,9 +97,34 @@ describe('KEDA pool triggers (issue 38)', () => {
     expect(new Set(stored.map((s) => s.labels.instance)).size).toBe(EDGES.length);
 
     for (const pool of POOLS) {
-      const query = pollTrigger(pool);
-      expect({ pool, seen: evaluate(query, stored) }).toEqual({ pool, seen: truth[pool] });
+      const queries = queueTriggers(pool);
+      expect(Object.keys(queries).sort()).toEqual(['polling', 'polls_overdue']);
+      expect({ pool, seen: evaluate(queries.polling!, stored) }).toEqual({ pool, seen: truth[pool] });
+      expect({ pool, overdue: evaluate(queries.polls_overdue!, stored) }).toEqual({ pool, overdue: overdue[pool] });
     }
     await producers.close();
+  });
+
+  it('see billing’s settlements and webhook deliveries each as its own queue, once whatever the number of edges', async () => {
+    const own = uniqueRedisPrefix();
+    const producers = new Producers(redis, own);
+    const webhooks = createWebhookQueue(redis, own, { attempts: 3, backoffMs: 1000 });
+    try {
+      for (let i = 0; i < 4; i++) await enqueueWebhook(webhooks, { taskId: `task-${i}`, event: 'completed' });
+      for (let i = 0; i < 2; i++) await producers.requestSettlement(`task-${i}`);
+      const truth = { [QUEUES.webhook]: await webhooks.getWaitingCount(), [QUEUES.billing]: await producers.billing.getWaitingCount() };
+      expect(truth).toEqual({ [QUEUES.webhook]: 4, [QUEUES.billing]: 2 });
+
+      reportQueueDepth(() => producers.jobCounts(), 0);
+      const text = (await renderMetrics()).body;
+      const stored = EDGES.flatMap((instance) => scrape(text, 'gmg_queue_jobs', instance));
+      for (const queue of [QUEUES.webhook, QUEUES.billing]) {
+        expect({ queue, seen: evaluate(`max(gmg_queue_jobs{queue="${queue}",state="waiting"})`, stored) }).toEqual({ queue, seen: truth[queue] });
+      }
+    } finally {
+      await webhooks.close();
+      await producers.close();
+      await deleteRedisPrefix(redis, own);
+    }
   });
 });

@@ -97,6 +97,8 @@ export class Producers {
   /** Per pool, its shards' due polls (index = shard): read for the queue metrics only. */
   private readonly polls: Record<Pool, DuePolls[]>;
   readonly billing: BillingQueue;
+  /** Webhook deliveries, read for the queue metrics only (billing's webhook worker adds and runs them, with its options). */
+  private readonly webhook: Queue;
   constructor(
     connection: Redis,
     prefix: string,
@@ -109,6 +111,7 @@ export class Producers {
       POOLS.map((p) => [p, this.tasks[p].map((_, i) => new DuePolls(connection, queueKeyPrefix(prefix, QUEUES[p], i), WORKER_LOCK_DEFAULTS.lockDuration))]),
     ) as Record<Pool, DuePolls[]>;
     this.billing = createBillingQueue(connection, prefix);
+    this.webhook = new Queue(QUEUES.webhook, { connection, prefix: queueKeyPrefix(prefix, QUEUES.webhook) });
   }
 
   /**
@@ -138,11 +141,11 @@ export class Producers {
    * Per queue: job counts (BullMQ getJobCounts) and the wait of its oldest waiting job, for the queue metrics. A
    * pool's queue adds its poll path: `polling` (tasks on it, due or claimed) and `polls_overdue` (due, not claimed
    * yet), and its oldest wait counts an overdue poll too. A sharded pool reports the sum of its shards' counts and
-   * the oldest wait among them.
+   * the oldest wait among them. Billing's two queues (settlements, webhook deliveries) are reported each on its own.
    */
   async jobCounts(now = Date.now()): Promise<QueueCounts> {
-    const queues: Array<TaskQueue | BillingQueue> = [...Object.values(this.tasks).flat(), this.billing];
-    const polls: Array<DuePolls | undefined> = [...Object.values(this.polls).flat(), undefined];
+    const queues: Queue[] = [...Object.values(this.tasks).flat(), this.billing, this.webhook];
+    const polls: Array<DuePolls | undefined> = [...Object.values(this.polls).flat(), undefined, undefined];
     const stats = await Promise.all(
       queues.map(async (q, i) => {
         const [counts, oldest, p] = await Promise.all([
@@ -207,6 +210,7 @@ export class Producers {
         .flat()
         .map((q) => q.close()),
       this.billing.close(),
+      this.webhook.close(),
     ]);
   }
 }

@@ -8,3 +8,4 @@ export { runPoolWorkerService } from './pool-worker.service';
 export { toArtgenNativeTask, artgenJobHash, artgenStatusOf, artgenParentFacts } from './artgen-native-task';
 export { SweepKeeper, sweepSchedule } from './sweep-keeper';
 export { forEachIdPage } from './sweep-pages';
+export { DEFAULT_POLL_INTERVAL_MS } from './step-timing';
