@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { DomainError } from '@gmg/errors';
 import { rowsOf, type Row } from './sql';
+import { keysJson, keysOf, toHealth, type ChannelKeySecret, type HealthRecord } from './channel-key.repository';
 
 /** A messages-protocol call as it starts: a task row of pool `chat` with the hold of its most possible cost. */
 export interface NewChatCall {
@@ -37,6 +38,9 @@ export interface MessagesChannel {
   weight: number;
   /** The models it lists; null: every model. */
   models: string[] | null;
+  /** Its shared health and its keys (`[]`: `apiKey` is its one key); issue 37. */
+  health: HealthRecord;
+  keys: ChannelKeySecret[];
 }
 
 /**
@@ -131,7 +135,9 @@ export class ChatCallRepository {
   /** Enabled messages-protocol channels serving this model for this group (null lists mean "all"). */
   async channels(model: string, group: string): Promise<MessagesChannel[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT id, name, base_url, api_key, version_header, priority, weight, models FROM channels
+      `SELECT id, name, base_url, api_key, version_header, priority, weight, models,
+         status, cooling_until, disabled_reason, last_error, last_error_at, ${keysJson(true)}
+       FROM channels c
        WHERE enabled AND protocol = 'messages' AND (models IS NULL OR $1 = ANY(models)) AND (groups IS NULL OR $2 = ANY(groups))
        ORDER BY priority DESC, id`,
       [model, group],
@@ -145,6 +151,8 @@ export class ChatCallRepository {
       priority: Number(r.priority),
       weight: Number(r.weight),
       models: (r.models as string[] | null) ?? null,
+      health: toHealth(r),
+      keys: keysOf(r),
     }));
   }
 }

@@ -1,7 +1,19 @@
 import type { MessagesChannel } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
-import { pickChannel, type ChannelGate, type MessagesAnswer, type MessagesUpstreamClient } from '@gmg/upstream';
+import {
+  channelUsable,
+  pickChannel,
+  pickKey,
+  readCommonError,
+  scrubSecret,
+  statusEffect,
+  type ChannelGate,
+  type ChannelHealthReporter,
+  type HealthEffect,
+  type MessagesAnswer,
+  type MessagesUpstreamClient,
+} from '@gmg/upstream';
 import type { MessagesSink, RelayedHeaders } from './messages-sink';
 import { SseEventTooLarge, SseFramer } from './sse-framer';
 import { SseUsageTracker } from './sse-usage.tracker';
@@ -19,6 +31,8 @@ export interface RelayInput {
   channels: readonly MessagesChannel[];
   /** Per-channel health memory (CircuitBreaker): open circuits are skipped, outcomes are fed back. */
   gate: ChannelGate & { recordSuccess(id: string): void; recordFailure(id: string): void };
+  /** Shared channel and key health (issue 37): a refused key is set aside, a failing channel cools for every replica. */
+  health?: ChannelHealthReporter;
   version: string;
   /** The messages request as it goes upstream (the client's bytes, or a translation of another protocol). */
   body: Buffer;
@@ -65,6 +79,15 @@ function relayedHeaders(h: MessagesAnswer['headers']): RelayedHeaders {
 
 class TooLarge extends Error {}
 
+/** The vendor's own error message in a refusal's body (for the key's health record), if it has one. */
+function vendorMessage(body: Buffer): string {
+  try {
+    return readCommonError(JSON.parse(body.toString('utf8'))).message ?? '';
+  } catch {
+    return '';
+  }
+}
+
 /** The whole body, refusing (and freeing the connection) past `max` bytes. */
 async function readAll(body: MessagesAnswer['body'], max: number): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -106,17 +129,23 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   const tried = new Set<string>();
   let last: { status: number; headers: MessagesAnswer['headers']; body: Buffer; channelId: string } | undefined;
   try {
-    for (let ch = pickChannel(input.channels, gate); ch; ch = pickChannel(input.channels, gate, { exclude: tried })) {
+    // channels set aside in the shared health (cooling, disabled, every key refused) wait for the probe
+    const channels = input.channels.filter((c) => channelUsable(c));
+    for (let ch = pickChannel(channels, gate); ch; ch = pickChannel(channels, gate, { exclude: tried })) {
       tried.add(ch.id);
       if (abort.signal.aborted) return gone(null);
-      const failed = (what: string, err: unknown) => {
-        gate.recordFailure(ch!.id);
-        logger.warn({ channel: ch!.name, err: (err as Error).message }, `messages upstream ${what}; trying the next channel`);
+      const key = pickKey(ch.keys);
+      const target = { ...ch, ...(key ? { apiKey: key.secret, keyId: key.id } : {}) };
+      const failed = (what: string, err: unknown, effect: HealthEffect = 'failing') => {
+        if (input.health) void input.health.failed(target, effect, (err as Error).message);
+        else gate.recordFailure(ch!.id);
+        logger.warn({ channel: ch!.name, key: key?.id, err: (err as Error).message }, `messages upstream ${what}; trying the next channel`);
       };
+      const succeeded = () => (input.health ? void input.health.succeeded(target, key) : gate.recordSuccess(ch!.id));
       let answer: MessagesAnswer;
       try {
         answer = await client.send({
-          target: ch,
+          target,
           version: input.version,
           body: input.body,
           headers: input.headers,
@@ -149,11 +178,12 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
           continue;
         }
         if (FAILS_OVER(answer.status)) {
-          failed('refused', new Error(`status ${answer.status}`));
+          const message = scrubSecret(vendorMessage(body), target.apiKey);
+          failed('refused', new Error(`status ${answer.status}${message ? `: ${message}` : ''}`), statusEffect(answer.status, message));
           last = { status: answer.status, headers: answer.headers, body, channelId: ch.id };
           continue;
         }
-        gate.recordSuccess(ch.id);
+        succeeded();
         if (answer.status < 300 && !(await recorded(input, logger))) return unrecorded(ch.id, tracker);
         sink.whole(answer.status, relayedHeaders(answer.headers), body);
         if (answer.status >= 300) return { kind: 'failed', reason: `upstream_${answer.status}`, channelId: ch.id, tracker };
@@ -179,7 +209,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         failed('stream ended before its first event', new Error('empty stream'));
         continue;
       }
-      gate.recordSuccess(ch.id);
+      succeeded();
       // reading goes on while the call is recorded and while the client drains: bytes left unread in the socket
       // are lost when the upstream resets it, and the events that arrived whole before a cut belong to the client
       const ahead = readAhead(it, framer, READ_AHEAD_BYTES);
