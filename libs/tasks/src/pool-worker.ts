@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { QUEUES, type Pool, type TaskJobCatalog } from '@gmg/contracts';
 import { ChannelGroupResolver, ChannelHealthRepository, ChannelRepository, TaskRecoveryRepository, TaskRepository, type BackOff } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { recordSweep } from '@gmg/observability';
+import { recordSweep, reportChannelHealth } from '@gmg/observability';
 import {
   DuePolls,
   TASK_JOB_NAMES,
@@ -193,6 +193,8 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     logger,
   });
   if ((opts.channelProbeIntervalMs ?? 0) > 0) probe.start(opts.channelProbeIntervalMs!);
+  // gmg_channel_health on this process's /metrics: the shared health every replica reads
+  reportChannelHealth(() => healthStore.snapshot());
 
   let keeper: SweepKeeper | undefined;
   if (opts.sweepIntervalMs > 0) {

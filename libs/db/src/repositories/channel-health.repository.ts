@@ -27,7 +27,11 @@ const clip = (s: string): string => (s.length <= MAX_ERROR ? s : `${s.slice(0, M
 /** `now()` plus the back-off of a row whose failed trials so far are `level` (a SQL expression). */
 const after = (level: string): string => `now() + make_interval(secs => LEAST($max::float8, $base::float8 * power(2, LEAST(${level}, 30))) / 1000.0)`;
 const bind = (sql: string, b: BackOff, first: number): { sql: string; params: number[] } => ({
-  sql: sql.split('$base').join(`$${first}`).split('$max').join(`$${first + 1}`),
+  sql: sql
+    .split('$base')
+    .join(`$${first}`)
+    .split('$max')
+    .join(`$${first + 1}`),
   params: [b.baseMs, b.maxMs],
 });
 
@@ -92,14 +96,17 @@ export class ChannelHealthRepository {
   /**
    * Claims the next due trial, fleet-wide at most one per row at a time: the row is locked (SKIP LOCKED: a racing
    * replica takes the next one or none) and its `next_probe_at` pushed past `leaseMs`, so until the trial reports
-   * (or the lease runs out after a crash) no one else claims it. Disabled keys of disabled channels are tried too.
+   * (or the lease runs out after a crash) no one else claims it. Disabled keys of disabled channels are tried too, and a
+   * rate-limited key past its time that no call has used since (so its record says `active` again without traffic).
    */
   async claimDue(leaseMs: number): Promise<ProbeClaim | null> {
     const key = rowsOf(
       await this.ds.query(
         `UPDATE channel_keys k SET next_probe_at = now() + make_interval(secs => $1::float8 / 1000.0)
-         FROM (SELECT id FROM channel_keys WHERE status = 'disabled' AND next_probe_at <= now()
-               ORDER BY next_probe_at LIMIT 1 FOR UPDATE SKIP LOCKED) due
+         FROM (SELECT id FROM channel_keys
+               WHERE (status = 'disabled' AND next_probe_at <= now())
+                  OR (status = 'cooling' AND cooling_until <= now() AND (next_probe_at IS NULL OR next_probe_at <= now()))
+               ORDER BY COALESCE(next_probe_at, cooling_until) LIMIT 1 FOR UPDATE SKIP LOCKED) due
          WHERE k.id = due.id RETURNING k.id, k.channel_id`,
         [leaseMs],
       ),
