@@ -119,7 +119,7 @@ export type AppConfig = Pick<
   | 'resultStoreRegion'
   | 'resultStoreForcePathStyle'
 > &
-  Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs'>>;
+  Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs' | 'channelBackOff'>>;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
 export interface AppDeps {
@@ -446,7 +446,7 @@ function mountMessages(app: Express, { deps, prices, bodyBudget, messagesChannel
   const { config, redis, logger } = deps;
   const gate = new CircuitBreaker({ failureThreshold: config.messagesRelay.breakerFailures, cooldownMs: config.messagesRelay.breakerCooldownMs });
   // the breaker is the fast path; the shared health (Postgres) sets refused keys aside and cools failing channels
-  const health = new ChannelHealthReporter(new ChannelHealthRepository(deps.dataSource), gate, (err) =>
+  const health = new ChannelHealthReporter(new ChannelHealthRepository(deps.dataSource, config.channelBackOff), gate, (err) =>
     logger.warn({ err: (err as Error).message }, 'channel health write failed'),
   );
   app.use(
