@@ -127,6 +127,8 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   const unsubscribe = sink.onClose(() => abort.abort());
   const gone = (channelId: string | null): RelayOutcome => ({ kind: 'failed', reason: 'client_closed', channelId, tracker });
   const tried = new Set<string>();
+  // keys this call already used: a key refused or rate limited moves the call to another key of the same channel
+  const usedKeys = new Set<string>();
   let last: { status: number; headers: MessagesAnswer['headers']; body: Buffer; channelId: string } | undefined;
   try {
     // channels set aside in the shared health (cooling, disabled, every key refused) wait for the probe
@@ -134,12 +136,19 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
     for (let ch = pickChannel(channels, gate); ch; ch = pickChannel(channels, gate, { exclude: tried })) {
       tried.add(ch.id);
       if (abort.signal.aborted) return gone(null);
-      const key = pickKey(ch.keys);
+      const key = pickKey(ch.keys, { exclude: usedKeys });
+      if (key === undefined) continue;
+      if (key) usedKeys.add(key.id);
       const target = { ...ch, ...(key ? { apiKey: key.secret, keyId: key.id } : {}) };
       const failed = (what: string, err: unknown, effect: HealthEffect = 'failing') => {
         if (input.health) void input.health.failed(target, effect, (err as Error).message);
         else gate.recordFailure(ch!.id);
-        logger.warn({ channel: ch!.name, key: key?.id, err: (err as Error).message }, `messages upstream ${what}; trying the next channel`);
+        const sameChannel = key && (effect === 'refused' || effect === 'rate_limited') && pickKey(ch!.keys, { exclude: usedKeys });
+        if (sameChannel) tried.delete(ch!.id);
+        logger.warn(
+          { channel: ch!.name, key: key?.id, err: (err as Error).message },
+          `messages upstream ${what}; trying ${sameChannel ? 'another key of the channel' : 'the next channel'}`,
+        );
       };
       const succeeded = () => (input.health ? void input.health.succeeded(target, key) : gate.recordSuccess(ch!.id));
       let answer: MessagesAnswer;
