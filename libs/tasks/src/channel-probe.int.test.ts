@@ -51,7 +51,10 @@ it('two processes ticking at once make one trial; a still-refused key stays disa
   const refusedBefore = up.unauthorized;
   expect((await Promise.all([a.tick(), b.tick()])).reduce((x, y) => x + y)).toBe(1);
   expect(up.unauthorized - refusedBefore).toBe(1);
-  expect((await new ChannelRepository(other).get(ch.id))!.keys![0]).toMatchObject({ status: 'disabled', disabledReason: expect.stringContaining('still revoked') });
+  expect((await new ChannelRepository(other).get(ch.id))!.keys![0]).toMatchObject({
+    status: 'disabled',
+    disabledReason: expect.stringContaining('still revoked'),
+  });
 
   up.heal(KEYS[0]!);
   await due();
