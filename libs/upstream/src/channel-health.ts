@@ -22,7 +22,8 @@ export interface ChannelHealthStore {
  */
 export type HealthEffect = 'refused' | 'rate_limited' | 'failing' | 'none';
 
-const BALANCE_REFUSAL = /insufficient[_ ](quota|balance|credits?|funds)|credit balance is too low|billing[_ ]hard[_ ]limit|exceeded your current quota|account (is )?(suspended|deactivated)/i;
+const BALANCE_REFUSAL =
+  /insufficient[_ ](quota|balance|credits?|funds)|credit balance is too low|billing[_ ]hard[_ ]limit|exceeded your current quota|account (is )?(suspended|deactivated)/i;
 
 export function healthEffect(e: Pick<UpstreamError, 'kind' | 'message'>): HealthEffect {
   if (e.kind === 'moderation') return 'none';

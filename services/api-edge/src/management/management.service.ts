@@ -194,7 +194,8 @@ const CHANNEL_FIELDS: Record<string, keyof ChannelInput> = {
 };
 /** A key as the API takes it: its secret, or `{key, weight}`. */
 export type KeyBody = string | { key: string; weight?: number };
-export const keyInputs = (keys: readonly KeyBody[]): KeyInput[] => keys.map((k) => (typeof k === 'string' ? { secret: k } : { secret: k.key, weight: k.weight }));
+export const keyInputs = (keys: readonly KeyBody[]): KeyInput[] =>
+  keys.map((k) => (typeof k === 'string' ? { secret: k } : { secret: k.key, weight: k.weight }));
 
 function toChannelInput(body: Record<string, unknown>): Partial<ChannelInput> {
   const out: Record<string, unknown> = {};
