@@ -6,6 +6,8 @@
 import { parseArgs } from 'node:util';
 import { createDataSource, loadPrices } from '@gmg/db';
 import { isDomainError } from '@gmg/errors';
+import { createUpstreamAdapters, MessagesUpstreamClient } from '@gmg/upstream';
+import { ChannelKeysService } from '../services/api-edge/src/management/channel-keys.service';
 import { ManagementService } from '../services/api-edge/src/management/management.service';
 
 const USAGE = `Usage: npm run admin -- <command> [arguments] [--flags]   (in the image: node dist/scripts/admin.js <command> …)
@@ -22,10 +24,19 @@ Money is a decimal number of currency units. Database: DATABASE_URL (default pos
   keys revoke <key_id>                (other replicas stop accepting it within AUTH_CACHE_TTL_MS, at most 5 s)
 
   channels list
-  channels add --name <name> --base-url <url> [--api-key <key>] [--protocol gateway] [--models a,b]
+  channels add --name <name> --base-url <url> [--api-key <key> | --api-keys k1,k2,…] [--protocol gateway] [--models a,b]
                [--groups a,b] [--priority <n>] [--weight <n>] [--disabled]
                [--model-map '{"lumen-2-pro":"fal-ai/flux-pro/v1.1"}'] [--settings '{"headers":{…},"body":{…}}']
   channels update <channel_id> [any flag of add] [--enabled | --disabled]
+                                      (--api-key / --api-keys replace the channel's whole key set)
+  channels keys <channel_id>          (ids, hints, weight and health of its keys; never a secret)
+  channels key-add <channel_id> --key <secret> [--weight <n>]
+  channels key-disable <channel_id> <key_id> [--reason <text>]   (an operator's disable: never probed back)
+  channels key-enable <channel_id> <key_id>
+  channels key-remove <channel_id> <key_id>
+  channels test <channel_id> [--model <model>]
+                                      (one real, minimal call per key: a one-token message on chat channels, the
+                                      poll of an unknown task id on task protocols; docs/management-api.md)
 
   prices list
   prices load <file.json>             ([{key, price, description}], e.g. infra/prices.json)
@@ -49,6 +60,10 @@ const OPTIONS = {
   inflight: { type: 'string' },
   'base-url': { type: 'string' },
   'api-key': { type: 'string' },
+  'api-keys': { type: 'string' },
+  key: { type: 'string' },
+  reason: { type: 'string' },
+  model: { type: 'string' },
   'model-map': { type: 'string' },
   settings: { type: 'string' },
   protocol: { type: 'string' },
@@ -91,6 +106,7 @@ function channelBody(f: Flags): Record<string, unknown> {
     name: f.name,
     base_url: f['base-url'],
     api_key: f['api-key'],
+    api_keys: list(f['api-keys']),
     protocol: f.protocol,
     models: list(f.models),
     groups: list(f.groups),
@@ -112,7 +128,7 @@ function jsonFlag(v: string | boolean | undefined, name: string): unknown {
   }
 }
 
-async function run(svc: ManagementService, loadFile: (p: string) => Promise<number>, pos: string[], f: Flags): Promise<unknown> {
+async function run(svc: ManagementService, keys: ChannelKeysService, loadFile: (p: string) => Promise<number>, pos: string[], f: Flags): Promise<unknown> {
   const [group, cmd] = pos;
   switch (`${group} ${cmd}`) {
     case 'accounts create':
@@ -142,6 +158,19 @@ async function run(svc: ManagementService, loadFile: (p: string) => Promise<numb
       return svc.createChannel(channelBody(f));
     case 'channels update':
       return svc.updateChannel(need(pos, 2, 'channel_id'), channelBody(f));
+    case 'channels keys':
+      return keys.list(need(pos, 2, 'channel_id'));
+    case 'channels key-add':
+      return keys.add(need(pos, 2, 'channel_id'), defined({ key: f.key, weight: num(f.weight) }));
+    case 'channels key-disable':
+      return keys.update(need(pos, 2, 'channel_id'), need(pos, 3, 'key_id'), defined({ status: 'disabled', reason: f.reason }));
+    case 'channels key-enable':
+      return keys.update(need(pos, 2, 'channel_id'), need(pos, 3, 'key_id'), { status: 'active' });
+    case 'channels key-remove':
+      await keys.remove(need(pos, 2, 'channel_id'), need(pos, 3, 'key_id'));
+      return { removed: pos[3] };
+    case 'channels test':
+      return keys.test(need(pos, 2, 'channel_id'), defined({ model: f.model }));
     case 'prices list':
       return svc.listPrices();
     case 'prices load': {
@@ -177,10 +206,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return parsed.positionals.length === 0 && !parsed.values.help ? 2 : 0;
   }
+  const messages = new MessagesUpstreamClient();
   const ds = createDataSource({ url: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gmg', poolSize: 2, applicationName: 'gmg-admin' });
   try {
     await ds.initialize();
-    const out = await run(new ManagementService(ds), (p) => loadPrices(ds, p), parsed.positionals, parsed.values);
+    const trial = { adapters: createUpstreamAdapters({ timeoutMs: 15_000 }), messages };
+    const out = await run(new ManagementService(ds), new ChannelKeysService(ds, trial), (p) => loadPrices(ds, p), parsed.positionals, parsed.values);
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
   } catch (e) {
@@ -191,6 +222,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`admin: ${isDomainError(e) ? e.message : e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   } finally {
+    await messages.close();
     if (ds.isInitialized) await ds.destroy();
   }
 }

@@ -45,6 +45,9 @@ import {
   putPricesSchema,
   topupSchema,
   updateChannelSchema,
+  addChannelKeysSchema,
+  updateChannelKeySchema,
+  testChannelSchema,
 } from '../../services/api-edge/src/management/management.schemas';
 import { accountView, channelView, keyView } from '../../services/api-edge/src/management/management.service';
 import { authMiddleware } from '../../services/api-edge/src/middleware/auth.middleware';
@@ -466,6 +469,9 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         createKey: createKeySchema,
         createChannel: createChannelSchema,
         updateChannel: updateChannelSchema,
+        addChannelKeys: addChannelKeysSchema,
+        updateChannelKey: updateChannelKeySchema,
+        testChannel: testChannelSchema,
         putPrices: putPricesSchema,
         putGroups: putGroupsSchema,
       };

@@ -92,7 +92,8 @@ describe('expand/contract: the previous release keeps working while the next mig
         DEMO_CHANNEL_URL: `http://127.0.0.1:${simPort}`,
       },
     });
-    const common = { DATABASE_URL: directUrl, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix() };
+    // the result store settings too: a release that keeps vendor results needs RESULT_SIGNING_KEY to start at all
+    const common = { DATABASE_URL: directUrl, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(), ...testResultEnv() };
     await Promise.all([
       startOld('api-edge', { ...common, PORT: String(edgePort), ADMIN_TOKEN: 'prev-admin-token-0123456789abcdef' }, `http://127.0.0.1:${edgePort}/healthz`),
       startOld('worker-image', { ...common, HEALTH_PORT: String(workerPort), POLL_INTERVAL_SCALE: '0.1' }, `http://127.0.0.1:${workerPort}/healthz`),

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AccountEntity } from './entities/account.entity';
 import { ApiKeyEntity } from './entities/api-key.entity';
 import { ChannelEntity } from './entities/channel.entity';
+import { ChannelKeyEntity } from './entities/channel-key.entity';
 import { GroupEntity } from './entities/group.entity';
 import { LedgerArchiveEntity, LedgerEntryEntity, LedgerTotalEntity } from './entities/ledger-entry.entity';
 import { PriceEntity } from './entities/price.entity';
@@ -32,6 +33,8 @@ import { TaskRetention1765200000000 } from './migrations/1765200000000-task-rete
 import { LedgerArchive1765300000000 } from './migrations/1765300000000-ledger-archive';
 import { ChannelModelMap1765400000000 } from './migrations/1765400000000-channel-model-map';
 import { TasksHotUpdates1765500000000 } from './migrations/1765500000000-tasks-hot-updates';
+import { ChannelKeys1765600000000 } from './migrations/1765600000000-channel-keys';
+import { ChannelHealth1765600100000 } from './migrations/1765600100000-channel-health';
 
 export const ENTITIES = [
   AccountEntity,
@@ -39,6 +42,7 @@ export const ENTITIES = [
   AssetGroupEntity,
   AvatarAssetEntity,
   ChannelEntity,
+  ChannelKeyEntity,
   CreditLeaseEntity,
   GroupEntity,
   LedgerArchiveEntity,
@@ -73,6 +77,8 @@ export const MIGRATIONS = [
   LedgerArchive1765300000000,
   ChannelModelMap1765400000000,
   TasksHotUpdates1765500000000,
+  ChannelKeys1765600000000,
+  ChannelHealth1765600100000,
 ];
 
 export interface DbConfig {

@@ -35,3 +35,7 @@ export { LogsRepository } from './repositories/logs.repository';
 export { pingDatabase } from './ping-database';
 export type { ActivityRecord, TaskLedgerRecord } from './repositories/logs.repository';
 export { OpsStatsRepository } from './repositories/ops-stats.repository';
+export { ChannelKeyRepository } from './repositories/channel-key.repository';
+export type { ChannelKeyRecord, HealthRecord, HealthStatus, KeyInput } from './repositories/channel-key.repository';
+export { ChannelHealthRepository } from './repositories/channel-health.repository';
+export type { BackOff, ProbeClaim } from './repositories/channel-health.repository';

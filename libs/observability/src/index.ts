@@ -17,6 +17,6 @@ export {
 export { addHistograms, diffHistograms, emptyHistogram, histogramQuantile, parseHistogram, shareAtMost, sumSamples } from './histogram-text';
 export type { HistogramBuckets } from './histogram-text';
 export { httpMetricsMiddleware, metricsHandler, renderMetrics, routeOf } from './http-metrics';
-export { reportMoney, reportQueueDepth, trackBreaker } from './scrape-gauges';
+export { reportChannelHealth, reportMoney, reportQueueDepth, trackBreaker } from './scrape-gauges';
 export type { QueueCounts } from './scrape-gauges';
 export { SpanKind, startTracing, traceCarrier, traceRequestsMiddleware, updateActiveSpan, withSpan } from './tracing';

@@ -1,6 +1,6 @@
 import { routeOf, renderMetrics } from './http-metrics';
 import { recordSweep } from './metrics';
-import { cached, trackBreaker } from './scrape-gauges';
+import { cached, reportChannelHealth, trackBreaker } from './scrape-gauges';
 import { currentTraceId, traceCarrier, withSpan } from './tracing';
 
 describe('routeOf', () => {
@@ -52,6 +52,18 @@ describe('scrape output', () => {
     state = 'closed';
     ({ body } = await renderMetrics());
     expect(body).toContain('gmg_circuit_breaker_state{channel="unit-channel"} 0');
+  });
+
+  it('exports the shared channel health: 1 for each row\'s current status, 0 for the others; the channel itself as key=""', async () => {
+    reportChannelHealth(async () => [
+      { channel: 'health-ch', key: null, status: 'cooling' },
+      { channel: 'health-ch', key: 'k-1', status: 'disabled' },
+    ]);
+    const { body } = await renderMetrics();
+    expect(body).toContain('gmg_channel_health{channel="health-ch",key="",status="cooling"} 1');
+    expect(body).toContain('gmg_channel_health{channel="health-ch",key="",status="active"} 0');
+    expect(body).toContain('gmg_channel_health{channel="health-ch",key="k-1",status="disabled"} 1');
+    expect(body).toContain('gmg_channel_health{channel="health-ch",key="k-1",status="cooling"} 0');
   });
 });
 

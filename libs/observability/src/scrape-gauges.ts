@@ -122,3 +122,31 @@ new Gauge({
 export function trackBreaker(breaker: { state(id: string): BreakerState }, ch: { id: string; name: string }): void {
   if (!breakers.has(ch.name)) breakers.set(ch.name, () => breaker.state(ch.id));
 }
+
+/** One channel (`key` null) or one of its keys (by id, never the secret) and its shared health status. */
+export interface ChannelHealthSample {
+  channel: string;
+  key: string | null;
+  status: string;
+}
+const HEALTH_STATUSES = ['active', 'cooling', 'disabled'] as const;
+let healthSource: (() => Promise<ChannelHealthSample[]>) | undefined;
+
+new Gauge({
+  name: 'gmg_channel_health',
+  help: 'Shared channel and key health (issue 37), read from Postgres on scrape (cached briefly): 1 for the current status (active, cooling, disabled), 0 for the others; key="" is the channel itself',
+  labelNames: ['channel', 'key', 'status'] as const,
+  registers: [registry],
+  async collect() {
+    if (!healthSource) return;
+    this.reset();
+    for (const s of await healthSource()) {
+      for (const status of HEALTH_STATUSES) this.set({ channel: s.channel, key: s.key ?? '', status }, s.status === status ? 1 : 0);
+    }
+  },
+});
+
+/** The process that reports channel health (the workers: their probe keeps it). */
+export function reportChannelHealth(load: () => Promise<ChannelHealthSample[]>, ttlMs = 5000): void {
+  healthSource = cached(load, ttlMs);
+}

@@ -22,6 +22,14 @@ export interface FakeUpstream {
   /** Upstream task ids we were told to cancel (POST /v1/tasks/<id>/cancel). */
   cancels: string[];
   submitStatus?: number;
+  /** Every authorised request: its method, path and the key it came with (the multi-key tests). */
+  keysSeen: Array<{ method: string; path: string; key: string }>;
+  /** The vendor revokes a key: every request with it answers 401 with `message`. */
+  revoke(key: string, message?: string): void;
+  /** The vendor rate-limits a key: its submits answer 429 with Retry-After 1. */
+  rateLimit(key: string): void;
+  /** Revoked and rate-limited keys work again. */
+  heal(key: string): void;
   /** Lets held submits answer. */
   release(): void;
   /** Number of submits currently held. */
@@ -37,8 +45,13 @@ interface FakeTask {
   n: number;
 }
 
-export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete?: number; submitStatus?: number } = {}): Promise<FakeUpstream> {
-  const apiKey = opts.apiKey ?? `sk-up-${Math.random().toString(36).slice(2)}`;
+export async function startFakeUpstream(
+  opts: { apiKey?: string; apiKeys?: string[]; pollsToComplete?: number; submitStatus?: number } = {},
+): Promise<FakeUpstream> {
+  const apiKey = opts.apiKey ?? opts.apiKeys?.[0] ?? `sk-up-${Math.random().toString(36).slice(2)}`;
+  const accepted = new Set([apiKey, ...(opts.apiKeys ?? [])]);
+  const revoked = new Map<string, string>();
+  const limited = new Set<string>();
   const pollsToComplete = opts.pollsToComplete ?? 3;
   const byKey = new Map<string, FakeTask>();
   const byId = new Map<string, FakeTask>();
@@ -54,6 +67,13 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
     unauthorized: 0,
     cancels: [],
     submitStatus: opts.submitStatus,
+    keysSeen: [],
+    revoke: (key, message = 'This API key has been revoked') => void revoked.set(key, message),
+    rateLimit: (key) => void limited.add(key),
+    heal: (key) => {
+      revoked.delete(key);
+      limited.delete(key);
+    },
     release() {
       released = true;
       heldResolvers.forEach((r) => r());
@@ -64,11 +84,18 @@ export async function startFakeUpstream(opts: { apiKey?: string; pollsToComplete
     close: async () => undefined,
   };
   app.use((req, res, next) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+    const key = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (!accepted.has(key) || revoked.has(key)) {
       fake.unauthorized++;
-      res.status(401).json({ error: { code: 401, message: 'bad key', type: 'authentication_error' } });
+      res.status(401).json({ error: { code: 401, message: revoked.get(key) ?? 'bad key', type: 'authentication_error' } });
       return;
     }
+    if (limited.has(key) && req.method === 'POST') {
+      res.setHeader('Retry-After', '1');
+      res.status(429).json({ error: { code: 429, message: 'Rate limit reached for this key', type: 'rate_limit_error' } });
+      return;
+    }
+    fake.keysSeen.push({ method: req.method, path: req.path, key });
     next();
   });
   app.post('/v1/tasks/:id/cancel', (req, res) => {

@@ -23,6 +23,9 @@ export interface PoolWorkerConfig extends CommonEnv, ResultStoreEnv, UpstreamCal
   PUBLIC_BASE_URL: string;
   RESULT_MAX_BYTES: number;
   RESULT_DOWNLOAD_TIMEOUT_MS: number;
+  CHANNEL_PROBE_INTERVAL_MS: number;
+  CHANNEL_COOLDOWN_MS: number;
+  CHANNEL_COOLDOWN_MAX_MS: number;
 }
 
 /** The environment of a pool worker service; only the health port default differs between pools. */
@@ -53,6 +56,11 @@ export function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema
       .default(512 * MIB),
     /** Per kept file: download and store write together. */
     RESULT_DOWNLOAD_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(300_000),
+    // Channel health (docs/configuration.md): the probe's period (0: off in this process) and the back-off of a
+    // failing channel or a refused key's trials (doubling per failed trial up to the max)
+    CHANNEL_PROBE_INTERVAL_MS: Joi.number().integer().min(0).max(3_600_000).default(15_000),
+    CHANNEL_COOLDOWN_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
+    CHANNEL_COOLDOWN_MAX_MS: Joi.number().integer().min(100).max(86_400_000).default(900_000),
     // Vendor callbacks (docs/upstreams.md): UPSTREAM_CALLBACK_BASE_URL, UPSTREAM_CALLBACK_SIGNING_KEY (the edge's), the poll factor
     ...upstreamCallbackWorkerSchema,
   });

@@ -75,11 +75,23 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
   });
   logger.info({ pool, healthPort: health.port }, 'health server up; starting the worker');
   const pw = await startPoolWorker(
-    { pool, ds, redis, prefix: config.QUEUE_PREFIX, shards: config.QUEUE_SHARDS[pool], adapters, keeper, logger, completion: opts.completion?.(ds) },
+    {
+      pool,
+      ds,
+      redis,
+      prefix: config.QUEUE_PREFIX,
+      shards: config.QUEUE_SHARDS[pool],
+      adapters,
+      keeper,
+      logger,
+      completion: opts.completion?.(ds),
+      channelBackOff: { baseMs: config.CHANNEL_COOLDOWN_MS, maxMs: config.CHANNEL_COOLDOWN_MAX_MS },
+    },
     {
       concurrency: config.WORKER_CONCURRENCY,
       pollIntervalScale: config.POLL_INTERVAL_SCALE,
       sweepIntervalMs: config.SWEEP_INTERVAL_MS,
+      channelProbeIntervalMs: config.CHANNEL_PROBE_INTERVAL_MS,
       lockDuration: config.WORKER_LOCK_MS,
       stalledInterval: config.WORKER_LOCK_MS,
       callbacks: callbacksOf(config),

@@ -1,9 +1,9 @@
 import type { Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type Pool, type TaskJobCatalog } from '@gmg/contracts';
-import { ChannelGroupResolver, ChannelRepository, TaskRecoveryRepository, TaskRepository } from '@gmg/db';
+import { ChannelGroupResolver, ChannelHealthRepository, ChannelRepository, TaskRecoveryRepository, TaskRepository, type BackOff } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { recordSweep } from '@gmg/observability';
+import { recordSweep, reportChannelHealth } from '@gmg/observability';
 import {
   DuePolls,
   TASK_JOB_NAMES,
@@ -21,7 +21,8 @@ import {
   type Redis,
   type TaskQueue,
 } from '@gmg/queue';
-import { CircuitBreaker, type AdapterRegistry, type MediaKeeper } from '@gmg/upstream';
+import { ChannelHealthReporter, CircuitBreaker, MessagesUpstreamClient, type AdapterRegistry, type MediaKeeper } from '@gmg/upstream';
+import { ChannelProbe } from './channel-probe';
 import { ChannelSecretCache } from './channel-secret-cache';
 import { PollLoop } from './poll-loop';
 import { PoolSweeper } from './pool-sweeper';
@@ -48,6 +49,8 @@ export interface PoolWorkerDeps {
   /** The pool's completion step (avatar assets); none for the other pools. */
   completion?: CompletionHandler;
   breaker?: CircuitBreaker;
+  /** How long a failing channel cools down (doubling with each failed trial, up to maxMs). Default 30 s … 15 min. */
+  channelBackOff?: BackOff;
 }
 
 export interface PoolWorkerOptions extends Omit<TaskProcessorOptions, 'timeScale'> {
@@ -68,6 +71,8 @@ export interface PoolWorkerOptions extends Omit<TaskProcessorOptions, 'timeScale
   maxStalledCount?: number;
   /** Polls one claim takes at most (PollLoopOptions.batch). */
   pollBatch?: number;
+  /** CHANNEL_PROBE_INTERVAL_MS: how often the channel probe looks for due trials; 0 or absent: no probe here. */
+  channelProbeIntervalMs?: number;
 }
 
 export interface PoolWorker {
@@ -82,6 +87,8 @@ export interface PoolWorker {
   /** The steady poll path's claim loop over every shard. */
   pollLoop: PollLoop;
   sweeper: PoolSweeper;
+  /** The channel health probe (tests tick it by hand); started only with channelProbeIntervalMs > 0. */
+  probe: ChannelProbe;
   /** Undefined when sweepIntervalMs <= 0. */
   keeper?: SweepKeeper;
   /** Stops taking jobs, waits for active ones (unless `force`), closes the queues. Leaves redis and ds open. */
@@ -114,6 +121,9 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   const lifecycle = new TaskLifecycle(tasks, views, settlements, logger, deps.completion);
   const leaseMs = opts.lockDuration ?? WORKER_LOCK_DEFAULTS.lockDuration;
   const polls = queues.map((_, shard) => new DuePolls(redis, queueKeyPrefix(prefix, QUEUES[pool], shard), leaseMs));
+  const breaker = deps.breaker ?? new CircuitBreaker();
+  const healthStore = new ChannelHealthRepository(ds, deps.channelBackOff);
+  const health = new ChannelHealthReporter(healthStore, breaker, (err) => logger.warn({ err: (err as Error).message }, 'channel health write failed'));
   const processor = new TaskStepProcessor(
     {
       tasks,
@@ -121,7 +131,8 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
       groups: new ChannelGroupResolver(ds),
       adapters: deps.adapters,
       keeper: deps.keeper,
-      breaker: deps.breaker ?? new CircuitBreaker(),
+      breaker,
+      health,
       lifecycle,
       logger,
     },
@@ -174,6 +185,16 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   });
   const worker = workers[0]!;
   pollLoop.start();
+  const trialMessages = new MessagesUpstreamClient();
+  const probe = new ChannelProbe({
+    health: healthStore,
+    channels: new ChannelRepository(ds),
+    trial: { adapters: deps.adapters, messages: trialMessages },
+    logger,
+  });
+  if ((opts.channelProbeIntervalMs ?? 0) > 0) probe.start(opts.channelProbeIntervalMs!);
+  // gmg_channel_health on this process's /metrics: the shared health every replica reads
+  reportChannelHealth(() => healthStore.snapshot());
 
   let keeper: SweepKeeper | undefined;
   if (opts.sweepIntervalMs > 0) {
@@ -211,9 +232,12 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
     polls,
     pollLoop,
     sweeper,
+    probe,
     keeper,
     async close(force = false) {
       await keeper?.stop();
+      await probe.stop();
+      await trialMessages.close();
       await Promise.all([...workers.map((w) => w.close(force)), pollLoop.stop()]);
       await Promise.all(queues.map((q) => q.close()));
       await billing?.close();

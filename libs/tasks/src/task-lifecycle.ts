@@ -52,7 +52,7 @@ export class TaskLifecycle {
     result: TaskResult,
     native?: Record<string, unknown>,
     captureAmount?: bigint,
-    submittedTo?: { channelId: string; upstreamTaskId: string },
+    submittedTo?: { channelId: string; upstreamTaskId: string; channelKeyId?: string | null },
   ): Promise<TaskRecord | null> {
     if (!this.completion) return this.settleWinner(await this.tasks.complete(taskId, result, { native, captureAmount, submittedTo }), 'completed');
     const task = await this.tasks.get(taskId);

@@ -7,7 +7,13 @@ import { SpanKind, trackBreaker, updateActiveSpan, withSpan } from '@gmg/observa
 import { requireTaskId } from '@gmg/queue';
 import {
   channelTarget,
+  channelUsable,
+  healthEffect,
+  keyedTarget,
   pickChannel,
+  pickKey,
+  taskKey,
+  type ChannelHealthReporter,
   type AdapterRegistry,
   type CallbackLinks,
   type ChannelTarget,
@@ -29,6 +35,11 @@ export interface TaskProcessorDeps {
   groups: Pick<ChannelGroupResolver, 'groupOf'>;
   adapters: AdapterRegistry;
   breaker: CircuitBreaker;
+  /**
+   * Shared channel and key health (issue 37): refusals set a key aside, a channel whose breaker opens cools down for
+   * every replica. Absent: the in-process breaker alone.
+   */
+  health?: ChannelHealthReporter;
   lifecycle: TaskLifecycle;
   logger: Logger;
   /** Keeps the files of vendor protocols (base64, short-lived or keyed links) and gives our links for them. */
@@ -162,7 +173,12 @@ export class TaskStepProcessor {
     const able = usable.filter((c) => !this.d.adapters.getAdapter(c.protocol)?.check?.(channelTarget(c), request));
     if (able.length === 0) return this.failNoUpstream(task, 'no channel of this model and group can carry the request');
     usable = able;
-    const ch = pickChannel(usable, this.d.breaker);
+    // Channels set aside in the shared health (cooling, disabled, every key refused) wait for the probe, like open circuits.
+    const now = Date.now();
+    const ch = pickChannel(
+      usable.filter((c) => channelUsable(c, now)),
+      this.d.breaker,
+    );
     if (ch) trackBreaker(this.d.breaker, ch);
     const attempts = (s.submitAttempts ?? 0) + 1;
     if (!ch) {
@@ -175,15 +191,18 @@ export class TaskStepProcessor {
       this.d.logger.error({ taskId: task.id, channel: ch.name, protocol: ch.protocol }, 'channel protocol has no adapter; skipping channel');
       return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, excludedChannels: [...excluded, ch.id] }, next: 'submit' };
     }
-    const target = channelTarget(ch);
+    const key = pickKey(ch.keys, { now });
+    const target = keyedTarget(ch, key ?? null);
     try {
       const callbackUrl = this.takesCallbacks(target) ? this.callbackUrl(task) : undefined;
       const { upstreamTaskId, done } = await adapter.submit(target, request, { taskId: task.id, ...(callbackUrl ? { callbackUrl } : {}) });
-      this.d.breaker.recordSuccess(ch.id);
+      if (this.d.health) await this.d.health.succeeded(target, key);
+      else this.d.breaker.recordSuccess(ch.id);
+      const channelKeyId = key?.id ?? null;
       // A synchronous vendor answered the finished task: keep its files, then end it in one statement that also
       // names the channel (a crash before that re-runs the submit; nothing was recorded half-way).
-      if (done) return await this.finish(task, target, done, s, { channelId: ch.id, upstreamTaskId });
-      const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId);
+      if (done) return await this.finish(task, target, done, s, { channelId: ch.id, upstreamTaskId, channelKeyId });
+      const rec = await this.d.tasks.markSubmitted(task.id, ch.id, upstreamTaskId, channelKeyId);
       if (!rec) {
         // Ended meanwhile (cancelled by its owner, timed out), or another run of this step submitted first: the
         // upstream task just made is not wanted.
@@ -199,8 +218,18 @@ export class TaskStepProcessor {
       return { kind: 'delay', ms: this.pollDelay(task, target), data: { ...s, pollFailures: 0 }, next: 'poll' };
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
-      if (!e.retryable) return this.failFinal(task, e);
-      this.d.breaker.recordFailure(ch.id);
+      const effect = healthEffect(e);
+      // a vendor's balance refusal in a 4xx of its own (not 401-403) is about our key, not the request
+      if (!e.retryable && effect !== 'refused') return this.failFinal(task, e);
+      if (this.d.health) await this.d.health.failed(target, effect, e.message, e.retryAfterMs);
+      else this.d.breaker.recordFailure(ch.id);
+      // A key set aside (refused, rate limited) while the channel has other keys: the next try takes another key of
+      // the same channel at once, and the channel is not blamed.
+      if (key && (effect === 'refused' || effect === 'rate_limited') && ch.keys.length > 1) {
+        this.d.logger.warn({ taskId: task.id, channel: ch.name, key: key.id, kind: e.kind, status: e.status, err: e.message }, 'channel key set aside');
+        if (attempts >= this.o.maxSubmitAttempts) return this.failNoUpstream(task, 'submit attempts exhausted');
+        return { kind: 'delay', ms: MIN_STEP_DELAY_MS, data: { ...s, submitAttempts: attempts }, next: 'submit' };
+      }
       const onChannel = (s.channelFailures?.[ch.id] ?? 0) + 1;
       this.d.logger.warn(
         { taskId: task.id, channel: ch.name, kind: e.kind, status: e.status, attempt: attempts, onChannel, err: e.message },
@@ -222,7 +251,8 @@ export class TaskStepProcessor {
     const row = await this.d.channels.getWithSecret(channelId);
     const adapter: UpstreamAdapter | undefined = row ? this.d.adapters.getAdapter(row.protocol) : undefined;
     if (!row || !adapter) return this.failNoUpstream(task, 'the channel holding the task is gone or has no adapter');
-    const ch = channelTarget(row);
+    // the key that submitted it (or, once that key is set aside or removed, another of the channel's)
+    const ch = keyedTarget(row, taskKey(row.keys ?? [], task.channelKeyId));
     try {
       // Polls do not feed the breaker: it answers "does this channel accept new work", which only submits tell
       // (a channel can refuse every submit with 429 while its running tasks poll fine).
@@ -231,6 +261,8 @@ export class TaskStepProcessor {
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
       if (!e.retryable) return this.failFinal(task, e);
+      // a refused key is set aside (the next poll takes another key of the channel); nothing else of a poll counts
+      if (this.d.health && healthEffect(e) === 'refused') await this.d.health.failed(ch, 'refused', e.message);
       const failures = (s.pollFailures ?? 0) + 1;
       this.d.logger.warn({ taskId: task.id, channel: ch.name, kind: e.kind, failures, err: e.message }, 'upstream poll failed (retryable)');
       if (failures > this.o.maxPollFailures) {
@@ -254,7 +286,7 @@ export class TaskStepProcessor {
     ch: ChannelTarget,
     p: UpstreamPoll,
     s: TaskJobState,
-    submittedTo?: { channelId: string; upstreamTaskId: string },
+    submittedTo?: { channelId: string; upstreamTaskId: string; channelKeyId: string | null },
   ): Promise<Outcome> {
     if (p.status === 'completed' && p.media?.length) {
       let result;

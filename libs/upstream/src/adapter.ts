@@ -55,6 +55,8 @@ export interface ChannelTarget {
   protocol: string;
   baseUrl: string;
   apiKey: string;
+  /** The channel key `apiKey` is (channel_keys); absent: the channel's own one key. Adapters do not read it. */
+  keyId?: string;
   /** Public model id → the vendor's model or endpoint id; a model not named goes upstream under its own name. */
   modelMap: Readonly<Record<string, string>>;
   settings: Readonly<ChannelSettings>;

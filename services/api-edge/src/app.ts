@@ -6,6 +6,7 @@ import {
   AssetGroupRepository,
   AssetRepository,
   ChannelRepository,
+  ChannelHealthRepository,
   ChatCallRepository,
   CreditLeaseRepository,
   PriceRepository,
@@ -22,6 +23,7 @@ import { httpMetricsMiddleware, metricsHandler, routeOf, traceRequestsMiddleware
 import { checkRedisMemory, checkRedisReady, type Producers, type Redis } from '@gmg/queue';
 import { TaskViewStore, toUnifiedTask } from '@gmg/tasks';
 import {
+  ChannelHealthReporter,
   CircuitBreaker,
   MessagesUpstreamClient,
   PublicHostResolver,
@@ -117,7 +119,7 @@ export type AppConfig = Pick<
   | 'resultStoreRegion'
   | 'resultStoreForcePathStyle'
 > &
-  Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs'>>;
+  Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs' | 'channelBackOff'>>;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
 export interface AppDeps {
@@ -189,8 +191,10 @@ interface AppParts {
   uploadSweeper: UploadSweeper;
   /** Messages channels per model and group, cached (MESSAGES_CHANNEL_CACHE_TTL_MS): the messages route and the catalog. */
   messagesChannels: ChannelListCache<MessagesChannel>;
-  /** Every task protocol (libs/upstream): the submit-time carry check and cancel. */
+  /** Every task protocol (libs/upstream): the submit-time carry check, cancel and the channel test. */
   adapters: AdapterRegistry;
+  /** The messages channels' client: the relay and the channel test. */
+  messagesClient: MessagesUpstreamClient;
   /** Task channels per model and group (the carry check), cached as long as the messages channels. */
   taskChannels: ChannelListCache<ChannelRecord>;
   /** One credit-lease book and one crash sweeper for messages and chat completions. */
@@ -276,6 +280,7 @@ function appParts(deps: AppDeps): AppParts {
     uploadSweeper: new UploadSweeper(uploads, config.uploadSweepIntervalMs, logger, deps.now),
     messagesChannels: new ChannelListCache<MessagesChannel>((m, g) => new ChatCallRepository(dataSource).channels(m, g), config.messagesChannelCacheTtlMs),
     adapters: createUpstreamAdapters({ timeoutMs: config.upstreamTimeoutMs }),
+    messagesClient: deps.messagesClient ?? new MessagesUpstreamClient(config.messagesRelay),
     taskChannels: new ChannelListCache<ChannelRecord>((m, g) => new ChannelRepository(dataSource).serving(m, g), config.messagesChannelCacheTtlMs),
     mediaHosts,
     auth: authMiddleware(keys, authThrottle),
@@ -445,15 +450,21 @@ function mountGenerations(app: Express, parts: AppParts): void {
  * POST /v1/messages (docs/messages.md), /v1/messages/count_tokens and /v1/chat/completions (docs/chat.md, the same
  * call translated): synchronous, their own caches and crash sweeper, one credit-lease book and one circuit breaker.
  */
-function mountMessages(app: Express, { deps, prices, bodyBudget, messagesChannels, creditLeases, chatCallSweeper }: AppParts): void {
+function mountMessages(app: Express, { deps, prices, bodyBudget, messagesChannels, messagesClient, creditLeases, chatCallSweeper }: AppParts): void {
   const { config, redis, logger } = deps;
+  const gate = new CircuitBreaker({ failureThreshold: config.messagesRelay.breakerFailures, cooldownMs: config.messagesRelay.breakerCooldownMs });
+  // the breaker is the fast path; the shared health (Postgres) sets refused keys aside and cools failing channels
+  const health = new ChannelHealthReporter(new ChannelHealthRepository(deps.dataSource, config.channelBackOff), gate, (err) =>
+    logger.warn({ err: (err as Error).message }, 'channel health write failed'),
+  );
   app.use(
     '/v1',
     messagesRouter({
       call: {
         book: creditLeases,
-        client: deps.messagesClient ?? new MessagesUpstreamClient(config.messagesRelay),
-        gate: new CircuitBreaker({ failureThreshold: config.messagesRelay.breakerFailures, cooldownMs: config.messagesRelay.breakerCooldownMs }),
+        client: messagesClient,
+        gate,
+        health,
         limits: config.messagesRelay,
         logger,
         newTaskId: deps.newTaskId ?? newTaskId,
@@ -542,7 +553,7 @@ function mountDocs(app: Express, { config }: AppDeps): void {
  * Management API (spec 4.4, `{success, message, data}`): its own auth (ADMIN_TOKEN or an API key through the
  * same cached authenticator) and its own error envelope.
  */
-function mountManagement(app: Express, { deps, keys, authThrottle }: AppParts): void {
+function mountManagement(app: Express, { deps, keys, authThrottle, adapters, messagesClient }: AppParts): void {
   app.use(
     '/api',
     createManagementRouter({
@@ -552,6 +563,8 @@ function mountManagement(app: Express, { deps, keys, authThrottle }: AppParts): 
       authThrottle,
       // a revocation applies at once on this replica; other replicas within AUTH_CACHE_TTL_MS
       onKeyRevoked: () => keys.clear(),
+      // POST /api/channels/{id}/test: real calls through each channel's protocol
+      trial: { adapters, messages: messagesClient },
       logger: deps.logger,
     }),
   );

@@ -38,6 +38,12 @@ export interface MessagesRelayConfig {
   breakerCooldownMs: number;
 }
 
+/** A failing channel's shared cool-down (CHANNEL_COOLDOWN_MS, doubling per failed trial up to CHANNEL_COOLDOWN_MAX_MS). */
+export interface ChannelBackOffConfig {
+  baseMs: number;
+  maxMs: number;
+}
+
 export interface ApiEdgeConfig {
   port: number;
   /** Absolute base of this gateway as clients see it (upload links, docs). No trailing slash. */
@@ -118,6 +124,8 @@ export interface ApiEdgeConfig {
   taskLeaseIdleMs: number;
   /** Timeouts, memory bounds and channel health of the messages relay (docs/messages.md, "Timeouts and limits"). */
   messagesRelay: MessagesRelayConfig;
+  /** The shared health's cool-down of a failing channel (the workers read the same variables). */
+  channelBackOff: ChannelBackOffConfig;
   /** How long a describe request waits for its text before answering with the plain acknowledgement. */
   artgenDescribeWaitMs: number;
   /** OTLP/HTTP collector base URL; unset: tracing off. */
@@ -273,6 +281,9 @@ const schema = Joi.object({
     .default(4 * MIB),
   MESSAGES_BREAKER_FAILURES: Joi.number().integer().min(1).max(1000).default(3),
   MESSAGES_BREAKER_COOLDOWN_SECONDS: Joi.number().min(0).max(3600).default(30),
+  // channel health (docs/management-api.md): a failing channel's cool-down, doubling per failed trial up to the max
+  CHANNEL_COOLDOWN_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
+  CHANNEL_COOLDOWN_MAX_MS: Joi.number().integer().min(100).max(86_400_000).default(900_000),
   ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
   WEBHOOK_ALLOW_INSECURE: env.bool(false),
   ADMIN_QUEUES_WRITE: env.bool(false),
@@ -321,6 +332,8 @@ interface RawEnv extends CommonEnv, ResultStoreEnv, UpstreamCallbackEnv {
   MESSAGES_MAX_EVENT_BYTES: number;
   MESSAGES_BREAKER_FAILURES: number;
   MESSAGES_BREAKER_COOLDOWN_SECONDS: number;
+  CHANNEL_COOLDOWN_MS: number;
+  CHANNEL_COOLDOWN_MAX_MS: number;
   ARTGEN_DESCRIBE_WAIT_MS: number;
   WEBHOOK_ALLOW_INSECURE: boolean;
   ADMIN_QUEUES_WRITE: boolean;
@@ -390,6 +403,7 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
       breakerFailures: e.MESSAGES_BREAKER_FAILURES,
       breakerCooldownMs: e.MESSAGES_BREAKER_COOLDOWN_SECONDS * 1000,
     }),
+    channelBackOff: Object.freeze({ baseMs: e.CHANNEL_COOLDOWN_MS, maxMs: e.CHANNEL_COOLDOWN_MAX_MS }),
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     webhookAllowInsecure: e.WEBHOOK_ALLOW_INSECURE,

@@ -3,7 +3,7 @@ import { resolveModel, validateRequest } from '@gmg/contracts';
 import { createLogger, type Logger } from '@gmg/logger';
 import { avatarSubmitHandler } from './avatar/avatar-submit.handler';
 import { artgenRouter } from './artgen/artgen.router';
-import { bearerGuard } from './bearer-guard';
+import { SimKeys } from './sim-keys';
 import { filesHandler } from './files.handler';
 import { openAiSimRouter } from './vendors/openai/openai-sim.router';
 import { expiringFilesHandler, vendorRequestLog, type VendorSimContext } from './vendors/vendor-sim-kit';
@@ -36,6 +36,8 @@ export interface SimAppOptions {
   publicUrl: string;
   /** When set, /v1 calls need `Authorization: Bearer <apiKey>`. */
   apiKey?: string;
+  /** More keys /v1 accepts beside `apiKey` (POST /__sim/keys revokes or rate-limits any of them until healed). */
+  extraApiKeys?: readonly string[];
   maxTasks?: number;
   logger?: Logger;
   now?: () => number;
@@ -67,7 +69,9 @@ export function createSimApp(opts: SimAppOptions): express.Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', tasks: store.size, video: videos.available });
   });
-  app.use(artgenRouter({ timeScale: opts.timeScale, publicUrl, apiKey: opts.apiKey, maxTasks: opts.maxTasks, now, sleep: opts.sleep, log, videos }));
+  const keys = new SimKeys([...(opts.apiKey ? [opts.apiKey] : []), ...(opts.extraApiKeys ?? [])]);
+  app.use('/__sim/keys', keys.router());
+  app.use(artgenRouter({ timeScale: opts.timeScale, publicUrl, apiKey: opts.apiKey, keys, maxTasks: opts.maxTasks, now, sleep: opts.sleep, log, videos }));
   const files = filesHandler({ images, videos, log });
   app.get('/files/:name', files);
   // Vendor protocols (issue 34), each under its own prefix, strict as its vendor documents it.
@@ -92,7 +96,7 @@ export function createSimApp(opts: SimAppOptions): express.Express {
 
   app.use('/v1/messages', messagesSimRouter({ ...opts.messages, apiKey: opts.apiKey, log }));
   const v1 = express.Router();
-  if (opts.apiKey) v1.use(bearerGuard(opts.apiKey, (res) => sendError(res, 401, 'authentication_error', 'invalid or missing API key')));
+  if (keys.configured) v1.use(keys.bearer((res, status, type, message) => sendError(res, status, type, message)));
   v1.use(express.json({ limit: '30mb' }));
   const submit = submitHandler({ store, models, timeScale: opts.timeScale, now, log });
   v1.post('/images/generations', submit);

@@ -9,6 +9,8 @@ export interface SimConfig {
   publicUrl: string;
   /** When set, every /v1 call needs `Authorization: Bearer <key>`. Secret: no default. */
   apiKey?: string;
+  /** SIM_API_KEYS: more keys the gateway protocol accepts (a channel of several keys; POST /__sim/keys troubles them). */
+  extraApiKeys?: string[];
   /** Tasks kept in memory (least recently used ones are forgotten). */
   maxTasks: number;
   logLevel: string;
@@ -25,6 +27,8 @@ const schema = Joi.object({
   SIM_TIME_SCALE: Joi.number().min(0).max(1000).default(1),
   SIM_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   SIM_API_KEY: Joi.string().min(1),
+  // more keys the gateway protocol (/v1) accepts beside SIM_API_KEY, comma-separated (multi-key channel tests)
+  SIM_API_KEYS: Joi.string().min(1),
   SIM_MAX_TASKS: Joi.number().integer().min(100).max(10_000_000).default(50_000),
   LOG_LEVEL: env.logLevel(),
   SIM_MESSAGES_FAULT: Joi.string().valid('overloaded', 'rate_limited', 'hang'),
@@ -37,6 +41,7 @@ interface RawEnv {
   SIM_TIME_SCALE: number;
   SIM_PUBLIC_URL?: string;
   SIM_API_KEY?: string;
+  SIM_API_KEYS?: string;
   SIM_MAX_TASKS: number;
   LOG_LEVEL: string;
   SIM_MESSAGES_FAULT?: 'overloaded' | 'rate_limited' | 'hang';
@@ -52,6 +57,13 @@ export function parseSimConfig(source: Record<string, string | undefined>): Read
     timeScale: e.SIM_TIME_SCALE,
     publicUrl: (e.SIM_PUBLIC_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
     ...(e.SIM_API_KEY ? { apiKey: e.SIM_API_KEY } : {}),
+    ...(e.SIM_API_KEYS
+      ? {
+          extraApiKeys: e.SIM_API_KEYS.split(',')
+            .map((k) => k.trim())
+            .filter(Boolean),
+        }
+      : {}),
     maxTasks: e.SIM_MAX_TASKS,
     logLevel: e.LOG_LEVEL,
     ...(e.SIM_MESSAGES_FAULT ? { messagesFault: e.SIM_MESSAGES_FAULT } : {}),

@@ -10,6 +10,7 @@ function main(): void {
     timeScale: config.timeScale,
     publicUrl: config.publicUrl,
     apiKey: config.apiKey,
+    extraApiKeys: config.extraApiKeys,
     maxTasks: config.maxTasks,
     vendorLinkTtlMs: config.vendorLinkTtlMs,
     logger: log,

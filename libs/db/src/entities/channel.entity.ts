@@ -23,6 +23,14 @@ export class ChannelEntity {
   @Column({ type: 'jsonb', name: 'model_map', default: () => "'{}'::jsonb" }) modelMap!: Record<string, string>;
   /** Protocol settings: extra headers, fixed extra body parameters, protocol options (libs/upstream, per protocol). */
   @Column({ type: 'jsonb', default: () => "'{}'::jsonb" }) settings!: Record<string, unknown>;
+  /** Health (issue 37): `active`, `cooling` until `cooling_until`, or `disabled` with `disabled_reason`. */
+  @Column({ type: 'text', default: 'active' }) status!: string;
+  @Column({ type: 'timestamptz', name: 'cooling_until', nullable: true }) coolingUntil!: Date | null;
+  @Column({ type: 'text', name: 'disabled_reason', nullable: true }) disabledReason!: string | null;
+  @Column({ type: 'text', name: 'last_error', nullable: true }) lastError!: string | null;
+  @Column({ type: 'timestamptz', name: 'last_error_at', nullable: true }) lastErrorAt!: Date | null;
+  @Column({ type: 'integer', name: 'cool_level', default: 0 }) coolLevel!: number;
+  @Column({ type: 'timestamptz', name: 'next_probe_at', nullable: true }) nextProbeAt!: Date | null;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @UpdateDateColumn({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
 }

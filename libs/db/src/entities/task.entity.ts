@@ -27,6 +27,8 @@ export class TaskEntity {
   /** Quote lines and ratio at submit. */
   @Column({ type: 'jsonb', name: 'price_snapshot' }) priceSnapshot!: Record<string, unknown>;
   @Column({ type: 'uuid', name: 'channel_id', nullable: true }) channelId!: string | null;
+  /** The channel key that submitted it (its polls, cancel and downloads use it); null: the channel's own api_key. */
+  @Column({ type: 'uuid', name: 'channel_key_id', nullable: true }) channelKeyId!: string | null;
   @Column({ type: 'text', name: 'upstream_task_id', nullable: true }) upstreamTaskId!: string | null;
   @Column({ type: 'jsonb', nullable: true }) result!: TaskResult | null;
   @Column({ type: 'jsonb', nullable: true }) error!: TaskError | null;

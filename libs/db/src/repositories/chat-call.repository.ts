@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { DomainError } from '@gmg/errors';
 import { rowsOf, type Row } from './sql';
+import { keysJson, keysOf, toHealth, type ChannelKeySecret, type HealthRecord } from './channel-key.repository';
 
 /** A messages-protocol call as it starts: a task row of pool `chat` with the hold of its most possible cost. */
 export interface NewChatCall {
@@ -43,6 +44,9 @@ export interface MessagesChannel {
   modelMap: Record<string, string>;
   /** An `openai` channel's `settings.auth_header` (`api-key`: Azure-style resellers); else Bearer. */
   authHeader?: string;
+  /** Its shared health and its keys (`[]`: `apiKey` is its one key); issue 37. */
+  health: HealthRecord;
+  keys: ChannelKeySecret[];
 }
 
 /**
@@ -140,7 +144,9 @@ export class ChatCallRepository {
    */
   async channels(model: string, group: string): Promise<MessagesChannel[]> {
     const rows: Row[] = await this.ds.query(
-      `SELECT id, name, protocol, base_url, api_key, version_header, priority, weight, models, model_map, settings->>'auth_header' AS auth_header FROM channels
+      `SELECT id, name, protocol, base_url, api_key, version_header, priority, weight, models, model_map, settings->>'auth_header' AS auth_header,
+         status, cooling_until, disabled_reason, last_error, last_error_at, ${keysJson(true)}
+       FROM channels c
        WHERE enabled AND (groups IS NULL OR $2 = ANY(groups))
          AND ((protocol = 'messages' AND (models IS NULL OR $1 = ANY(models))) OR (protocol = 'openai' AND $1 = ANY(models)))
        ORDER BY priority DESC, id`,
@@ -158,6 +164,8 @@ export class ChatCallRepository {
       models: (r.models as string[] | null) ?? null,
       modelMap: (r.model_map as Record<string, string> | null) ?? {},
       ...(typeof r.auth_header === 'string' ? { authHeader: r.auth_header } : {}),
+      health: toHealth(r),
+      keys: keysOf(r),
     }));
   }
 }

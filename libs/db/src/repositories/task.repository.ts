@@ -26,6 +26,8 @@ export interface TaskRecord {
   price: bigint;
   priceSnapshot: Record<string, unknown>;
   channelId: string | null;
+  /** The channel key that submitted it (polls, cancel and downloads use it); null: the channel's own api_key. */
+  channelKeyId?: string | null;
   upstreamTaskId: string | null;
   result: TaskResult | null;
   error: TaskError | null;
@@ -126,6 +128,7 @@ export function toTaskRecord(r: Row): TaskRecord {
     price: BigInt(r.price as string),
     priceSnapshot: r.price_snapshot as Record<string, unknown>,
     channelId: (r.channel_id as string | null) ?? null,
+    channelKeyId: (r.channel_key_id as string | null | undefined) ?? null,
     upstreamTaskId: (r.upstream_task_id as string | null) ?? null,
     result: (r.result as TaskResult | null) ?? null,
     error: (r.error as TaskError | null) ?? null,
@@ -161,7 +164,7 @@ export const openOf = (keyExpr: string): string => `(SELECT COALESCE(sum(open), 
  * reads `request` — a body of up to the contract's cap — or sends it back over the wire.
  */
 export const TASK_COLUMNS = `id, account_id, api_key_id, model, requested_model, pool, status, progress, summary, price,
-  price_snapshot, channel_id, upstream_task_id, result, error, created_at, started_at, completed_at, deadline_at, updated_at,
+  price_snapshot, channel_id, channel_key_id, upstream_task_id, result, error, created_at, started_at, completed_at, deadline_at, updated_at,
   settled_at, capture_amount, native, request_id, trace_id`;
 
 /** Where a hold statement takes its tasks' money from. */
@@ -456,15 +459,18 @@ export class TaskRepository {
     return rows.length;
   }
 
-  /** Records the upstream assignment; moves pending → processing. Null when the task is already terminal. */
-  async markSubmitted(id: string, channelId: string, upstreamTaskId: string): Promise<TaskRecord | null> {
+  /**
+   * Records the upstream assignment (and the channel key that made it: null for a channel's own api_key); moves
+   * pending → processing. Null when the task is already terminal.
+   */
+  async markSubmitted(id: string, channelId: string, upstreamTaskId: string, channelKeyId: string | null = null): Promise<TaskRecord | null> {
     return this.one(
       // Only the first submit's id is kept: a duplicate step (a stalled job run twice, a reshard) that submitted
       // again gets null and cancels its own upstream task, instead of orphaning the first one.
-      `UPDATE tasks SET status = 'processing', channel_id = $2, upstream_task_id = $3,
+      `UPDATE tasks SET status = 'processing', channel_id = $2, upstream_task_id = $3, channel_key_id = $4::uuid,
               started_at = COALESCE(started_at, now()), updated_at = now()
        WHERE id = $1 AND ${OPEN} AND (upstream_task_id IS NULL OR (upstream_task_id = $3 AND channel_id = $2)) RETURNING ${TASK_COLUMNS}`,
-      [id, channelId, upstreamTaskId],
+      [id, channelId, upstreamTaskId, channelKeyId],
     );
   }
 
@@ -498,12 +504,17 @@ export class TaskRepository {
   async complete(
     id: string,
     result: TaskResult,
-    opts: { captureAmount?: bigint; native?: Record<string, unknown>; submittedTo?: { channelId: string; upstreamTaskId: string } } = {},
+    opts: {
+      captureAmount?: bigint;
+      native?: Record<string, unknown>;
+      submittedTo?: { channelId: string; upstreamTaskId: string; channelKeyId?: string | null };
+    } = {},
   ): Promise<TaskRecord | null> {
     return this.one(
       `UPDATE tasks SET status = 'completed', progress = 100, result = $2, completed_at = now(), updated_at = now(),
               capture_amount = LEAST($3::bigint, price), native = COALESCE($4::jsonb, native),
               channel_id = COALESCE($5::uuid, channel_id), upstream_task_id = COALESCE($6, upstream_task_id),
+              channel_key_id = COALESCE($7::uuid, channel_key_id),
               started_at = COALESCE(started_at, now())
        WHERE id = $1 AND ${OPEN} RETURNING ${TASK_COLUMNS}`,
       [
@@ -513,6 +524,7 @@ export class TaskRepository {
         opts.native ? JSON.stringify(opts.native) : null,
         opts.submittedTo?.channelId ?? null,
         opts.submittedTo?.upstreamTaskId ?? null,
+        opts.submittedTo?.channelKeyId ?? null,
       ],
     );
   }

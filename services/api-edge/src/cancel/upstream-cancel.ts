@@ -1,5 +1,5 @@
 import type { ChannelRepository, TaskRecord } from '@gmg/db';
-import { channelTarget, type AdapterRegistry } from '@gmg/upstream';
+import { keyedTarget, taskKey, type AdapterRegistry } from '@gmg/upstream';
 
 /** Tells the channel holding a cancelled task to stop it, when the channel's protocol can (adapter.cancel). */
 export class UpstreamCanceller {
@@ -13,6 +13,7 @@ export class UpstreamCanceller {
     const ch = await this.channels.getWithSecret(task.channelId);
     const adapter = ch ? this.adapters.getAdapter(ch.protocol) : undefined;
     if (!ch || !adapter?.cancel) return;
-    await adapter.cancel(channelTarget(ch), task.upstreamTaskId, task.request);
+    // with the key that submitted it (another of the channel's once that one is set aside)
+    await adapter.cancel(keyedTarget(ch, taskKey(ch.keys ?? [], task.channelKeyId)), task.upstreamTaskId, task.request);
   }
 }

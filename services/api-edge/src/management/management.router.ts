@@ -4,10 +4,12 @@ import type { DataSource } from 'typeorm';
 import { TaskRepository, type AuthPrincipal } from '@gmg/db';
 import { DomainError, isDomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
+import type { TrialDeps } from '@gmg/upstream';
 import { httpStatusOf } from '../http/error-map';
 import { assertJsonDepth } from '../http/json-depth';
 import type { FailedAuthThrottle } from '../auth/failed-auth.throttle';
 import { bearerOf as bearer, requireAdminToken } from '../middleware/admin-token';
+import { ChannelKeysService } from './channel-keys.service';
 import { ManagementService } from './management.service';
 import { lookupTasks } from './task-lookup';
 import { WebhooksService } from './webhooks.service';
@@ -21,6 +23,8 @@ export interface ManagementRouterDeps {
    * 429), for the key-authenticated routes; `clientAddress` gives Express `req.ip` when asked.
    */
   authenticate: (secret: string, clientAddress: () => string) => Promise<AuthPrincipal | null>;
+  /** The channel test's calls (POST /api/channels/{id}/test); absent: that route answers 503. */
+  trial?: TrialDeps;
   /** Called after a key was revoked (e.g. to clear this replica's key cache at once). */
   onKeyRevoked?: (keyId: string) => void;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
@@ -52,6 +56,7 @@ const send = <T>(res: Response, status: number, data: T, message = 'ok'): void =
 export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const svc = new ManagementService(deps.ds);
   const webhooks = new WebhooksService(deps.ds);
+  const channelKeys = new ChannelKeysService(deps.ds, deps.trial);
   const router = Router();
   const admin = requireAdminToken(deps.adminToken, deps.authThrottle);
   const key: RequestHandler = async (req, res, next) => {
@@ -86,6 +91,16 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   router.get('/channels', admin, async (_req, res) => send(res, 200, await svc.listChannels()));
   router.post('/channels', admin, async (req, res) => send(res, 201, await svc.createChannel(req.body), 'channel created'));
   router.patch('/channels/:id', admin, async (req, res) => send(res, 200, await svc.updateChannel(id(req), req.body), 'channel updated'));
+  // one key at a time (the channel's other keys untouched); answers show key ids, hints and health, never secrets
+  const keyId = (req: Request): string => String(req.params.keyId);
+  router.get('/channels/:id/keys', admin, async (req, res) => send(res, 200, await channelKeys.list(id(req))));
+  router.post('/channels/:id/keys', admin, async (req, res) => send(res, 201, await channelKeys.add(id(req), req.body), 'keys added'));
+  router.patch('/channels/:id/keys/:keyId', admin, async (req, res) => send(res, 200, await channelKeys.update(id(req), keyId(req), req.body), 'key updated'));
+  router.post('/channels/:id/test', admin, async (req, res) => send(res, 200, await channelKeys.test(id(req), req.body), 'channel tested'));
+  router.delete('/channels/:id/keys/:keyId', admin, async (req, res) => {
+    await channelKeys.remove(id(req), keyId(req));
+    send(res, 200, null, 'key removed');
+  });
 
   router.get('/prices', admin, async (_req, res) => send(res, 200, await svc.listPrices()));
   router.put('/prices', admin, async (req, res) => send(res, 200, await svc.putPrices(req.body), 'prices saved'));

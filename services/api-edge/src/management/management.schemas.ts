@@ -54,6 +54,10 @@ const channelSettings = Joi.object({
   .unknown(true)
   .max(50);
 
+const keySecret = () => Joi.string().min(1).max(4096);
+const keyWeight = () => Joi.number().integer().min(0).max(1_000_000);
+const channelKey = () => Joi.alternatives().try(keySecret(), Joi.object({ key: keySecret().required(), weight: keyWeight() }));
+
 const channelFields = {
   name: Joi.string().trim().min(1).max(200),
   protocol: Joi.string()
@@ -64,6 +68,8 @@ const channelFields = {
   settings: channelSettings,
   base_url: Joi.string().uri({ scheme: ['http', 'https'] }),
   api_key: Joi.string().max(4096).allow(''),
+  // several keys: each a secret, or {key, weight}; they replace the channel's key set (api_key is the one-key form)
+  api_keys: Joi.array().items(channelKey()).min(1).max(100),
   models: modelList(),
   groups: Joi.array().items(groupName()).max(1000).allow(null),
   priority: Joi.number().integer().min(-1_000_000).max(1_000_000),
@@ -79,8 +85,25 @@ export const createChannelSchema = Joi.object({
   ...channelFields,
   name: channelFields.name.required(),
   base_url: channelFields.base_url.required(),
-});
-export const updateChannelSchema = Joi.object(channelFields).min(1);
+}).oxor('api_key', 'api_keys');
+export const updateChannelSchema = Joi.object(channelFields).min(1).oxor('api_key', 'api_keys');
+
+/** POST /api/channels/{id}/keys: one key (`key`) or several (`keys`). */
+export const addChannelKeysSchema = Joi.object({
+  key: keySecret(),
+  weight: keyWeight(),
+  keys: Joi.array().items(channelKey()).min(1).max(100),
+}).xor('key', 'keys');
+
+/** POST /api/channels/{id}/test: optionally the model the calls name (default: the channel's first listed model). */
+export const testChannelSchema = Joi.object({ model: Joi.string().trim().min(1).max(200) });
+
+/** PATCH /api/channels/{id}/keys/{keyId}: the operator's switch and the key's weight. */
+export const updateChannelKeySchema = Joi.object({
+  status: Joi.string().valid('active', 'disabled'),
+  reason: Joi.string().trim().min(1).max(500),
+  weight: keyWeight(),
+}).min(1);
 
 const priceItem = Joi.object({
   key: Joi.string().trim().min(1).max(200).required(),

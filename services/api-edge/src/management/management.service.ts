@@ -13,6 +13,10 @@ import {
   type GroupRecord,
   type PriceRecord,
   LogsRepository,
+  type ChannelKeyRecord,
+  type HealthRecord,
+  type HealthStatus,
+  type KeyInput,
 } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { checkChannelSettings, type ChannelSettings } from '@gmg/upstream';
@@ -72,6 +76,24 @@ export interface ChannelView {
   model_map: Record<string, string>;
   /** Protocol settings (extra headers, fixed body parameters, protocol options); never secrets. */
   settings: Record<string, unknown>;
+  /** Health (shared by every replica): `active`, `cooling` until `cooling_until`, `disabled` with `disabled_reason`. */
+  status: HealthStatus;
+  cooling_until: number | null;
+  disabled_reason: string | null;
+  last_error: string | null;
+  last_error_at: number | null;
+  /** Its keys (`[]`: its one `api_key`), each with its health; never a secret, only `hint` (its last 4 characters). */
+  keys: ChannelKeyView[];
+}
+export interface ChannelKeyView {
+  id: string;
+  hint: string;
+  weight: number;
+  status: HealthStatus;
+  cooling_until: number | null;
+  disabled_reason: string | null;
+  last_error: string | null;
+  last_error_at: number | null;
 }
 export interface PriceView {
   key: string;
@@ -87,6 +109,16 @@ export interface GroupView {
 }
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
+const secsOrNull = (d: Date | null | undefined): number | null => (d ? secs(d) : null);
+
+const healthView = (h: HealthRecord | undefined) => ({
+  status: h?.status ?? 'active',
+  cooling_until: secsOrNull(h?.coolingUntil),
+  disabled_reason: h?.disabledReason ?? null,
+  last_error: h?.lastError ?? null,
+  last_error_at: secsOrNull(h?.lastErrorAt),
+});
+export const channelKeyView = (k: ChannelKeyRecord): ChannelKeyView => ({ id: k.id, hint: k.hint, weight: k.weight, ...healthView(k) });
 
 export const accountView = (a: AccountRecord): AccountView => ({
   id: a.id,
@@ -124,6 +156,8 @@ export const channelView = (c: ChannelRecord): ChannelView => ({
   version_header: c.versionHeader ?? 'anthropic-version',
   model_map: c.modelMap ?? {},
   settings: c.settings ?? {},
+  ...healthView(c.health),
+  keys: (c.keys ?? []).map(channelKeyView),
 });
 const priceView = (p: PriceRecord): PriceView => ({ key: p.key, price: fromMinor(p.unitPrice), description: p.description });
 const groupView = (g: GroupRecord): GroupView => ({
@@ -148,6 +182,7 @@ const CHANNEL_FIELDS: Record<string, keyof ChannelInput> = {
   protocol: 'protocol',
   base_url: 'baseUrl',
   api_key: 'apiKey',
+  api_keys: 'apiKeys',
   models: 'models',
   groups: 'groups',
   priority: 'priority',
@@ -157,9 +192,14 @@ const CHANNEL_FIELDS: Record<string, keyof ChannelInput> = {
   model_map: 'modelMap',
   settings: 'settings',
 };
+/** A key as the API takes it: its secret, or `{key, weight}`. */
+export type KeyBody = string | { key: string; weight?: number };
+export const keyInputs = (keys: readonly KeyBody[]): KeyInput[] =>
+  keys.map((k) => (typeof k === 'string' ? { secret: k } : { secret: k.key, weight: k.weight }));
+
 function toChannelInput(body: Record<string, unknown>): Partial<ChannelInput> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (k in CHANNEL_FIELDS) out[CHANNEL_FIELDS[k]] = v;
+  for (const [k, v] of Object.entries(body)) if (k in CHANNEL_FIELDS) out[CHANNEL_FIELDS[k]] = k === 'api_keys' ? keyInputs(v as KeyBody[]) : v;
   return out as Partial<ChannelInput>;
 }
 

@@ -14,6 +14,7 @@ export interface MessagesCallDeps {
   book: Pick<CreditLeaseBook, 'reserve' | 'open' | 'finish'>;
   client: MessagesUpstreamClient;
   gate: RelayInput['gate'];
+  health?: RelayInput['health'];
   limits: RelayInput['limits'];
   logger: Logger;
   newTaskId: () => string;
@@ -74,6 +75,7 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
       sink: c.sink,
       channels: c.channels,
       gate: d.gate,
+      health: d.health,
       version: c.version,
       body: c.body,
       stream: request.stream,

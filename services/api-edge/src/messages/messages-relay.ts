@@ -1,7 +1,19 @@
 import type { MessagesChannel } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
-import { pickChannel, type ChannelGate, type MessagesAnswer, type MessagesUpstreamClient } from '@gmg/upstream';
+import {
+  channelUsable,
+  pickChannel,
+  pickKey,
+  readCommonError,
+  scrubSecret,
+  statusEffect,
+  type ChannelGate,
+  type ChannelHealthReporter,
+  type HealthEffect,
+  type MessagesAnswer,
+  type MessagesUpstreamClient,
+} from '@gmg/upstream';
 import type { MessagesSink, RelayedHeaders } from './messages-sink';
 import type { CallTiming } from './server-timing';
 import { SseEventTooLarge, SseFramer } from './sse-framer';
@@ -30,6 +42,8 @@ export interface RelayInput {
   channels: readonly MessagesChannel[];
   /** Per-channel health memory (CircuitBreaker): open circuits are skipped, outcomes are fed back. */
   gate: ChannelGate & { recordSuccess(id: string): void; recordFailure(id: string): void };
+  /** Shared channel and key health (issue 37): a refused key is set aside, a failing channel cools for every replica. */
+  health?: ChannelHealthReporter;
   version: string;
   /** The messages request as it goes upstream (the client's bytes, or a translation of another protocol). */
   body: Buffer;
@@ -81,6 +95,15 @@ function relayedHeaders(h: MessagesAnswer['headers'], serverTiming?: string): Re
 
 class TooLarge extends Error {}
 
+/** The vendor's own error message in a refusal's body (for the key's health record), if it has one. */
+function vendorMessage(body: Buffer): string {
+  try {
+    return readCommonError(JSON.parse(body.toString('utf8'))).message ?? '';
+  } catch {
+    return '';
+  }
+}
+
 /** The whole body, refusing (and freeing the connection) past `max` bytes. */
 async function readAll(body: MessagesAnswer['body'], max: number): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -120,24 +143,40 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   const unsubscribe = sink.onClose(() => abort.abort());
   const gone = (channelId: string | null): RelayOutcome => ({ kind: 'failed', reason: 'client_closed', channelId, tracker });
   const tried = new Set<string>();
+  // keys this call already used: a key refused or rate limited moves the call to another key of the same channel
+  const usedKeys = new Set<string>();
   let last: { status: number; headers: MessagesAnswer['headers']; body: Buffer; channelId: string; sink: MessagesSink } | undefined;
   try {
-    for (let ch = pickChannel(input.channels, gate); ch; ch = pickChannel(input.channels, gate, { exclude: tried })) {
+    // channels set aside in the shared health (cooling, disabled, every key refused) wait for the probe
+    const channels = input.channels.filter((c) => channelUsable(c));
+    for (let ch = pickChannel(channels, gate); ch; ch = pickChannel(channels, gate, { exclude: tried })) {
       tried.add(ch.id);
       if (abort.signal.aborted) return gone(null);
-      // a channel of another protocol gets the call in its protocol, and its answer is written through its own sink
-      const leg = ch.protocol === 'openai' ? input.openai?.(ch) : undefined;
+      const key = pickKey(ch.keys, { exclude: usedKeys });
+      if (key === undefined) continue;
+      if (key) usedKeys.add(key.id);
+      const target = { ...ch, ...(key ? { apiKey: key.secret, keyId: key.id } : {}) };
+      // a channel of another protocol gets the call in its protocol (with the chosen key), and its answer is written
+      // through its own sink
+      const leg = ch.protocol === 'openai' ? input.openai?.(target) : undefined;
       if (ch.protocol === 'openai' && !leg) continue;
       const out = leg?.sink ?? sink;
-      const failed = (what: string, err: unknown) => {
-        gate.recordFailure(ch!.id);
-        logger.warn({ channel: ch!.name, err: (err as Error).message }, `messages upstream ${what}; trying the next channel`);
+      const failed = (what: string, err: unknown, effect: HealthEffect = 'failing') => {
+        if (input.health) void input.health.failed(target, effect, (err as Error).message);
+        else gate.recordFailure(ch!.id);
+        const sameChannel = key && (effect === 'refused' || effect === 'rate_limited') && pickKey(ch!.keys, { exclude: usedKeys });
+        if (sameChannel) tried.delete(ch!.id);
+        logger.warn(
+          { channel: ch!.name, key: key?.id, err: (err as Error).message },
+          `messages upstream ${what}; trying ${sameChannel ? 'another key of the channel' : 'the next channel'}`,
+        );
       };
+      const succeeded = () => (input.health ? void input.health.succeeded(target, key) : gate.recordSuccess(ch!.id));
       let answer: MessagesAnswer;
       input.timing?.upstreamStarted();
       try {
         answer = await client.send({
-          target: ch,
+          target,
           version: input.version,
           body: leg?.body ?? input.body,
           headers: leg?.headers ?? input.headers,
@@ -171,11 +210,12 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         }
         input.timing?.answered();
         if (FAILS_OVER(answer.status)) {
-          failed('refused', new Error(`status ${answer.status}`));
+          const message = scrubSecret(vendorMessage(body), target.apiKey);
+          failed('refused', new Error(`status ${answer.status}${message ? `: ${message}` : ''}`), statusEffect(answer.status, message));
           last = { status: answer.status, headers: answer.headers, body, channelId: ch.id, sink: out };
           continue;
         }
-        gate.recordSuccess(ch.id);
+        succeeded();
         if (answer.status < 300 && !(await recorded(input, logger))) return unrecorded(ch.id, tracker);
         out.whole(answer.status, relayedHeaders(answer.headers, input.timing?.wholeHeader()), body);
         if (answer.status >= 300) return { kind: 'failed', reason: `upstream_${answer.status}`, channelId: ch.id, tracker };
@@ -201,7 +241,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
         failed('stream ended before its first event', new Error('empty stream'));
         continue;
       }
-      gate.recordSuccess(ch.id);
+      succeeded();
       // reading goes on while the call is recorded and while the client drains: bytes left unread in the socket
       // are lost when the upstream resets it, and the events that arrived whole before a cut belong to the client
       const ahead = readAhead(it, framer, READ_AHEAD_BYTES);

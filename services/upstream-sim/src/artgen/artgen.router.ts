@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import express, { type NextFunction, type Request, type Response } from 'express';
-import { artgenNativeAction, isArtgenFollowUp, isArtgenPathAction, parseArtgenCustomId, type ArtgenPathAction } from '@gmg/contracts';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { artgenNativeAction, isArtgenFollowUp, isArtgenPathAction, parseArtgenCustomId, type ArtgenPathAction, type ErrorType } from '@gmg/contracts';
 import type { Logger } from '@gmg/logger';
 import { bearerGuard } from '../bearer-guard';
 import type { VideoRenderer } from '../media/video-renderer';
+import type { SimKeys } from '../sim-keys';
 import { durationMs, parseMarkers, type SimMarkers } from '../sim-scenario';
 import { sendArtError, sendError } from '../sim-errors';
 import { describeDelayMs, describeText } from './artgen-describe';
@@ -18,6 +19,8 @@ export interface ArtgenRouterDeps {
   /** Base of result links, no trailing slash. */
   publicUrl: string;
   apiKey?: string;
+  /** The simulator's key book (SIM_API_KEYS, POST /__sim/keys): when given, it guards instead of `apiKey`. */
+  keys?: SimKeys;
   maxTasks?: number;
   now: () => number;
   /** Describe's wait (node's timer unless injected). */
@@ -27,6 +30,15 @@ export interface ArtgenRouterDeps {
 }
 
 type Body = Record<string, unknown>;
+
+/** The bearer guard of the art routes: the key book's (several keys, revocations) or the one `apiKey`'s; none without either. */
+function guardOf(
+  deps: Pick<ArtgenRouterDeps, 'apiKey' | 'keys'>,
+  deny: (res: Response, status: number, type: ErrorType, message: string) => void,
+): RequestHandler[] {
+  if (deps.keys?.configured) return [deps.keys.bearer(deny)];
+  return deps.apiKey ? [bearerGuard(deps.apiKey, (res) => deny(res, 401, 'authentication_error', 'invalid or missing API key'))] : [];
+}
 
 class Refused extends Error {
   constructor(readonly refusal: ArtRefusal | { status: 503; type: 'service_unavailable'; message: string }) {
@@ -163,7 +175,7 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
   }
 
   const api = express.Router();
-  if (deps.apiKey) api.use(bearerGuard(deps.apiKey, (res) => sendArtError(res, 401, 'authentication_error', 'invalid or missing API key')));
+  for (const guard of guardOf(deps, sendArtError)) api.use(guard);
   api.use(express.json({ limit: '30mb' }));
   api.post('/generations', (req, res) => submit('imagine', req, res));
   api.post('/generations/:action', async (req, res) => {
@@ -198,7 +210,7 @@ export function artgenRouter(deps: ArtgenRouterDeps): express.Router {
   r.get('/files/:name', artFilesHandler({ art, videos: deps.videos, log }));
   r.use('/v1/artgen', api);
   // Art tasks are also unified tasks; other ids fall through to the generic /v1/tasks route.
-  const tasksGuard = deps.apiKey ? [bearerGuard(deps.apiKey, (res) => sendError(res, 401, 'authentication_error', 'invalid or missing API key'))] : [];
+  const tasksGuard = guardOf(deps, sendError);
   r.get('/v1/tasks/:id', ...tasksGuard, (req: Request, res: Response, next: NextFunction) => {
     const task = store.get(String(req.params.id));
     if (!task) return next();

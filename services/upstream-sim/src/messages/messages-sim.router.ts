@@ -28,19 +28,20 @@ const SLOW_REPEAT = 200;
 
 const vendorError = (res: Response, status: number, type: string, message: string) => res.status(status).json({ type: 'error', error: { type, message } });
 
-function keyGuard(apiKey: string) {
+function keyGuard(apiKey: string, log: Logger) {
   const expected = Buffer.from(apiKey);
   return (req: Request, res: Response, next: () => void) => {
     const bearer = /^Bearer\s+(.+)$/i.exec(req.header('authorization') ?? '')?.[1];
     const given = Buffer.from((req.header('x-api-key') ?? bearer ?? '').trim());
     if (given.length === expected.length && timingSafeEqual(given, expected)) return next();
+    log.info({ status: 401 }, 'messages call refused');
     vendorError(res, 401, 'authentication_error', 'invalid x-api-key');
   };
 }
 
 export function messagesSimRouter(opts: MessagesSimOptions): Router {
   const router = express.Router();
-  if (opts.apiKey) router.use(keyGuard(opts.apiKey));
+  if (opts.apiKey) router.use(keyGuard(opts.apiKey, opts.log));
   // the vendor's free token count: the same deterministic count the answers report as input_tokens
   router.post('/count_tokens', express.json({ limit: '30mb' }), (req, res) => {
     const b = req.body as Json;
