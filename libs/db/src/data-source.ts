@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { AccountEntity } from './entities/account.entity';
 import { ApiKeyEntity } from './entities/api-key.entity';
+import { ApiKeySpendEntity } from './entities/api-key-spend.entity';
 import { ChannelEntity } from './entities/channel.entity';
 import { GroupEntity } from './entities/group.entity';
 import { LedgerArchiveEntity, LedgerEntryEntity, LedgerTotalEntity } from './entities/ledger-entry.entity';
@@ -32,10 +33,12 @@ import { TaskRetention1765200000000 } from './migrations/1765200000000-task-rete
 import { LedgerArchive1765300000000 } from './migrations/1765300000000-ledger-archive';
 import { ChannelModelMap1765400000000 } from './migrations/1765400000000-channel-model-map';
 import { TasksHotUpdates1765500000000 } from './migrations/1765500000000-tasks-hot-updates';
+import { ApiKeyCaps1765637000000 } from './migrations/1765637000000-api-key-caps';
 
 export const ENTITIES = [
   AccountEntity,
   ApiKeyEntity,
+  ApiKeySpendEntity,
   AssetGroupEntity,
   AvatarAssetEntity,
   ChannelEntity,
@@ -73,6 +76,7 @@ export const MIGRATIONS = [
   LedgerArchive1765300000000,
   ChannelModelMap1765400000000,
   TasksHotUpdates1765500000000,
+  ApiKeyCaps1765637000000,
 ];
 
 export interface DbConfig {
