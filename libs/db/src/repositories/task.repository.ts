@@ -231,6 +231,10 @@ const HOLD_FIELDS = [
  *   release(lease));
  * - `caps`: per capped key of the group its period (spendPeriodSql, the database's clock) and its tasks' total; a
  *   group with more than one capped key is refused as a whole, writing nothing (its caller holds them one by one);
+ * - lease form, `owners`: the accounts' rows FOR KEY SHARE (what the task and ledger rows' foreign keys take anyway),
+ *   taken before the spend rows: every statement that locks a spend row (the holds, settlement) holds its account's
+ *   row first, so a leased hold waiting for an account row that a row hold locked never holds a spend row that hold
+ *   waits for (a deadlock a 200-way race found);
  * - `funded`: the groups whose locked row can pay (the same check as `hold`, on the row as locked, so the latest) and
  *   whose keys have room; `spend`: ONE conditional upsert per capped key of a funded group, `spent += Σ` only while
  *   `spent + Σ ≤ cap` — the row's latest version under its lock, so submits on every edge queue on it and together
@@ -280,9 +284,12 @@ const holdStatement = ({ from, locked = 'wait', extra = '' }: HoldFrom): string 
      FROM b GROUP BY lease_id
    ), locked AS (
      SELECT id, account_id, used, amount FROM credit_leases WHERE id IN (SELECT lease_id FROM total) AND status = 'active' ORDER BY id FOR UPDATE
+   ), owners AS (
+     SELECT id FROM accounts WHERE id IN (SELECT account_id FROM total) ORDER BY id FOR KEY SHARE
    ), funded AS (
      SELECT total.lease_id FROM total JOIN room ON room.lease_id = total.lease_id JOIN locked ON locked.id = total.lease_id
      WHERE locked.account_id = total.account_id AND total.accounts = 1 AND locked.used + total.amount <= locked.amount AND room.ok
+       AND total.account_id IN (SELECT id FROM owners)
    ), ${capped}, hold AS (
      UPDATE credit_leases l SET used = l.used + total.amount
      FROM total JOIN room ON room.lease_id = total.lease_id
