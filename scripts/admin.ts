@@ -19,9 +19,13 @@ Money is a decimal number of currency units. Database: DATABASE_URL (default pos
   accounts topup <account_id> <amount> [--note <text>]
 
   keys create --account <account_id> [--name <name>] [--models a,b] [--group <group>] [--rps <n>] [--inflight <n>]
-                                      (the secret is printed once)
+              [--max-spend <amount>] [--spend-window day|month] [--expires-at <unix seconds>]
+                                      (the secret is printed once; no --spend-window: the cap is over the key's life)
   keys list <account_id>
   keys revoke <key_id>                (other replicas stop accepting it within AUTH_CACHE_TTL_MS, at most 5 s)
+  keys rotate <key_id> [--overlap <seconds>]
+                                      (a new secret under the same id, printed once; the old one works --overlap
+                                       seconds more, default 3600)
 
   channels list
   channels add --name <name> --base-url <url> [--api-key <key> | --api-keys k1,k2,…] [--protocol gateway] [--models a,b]
@@ -64,6 +68,10 @@ const OPTIONS = {
   key: { type: 'string' },
   reason: { type: 'string' },
   model: { type: 'string' },
+  'max-spend': { type: 'string' },
+  'spend-window': { type: 'string' },
+  'expires-at': { type: 'string' },
+  overlap: { type: 'string' },
   'model-map': { type: 'string' },
   settings: { type: 'string' },
   protocol: { type: 'string' },
@@ -146,8 +154,13 @@ async function run(svc: ManagementService, keys: ChannelKeysService, loadFile: (
           group: f.group,
           rps_limit: num(f.rps),
           inflight_limit: num(f.inflight),
+          max_spend: num(f['max-spend']),
+          spend_window: f['spend-window'],
+          expires_at: num(f['expires-at']),
         }),
       );
+    case 'keys rotate':
+      return svc.rotateKey(need(pos, 2, 'key_id'), defined({ overlap_seconds: num(f.overlap) }));
     case 'keys list':
       return svc.listKeys({ account_id: need(pos, 2, 'account_id') });
     case 'keys revoke':

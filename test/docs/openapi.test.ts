@@ -41,6 +41,7 @@ import {
   createAccountSchema,
   createChannelSchema,
   createKeySchema,
+  rotateKeySchema,
   putGroupsSchema,
   putPricesSchema,
   topupSchema,
@@ -467,6 +468,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         createAccount: createAccountSchema,
         topupAccount: topupSchema,
         createKey: createKeySchema,
+        rotateKey: rotateKeySchema,
         createChannel: createChannelSchema,
         updateChannel: updateChannelSchema,
         addChannelKeys: addChannelKeysSchema,
@@ -800,6 +802,10 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         status: 'revoked',
         createdAt: at,
         revokedAt: at,
+        cap: { maxSpend: toMinor(12.5), window: 'day' },
+        expiresAt: at,
+        rotatedAt: at,
+        previousValidUntil: at,
       });
       expectValid(component('KeyWithSecret'), { ...key, key: 'sk-secret' }, 'key');
       expectNoUndocumentedKeys(component('Key'), key, 'key');

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { AccountEntity } from './entities/account.entity';
 import { ApiKeyEntity } from './entities/api-key.entity';
+import { ApiKeySpendEntity } from './entities/api-key-spend.entity';
 import { ChannelEntity } from './entities/channel.entity';
 import { ChannelKeyEntity } from './entities/channel-key.entity';
 import { GroupEntity } from './entities/group.entity';
@@ -35,10 +36,12 @@ import { ChannelModelMap1765400000000 } from './migrations/1765400000000-channel
 import { TasksHotUpdates1765500000000 } from './migrations/1765500000000-tasks-hot-updates';
 import { ChannelKeys1765600000000 } from './migrations/1765600000000-channel-keys';
 import { ChannelHealth1765600100000 } from './migrations/1765600100000-channel-health';
+import { ApiKeyCaps1765637000000 } from './migrations/1765637000000-api-key-caps';
 
 export const ENTITIES = [
   AccountEntity,
   ApiKeyEntity,
+  ApiKeySpendEntity,
   AssetGroupEntity,
   AvatarAssetEntity,
   ChannelEntity,
@@ -79,6 +82,7 @@ export const MIGRATIONS = [
   TasksHotUpdates1765500000000,
   ChannelKeys1765600000000,
   ChannelHealth1765600100000,
+  ApiKeyCaps1765637000000,
 ];
 
 export interface DbConfig {

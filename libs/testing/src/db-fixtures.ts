@@ -71,6 +71,9 @@ export function testPrincipal(extra: Partial<AuthPrincipal> = {}): AuthPrincipal
     priceRatio: 1,
     rpsLimit: null,
     inflightLimit: null,
+    cap: null,
+    expiresAt: null,
+    rotatedSecretValidUntil: null,
     ...extra,
   };
 }

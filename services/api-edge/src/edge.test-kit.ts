@@ -45,13 +45,21 @@ export interface EdgeHarness {
  * createApp with real Postgres (fresh database, real migrations) and real Redis (unique prefix), listening on
  * port 0. Deps can be overridden (e.g. a failing producer).
  */
-export async function startEdgeHarness(opts: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<EdgeHarness> {
-  const db = await createTestDatabase('gmg_edge');
-  const prefix = uniqueRedisPrefix();
+export async function startEdgeHarness(
+  opts: {
+    env?: Record<string, string>;
+    deps?: Partial<AppDeps>;
+    /** A second edge of the same fleet: its database and Redis prefix, which this harness's close() leaves to it. */
+    beside?: EdgeHarness;
+  } = {},
+): Promise<EdgeHarness> {
+  const own = !opts.beside;
+  const db = opts.beside?.db ?? (await createTestDatabase('gmg_edge'));
+  const prefix = opts.beside?.prefix ?? uniqueRedisPrefix();
   const redis = createRedis(TEST_REDIS_TARGET, 'client');
   const producers = new Producers(redis, prefix);
   const pricesFile = path.join(REPO_ROOT, 'infra/prices.json');
-  if (existsSync(pricesFile)) await loadPrices(db.dataSource, pricesFile);
+  if (own && existsSync(pricesFile)) await loadPrices(db.dataSource, pricesFile);
   const priceRepo = new PriceRepository(db.dataSource);
   const known = await priceRepo.table();
   await priceRepo.upsertMany(
@@ -118,9 +126,9 @@ export async function startEdgeHarness(opts: { env?: Record<string, string>; dep
       await timers.stop();
       await Promise.all(queues.map((q) => q.close()));
       await producers.close();
-      await deleteRedisPrefix(redis, prefix);
+      if (own) await deleteRedisPrefix(redis, prefix);
       await redis.quit();
-      await db.drop();
+      if (own) await db.drop();
       rmSync(resultDir, { recursive: true, force: true });
     },
   };

@@ -2,6 +2,9 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 
 export type ApiKeyStatus = 'active' | 'revoked';
 
+/** A cap's period: a UTC day or month; null = the key's whole life. */
+export type SpendWindow = 'day' | 'month';
+
 @Entity({ name: 'api_keys' })
 export class ApiKeyEntity {
   @PrimaryGeneratedColumn('uuid') id!: string;
@@ -21,4 +24,12 @@ export class ApiKeyEntity {
   @Column({ type: 'text', default: 'active' }) status!: ApiKeyStatus;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'revoked_at', nullable: true }) revokedAt!: Date | null;
+  /** Spending cap in minor units (null: none), over the key's life or per `spend_window`. */
+  @Column({ type: 'bigint', name: 'max_spend', nullable: true }) maxSpend!: string | null;
+  @Column({ type: 'text', name: 'spend_window', nullable: true }) spendWindow!: SpendWindow | null;
+  @Column({ type: 'timestamptz', name: 'expires_at', nullable: true }) expiresAt!: Date | null;
+  /** The secret the last rotation replaced (hashed), accepted until `previous_valid_until`. */
+  @Column({ type: 'text', name: 'previous_key_hash', nullable: true, select: false }) previousKeyHash!: string | null;
+  @Column({ type: 'timestamptz', name: 'previous_valid_until', nullable: true }) previousValidUntil!: Date | null;
+  @Column({ type: 'timestamptz', name: 'rotated_at', nullable: true }) rotatedAt!: Date | null;
 }

@@ -56,6 +56,8 @@ export class TaskEntity {
   @Column({ type: 'text', name: 'callback_url', nullable: true }) callbackUrl!: string | null;
   /** The task_inflight row that counts it while open; null: not counted (a chat call, or written before the counter). */
   @Column({ type: 'integer', name: 'inflight_shard', nullable: true }) inflightShard!: number | null;
+  /** A capped key's task: the spend period it was counted in (api_key_spend), so its refund goes back there. */
+  @Column({ type: 'text', name: 'spend_period', nullable: true }) spendPeriod!: string | null;
   /** A chat call paid from a credit lease: the lease that settles it if its edge dies (docs/messages.md). */
   @Column({ type: 'text', name: 'lease_id', nullable: true }) leaseId!: string | null;
 }

@@ -1,6 +1,20 @@
 import { rowsOf, type Row } from './sql';
 import type { DataSource } from 'typeorm';
 import { hashApiKey, keyPrefix, newApiKeySecret } from '../ids';
+import type { SpendWindow } from '../entities/api-key.entity';
+
+/**
+ * The period a cap counts in, from the database clock (one clock for every edge): `life`, the UTC day `YYYY-MM-DD`
+ * or month `YYYY-MM`. `windowExpr`: a SQL expression of the key's spend_window.
+ */
+export const spendPeriodSql = (windowExpr: string): string =>
+  `CASE ${windowExpr} WHEN 'day' THEN to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') WHEN 'month' THEN to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM') ELSE 'life' END`;
+
+/** A key's spending cap: `maxSpend` minor units over its life (`window` null) or per UTC day or month. */
+export interface SpendCap {
+  maxSpend: bigint;
+  window: SpendWindow | null;
+}
 
 /** What authentication yields: the key, its account and the effective group with its limits. */
 export interface AuthPrincipal {
@@ -14,6 +28,12 @@ export interface AuthPrincipal {
   /** Effective limits: the key's override, else the group's; null = unlimited. */
   rpsLimit: number | null;
   inflightLimit: number | null;
+  /** The key's spending cap, enforced by the hold statement; null = none. */
+  cap: SpendCap | null;
+  /** After this the key answers 401 "expired"; null = never. */
+  expiresAt: Date | null;
+  /** Set when the secret used is the one a rotation replaced: it answers 401 "rotated" from then on. */
+  rotatedSecretValidUntil: Date | null;
 }
 
 export interface ApiKeyRecord {
@@ -28,7 +48,16 @@ export interface ApiKeyRecord {
   status: 'active' | 'revoked';
   createdAt: Date;
   revokedAt: Date | null;
+  cap: SpendCap | null;
+  expiresAt: Date | null;
+  /** When the secret was last replaced, and until when the one before it is still accepted. */
+  rotatedAt: Date | null;
+  previousValidUntil: Date | null;
 }
+
+const dateOf = (v: unknown): Date | null => (v ? new Date(v as string) : null);
+const capOf = (maxSpend: unknown, window: unknown): SpendCap | null =>
+  maxSpend === null || maxSpend === undefined ? null : { maxSpend: BigInt(maxSpend as string), window: (window as SpendWindow | null) ?? null };
 
 const toKey = (r: Row): ApiKeyRecord => ({
   id: r.id as string,
@@ -41,11 +70,16 @@ const toKey = (r: Row): ApiKeyRecord => ({
   inflightLimit: (r.inflight_limit as number | null) ?? null,
   status: r.status as 'active' | 'revoked',
   createdAt: new Date(r.created_at as string),
-  revokedAt: r.revoked_at ? new Date(r.revoked_at as string) : null,
+  revokedAt: dateOf(r.revoked_at),
+  cap: capOf(r.max_spend, r.spend_window),
+  expiresAt: dateOf(r.expires_at),
+  rotatedAt: dateOf(r.rotated_at),
+  previousValidUntil: dateOf(r.previous_valid_until),
 });
 
 /** The columns toApiKey reads (never `*`: the key hash stays in the database); a column added to it is added here. */
-const COLUMNS = 'id, account_id, name, prefix, models, group_name, rps_limit, inflight_limit, status, created_at, revoked_at';
+const COLUMNS = `id, account_id, name, prefix, models, group_name, rps_limit, inflight_limit, status, created_at, revoked_at,
+  max_spend, spend_window, expires_at, rotated_at, previous_valid_until`;
 
 export class ApiKeyRepository {
   constructor(private readonly ds: DataSource) {}
@@ -58,12 +92,14 @@ export class ApiKeyRepository {
     groupName?: string | null;
     rpsLimit?: number | null;
     inflightLimit?: number | null;
+    cap?: SpendCap | null;
+    expiresAt?: Date | null;
     secret?: string;
   }): Promise<{ key: ApiKeyRecord; secret: string }> {
     const secret = input.secret ?? newApiKeySecret();
     const rows: Row[] = await this.ds.query(
-      `INSERT INTO api_keys (account_id, name, key_hash, prefix, models, group_name, rps_limit, inflight_limit)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING ${COLUMNS}`,
+      `INSERT INTO api_keys (account_id, name, key_hash, prefix, models, group_name, rps_limit, inflight_limit, max_spend, spend_window, expires_at)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) RETURNING ${COLUMNS}`,
       [
         input.accountId,
         input.name ?? '',
@@ -73,20 +109,30 @@ export class ApiKeyRepository {
         input.groupName ?? null,
         input.rpsLimit ?? null,
         input.inflightLimit ?? null,
+        input.cap ? input.cap.maxSpend.toString() : null,
+        input.cap?.window ?? null,
+        input.expiresAt ?? null,
       ],
     );
     return { key: toKey(rows[0]), secret };
   }
 
-  /** The principal of an active key by its secret, or null (unknown or revoked). */
+  /**
+   * The principal of an active key by its secret — its current one, or the one its last rotation replaced (then
+   * `rotatedSecretValidUntil` says until when it is accepted) — or null (unknown or revoked). An expired key is
+   * found too, with its `expiresAt`: the caller answers it with its own message (key-authenticator.ts).
+   */
   async authenticate(secret: string): Promise<AuthPrincipal | null> {
     const rows: Row[] = await this.ds.query(
       `SELECT k.id, k.account_id, k.models AS key_models, k.rps_limit AS key_rps, k.inflight_limit AS key_inflight,
+              k.max_spend, k.spend_window, k.expires_at, CASE WHEN k.key_hash = $1 THEN NULL ELSE k.previous_valid_until END AS secret_until,
               g.name AS group_name, g.models AS group_models, g.price_ratio, g.rps_limit AS group_rps,
               g.inflight_limit AS group_inflight
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
        JOIN groups g ON g.name = COALESCE(k.group_name, a.group_name)
-       WHERE k.key_hash = $1 AND k.status = 'active'`,
+       WHERE k.id = (SELECT id FROM api_keys WHERE key_hash = $1
+                     UNION ALL SELECT id FROM api_keys WHERE previous_key_hash = $1 AND previous_key_hash IS NOT NULL LIMIT 1)
+         AND k.status = 'active'`,
       [hashApiKey(secret)],
     );
     const r = rows[0];
@@ -100,6 +146,9 @@ export class ApiKeyRepository {
       priceRatio: Number(r.price_ratio),
       rpsLimit: ((r.key_rps ?? r.group_rps) as number | null) ?? null,
       inflightLimit: ((r.key_inflight ?? r.group_inflight) as number | null) ?? null,
+      cap: capOf(r.max_spend, r.spend_window),
+      expiresAt: dateOf(r.expires_at),
+      rotatedSecretValidUntil: dateOf(r.secret_until),
     };
   }
 
@@ -111,6 +160,23 @@ export class ApiKeyRepository {
   async listForAccount(accountId: string): Promise<ApiKeyRecord[]> {
     const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at`, [accountId]);
     return rows.map(toKey);
+  }
+
+  /**
+   * A new secret for an active key, under the same id (its history, limits and cap stay): the secret it replaces is
+   * accepted for `overlapSeconds` more (a secret replaced before is dropped at once). Null when the key is not active.
+   */
+  async rotate(id: string, overlapSeconds: number): Promise<{ key: ApiKeyRecord; secret: string } | null> {
+    const secret = newApiKeySecret();
+    const rows = rowsOf(
+      await this.ds.query(
+        `UPDATE api_keys SET previous_key_hash = key_hash, previous_valid_until = now() + make_interval(secs => $3),
+                key_hash = $2, prefix = $4, rotated_at = now()
+         WHERE id = $1 AND status = 'active' RETURNING ${COLUMNS}`,
+        [id, hashApiKey(secret), overlapSeconds, keyPrefix(secret)],
+      ),
+    );
+    return rows[0] ? { key: toKey(rows[0]), secret } : null;
   }
 
   /** Revokes a key; true when it was active. */

@@ -151,9 +151,10 @@ const settleManyUnsummed = (ds: DataSource, ids: string[]): Promise<unknown> => 
  * would fit, together they overdraw.
  */
 const MAX_NOT_SUM_HOLD_SQL = ((): string => {
-  const gate = 'accounts.available >= total.amount';
-  if (!HOLD_MANY_SQL.includes(gate)) throw new Error('the mutant no longer matches HOLD_MANY_SQL: update it');
-  return HOLD_MANY_SQL.replace(gate, 'accounts.available >= (SELECT max(price) FROM b)');
+  // the gate is in `funded` (on the locked row) and in `hold` (on the row it moves): the mutant weakens both
+  const gates = ['locked.available >= total.amount', 'accounts.available >= total.amount'];
+  if (!gates.every((g) => HOLD_MANY_SQL.includes(g))) throw new Error('the mutant no longer matches HOLD_MANY_SQL: update it');
+  return gates.reduce((sql, g) => sql.replace(g, `${g.split(' ')[0]} >= (SELECT max(price) FROM b)`), HOLD_MANY_SQL);
 })();
 
 /** Runs `property` (default: the random-sequence ledger property) against `ops` and returns why it failed. */

@@ -22,16 +22,19 @@ export interface Settlement {
  *   one account would apply only one of them); `locked` takes those account rows in id order first, so two
  *   billing replicas settling batches that share accounts wait for each other instead of deadlocking (as the
  *   edge's batched hold does);
+ * - `unspent`: a capped key's task gives back to its key's spend (api_key_spend, the period it was counted in) what
+ *   it did not capture — all of a failed task's price, a partial capture's remainder — once, as it joins `first`;
+ *   its rows are locked after the account rows (`refunds` reads `moved`) and in key order, as the hold locks them;
  * - `mark`: settled_at for the sweeper (also on a duplicate: harmless, already set).
  * A terminal status and its capture amount never change after the terminal transition, so a task is settled once
  * and its entries always sum to the hold.
  */
 export const SETTLE_SQL = `
 WITH t AS (
-  SELECT id, account_id, status, price, capture_amount, model, callback_url IS NOT NULL AS has_callback
+  SELECT id, account_id, status, price, capture_amount, model, callback_url IS NOT NULL AS has_callback, api_key_id, spend_period
   FROM tasks WHERE id = ANY($1::text[])
 ), due AS (
-  SELECT id, account_id, status, price, model,
+  SELECT id, account_id, status, price, model, api_key_id, spend_period,
          CASE WHEN status = 'failed' THEN 0 ELSE COALESCE(capture_amount, price) END AS captured
   FROM t WHERE status IN ('completed', 'failed')
 ), first AS (
@@ -60,6 +63,19 @@ WITH t AS (
   SET held = a.held - m.price, spent = a.spent + m.captured, available = a.available + (m.price - m.captured), updated_at = now()
   FROM moves m
   WHERE a.id = m.account_id AND a.id IN (SELECT id FROM locked)
+  RETURNING 1
+), refunds AS (
+  SELECT d.api_key_id, d.spend_period, sum(d.price - d.captured) AS amount
+  FROM due d JOIN first f ON f.task_id = d.id
+  WHERE d.spend_period IS NOT NULL AND d.price > d.captured AND (SELECT count(*) FROM moved) >= 0
+  GROUP BY d.api_key_id, d.spend_period
+), spend_locked AS (
+  SELECT api_key_id, period FROM api_key_spend
+  WHERE (api_key_id, period) IN (SELECT api_key_id, spend_period FROM refunds) ORDER BY api_key_id, period FOR UPDATE
+), unspent AS (
+  UPDATE api_key_spend s SET spent = s.spent - r.amount
+  FROM refunds r JOIN spend_locked l ON l.api_key_id = r.api_key_id AND l.period = r.spend_period
+  WHERE s.api_key_id = r.api_key_id AND s.period = r.spend_period
   RETURNING 1
 ), mark AS (
   UPDATE tasks SET settled_at = now()

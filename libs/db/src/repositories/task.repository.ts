@@ -1,9 +1,10 @@
 import { rowsOf, type Row } from './sql';
 import type { DataSource } from 'typeorm';
-import { type NormalizedRequest, type Pool, type TaskError, type TaskResult, type TaskStatus } from '@gmg/contracts';
+import { fromMinor, type NormalizedRequest, type Pool, type TaskError, type TaskResult, type TaskStatus } from '@gmg/contracts';
 import { DomainError } from '@gmg/errors';
 import { toAssetRow, type NewAsset } from './asset.repository';
 import type { NewAssetGroup } from './asset-group.repository';
+import { spendPeriodSql, type SpendCap } from './api-key.repository';
 
 /**
  * What every read but the submit step gets of the request: the NormalizedRequest without its upstream body (media,
@@ -74,6 +75,12 @@ export type NewTask = Pick<TaskRecord, 'id' | 'accountId' | 'apiKeyId' | 'model'
    */
   inflightLimit?: number | null;
   /**
+   * The API key's spending cap (null or absent = none): the task is refused with 402 `payment_required` naming the cap
+   * when the key's spend in the current period plus this price would pass it — checked and counted in the hold
+   * statement itself (api_key_spend), so concurrent submits on every edge together never pass it.
+   */
+  cap?: SpendCap | null;
+  /**
    * An avatar batch (spec 2.5): its `Pending` asset rows, in `groupId`, and that group when the submission makes a
    * new one. Written by the hold statement itself, so a refused hold (402, 429, a reused key) leaves neither behind.
    */
@@ -89,6 +96,15 @@ export interface AvatarBatch {
 
 /** Retry-After of a full in-flight budget: tasks take seconds to minutes. */
 export const INFLIGHT_RETRY_AFTER_SECONDS = 5;
+
+const WINDOW_WORDS = { day: 'per UTC day', month: 'per UTC month' } as const;
+
+export const spendCapError = (cap: SpendCap): DomainError =>
+  new DomainError(
+    'payment_required',
+    `Spending cap reached: this key may spend at most ${fromMinor(cap.maxSpend)} ${cap.window ? WINDOW_WORDS[cap.window] : 'over its life'} (max_spend); this request would pass it`,
+    { maxSpend: fromMinor(cap.maxSpend), spendWindow: cap.window },
+  );
 
 export const inflightLimitError = (limit: number): DomainError =>
   new DomainError('rate_limited', `Too many unfinished tasks: this key may have at most ${limit} in flight; wait for some to finish`, {
@@ -198,6 +214,8 @@ const HOLD_FIELDS = [
   ['trace_id', 'text'],
   ['callback_url', 'text'],
   ['inflight_limit', 'int'],
+  ['max_spend', 'bigint'],
+  ['spend_window', 'text'],
 ] as const;
 
 /**
@@ -214,36 +232,73 @@ const HOLD_FIELDS = [
  *   active and of the tasks' one account (the money already moved to `held` when it was granted, ledger `hold` on
  *   the lease id, so `available + held` does not change; per closed lease hold(lease) = Σ holds of its tasks +
  *   release(lease));
+ * - `caps`: per capped key of the group its period (spendPeriodSql, the database's clock) and its tasks' total; a
+ *   group with more than one capped key is refused as a whole, writing nothing (its caller holds them one by one);
+ * - lease form, `owners`: the accounts' rows FOR KEY SHARE (what the task and ledger rows' foreign keys take anyway),
+ *   taken before the spend rows: every statement that locks a spend row (the holds, settlement) holds its account's
+ *   row first, so a leased hold waiting for an account row that a row hold locked never holds a spend row that hold
+ *   waits for (a deadlock a 200-way race found);
+ * - `funded`: the groups whose locked row can pay (the same check as `hold`, on the row as locked, so the latest) and
+ *   whose keys have room; `spend`: ONE conditional upsert per capped key of a funded group, `spent += Σ` only while
+ *   `spent + Σ ≤ cap` — the row's latest version under its lock, so submits on every edge queue on it and together
+ *   never pass the cap; `paid`: the funded groups whose capped key (if any) was counted; `hold` moves only theirs;
  * - per task let through: its row (with its counter shard, so the in-flight triggers count it) and its ledger
  *   `hold` (`meta.lease` when leased); the task id is the primary key, so a task is held at most once.
- * The answer has a row per group: `room_ok`, and the group's written tasks (`id` null when none was written).
+ * The answer has a row per group: `room_ok`, `cap_ok` (false: funded but its key's cap refused it), and the group's
+ * written tasks (`id` null when none was written).
  */
 const holdStatement = ({ from, locked = 'wait', extra = '' }: HoldFrom): string => {
   const g = from === 'account' ? 'account_id' : 'lease_id';
   const fields = from === 'lease' ? [['lease_id', 'text'] as const, ...HOLD_FIELDS] : HOLD_FIELDS;
+  // after `funded`: the spend rows are locked after the group's row, in key order (two statements never cross)
+  const capped = `spend AS (
+     INSERT INTO api_key_spend AS s (api_key_id, period, spent, cap)
+     SELECT c.api_key_id, c.period, c.amount, c.cap FROM caps c
+     WHERE c.${g} IN (SELECT ${g} FROM funded) AND c.${g} NOT IN (SELECT ${g} FROM caps GROUP BY ${g} HAVING count(*) > 1)
+       AND c.amount <= c.cap
+     ORDER BY c.api_key_id, c.period
+     ON CONFLICT (api_key_id, period) DO UPDATE SET spent = s.spent + EXCLUDED.spent, cap = EXCLUDED.cap
+       WHERE s.spent + EXCLUDED.spent <= EXCLUDED.cap
+     RETURNING api_key_id, period
+   ), paid AS (
+     SELECT f.${g} FROM funded f
+     WHERE f.${g} NOT IN (SELECT ${g} FROM caps GROUP BY ${g} HAVING count(*) > 1)
+       AND NOT EXISTS (SELECT 1 FROM caps c WHERE c.${g} = f.${g}
+                         AND NOT EXISTS (SELECT 1 FROM spend WHERE spend.api_key_id = c.api_key_id AND spend.period = c.period))
+   )`;
   const move =
     from === 'account'
       ? `total AS (
      SELECT account_id, sum(price) AS amount FROM b GROUP BY account_id
    ), locked AS (
-     SELECT id FROM accounts WHERE id IN (SELECT account_id FROM total) ORDER BY id FOR UPDATE${locked === 'skip' ? ' SKIP LOCKED' : ''}
-   ), hold AS (
+     SELECT id, available FROM accounts WHERE id IN (SELECT account_id FROM total) ORDER BY id FOR UPDATE${locked === 'skip' ? ' SKIP LOCKED' : ''}
+   ), funded AS (
+     SELECT total.account_id FROM total JOIN room ON room.account_id = total.account_id JOIN locked ON locked.id = total.account_id
+     WHERE locked.available >= total.amount AND room.ok
+   ), ${capped}, hold AS (
      UPDATE accounts SET available = available - total.amount, held = held + total.amount, updated_at = now()
      FROM total JOIN room ON room.account_id = total.account_id
      WHERE accounts.id = total.account_id AND accounts.available >= total.amount AND room.ok
-       AND accounts.id IN (SELECT id FROM locked)
+       AND accounts.id IN (SELECT id FROM locked) AND accounts.id IN (SELECT account_id FROM paid)
      RETURNING accounts.id
    )`
       : `total AS (
      SELECT lease_id, min(account_id::text)::uuid AS account_id, count(DISTINCT account_id) AS accounts, sum(price) AS amount
      FROM b GROUP BY lease_id
    ), locked AS (
-     SELECT id FROM credit_leases WHERE id IN (SELECT lease_id FROM total) AND status = 'active' ORDER BY id FOR UPDATE
-   ), hold AS (
+     SELECT id, account_id, used, amount FROM credit_leases WHERE id IN (SELECT lease_id FROM total) AND status = 'active' ORDER BY id FOR UPDATE
+   ), owners AS (
+     SELECT id FROM accounts WHERE id IN (SELECT account_id FROM total) ORDER BY id FOR KEY SHARE
+   ), funded AS (
+     SELECT total.lease_id FROM total JOIN room ON room.lease_id = total.lease_id JOIN locked ON locked.id = total.lease_id
+     WHERE locked.account_id = total.account_id AND total.accounts = 1 AND locked.used + total.amount <= locked.amount AND room.ok
+       AND total.account_id IN (SELECT id FROM owners)
+   ), ${capped}, hold AS (
      UPDATE credit_leases l SET used = l.used + total.amount
      FROM total JOIN room ON room.lease_id = total.lease_id
      WHERE l.id = total.lease_id AND l.id IN (SELECT id FROM locked) AND l.status = 'active'
        AND l.account_id = total.account_id AND total.accounts = 1 AND l.used + total.amount <= l.amount AND room.ok
+       AND l.id IN (SELECT lease_id FROM paid)
      RETURNING l.id
    )`;
   return `WITH b AS (
@@ -253,14 +308,17 @@ const holdStatement = ({ from, locked = 'wait', extra = '' }: HoldFrom): string 
    ), room AS (
      SELECT k.${g}, bool_and(k.lim IS NULL OR k.n + ${openOf('k.api_key_id')} <= k.lim) AS ok
      FROM per_key k GROUP BY k.${g}
+   ), caps AS (
+     SELECT ${g}, api_key_id, ${spendPeriodSql('spend_window')} AS period, min(max_spend) AS cap, sum(price) AS amount
+     FROM b WHERE max_spend IS NOT NULL GROUP BY ${g}, api_key_id, spend_window
    ), ${move}, task AS (
      INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request,
                         price, price_snapshot, deadline_at, idempotency_key, idempotency_fingerprint, request_id, trace_id,
-                        callback_url, inflight_shard)
+                        callback_url, inflight_shard, spend_period)
      SELECT b.id, b.account_id, b.api_key_id, b.model, b.requested_model, b.pool, 'pending', 0, b.request, b.price,
             b.price_snapshot, b.deadline_at, b.idempotency_key, b.idempotency_fingerprint, b.request_id, b.trace_id,
-            b.callback_url, $2::int
-     FROM b JOIN hold ON hold.id = b.${g}
+            b.callback_url, $2::int, caps.period
+     FROM b JOIN hold ON hold.id = b.${g} LEFT JOIN caps ON caps.${g} = b.${g} AND caps.api_key_id = b.api_key_id AND b.max_spend IS NOT NULL
      RETURNING ${TASK_COLUMNS}
    ), ledger AS (
      INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
@@ -268,7 +326,7 @@ const holdStatement = ({ from, locked = 'wait', extra = '' }: HoldFrom): string 
      FROM b JOIN hold ON hold.id = b.${g}
      RETURNING task_id
    )${extra}
-   SELECT room.ok AS room_ok, made.* FROM room
+   SELECT room.ok AS room_ok, (room.${g} NOT IN (SELECT ${g} FROM funded) OR room.${g} IN (SELECT ${g} FROM paid)) AS cap_ok, made.* FROM room
    LEFT JOIN (SELECT b.${g} AS held_from, task.* FROM b JOIN task ON task.id = b.id JOIN ledger ON ledger.task_id = b.id) made
      ON made.held_from = room.${g}`;
 };
@@ -329,6 +387,8 @@ export const toHoldRow = (t: NewTask): Record<string, unknown> => ({
   trace_id: t.traceId ?? null,
   callback_url: t.callbackUrl ?? null,
   inflight_limit: t.inflightLimit ?? null,
+  max_spend: t.cap ? t.cap.maxSpend.toString() : null,
+  spend_window: t.cap?.window ?? null,
 });
 
 /** A task to hold; with `leaseId`, paid from that credit lease (HOLD_LEASED_SQL). */
@@ -342,6 +402,8 @@ export interface Held {
   tasks: Map<string, TaskRecord>;
   /** Some group was refused for a key's in-flight room (not for its money). */
   noRoom: boolean;
+  /** Some group could pay but a key's spending cap refused it. */
+  overCap: boolean;
 }
 
 /**
@@ -350,13 +412,14 @@ export interface Held {
  * answer was lost, everything: the callers' fallback finds such a task by its id.
  */
 export async function holdTasks(ds: Pick<DataSource, 'query'>, ts: readonly HoldOf[], sql: string, more: unknown[] = []): Promise<Held> {
-  if (ts.length === 0) return { tasks: new Map(), noRoom: false };
+  if (ts.length === 0) return { tasks: new Map(), noRoom: false, overCap: false };
   // one JSON document for the whole batch: one serialisation here, one parse there (no array-literal escaping)
   const batch = JSON.stringify(ts.map(({ task, leaseId }) => (leaseId === undefined ? toHoldRow(task) : { ...toHoldRow(task), lease_id: leaseId })));
   const rows = rowsOf(await ds.query(sql, [batch, inflightShard(), ...more]));
   return {
     tasks: new Map(rows.filter((r) => r.id !== null).map((r) => [r.id as string, toTaskRecord(r)])),
     noRoom: rows.some((r) => r.room_ok === false),
+    overCap: rows.some((r) => r.cap_ok === false),
   };
 }
 
@@ -399,6 +462,7 @@ export class TaskRepository {
     const task = held.tasks.get(t.id);
     if (task) return task;
     if (held.noRoom) throw inflightLimitError(t.inflightLimit!);
+    if (held.overCap && t.cap) throw spendCapError(t.cap);
     throw new DomainError('payment_required', 'Insufficient balance for this request');
   }
 

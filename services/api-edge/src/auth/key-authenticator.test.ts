@@ -17,6 +17,29 @@ function fakeLookup(known: Record<string, AuthPrincipal>) {
 }
 
 describe('KeyAuthenticator', () => {
+  it('refuses a cached key from the millisecond it expires, and a rotated-out secret from the end of its overlap, each with its own message', async () => {
+    let t = 10_000;
+    const lookup = fakeLookup({
+      'sk-ending': testPrincipal({ expiresAt: new Date(10_500) }),
+      'sk-old': testPrincipal({ rotatedSecretValidUntil: new Date(10_700) }),
+    });
+    const auth = new KeyAuthenticator(lookup, { ttlMs: 60_000, now: () => t });
+    expect((await auth.authenticate('sk-ending'))?.keyId).toBe('k1');
+    expect((await auth.authenticate('sk-old'))?.keyId).toBe('k1');
+    t = 10_499;
+    expect((await auth.authenticate('sk-ending'))?.keyId).toBe('k1');
+    t = 10_500;
+    await expect(auth.authenticate('sk-ending')).rejects.toMatchObject({
+      code: 'authentication',
+      message: expect.stringContaining('expired at 1970-01-01T00:00:10.500Z'),
+    });
+    expect((await auth.authenticate('sk-old'))?.keyId).toBe('k1');
+    t = 10_700;
+    await expect(auth.authenticate('sk-old')).rejects.toMatchObject({ code: 'authentication', message: expect.stringContaining('rotated') });
+    // both answered from the cache: one lookup each
+    expect(lookup.calls).toEqual(['sk-ending', 'sk-old']);
+  });
+
   it('asks the store once for a burst of requests with the same key', async () => {
     const lookup = fakeLookup({ 'sk-good': principal });
     const auth = new KeyAuthenticator(lookup, { ttlMs: 2000 });

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AuthPrincipal } from '@gmg/db';
-import { isDependencyUnavailable } from '@gmg/errors';
+import { DomainError, isDependencyUnavailable } from '@gmg/errors';
 
 export interface KeyLookup {
   authenticate(secret: string): Promise<AuthPrincipal | null>;
@@ -24,6 +24,23 @@ export interface KeyAuthenticatorOptions {
 
 interface Entry {
   principal: AuthPrincipal | null;
+}
+
+/**
+ * A found key that may not be used now answers 401 with its own message: past its `expires_at`, or a secret its
+ * rotation replaced once the overlap ended. Checked on every answer, cached ones too (the principal carries both
+ * times), so a cached key stops at the second it expires, not a cache TTL later.
+ */
+export function assertUsable(principal: AuthPrincipal | null, nowMs: number): AuthPrincipal | null {
+  if (!principal) return null;
+  if (principal.expiresAt && principal.expiresAt.getTime() <= nowMs) {
+    throw new DomainError('authentication', `This API key expired at ${principal.expiresAt.toISOString()}; ask for a new key`);
+  }
+  const until = principal.rotatedSecretValidUntil;
+  if (until && until.getTime() <= nowMs) {
+    throw new DomainError('authentication', `This API key's secret was rotated; the old secret stopped working at ${until.toISOString()}: use the new secret`);
+  }
+  return principal;
 }
 
 /** Longest secret we bother hashing; anything longer is not one of our keys. */
@@ -59,7 +76,12 @@ export class KeyAuthenticator {
     });
   }
 
+  /** The key's principal; null for an unknown or revoked key; throws 401 for an expired key or a rotated-out secret. */
   async authenticate(secret: string): Promise<AuthPrincipal | null> {
+    return assertUsable(await this.find(secret), this.opts.now?.() ?? Date.now());
+  }
+
+  private async find(secret: string): Promise<AuthPrincipal | null> {
     if (!secret || secret.length > MAX_SECRET_LENGTH) return null;
     if (this.opts.ttlMs <= 0) return this.lookup.authenticate(secret);
     const id = cacheId(secret);

@@ -25,7 +25,7 @@ export interface ManagementRouterDeps {
   authenticate: (secret: string, clientAddress: () => string) => Promise<AuthPrincipal | null>;
   /** The channel test's calls (POST /api/channels/{id}/test); absent: that route answers 503. */
   trial?: TrialDeps;
-  /** Called after a key was revoked (e.g. to clear this replica's key cache at once). */
+  /** Called after a key was revoked or rotated (e.g. to clear this replica's key cache at once). */
   onKeyRevoked?: (keyId: string) => void;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
   /** Largest accepted JSON body. Default 1 MiB (price tables). */
@@ -86,6 +86,12 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
     const { key: k, changed } = await svc.revokeKey(id(req));
     if (changed) deps.onKeyRevoked?.(k.id);
     send(res, 200, k, changed ? 'key revoked' : 'key was already revoked');
+  });
+  router.post('/keys/:id/rotate', admin, async (req, res) => {
+    const k = await svc.rotateKey(id(req), req.body);
+    deps.onKeyRevoked?.(k.id);
+    res.setHeader('Cache-Control', 'no-store');
+    send(res, 200, k, 'key rotated; the new secret is shown only now, the old one works until previous_secret_valid_until');
   });
 
   router.get('/channels', admin, async (_req, res) => send(res, 200, await svc.listChannels()));

@@ -35,6 +35,22 @@ export const createKeySchema = Joi.object({
   group: groupName().allow(null),
   rps_limit: limit(),
   inflight_limit: limit(),
+  max_spend: money().greater(0).allow(null),
+  spend_window: Joi.string().valid('day', 'month').allow(null),
+  expires_at: Joi.number()
+    .integer()
+    .custom((v: number, h) => (v * 1000 > Date.now() ? v : h.error('date.future')))
+    .messages({ 'date.future': '{{#label}} must be in the future (unix seconds)' })
+    .allow(null),
+}).with('spend_window', 'max_spend');
+
+/** The secret a rotation replaces keeps working this long (seconds; default an hour, at most 30 days). */
+export const rotateKeySchema = Joi.object({
+  overlap_seconds: Joi.number()
+    .integer()
+    .min(0)
+    .max(30 * 24 * 3600)
+    .default(3600),
 });
 
 /** Auth headers come from the channel's key, never from `settings.headers` (settings are echoed; keys never are). */

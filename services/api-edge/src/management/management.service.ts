@@ -25,6 +25,7 @@ import {
   createAccountSchema,
   createChannelSchema,
   createKeySchema,
+  rotateKeySchema,
   isUuid,
   listKeysQuerySchema,
   logsQuerySchema,
@@ -59,6 +60,13 @@ export interface KeyView {
   status: 'active' | 'revoked';
   created_at: number;
   revoked_at: number | null;
+  /** Spending cap (currency units) over the key's life, or per `spend_window`; null = none. */
+  max_spend: number | null;
+  spend_window: 'day' | 'month' | null;
+  expires_at: number | null;
+  rotated_at: number | null;
+  /** Until when the secret the last rotation replaced is accepted (null: never rotated). */
+  previous_secret_valid_until: number | null;
 }
 export interface ChannelView {
   id: string;
@@ -142,6 +150,11 @@ export const keyView = (k: ApiKeyRecord): KeyView => ({
   status: k.status,
   created_at: secs(k.createdAt),
   revoked_at: k.revokedAt ? secs(k.revokedAt) : null,
+  max_spend: k.cap ? fromMinor(k.cap.maxSpend) : null,
+  spend_window: k.cap?.window ?? null,
+  expires_at: k.expiresAt ? secs(k.expiresAt) : null,
+  rotated_at: k.rotatedAt ? secs(k.rotatedAt) : null,
+  previous_secret_valid_until: k.previousValidUntil ? secs(k.previousValidUntil) : null,
 });
 export const channelView = (c: ChannelRecord): ChannelView => ({
   id: c.id,
@@ -282,6 +295,9 @@ export class ManagementService {
       group?: string | null;
       rps_limit?: number | null;
       inflight_limit?: number | null;
+      max_spend?: number | null;
+      spend_window?: 'day' | 'month' | null;
+      expires_at?: number | null;
     }>(createKeySchema, body);
     await this.requireAccount(b.account_id);
     if (b.group) await this.requireGroup(b.group, 'group');
@@ -292,8 +308,20 @@ export class ManagementService {
       groupName: b.group ?? null,
       rpsLimit: b.rps_limit ?? null,
       inflightLimit: b.inflight_limit ?? null,
+      cap: b.max_spend ? { maxSpend: toMinor(b.max_spend), window: b.spend_window ?? null } : null,
+      expiresAt: b.expires_at ? new Date(b.expires_at * 1000) : null,
     });
     return { ...keyView(key), key: secret };
+  }
+
+  /** A new secret under the same key id (shown only in this answer); the replaced one works `overlap_seconds` more. */
+  async rotateKey(id: string, body: unknown): Promise<KeyView & { key: string }> {
+    const b = validate<{ overlap_seconds: number }>(rotateKeySchema, body);
+    const before = isUuid(id) ? await this.keys.get(id) : null;
+    if (!before) throw new DomainError('not_found', `Key ${id} not found`);
+    const rotated = await this.keys.rotate(id, b.overlap_seconds);
+    if (!rotated) throw new DomainError('conflict', `Key ${id} is revoked: a revoked key cannot be rotated`);
+    return { ...keyView(rotated.key), key: rotated.secret };
   }
 
   async listKeys(query: unknown): Promise<KeyView[]> {

@@ -268,6 +268,7 @@ async function holdAndRecord(
       ...extras.origin,
       callbackUrl: extras.callbackUrl,
       inflightLimit: principal.inflightLimit,
+      cap: principal.cap,
       avatarBatch: extras.avatarBatch,
     });
   } catch (err) {
