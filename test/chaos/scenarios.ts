@@ -716,7 +716,9 @@ export async function billingOutage(w: World, outageMs = 10_000): Promise<Row> {
     scenario: `billing down ${outageMs / 1000} s while 60 tasks end (a compressed outage)`,
     ...v,
     healMs: Date.now() - restarted,
-    ok: ok(v, backlog > 0 && w.deadServices().length === 0),
-    note: `${backlog} unsettled when billing came back; time to heal = backlog settled`,
+    // the backlog's size is reported, not required: a task held from a credit lease can be settled without billing's
+    // queue (the edge's lease book), so on a run where all 60 went that way nothing waits for billing at all
+    ok: ok(v, w.deadServices().length === 0),
+    note: `${backlog} of ${ids.length} unsettled when billing came back; time to heal = that backlog settled`,
   };
 }
