@@ -3,7 +3,7 @@ import type { MessagesChannel } from '@gmg/db';
 import { isObject, type Json } from '../chat-completions/chat-messages';
 import { DEFAULT_MAX_TOKENS } from '../chat-completions/chat-request';
 import { chatError } from '../chat-completions/chat-response';
-import { keptHeaders } from '../chat-completions/chat-sink';
+import { keptHeaders, sseHeaders, translatingSink } from '../chat-completions/chat-sink';
 import type { UpstreamLeg } from '../messages/messages-relay';
 import { drained, errorEvent, sinkOn, type MessagesSink } from '../messages/messages-sink';
 import { messageOfCompletion, messagesErrorOf } from './chat-to-messages';
@@ -41,12 +41,7 @@ function chatPassSink(res: Response, includeUsage: boolean): MessagesSink {
         .end(body);
     },
     open(headers) {
-      res.writeHead(200, {
-        ...keptHeaders(headers),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-      });
+      res.writeHead(200, sseHeaders(headers));
     },
     events(chunk) {
       // the usage chunk only exists when the gateway added include_usage; searched only then
@@ -94,39 +89,12 @@ export function chatPassLeg(res: Response, raw: Buffer, parsed: Json, model: str
 /** The messages answer of an `openai` channel's chat completion: translated whole, or one chunk at a time. */
 function messagesFromChatSink(res: Response, model: string): MessagesSink {
   const stream = new MessagesFromChatStream(model);
-  return sinkOn(res, {
-    whole(status, headers, body) {
-      res.status(status).set(keptHeaders(headers));
-      if (status >= 300) {
-        res.json(messagesErrorOf(status, body));
-        return;
-      }
-      let c: unknown;
-      try {
-        c = JSON.parse(body.toString('utf8'));
-      } catch {
-        // charged by the fallback rule; the client is told the answer was unreadable
-      }
-      if (isObject(c)) res.json(messageOfCompletion(c, model));
-      else res.status(502).json({ type: 'error', error: { type: 'bad_gateway', message: 'The upstream answer could not be read' } });
-    },
-    open(headers) {
-      res.writeHead(200, {
-        ...keptHeaders(headers),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-      });
-    },
-    events(chunk) {
-      const out = stream.push(chunk);
-      if (out === '') return undefined;
-      return res.write(out) ? undefined : drained(res);
-    },
-    end(error) {
-      if (error) res.end(errorEvent(error));
-      else res.end();
-    },
+  return translatingSink(res, {
+    error: (status, body) => messagesErrorOf(status, body),
+    answer: (c) => messageOfCompletion(c, model),
+    unreadable: { type: 'error', error: { type: 'bad_gateway', message: 'The upstream answer could not be read' } },
+    push: (events) => stream.push(events),
+    fail: (type, message) => errorEvent({ type, message }),
   });
 }
 
