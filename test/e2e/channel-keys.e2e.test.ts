@@ -5,8 +5,7 @@
  * key is disabled with the vendor's message, and once the simulator heals the keys all three are back in use without
  * an operator — after a restart of every service, which keeps the health it had.
  */
-import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
-import { startSimStack, waitFor, type SimStack, type StackService } from '@gmg/testing';
+import { adminApi, fundedKeyInGroup, startSimStack, waitFor, type SimStack, type StackService } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-keys-0123456789';
 const KEYS = ['sim-key-one-000000000000aaaa', 'sim-key-two-000000000000bbbb', 'sim-key-three-0000000000cccc'];
@@ -28,14 +27,7 @@ describe('channel keys e2e: three keys, one revoked and one rate limited mid-run
   let key: string;
   let channelId: string;
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as any };
-  };
+  const admin = adminApi(() => base, ADMIN_TOKEN);
   const vendorKey = async (k: string, state: 'ok' | 'revoked' | 'rate_limited') => {
     const r = await fetch(`${stack.simUrl}/__sim/keys`, {
       method: 'POST',
@@ -97,12 +89,7 @@ describe('channel keys e2e: three keys, one revoked and one rate limited mid-run
         stack.start('billing', { SWEEP_INTERVAL_MS: '1000', UNSETTLED_AFTER_MS: '1000' }),
       ])),
     ];
-    const db = stack.db.dataSource;
-    await new GroupRepository(db).upsert({ name: GROUP, priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
-    const accounts = new AccountRepository(db);
-    const a = await accounts.create({ name: 'e2e-keys', groupName: GROUP });
-    await accounts.topup(a.id, 1_000_000_000n);
-    key = (await new ApiKeyRepository(db).create({ accountId: a.id })).secret;
+    ({ key } = await fundedKeyInGroup(stack.db.dataSource, GROUP));
     const ch = await admin('POST', '/api/channels', { name: 'three-keys', protocol: 'gateway', base_url: stack.simUrl, api_keys: KEYS, groups: [GROUP] });
     expect(ch.status).toBe(201);
     for (const s of KEYS) expect(JSON.stringify(ch.body)).not.toContain(s);

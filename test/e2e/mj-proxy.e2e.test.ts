@@ -7,8 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
-import { REPO_ROOT, startSimStack, waitFor, type SimStack, type TestDatabase } from '@gmg/testing';
+import { REPO_ROOT, adminApi, fundedKeyInGroup, startSimStack, waitFor, type SimStack, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const BASE = '/v1/artgen/generations';
@@ -38,21 +37,8 @@ describe('mj-proxy e2e: the art suite through a midjourney-proxy channel', () =>
   let base: string;
   let mask: string;
 
-  const admin = async (method: string, p: string, body?: unknown) => {
-    const r = await fetch(`${base}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as Json };
-  };
-  const keyIn = async (group: string) => {
-    await new GroupRepository(db.dataSource).upsert({ name: group, priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
-    const accounts = new AccountRepository(db.dataSource);
-    const a = await accounts.create({ name: `e2e-${group}`, groupName: group });
-    await accounts.topup(a.id, 1_000_000_000n);
-    return (await new ApiKeyRepository(db.dataSource).create({ accountId: a.id })).secret;
-  };
+  const admin = adminApi(() => base, ADMIN_TOKEN);
+  const keyIn = async (group: string) => (await fundedKeyInGroup(db.dataSource, group)).key;
   const channel = async (name: string, group: string, extra: Record<string, unknown> = {}) => {
     const r = await admin('POST', '/api/channels', {
       name,

@@ -5,9 +5,8 @@
  * the webhook nudges its poll; the same task on a channel with `settings.callbacks: false` is polled at the normal
  * cadence — the vendor's request log counts both. A forged callback to the public edge is refused.
  */
-import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
 import { sumSamples } from '@gmg/observability';
-import { startSimStack, waitFor, type SimStack } from '@gmg/testing';
+import { adminApi, fundedKeyInGroup, startSimStack, waitFor, type SimStack } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const SIGNING_KEY = 'e2e-upstream-callback-key-0123456789abcdef';
@@ -22,21 +21,8 @@ describe('vendor callbacks e2e: a fal webhook nudges the poll, a forged one is r
   let stack: SimStack;
   let base: string;
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as any };
-  };
-  const keyIn = async (group: string) => {
-    await new GroupRepository(stack.db.dataSource).upsert({ name: group, priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
-    const accounts = new AccountRepository(stack.db.dataSource);
-    const a = await accounts.create({ name: `e2e-${group}`, groupName: group });
-    await accounts.topup(a.id, 1_000_000_000n);
-    return (await new ApiKeyRepository(stack.db.dataSource).create({ accountId: a.id })).secret;
-  };
+  const admin = adminApi(() => base, ADMIN_TOKEN);
+  const keyIn = async (group: string) => (await fundedKeyInGroup(stack.db.dataSource, group)).key;
   const falChannel = async (name: string, group: string, settings?: Record<string, unknown>) => {
     const r = await admin('POST', '/api/channels', {
       name,

@@ -7,8 +7,7 @@
  */
 import { createHmac } from 'node:crypto';
 import sharp from 'sharp';
-import { AccountRepository, ApiKeyRepository, GroupRepository } from '@gmg/db';
-import { startSimStack, waitFor, type SimStack, type StackService, type TestDatabase } from '@gmg/testing';
+import { adminApi, fundedKeyInGroup, startSimStack, waitFor, type SimStack, type StackService, type TestDatabase } from '@gmg/testing';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 // reference media as models.e2e sends them (public hosts: the vendor is told the URL, nobody fetches it here)
@@ -48,22 +47,9 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
   let base: string;
   let imageWorker: StackService;
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as any };
-  };
+  const admin = adminApi(() => base, ADMIN_TOKEN);
   /** A funded key in its own group (each channel below serves one group, so each test reaches its vendor only). */
-  const keyIn = async (group: string) => {
-    await new GroupRepository(db.dataSource).upsert({ name: group, priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
-    const accounts = new AccountRepository(db.dataSource);
-    const a = await accounts.create({ name: `e2e-${group}`, groupName: group });
-    await accounts.topup(a.id, 1_000_000_000n);
-    return { accountId: a.id, key: (await new ApiKeyRepository(db.dataSource).create({ accountId: a.id })).secret };
-  };
+  const keyIn = (group: string) => fundedKeyInGroup(db.dataSource, group);
   const channel = async (c: { name: string; protocol: string; group: string; model_map?: Record<string, string>; api_key?: string; priority?: number }) => {
     const r = await admin('POST', '/api/channels', {
       name: c.name,

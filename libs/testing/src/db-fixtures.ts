@@ -1,5 +1,5 @@
 import type { NormalizedRequest } from '@gmg/contracts';
-import { AccountRepository, ApiKeyRepository, newTaskId, type AuthPrincipal, type LeasedCall, type NewTask } from '@gmg/db';
+import { AccountRepository, ApiKeyRepository, GroupRepository, newTaskId, type AuthPrincipal, type LeasedCall, type NewTask } from '@gmg/db';
 import type { DataSource } from 'typeorm';
 
 /** The owner of a test task: an account and one of its API keys. */
@@ -58,6 +58,30 @@ export async function fundedOwner(ds: DataSource, name: string, balance: bigint)
   await accounts.topup(accountId, balance);
   const apiKeyId = (await new ApiKeyRepository(ds).create({ accountId })).key.id;
   return { accountId, apiKeyId };
+}
+
+/**
+ * An end-to-end customer: its own group (no fair-use limits, price ratio 1: a channel serving only that group is the
+ * only one its requests reach), an account funded with `balance`, and the secret of a key.
+ */
+export async function fundedKeyInGroup(ds: DataSource, group: string, balance = 1_000_000_000n): Promise<{ accountId: string; key: string }> {
+  await new GroupRepository(ds).upsert({ name: group, priceRatio: 1, models: null, rpsLimit: null, inflightLimit: null });
+  const accounts = new AccountRepository(ds);
+  const a = await accounts.create({ name: `e2e-${group}`, groupName: group });
+  await accounts.topup(a.id, balance);
+  return { accountId: a.id, key: (await new ApiKeyRepository(ds).create({ accountId: a.id })).secret };
+}
+
+/** The management API as an operator calls it: `(method, path, body?)` with the admin token, JSON both ways. */
+export function adminApi(base: () => string, token: string) {
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const r = await fetch(`${base()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, body: (await r.json()) as any };
+  };
 }
 
 /** An authenticated key as the edge's middleware sees it: key k1 of account a1 in group `default`, no limits; `extra` overrides any field. */

@@ -9,7 +9,7 @@ export { startBlackHoleProxy, type BlackHoleProxy } from './black-hole-proxy';
 export type { LocalRedis, LocalRedisCluster } from './redis-cluster';
 export { ownPort, redisAnswers, redisClusterArgs, redisServerArgs, ServerProc, serverUserWhenRoot } from './local-server';
 export { checkLedger } from './ledger-check';
-export { fundedOwner, testChatCall, testPrincipal, testTask, type TestOwner } from './db-fixtures';
+export { adminApi, fundedKeyInGroup, fundedOwner, testChatCall, testPrincipal, testTask, type TestOwner } from './db-fixtures';
 export { startTestDnsServer, type TestDnsServer } from './dns-server';
 export { launchTestBrowser } from './browser';
 export type { TestBrowser } from './browser';
