@@ -81,7 +81,15 @@ function bundle(entryPoints, depth) {
     // that matter keep theirs: error classes set `this.name`, and every TypeORM entity and migration class is
     // emitted under its own name (test/infra/build.e2e.test.ts checks it, in a service and in the migrate bundle).
     keepNames: false,
-    banner: { js: `const __gmgRoot = require('node:path').resolve(__dirname${", '..'".repeat(depth)});` },
+    // Source maps (SERVICE_NODE_FLAGS' --enable-source-maps) for the bundle's own code only: the flag has already read
+    // this bundle's map when the banner runs, and from here on no package's map is read — `--enable-source-maps`
+    // alone reads the map of every module loaded from node_modules and keeps it (typeorm's carry its TypeScript
+    // sources): 13 MiB of the edge's resident set at start-up, for stack frames inside libraries (docs/benchmarks.md).
+    banner: {
+      js:
+        `const __gmgRoot = require('node:path').resolve(__dirname${", '..'".repeat(depth)}); ` +
+        `if (process.sourceMapsEnabled) require('node:module').setSourceMapsSupport(true, { nodeModules: false, generatedCode: false });`,
+    },
     plugins: [sourceDirname],
     logLevel: 'warning',
   });

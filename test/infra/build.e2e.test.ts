@@ -7,8 +7,9 @@
  * image has no others. (`npm start` end to end on the bundles: test/infra/start.e2e.test.ts.)
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
@@ -147,6 +148,35 @@ describe('the compiled build', () => {
     expect(await run('migrate', ['--wait'], { DATABASE_URL: url.toString() })).toBe('migrate --wait: schema up to date\n');
     const listed = JSON.parse(await run('admin', ['prices', 'list'], { DATABASE_URL: url.toString() })) as Array<{ key: string }>;
     expect(listed.map((p) => p.key).sort()).toEqual((prices as Array<{ key: string }>).map((p) => p.key).sort());
+  });
+
+  it("maps stack frames of the bundle's own code to its TypeScript files, and reads no library's source map", async () => {
+    // a preloaded probe asks Node's source-map cache, as the process exits, what the production flags loaded: the
+    // bundle's own map (scripts/admin.ts among its sources), and none for typeorm, which the bundle did load
+    // (the libraries' maps cost the edge 13 MiB at start-up; scripts/build.mjs, docs/benchmarks.md)
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gmg-build-maps-'));
+    try {
+      const out = path.join(dir, 'probe.json');
+      const probe = path.join(dir, 'probe.js');
+      writeFileSync(
+        probe,
+        `const m = require('node:module');
+process.on('exit', () => {
+  const typeorm = require.resolve('typeorm', { paths: [${JSON.stringify(REPO_ROOT)}] });
+  const own = m.findSourceMap(process.argv[1]);
+  require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({
+    own: own ? own.payload.sources.filter((s) => s.endsWith('scripts/admin.ts')).length : 0,
+    typeormLoaded: require.cache[typeorm] !== undefined,
+    typeormMap: m.findSourceMap(typeorm) !== undefined,
+  }));
+});
+`,
+      );
+      await execFileAsync(process.execPath, [...SERVICE_NODE_FLAGS, '--require', probe, scriptBundle('admin'), 'help'], { cwd: REPO_ROOT, encoding: 'utf8' });
+      expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ own: 1, typeormLoaded: true, typeormMap: false });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('every bundle loads only production dependencies of its workspace, and each production dependency is loaded', () => {

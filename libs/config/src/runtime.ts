@@ -5,7 +5,9 @@ import path from 'node:path';
  * dist/services/<name>/main.js) under plain node with these flags — the Dockerfile's NODE_OPTIONS, `npm start` and
  * the benchmarks all use them (test/infra/build.e2e.test.ts holds the Dockerfile to the same list).
  *
- * - `--enable-source-maps`: stack traces in logs name the TypeScript file and line.
+ * - `--enable-source-maps`: stack traces in logs name the TypeScript file and line. Each bundle narrows it to its own
+ *   code as it starts (scripts/build.mjs's banner): the flag alone also reads and keeps the source map of every
+ *   package loaded from node_modules, 13 MiB of the edge's resident set (docs/benchmarks.md, "Compiled build").
  * - `--max-old-space-size=192`: the V8 heap budget. Without it V8 sizes the heap from the host's memory (not the
  *   container's) and lets it grow lazily under load: the edge reached 333 MiB resident under the ceiling bench with
  *   a live set well under 96 MiB, and 177 MiB with this budget at the same throughput (docs/benchmarks.md,
