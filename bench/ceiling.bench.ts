@@ -5,7 +5,7 @@
  * (api-edge alone: no worker, no billing), against the same Postgres and Redis. Prints, per path, requests per
  * second, p99, the ratio gateway / minimal and the server's CPU per request, measured from outside
  * (/proc/<pid>/stat utime + stime before and after the run); then the edge's peak RSS (/proc/<pid>/status VmHWM),
- * and its peak before the first request.
+ * and its peak before the first request, each against issue 39's bound (≤ 200 MB peak, ≤ 150 MB after start-up).
  * Inserts a row into the ceiling table of docs/benchmarks.md. Loopback only; every run bounded in time.
  *
  *   npm run bench -- ceiling                                  # 100 connections, 1 × 5 s per path and server
@@ -23,7 +23,7 @@
  *       # A/B in one run: also measures the api-edge bundle of another checkout (e.g. `git worktree add /tmp/base
  *       # <commit> && (cd /tmp/base && npm run build)`: the build installs what is missing first), in the same
  *       # rounds, against the same database, and prints this edge / that edge per path (the median of each round's
- *       # ratio). No row is written.
+ *       # ratio) and that edge's peak RSS (and after start-up). No row is written.
  *   BENCH_MINIMAL_PROTOTYPED=1 npm run bench -- ceiling
  *       # the stricter ceiling: the minimal server's requests and responses made with Express's prototypes from the
  *       # start, as the gateway's server makes them (services/api-edge/src/http/app-server.ts); the row says so
@@ -59,6 +59,14 @@ const PATHS = (['submit', 'poll'] as const).filter((p) => !ONLY || ONLY === p);
 const WARMUP = 300;
 /** Linux reports utime/stime in clock ticks of USER_HZ, 100 on every mainstream kernel build. */
 const BODY = JSON.stringify({ model: 'lumen-2-flex', prompt: 'benchmark', resolution: '1MP' });
+
+/** Issue 39's bounds on the edge's resident set, in MB (10^6 bytes; the bench measures MiB). */
+const PEAK_TARGET_MB = 200;
+const START_TARGET_MB = 150;
+const againstTarget = (what: string, mib: number, targetMb: number): string => {
+  const mb = (mib * 2 ** 20) / 1e6;
+  return `${what} ${mb.toFixed(0)} MB ${mb <= targetMb ? '≤' : '>'} ${targetMb} MB (${mb <= targetMb ? 'met' : 'NOT met'})`;
+};
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
@@ -179,6 +187,7 @@ async function main(): Promise<void> {
     if (baseline) targets.push({ ...targets[1], name: 'baseline', base: `http://127.0.0.1:${basePort}`, pid: baseline.pid ?? NaN, ids: [] });
     // the edge's resident set after start-up, before any request: what the catalog and the loaded libraries cost
     const edgeStartRss = memMiB(targets[1].pid, 'VmHWM');
+    const baseStartRss = baseline ? memMiB(targets[2]!.pid, 'VmHWM') : NaN;
     for (const t of targets) await warmUp(t);
 
     const results: Record<string, Record<string, Run[]>> = {};
@@ -227,7 +236,12 @@ async function main(): Promise<void> {
     console.log(
       `peak RSS: edge ${edgeRss.toFixed(0)} MiB (${edgeStartRss.toFixed(0)} after start-up), minimal ${minRss.toFixed(0)} MiB · non-2xx/errors/timeouts: ${failures}`,
     );
+    console.log(
+      `edge memory vs issue 39's targets: ${againstTarget('peak', edgeRss, PEAK_TARGET_MB)} · ${againstTarget('after start-up', edgeStartRss, START_TARGET_MB)}`,
+    );
     if (baseline) {
+      const baseRss = memMiB(targets[2]!.pid, 'VmHWM');
+      console.log(`A/B memory | baseline ${BASELINE}: peak RSS ${baseRss.toFixed(0)} MiB (${baseStartRss.toFixed(0)} after start-up)`);
       for (const which of PATHS) {
         const { gateway, baseline: base } = results[which];
         const perRound = gateway.map((r, i) => (100 * r.rps) / base[i]!.rps);
