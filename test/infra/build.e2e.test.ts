@@ -23,6 +23,7 @@ import {
   startService,
   uniqueRedisPrefix,
   uniqueSuffix,
+  waitFor,
   type ServiceProcess,
   type TestDatabase,
 } from '@gmg/testing';
@@ -175,6 +176,43 @@ process.on('exit', () => {
       await execFileAsync(process.execPath, [...SERVICE_NODE_FLAGS, '--require', probe, scriptBundle('admin'), 'help'], { cwd: REPO_ROOT, encoding: 'utf8' });
       expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ own: 1, typeormLoaded: true, typeormMap: false });
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the edge loads at start-up only what serving needs: the OpenAPI YAML, the queue dashboard, the tracing SDK and S3 on first use', async () => {
+    // a preloaded probe lists, on SIGUSR2, the packages the process has loaded (Node's module cache)
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gmg-build-loaded-'));
+    const out = path.join(dir, 'loaded.json');
+    const probe = path.join(dir, 'probe.js');
+    writeFileSync(
+      probe,
+      `process.on('SIGUSR2', () => {
+  const names = Object.keys(require.cache).map((f) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(f)?.[1]).filter(Boolean);
+  require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify([...new Set(names)]));
+});
+`,
+    );
+    const port = await freePort();
+    const admin = 'build-test-admin-token-0123456789abcdef';
+    const env = { PORT: String(port), DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(), ADMIN_TOKEN: admin };
+    const probed = await startService('api-edge', env, `http://127.0.0.1:${port}/healthz`, 60_000, 'dist', ['--require', probe]);
+    const loaded = async (): Promise<string[]> => {
+      rmSync(out, { force: true });
+      probed.proc.kill('SIGUSR2');
+      return waitFor(() => existsSync(out) && (JSON.parse(readFileSync(out, 'utf8')) as string[]), { timeoutMs: 10_000, what: 'the probe' });
+    };
+    try {
+      const onFirstUse = ['yaml', '@bull-board/api', '@bull-board/express'];
+      const atStart = await loaded();
+      expect(atStart).toEqual(expect.arrayContaining(['express', 'typeorm', 'bullmq']));
+      expect(atStart.filter((p) => [...onFirstUse, '@opentelemetry/sdk-trace-base', '@aws-sdk/client-s3'].includes(p))).toEqual([]);
+      expect((await fetch(`http://127.0.0.1:${port}/openapi.json`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/admin/queues`, { headers: { authorization: `Bearer ${admin}` } })).status).toBe(200);
+      const after = await loaded();
+      expect(onFirstUse.filter((p) => !after.includes(p))).toEqual([]);
+    } finally {
+      await probed.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });
