@@ -27,6 +27,7 @@ const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
   ['poison', (w) => s.poisonAnswers(w)],
   ['pg-slow', (w) => s.postgresSlow(w)],
   ['billing-outage', (w) => s.billingOutage(w)],
+  ['reshard', (w) => s.reshardUnderLoad(w)],
   // only through the pooler (CHAOS_PGBOUNCER=1); without it the scenario is listed as not run
   ['pgbouncer', s.pgbouncerRestart],
   // only on the Redis Cluster (CHAOS_REDIS_CLUSTER=1)
