@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { QUEUES, listModels } from '@gmg/contracts';
 import { ChannelRepository } from '@gmg/db';
 import { DuePolls, billingQueueKeyPrefix, queueKeyPrefix } from '@gmg/queue';
-import { waitFor } from '@gmg/testing';
+import { startBlackHoleProxy, waitFor } from '@gmg/testing';
 import { SWEEP_INTERVAL_MS, verify, type Verdict, type World } from './world';
 
 export interface Row extends Partial<Verdict> {
@@ -793,4 +793,70 @@ export async function reshardUnderLoad(w: World, perPhase = 20): Promise<Row> {
       `${leftOnShard1 === undefined ? 'shard 1 not read (cluster)' : `${leftOnShard1} jobs/polls waiting on the retired shard 1 when K = 2 left`}; ` +
       `${refused.length ? `refused: ${refused.join(' ')}; ` : ''}${forwarded} submits forwarded upstream for ${ids.length} tasks; ${v.completed} completed, ${v.failed} failed; time to heal = K = 2 gone → all settled`,
   };
+}
+
+/**
+ * Redis black-holed, not down: the services reach Redis through a proxy (libs/testing startBlackHoleProxy) that, for
+ * `holeMs`, holds every byte either way — open connections stay open, nothing is refused, no error arrives; only the
+ * services' own timeouts (REDIS_COMMAND_TIMEOUT_MS, the edge's reachability ping) can notice. 30 tasks run through
+ * it and 10 more are submitted during it. Every submit must be answered within 10 s (no hang after the money
+ * commit), a refused one must leave no task; after the path is back every accepted task ends terminal and settled
+ * once, and no service exits. The edge, worker and billing of the world are replaced for the scenario by ones on the
+ * proxy, and restored after it.
+ */
+export async function redisBlackHole(w: World, holeMs = 6000): Promise<Row> {
+  const proxy = await startBlackHoleProxy({ port: w.redis.port });
+  const onProxy = { REDIS_URL: proxy.url };
+  await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => w.procs[s]!.stop()));
+  const extras: Awaited<ReturnType<World['startExtra']>>[] = [];
+  try {
+    for (const s of ['edge', 'worker', 'billing'] as const) extras.push(await w.startExtra(s, onProxy));
+    const edge = extras[0]!.base;
+    const a = await w.account('redis-black-hole');
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const r = await w.submit(a.key, { model: 'lumen-2-flex', prompt: `black hole ${i} [sim:slow]` }, { base: edge });
+      if (r.status !== 200) throw new Error(`submit before the fault answered ${r.status}`);
+      ids.push(r.body.data[0].task_id as string);
+    }
+    await w.waitStatus(ids, ['processing', 'completed', 'failed'], 15, 60_000);
+    proxy.blackHole();
+    const t0 = Date.now();
+    const during: Array<{ status: number; ms: number }> = [];
+    try {
+      for (let i = 0; i < 10 && Date.now() - t0 < holeMs; i++) {
+        const started = Date.now();
+        // status 0: no answer within 15 s (a hang) or the connection failed
+        const r = await w
+          .submit(a.key, { model: 'lumen-2-flex', prompt: `black hole during ${i}` }, { base: edge, timeoutMs: 15_000 })
+          .catch(() => ({ status: 0, body: undefined }));
+        during.push({ status: r.status, ms: Date.now() - started });
+        if (r.status === 200) ids.push(r.body.data[0].task_id as string);
+      }
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, holeMs - (Date.now() - t0))));
+    } finally {
+      proxy.restore();
+    }
+    const restoredAt = Date.now();
+    const v = await verify(w, a.accountId, ids);
+    const rows = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [a.accountId]);
+    const slowest = Math.max(0, ...during.map((d) => d.ms));
+    const crashed = extras.filter((x) => x.proc.proc.exitCode !== null || x.proc.proc.signalCode !== null).length;
+    const statuses = during.map((d) => d.status);
+    return {
+      scenario: `Redis black-holed ${holeMs / 1000} s (packets held, not refused), 30 in flight + submits during it`,
+      ...v,
+      healMs: Date.now() - restoredAt,
+      ok: ok(v, slowest <= 10_000 && rows === ids.length && crashed === 0 && during.length > 0),
+      note:
+        `submits during the hole: ${during.length}, answered ${statuses.join(' ')} (slowest ${(slowest / 1000).toFixed(1)} s; bound 10 s); ` +
+        `tasks in Postgres ${rows} = accepted ${ids.length}: ${rows === ids.length ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed; ` +
+        `time to heal = path back → all settled${crashed ? `; ${crashed} service(s) exited` : ''}`,
+    };
+  } finally {
+    proxy.restore();
+    await Promise.all(extras.map((x) => x.proc.stop().catch(() => undefined)));
+    await proxy.close();
+    await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => w.startSvc(s)));
+  }
 }

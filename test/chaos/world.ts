@@ -251,10 +251,11 @@ export class World {
   async submit(
     key: string,
     body: unknown,
-    init: { contentType?: string; raw?: string | Buffer; path?: string; base?: string } = {},
+    init: { contentType?: string; raw?: string | Buffer; path?: string; base?: string; timeoutMs?: number } = {},
   ): Promise<{ status: number; body: any }> {
     const r = await fetch(`${init.base ?? this.base}${init.path ?? '/v1/images/generations'}`, {
       method: 'POST',
+      ...(init.timeoutMs ? { signal: AbortSignal.timeout(init.timeoutMs) } : {}),
       headers: { authorization: `Bearer ${key}`, 'content-type': init.contentType ?? 'application/json' },
       body: init.raw ?? JSON.stringify(body),
     });
