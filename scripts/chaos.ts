@@ -27,13 +27,15 @@ const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
   ['poison', (w) => s.poisonAnswers(w)],
   ['pg-slow', (w) => s.postgresSlow(w)],
   ['billing-outage', (w) => s.billingOutage(w)],
+  ['reshard', (w) => s.reshardUnderLoad(w)],
+  ['redis-black-hole', (w) => s.redisBlackHole(w)],
   // only through the pooler (CHAOS_PGBOUNCER=1); without it the scenario is listed as not run
   ['pgbouncer', s.pgbouncerRestart],
   // only on the Redis Cluster (CHAOS_REDIS_CLUSTER=1)
   ['cluster-master', s.clusterMasterKill],
 ];
 /** Scenarios that fault the standalone Redis itself: not run when the services use the cluster. */
-const STANDALONE_REDIS_ONLY = new Set(['flush', 'redis-kill']);
+const STANDALONE_REDIS_ONLY = new Set(['flush', 'redis-kill', 'redis-black-hole']);
 const SUITE_LIMIT_MS = 9 * 60_000;
 
 const cell = (v: number | undefined): string => (v === undefined ? '–' : String(v));

@@ -2,8 +2,8 @@
 import fc from 'fast-check';
 import { QUEUES, listModels } from '@gmg/contracts';
 import { ChannelRepository } from '@gmg/db';
-import { DuePolls, queueKeyPrefix } from '@gmg/queue';
-import { waitFor } from '@gmg/testing';
+import { DuePolls, billingQueueKeyPrefix, queueKeyPrefix } from '@gmg/queue';
+import { startBlackHoleProxy, waitFor } from '@gmg/testing';
 import { SWEEP_INTERVAL_MS, verify, type Verdict, type World } from './world';
 
 export interface Row extends Partial<Verdict> {
@@ -721,4 +721,142 @@ export async function billingOutage(w: World, outageMs = 10_000): Promise<Row> {
     ok: ok(v, w.deadServices().length === 0),
     note: `${backlog} of ${ids.length} unsettled when billing came back; time to heal = that backlog settled`,
   };
+}
+
+/** What waits on shard 1 of the image pool and of billing's two queues (jobs, due polls), read on the standalone Redis. */
+async function onShardOne(w: World): Promise<number | undefined> {
+  if (w.cluster) return undefined; // the services' keys are on the cluster, not w.redis
+  const c = w.redis.client();
+  try {
+    const image = queueKeyPrefix('chaos', QUEUES.image, 1);
+    const [billing, webhook] = [QUEUES.billing, QUEUES.webhook].map((q) => `${billingQueueKeyPrefix('chaos', q, 1)}:${q}`);
+    const res = (await c.pipeline().llen(`${image}:${QUEUES.image}:wait`).zcard(`${image}:${QUEUES.image}:delayed`).zcard(`${image}:polls`).exec()) ?? [];
+    const more = await Promise.all([billing, webhook].map(async (k) => (await c.pipeline().llen(`${k}:wait`).zcard(`${k}:delayed`).exec()) ?? []));
+    return [...res, ...more.flat()].reduce((n, [, v]) => n + Number(v ?? 0), 0);
+  } finally {
+    c.disconnect();
+  }
+}
+
+/**
+ * The shard count raised and lowered under load (QUEUE_SHARDS image=2,billing=2,webhook=2 and back), old and new
+ * replicas side by side as in a rolling deploy: K = 1 everywhere; a K = 2 edge, worker and billing join while the
+ * K = 1 ones run (submits alternate between the two edges); the K = 1 worker and billing stop (only K = 2 consumes);
+ * then K = 1 comes back and the K = 2 replicas stop, leaving whatever waited on shard 1 where no replica looks — the
+ * pool sweep (orphans re-added on their shard) and billing's sweep (retired shards drained, unsettled tasks re-sent)
+ * must bring it home. Every task terminal, settled once, the ledger whole; submits forwarded to the upstream are
+ * counted against the tasks (a duplicate submit would show as more).
+ */
+export async function reshardUnderLoad(w: World, perPhase = 20): Promise<Row> {
+  const a = await w.account('reshard');
+  const K2 = { QUEUE_SHARDS: 'image=2,billing=2,webhook=2' };
+  const forwardedBefore = w.upstream.forwarded;
+  const ids: string[] = [];
+  const refused: number[] = [];
+  const submitSome = async (bases: string[], n: number, tag: string): Promise<void> => {
+    for (let i = 0; i < n; i++) {
+      const r = await w.submit(
+        a.key,
+        { model: 'lumen-2-flex', prompt: `reshard ${tag} ${i}${i % 3 === 0 ? ' [sim:slow]' : ''}` },
+        { base: bases[i % bases.length] },
+      );
+      if (r.status === 200) ids.push(r.body.data[0].task_id as string);
+      else refused.push(r.status);
+    }
+  };
+  // 1. K = 1 everywhere, under load
+  await submitSome([w.base], perPhase / 2, 'k1');
+  // 2. raised: K = 2 replicas join the running K = 1 ones
+  const edge2 = await w.startExtra('edge', K2);
+  const worker2 = await w.startExtra('worker', K2);
+  const billing2 = await w.startExtra('billing', K2);
+  await submitSome([w.base, edge2.base], perPhase, 'mixed-up');
+  // 3. the K = 1 worker and billing leave: only K = 2 consumes (both edges still submit)
+  await Promise.all([w.procs.worker!.stop(), w.procs.billing!.stop()]);
+  await submitSome([w.base, edge2.base], perPhase, 'k2');
+  // 4. lowered: K = 1 replicas back beside the K = 2 ones, then the K = 2 ones leave mid-flight
+  await Promise.all([w.startSvc('worker'), w.startSvc('billing')]);
+  await submitSome([w.base, edge2.base], perPhase, 'mixed-down');
+  const crashed = [edge2, worker2, billing2].filter((x) => x.proc.proc.exitCode !== null || x.proc.proc.signalCode !== null).length;
+  await Promise.all([edge2.proc.stop(), worker2.proc.stop(), billing2.proc.stop()]);
+  const t0 = Date.now();
+  const leftOnShard1 = await onShardOne(w);
+  await submitSome([w.base], perPhase / 2, 'k1-again');
+  const v = await verify(w, a.accountId, ids);
+  const forwarded = w.upstream.forwarded - forwardedBefore;
+  return {
+    scenario: `shard count raised 1 → 2 and lowered 2 → 1 under load (edge, worker, billing; old and new side by side), ${ids.length} tasks`,
+    ...v,
+    healMs: Date.now() - t0,
+    ok: ok(v, refused.length === 0 && crashed === 0 && w.deadServices().length === 0),
+    note:
+      `${leftOnShard1 === undefined ? 'shard 1 not read (cluster)' : `${leftOnShard1} jobs/polls waiting on the retired shard 1 when K = 2 left`}; ` +
+      `${refused.length ? `refused: ${refused.join(' ')}; ` : ''}${forwarded} submits forwarded upstream for ${ids.length} tasks; ${v.completed} completed, ${v.failed} failed; time to heal = K = 2 gone → all settled`,
+  };
+}
+
+/**
+ * Redis black-holed, not down: the services reach Redis through a proxy (libs/testing startBlackHoleProxy) that, for
+ * `holeMs`, holds every byte either way — open connections stay open, nothing is refused, no error arrives; only the
+ * services' own timeouts (REDIS_COMMAND_TIMEOUT_MS, the edge's reachability ping) can notice. 30 tasks run through
+ * it and 10 more are submitted during it. Every submit must be answered within 10 s (no hang after the money
+ * commit), a refused one must leave no task; after the path is back every accepted task ends terminal and settled
+ * once, and no service exits. The edge, worker and billing of the world are replaced for the scenario by ones on the
+ * proxy, and restored after it.
+ */
+export async function redisBlackHole(w: World, holeMs = 6000): Promise<Row> {
+  const proxy = await startBlackHoleProxy({ port: w.redis.port });
+  const onProxy = { REDIS_URL: proxy.url };
+  await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => w.procs[s]!.stop()));
+  const extras: Awaited<ReturnType<World['startExtra']>>[] = [];
+  try {
+    for (const s of ['edge', 'worker', 'billing'] as const) extras.push(await w.startExtra(s, onProxy));
+    const edge = extras[0]!.base;
+    const a = await w.account('redis-black-hole');
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const r = await w.submit(a.key, { model: 'lumen-2-flex', prompt: `black hole ${i} [sim:slow]` }, { base: edge });
+      if (r.status !== 200) throw new Error(`submit before the fault answered ${r.status}`);
+      ids.push(r.body.data[0].task_id as string);
+    }
+    await w.waitStatus(ids, ['processing', 'completed', 'failed'], 15, 60_000);
+    proxy.blackHole();
+    const t0 = Date.now();
+    const during: Array<{ status: number; ms: number }> = [];
+    try {
+      for (let i = 0; i < 10 && Date.now() - t0 < holeMs; i++) {
+        const started = Date.now();
+        // status 0: no answer within 15 s (a hang) or the connection failed
+        const r = await w
+          .submit(a.key, { model: 'lumen-2-flex', prompt: `black hole during ${i}` }, { base: edge, timeoutMs: 15_000 })
+          .catch(() => ({ status: 0, body: undefined }));
+        during.push({ status: r.status, ms: Date.now() - started });
+        if (r.status === 200) ids.push(r.body.data[0].task_id as string);
+      }
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, holeMs - (Date.now() - t0))));
+    } finally {
+      proxy.restore();
+    }
+    const restoredAt = Date.now();
+    const v = await verify(w, a.accountId, ids);
+    const rows = await w.count(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1`, [a.accountId]);
+    const slowest = Math.max(0, ...during.map((d) => d.ms));
+    const crashed = extras.filter((x) => x.proc.proc.exitCode !== null || x.proc.proc.signalCode !== null).length;
+    const statuses = during.map((d) => d.status);
+    return {
+      scenario: `Redis black-holed ${holeMs / 1000} s (packets held, not refused), 30 in flight + submits during it`,
+      ...v,
+      healMs: Date.now() - restoredAt,
+      ok: ok(v, slowest <= 10_000 && rows === ids.length && crashed === 0 && during.length > 0),
+      note:
+        `submits during the hole: ${during.length}, answered ${statuses.join(' ')} (slowest ${(slowest / 1000).toFixed(1)} s; bound 10 s); ` +
+        `tasks in Postgres ${rows} = accepted ${ids.length}: ${rows === ids.length ? 'yes' : 'NO'}; ${v.completed} completed, ${v.failed} failed; ` +
+        `time to heal = path back → all settled${crashed ? `; ${crashed} service(s) exited` : ''}`,
+    };
+  } finally {
+    proxy.restore();
+    await Promise.all(extras.map((x) => x.proc.stop().catch(() => undefined)));
+    await proxy.close();
+    await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => w.startSvc(s)));
+  }
 }

@@ -134,6 +134,8 @@ export class World {
   /** The simulator itself (a backup channel bypasses the faulty proxy). */
   simUrl = '';
   readonly procs: Partial<Record<Svc | 'sim', ServiceProcess>> = {};
+  /** Processes started beside the main ones (startExtra: another QUEUE_SHARDS, say); stopped with the world. */
+  readonly extras: ServiceProcess[] = [];
   private readonly envs: Partial<Record<Svc, { env: Record<string, string>; health: string }>> = {};
   private root = '';
   private dbUrl = '';
@@ -190,6 +192,19 @@ export class World {
     return p;
   }
 
+  /**
+   * One more process of `s` beside the running ones: the same environment with `env` over it, on a port of its own.
+   * Returns it and its base URL (the edge's API, a worker's or billing's health server).
+   */
+  async startExtra(s: Svc, env: Record<string, string>): Promise<{ proc: ServiceProcess; base: string }> {
+    const name = { edge: 'api-edge', worker: 'worker-image', billing: 'billing' }[s];
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const proc = await startService(name, { ...this.envs[s]!.env, ...env, [s === 'edge' ? 'PORT' : 'HEALTH_PORT']: String(port) }, `${base}/readyz`);
+    this.extras.push(proc);
+    return { proc, base };
+  }
+
   /** Every service process still running (none crashed). */
   deadServices(): string[] {
     return (['sim', 'edge', 'worker', 'billing'] as const).filter((s) => {
@@ -210,7 +225,7 @@ export class World {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(Object.values(this.procs).map((p) => p?.stop().catch(() => undefined)));
+    await Promise.all([...Object.values(this.procs), ...this.extras].map((p) => p?.stop().catch(() => undefined)));
     await this.upstream?.close();
     await this.pgProxy?.stop();
     if (this.ds?.isInitialized) await this.ds.destroy().catch(() => undefined);
@@ -233,9 +248,14 @@ export class World {
     return { accountId: a.id, key: k.secret };
   }
 
-  async submit(key: string, body: unknown, init: { contentType?: string; raw?: string | Buffer; path?: string } = {}): Promise<{ status: number; body: any }> {
-    const r = await fetch(`${this.base}${init.path ?? '/v1/images/generations'}`, {
+  async submit(
+    key: string,
+    body: unknown,
+    init: { contentType?: string; raw?: string | Buffer; path?: string; base?: string; timeoutMs?: number } = {},
+  ): Promise<{ status: number; body: any }> {
+    const r = await fetch(`${init.base ?? this.base}${init.path ?? '/v1/images/generations'}`, {
       method: 'POST',
+      ...(init.timeoutMs ? { signal: AbortSignal.timeout(init.timeoutMs) } : {}),
       headers: { authorization: `Bearer ${key}`, 'content-type': init.contentType ?? 'application/json' },
       body: init.raw ?? JSON.stringify(body),
     });

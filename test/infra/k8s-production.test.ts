@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { QUEUES } from '@gmg/contracts';
-import { queueKeyPrefix } from '@gmg/queue';
+import { billingQueueKeyPrefix, queueKeyPrefix } from '@gmg/queue';
 import { BASE, K8S, ROOT, renderKustomization, type Obj } from './kustomize-reader';
 
 const production = renderKustomization(path.join(K8S, 'overlays', 'production'));
@@ -153,7 +153,7 @@ describe('k8s/overlays/production', () => {
     });
   });
 
-  describe('Redis: a Cluster over TLS, every pool in K ≥ 2 shards, KEDA watching every shard', () => {
+  describe('Redis: a Cluster over TLS, every pool and billing’s two queues in K ≥ 2 shards, KEDA watching every shard', () => {
     const config = named(production, 'ConfigMap', 'gmg-config').data as Record<string, string>;
     const shards = Object.fromEntries(config.QUEUE_SHARDS!.split(',').map((kv) => kv.split('=') as [string, string]));
     const redisTriggers = (so: Obj): Obj[] => (so.spec.triggers as Obj[]).filter((t) => t.type.startsWith('redis'));
@@ -180,6 +180,24 @@ describe('k8s/overlays/production', () => {
       expect((so.spec.triggers as Obj[]).filter((t) => t.type === 'prometheus')).toEqual(
         (named(base, 'ScaledObject', `worker-${pool}`).spec.triggers as Obj[]).filter((t) => t.type === 'prometheus'),
       );
+    });
+
+    it('billing: one redis-cluster trigger per shard of each of its queues (settlements, webhook deliveries; wait and active), each at the base target ÷ K', () => {
+      const so = named(production, 'ScaledObject', 'billing');
+      const baseLengths = Object.fromEntries(
+        redisTriggers(named(base, 'ScaledObject', 'billing')).map((t) => [t.metadata.listName as string, Number(t.metadata.listLength)]),
+      );
+      const expected: Record<string, number> = {};
+      for (const q of ['billing', 'webhook'] as const) {
+        const k = Number(shards[q]);
+        expect(k).toBeGreaterThanOrEqual(2);
+        for (const l of ['wait', 'active']) {
+          const baseLength = baseLengths[`${billingQueueKeyPrefix(config.QUEUE_PREFIX!, QUEUES[q])}:${QUEUES[q]}:${l}`]!;
+          expect(baseLength).toBeGreaterThan(0);
+          for (let s = 0; s < k; s++) expected[`${billingQueueKeyPrefix(config.QUEUE_PREFIX!, QUEUES[q], s)}:${QUEUES[q]}:${l}`] = baseLength / k;
+        }
+      }
+      expect(Object.fromEntries(redisTriggers(so).map((t) => [t.metadata.listName as string, Number(t.metadata.listLength)]))).toEqual(expected);
     });
 
     it('every ScaledObject keeps its fallback replicas and reads the same Prometheus queries as the base', () => {

@@ -112,7 +112,7 @@ describe('KEDA pool triggers (issue 38)', () => {
     try {
       for (let i = 0; i < 4; i++) await enqueueWebhook(webhooks, { taskId: `task-${i}`, event: 'completed' });
       for (let i = 0; i < 2; i++) await producers.requestSettlement(`task-${i}`);
-      const truth = { [QUEUES.webhook]: await webhooks.getWaitingCount(), [QUEUES.billing]: await producers.billing.getWaitingCount() };
+      const truth = { [QUEUES.webhook]: await webhooks.getWaitingCount(), [QUEUES.billing]: await producers.billing[0]!.getWaitingCount() };
       expect(truth).toEqual({ [QUEUES.webhook]: 4, [QUEUES.billing]: 2 });
 
       reportQueueDepth(() => producers.jobCounts(), 0);

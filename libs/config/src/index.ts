@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { POOLS, type Pool } from '@gmg/contracts';
+import { MAX_QUEUE_SHARDS, SHARDED_QUEUES, type ShardedQueue } from '@gmg/contracts';
 import { redisTopologySchema, type RedisEnv } from './redis';
 
 export { Joi };
@@ -56,8 +56,11 @@ export interface CommonEnv extends RedisEnv {
   REDIS_REQUIRE_NOEVICTION: boolean;
   /** Inside every Redis key's hash tag (`{<prefix>:...}`); renaming it strands queued jobs until the rebuild. */
   QUEUE_PREFIX: string;
-  /** Queue shards per pool (QUEUE_SHARDS `image=2,video=2`; a pool not named has 1). */
-  QUEUE_SHARDS: Readonly<Record<Pool, number>>;
+  /**
+   * Queue shards per pool and for billing's two queues (QUEUE_SHARDS `image=2,video=2,billing=2,webhook=2`; a queue
+   * not named has 1). A task's jobs go to shard shardOf(task id, K) of each queue (libs/queue keys.ts).
+   */
+  QUEUE_SHARDS: Readonly<Record<ShardedQueue, number>>;
   /** OTLP/HTTP collector base URL; spans are exported to `<it>/v1/traces`. Unset: tracing off (issue 12). */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   /** Direct Postgres endpoint for migrations (never PgBouncer's transaction pool); unset: DATABASE_URL. */
@@ -71,7 +74,7 @@ export interface CommonEnv extends RedisEnv {
   PG_IDLE_IN_TX_TIMEOUT_MS: number;
 }
 
-const oneShardEach = (): Record<Pool, number> => Object.fromEntries(POOLS.map((p) => [p, 1])) as Record<Pool, number>;
+const oneShardEach = (): Record<ShardedQueue, number> => Object.fromEntries(SHARDED_QUEUES.map((q) => [q, 1])) as Record<ShardedQueue, number>;
 
 /** Builds the common part of every service's config: Postgres, Redis, logging, Redis policy check, queue prefix. */
 export const commonSchema = {
@@ -95,10 +98,15 @@ export const commonSchema = {
       const out = oneShardEach();
       for (const item of v ? v.split(',') : []) {
         const m = /^\s*([a-z]+)\s*=\s*(\d+)\s*$/.exec(item);
-        if (!m || !(POOLS as readonly string[]).includes(m[1]!) || Number(m[2]) < 1 || Number(m[2]) > 64) {
-          return h.message({ custom: `must be pool=count pairs (pools ${POOLS.join(', ')}; counts 1 to 64), e.g. image=2,video=2; got {{#item}}` }, { item });
+        if (!m || !(SHARDED_QUEUES as readonly string[]).includes(m[1]!) || Number(m[2]) < 1 || Number(m[2]) > MAX_QUEUE_SHARDS) {
+          return h.message(
+            {
+              custom: `must be queue=count pairs (queues ${SHARDED_QUEUES.join(', ')}; counts 1 to ${MAX_QUEUE_SHARDS}), e.g. image=2,video=2,billing=2; got {{#item}}`,
+            },
+            { item },
+          );
         }
-        out[m[1] as Pool] = Number(m[2]);
+        out[m[1] as ShardedQueue] = Number(m[2]);
       }
       return out;
     }),

@@ -14,6 +14,12 @@ export const QUEUES = Object.freeze({
 export type Pool = 'image' | 'video' | 'artgen' | 'avatar';
 export const POOLS: readonly Pool[] = Object.freeze(['image', 'video', 'artgen', 'avatar'] as const);
 
+/** The queues sharded by QUEUE_SHARDS: every pool, and billing's two (settlements, webhook deliveries). */
+export type ShardedQueue = Pool | 'billing' | 'webhook';
+export const SHARDED_QUEUES: readonly ShardedQueue[] = Object.freeze([...POOLS, 'billing', 'webhook'] as const);
+/** The most shards QUEUE_SHARDS gives one queue: billing looks this far for jobs left on a retired shard. */
+export const MAX_QUEUE_SHARDS = 64;
+
 /** Job names per queue (the catalog). A handler map typed over it makes a missing handler a compile error. */
 export interface TaskJobCatalog {
   /** Drives one task through its step machine: submit to an upstream, then poll it. */

@@ -1,7 +1,28 @@
 export { WORKER_MIN_COMMAND_TIMEOUT_MS, createRedis, checkRedisPolicy, redisPrimaries } from './connection';
-export { queueKeyPrefix, taskViewKey, idempotencyKey, limiterKey, uploadQuotaKey, healSentinelKey, sweepCursorKey, shardOf, upstreamCallbackKey } from './keys';
+export {
+  queueKeyPrefix,
+  billingQueueKeyPrefix,
+  taskViewKey,
+  idempotencyKey,
+  limiterKey,
+  uploadQuotaKey,
+  healSentinelKey,
+  sweepCursorKey,
+  shardOf,
+  upstreamCallbackKey,
+} from './keys';
 export type { Redis } from './connection';
-export { Producers, createTaskQueue, createTaskQueueShards, createBillingQueue, createWebhookQueue, enqueueSettlement, enqueueWebhook } from './producers';
+export {
+  Producers,
+  createTaskQueue,
+  createTaskQueueShards,
+  createBillingQueue,
+  createBillingQueueShards,
+  createWebhookQueue,
+  createWebhookQueueShards,
+  enqueueSettlement,
+  enqueueWebhook,
+} from './producers';
 export type { TaskQueue, BillingQueue, WebhookQueue } from './producers';
 export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WEBHOOK_JOB_NAMES, WORKER_LOCK_DEFAULTS } from './typed-worker';
 export { DuePolls } from './due-polls';
@@ -12,6 +33,7 @@ export { evaluateReadiness } from './readiness';
 export type { HealthCheck } from './readiness';
 export { onShutdownSignals } from './graceful-shutdown';
 export { jobPresence } from './job-presence';
+export { drainRetiredShards } from './retired-shards';
 export type { JobPresence } from './job-presence';
 export { REDIS_BYTES_PER_TASK, checkRedisMemory, checkRedisReady, redisMaxmemoryFor, redisMemory } from './redis-memory';
 export { RedisReachability } from './reachability';

@@ -12,6 +12,15 @@ export function queueKeyPrefix(prefix: string, queueName: string, shard?: number
   return shard === undefined ? `{${prefix}:${queueName}}` : `{${prefix}:${queueName}:${shard}}`;
 }
 
+/**
+ * BullMQ prefix of one shard of billing's queues (settlements, webhook deliveries): shard 0 keeps the unsharded
+ * name `{<prefix>:<queue>}` (a deployment with one shard, as shipped, keeps the keys it always had, and lowering the
+ * count back to 1 leaves shard 0's jobs where they are); shard i > 0 is `{<prefix>:<queue>:<i>}`, a slot of its own.
+ */
+export function billingQueueKeyPrefix(prefix: string, queueName: string, shard = 0): string {
+  return queueKeyPrefix(prefix, queueName, shard === 0 ? undefined : shard);
+}
+
 /** The Redis task view of a task (read by GET /v1/tasks/<id>). */
 export const taskViewKey = (prefix: string, taskId: string): string => `{${prefix}:task:${taskId}}`;
 
@@ -43,7 +52,7 @@ export const healSentinelKey = (queuePrefix: string): string => `${queuePrefix}:
 export const sweepCursorKey = (queuePrefix: string): string => `${queuePrefix}:sweep-cursor`;
 
 /**
- * The shard of a task in a pool of `shards` queues: FNV-1a of its id, mod shards. Stable across processes and
+ * The shard of a task in a sharded queue of `shards` shards (a pool; billing's settlements and webhook deliveries): FNV-1a of its id, mod shards. Stable across processes and
  * versions (the sweeps and every producer compute the same shard); changing it is a reshard.
  */
 export function shardOf(taskId: string, shards: number): number {

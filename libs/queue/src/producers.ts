@@ -8,6 +8,7 @@ import {
   type BillingJobCatalog,
   type Pool,
   type SettleJobData,
+  type ShardedQueue,
   type TaskJobCatalog,
   type TaskJobData,
   type WebhookJobCatalog,
@@ -16,7 +17,7 @@ import {
 import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
 import type { Redis } from './connection';
 import { DuePolls } from './due-polls';
-import { queueKeyPrefix, shardOf } from './keys';
+import { billingQueueKeyPrefix, queueKeyPrefix, shardOf } from './keys';
 import { WORKER_LOCK_DEFAULTS } from './typed-worker';
 
 export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog>;
@@ -51,18 +52,35 @@ export function createTaskQueueShards(pool: Pool, connection: Redis, prefix: str
   return Array.from({ length: Math.max(1, shards) }, (_, i) => createTaskQueue(pool, connection, prefix, i));
 }
 
-export function createBillingQueue(connection: Redis, prefix: string): BillingQueue {
-  return new Queue(QUEUES.billing, { connection, prefix: queueKeyPrefix(prefix, QUEUES.billing), defaultJobOptions: SETTLE_JOB_OPTIONS }) as BillingQueue;
+/** Shard `shard` of the settlement queue (billingQueueKeyPrefix: shard 0 keeps the unsharded name). */
+export function createBillingQueue(connection: Redis, prefix: string, shard = 0): BillingQueue {
+  return new Queue(QUEUES.billing, {
+    connection,
+    prefix: billingQueueKeyPrefix(prefix, QUEUES.billing, shard),
+    defaultJobOptions: SETTLE_JOB_OPTIONS,
+  }) as BillingQueue;
+}
+
+/** Every shard of the settlement queue (QUEUE_SHARDS billing=K), index = shard. */
+export function createBillingQueueShards(connection: Redis, prefix: string, shards: number): BillingQueue[] {
+  return Array.from({ length: Math.max(1, shards) }, (_, i) => createBillingQueue(connection, prefix, i));
+}
+
+/** Retry policy of webhook deliveries (WEBHOOK_ATTEMPTS, WEBHOOK_BACKOFF_MS). */
+interface WebhookRetry {
+  attempts: number;
+  backoffMs: number;
 }
 
 /**
- * Webhook deliveries: exponential backoff from `backoffMs`, `attempts` in all (docs/webhooks.md: 14 attempts from
- * 10 s reach ~23 h). Completed jobs are kept 48 h, so a re-enqueue within the retry horizon collapses into them.
+ * Shard `shard` of the webhook queue. Deliveries: exponential backoff from `backoffMs`, `attempts` in all
+ * (docs/webhooks.md: 14 attempts from 10 s reach ~23 h). Completed jobs are kept 48 h, so a re-enqueue within the
+ * retry horizon collapses into them.
  */
-export function createWebhookQueue(connection: Redis, prefix: string, retry: { attempts: number; backoffMs: number }): WebhookQueue {
+export function createWebhookQueue(connection: Redis, prefix: string, retry: WebhookRetry, shard = 0): WebhookQueue {
   return new Queue(QUEUES.webhook, {
     connection,
-    prefix: queueKeyPrefix(prefix, QUEUES.webhook),
+    prefix: billingQueueKeyPrefix(prefix, QUEUES.webhook, shard),
     defaultJobOptions: {
       attempts: retry.attempts,
       backoff: { type: 'exponential', delay: retry.backoffMs },
@@ -72,37 +90,53 @@ export function createWebhookQueue(connection: Redis, prefix: string, retry: { a
   }) as WebhookQueue;
 }
 
-/** jobId = webhook-<taskId>-<event>: one delivery per task and terminal state, however often it is asked for. */
-export async function enqueueWebhook(queue: WebhookQueue, data: WebhookJobData): Promise<void> {
-  await queue.add('deliver', data, { jobId: webhookJobId(data.taskId, data.event) });
+/** Every shard of the webhook queue (QUEUE_SHARDS webhook=K), index = shard. */
+export function createWebhookQueueShards(connection: Redis, prefix: string, retry: WebhookRetry, shards: number): WebhookQueue[] {
+  return Array.from({ length: Math.max(1, shards) }, (_, i) => createWebhookQueue(connection, prefix, retry, i));
 }
 
-/** The one way to ask for a settlement. jobId = settle-<taskId>: a duplicate request collapses into the existing job. */
-export async function enqueueSettlement(billing: BillingQueue, taskId: string): Promise<void> {
-  await withSpan(
-    'enqueue settle',
-    { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': QUEUES.billing, 'gmg.task_id': taskId } },
-    async () => {
-      const trace = traceCarrier();
-      const data: SettleJobData = { taskId, ...(trace ? { trace } : {}) };
-      await billing.add('settle', data, { jobId: settleJobId(taskId) });
-    },
-  );
+/**
+ * The shard a task's job goes to: shards[shardOf(task id, K)]. One queue is a single shard. Every producer and sweep
+ * picks the same one, so a job id asked for twice lands on the same shard and stays one job.
+ */
+export function shardFor<Q>(queues: Q | readonly Q[], taskId: string): Q {
+  if (!Array.isArray(queues)) return queues as Q;
+  const list = queues as readonly Q[];
+  return list[shardOf(taskId, list.length)]!;
 }
 
-/** One producer per pool shard plus billing. */
+/** jobId = webhook-<taskId>-<event>, on the task's shard: one delivery per task and terminal state, however often it is asked for. */
+export async function enqueueWebhook(queues: WebhookQueue | readonly WebhookQueue[], data: WebhookJobData): Promise<void> {
+  await shardFor(queues, data.taskId).add('deliver', data, { jobId: webhookJobId(data.taskId, data.event) });
+}
+
+/**
+ * The one way to ask for a settlement. jobId = settle-<taskId> on the task's shard (shardFor): a duplicate request
+ * collapses into the existing job.
+ */
+export async function enqueueSettlement(billing: BillingQueue | readonly BillingQueue[], taskId: string): Promise<void> {
+  const queue = shardFor(billing, taskId);
+  await withSpan('enqueue settle', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': queue.name, 'gmg.task_id': taskId } }, async () => {
+    const trace = traceCarrier();
+    const data: SettleJobData = { taskId, ...(trace ? { trace } : {}) };
+    await queue.add('settle', data, { jobId: settleJobId(taskId) });
+  });
+}
+
+/** One producer per pool shard and per settlement shard. */
 export class Producers {
   /** Per pool, its shards (index = shard; QUEUE_SHARDS). */
   readonly tasks: Record<Pool, TaskQueue[]>;
   /** Per pool, its shards' due polls (index = shard): read for the queue metrics only. */
   private readonly polls: Record<Pool, DuePolls[]>;
-  readonly billing: BillingQueue;
-  /** Webhook deliveries, read for the queue metrics only (billing's webhook worker adds and runs them, with its options). */
-  private readonly webhook: Queue;
+  /** The settlement queue's shards (index = shard; QUEUE_SHARDS billing=K). */
+  readonly billing: BillingQueue[];
+  /** Webhook deliveries' shards, read for the queue metrics only (billing's webhook worker adds and runs them, with its options). */
+  private readonly webhook: Queue[];
   constructor(
     connection: Redis,
     prefix: string,
-    shards: Readonly<Partial<Record<Pool, number>>> = {},
+    shards: Readonly<Partial<Record<ShardedQueue, number>>> = {},
     /** Whether the connection answers now (RedisReachability); absent: always taken as answering. */
     private readonly reachability?: { answering(): boolean },
   ) {
@@ -110,8 +144,11 @@ export class Producers {
     this.polls = Object.fromEntries(
       POOLS.map((p) => [p, this.tasks[p].map((_, i) => new DuePolls(connection, queueKeyPrefix(prefix, QUEUES[p], i), WORKER_LOCK_DEFAULTS.lockDuration))]),
     ) as Record<Pool, DuePolls[]>;
-    this.billing = createBillingQueue(connection, prefix);
-    this.webhook = new Queue(QUEUES.webhook, { connection, prefix: queueKeyPrefix(prefix, QUEUES.webhook) });
+    this.billing = createBillingQueueShards(connection, prefix, shards.billing ?? 1);
+    this.webhook = Array.from(
+      { length: Math.max(1, shards.webhook ?? 1) },
+      (_, i) => new Queue(QUEUES.webhook, { connection, prefix: billingQueueKeyPrefix(prefix, QUEUES.webhook, i) }),
+    );
   }
 
   /**
@@ -141,11 +178,11 @@ export class Producers {
    * Per queue: job counts (BullMQ getJobCounts) and the wait of its oldest waiting job, for the queue metrics. A
    * pool's queue adds its poll path: `polling` (tasks on it, due or claimed) and `polls_overdue` (due, not claimed
    * yet), and its oldest wait counts an overdue poll too. A sharded pool reports the sum of its shards' counts and
-   * the oldest wait among them. Billing's two queues (settlements, webhook deliveries) are reported each on its own.
+   * the oldest wait among them; so do billing's two queues (settlements, webhook deliveries), each on its own.
    */
   async jobCounts(now = Date.now()): Promise<QueueCounts> {
-    const queues: Queue[] = [...Object.values(this.tasks).flat(), this.billing, this.webhook];
-    const polls: Array<DuePolls | undefined> = [...Object.values(this.polls).flat(), undefined, undefined];
+    const queues: Queue[] = [...Object.values(this.tasks).flat(), ...this.billing, ...this.webhook];
+    const polls: Array<DuePolls | undefined> = Object.values(this.polls).flat();
     const stats = await Promise.all(
       queues.map(async (q, i) => {
         const [counts, oldest, p] = await Promise.all([
@@ -209,8 +246,8 @@ export class Producers {
       ...Object.values(this.tasks)
         .flat()
         .map((q) => q.close()),
-      this.billing.close(),
-      this.webhook.close(),
+      ...this.billing.map((q) => q.close()),
+      ...this.webhook.map((q) => q.close()),
     ]);
   }
 }

@@ -30,8 +30,10 @@ export interface TypedWorkerOptions {
   connection: Redis;
   /** QUEUE_PREFIX: the worker's BullMQ prefix is the queue's hash-tagged one (keys.ts), as its producers use. */
   prefix: string;
-  /** The shard of a sharded (task) queue; unset for billing and webhook. */
+  /** The shard of a pool's task queue (`{<prefix>:<queue>:<shard>}`); unset: the queue's unsharded name. */
   shard?: number;
+  /** The queue's whole bracketed BullMQ prefix (a shard of billing's queues: billingQueueKeyPrefix); wins over prefix and shard. */
+  queuePrefix?: string;
   concurrency: number;
   lockDuration?: number;
   stalledInterval?: number;
@@ -63,7 +65,7 @@ export function createTypedWorker<C>(
     },
     {
       connection: opts.connection,
-      prefix: queueKeyPrefix(opts.prefix, queueName, opts.shard),
+      prefix: opts.queuePrefix ?? queueKeyPrefix(opts.prefix, queueName, opts.shard),
       concurrency: opts.concurrency,
       lockDuration: opts.lockDuration ?? WORKER_LOCK_DEFAULTS.lockDuration,
       stalledInterval: opts.stalledInterval ?? WORKER_LOCK_DEFAULTS.stalledInterval,

@@ -493,6 +493,44 @@ describe('pool sweeper and crash recovery', () => {
     for (const t of list) expect(up.submits.get(t.id)).toBe(1);
   });
 
+  it('keeps the first upstream id when two submit steps of one task run at once (a reshard: its job on two shards), and cancels the second one’s upstream task', async () => {
+    const w = await world();
+    const up = await upstream({ pollsToComplete: 3 });
+    await seedChannel(w.db.dataSource, up.baseUrl, up.apiKey);
+    // Two runs of the submit step for one task, both inside the vendor call at once; each makes its own upstream
+    // task (a vendor without idempotency: the second run sends another key), the second answers after the first.
+    const real = createGatewayAdapter({ timeoutMs: 5000 });
+    const entered: Array<() => void> = [];
+    let runs = 0;
+    const twice: UpstreamAdapter = {
+      protocol: real.protocol,
+      poll: (ch, id) => real.poll(ch, id),
+      cancel: (ch, id, req) => real.cancel!(ch, id, req),
+      submit: async (ch, req, ctx) => {
+        const run = runs++;
+        await new Promise<void>((resolve) => {
+          entered.push(resolve);
+          if (entered.length === 2) entered.forEach((r) => r());
+        });
+        if (run === 0) return real.submit(ch, req, ctx);
+        await waitFor(async () => ((await w.tasks.get(ctx.taskId))?.upstreamTaskId ? true : undefined), { what: 'the first run recorded its id' });
+        return real.submit(ch, req, { ...ctx, taskId: `${ctx.taskId}-second-run` });
+      },
+    };
+    const pw = await w.start({ shards: 2, concurrency: 4 }, createAdapterRegistry([twice]));
+    const t = await seedTask(w.db.dataSource, w.account, 'a cat submitted twice');
+    for (const q of pw.queues) await q.add('task', { taskId: t.id, submitAttempts: 0, pollFailures: 0, excludedChannels: [] }, { jobId: t.id });
+
+    const end = await w.waitTerminal(t.id, 20_000);
+    await waitFor(() => (up.cancels.length === 1 ? true : undefined), { what: 'the second upstream task cancelled' });
+    expect(runs).toBe(2);
+    expect(end).toMatchObject({ status: 'completed', upstreamTaskId: up.idOf(t.id) });
+    expect(up.cancels).toEqual([up.idOf(`${t.id}-second-run`)]);
+    expect(up.cancels[0]).not.toBe(end.upstreamTaskId);
+    await waitFor(() => (w.settledDone.includes(t.id) ? true : undefined), { timeoutMs: 5000, what: 'the settlement' });
+    expect(w.settled.filter((id) => id === t.id)).toEqual([t.id]);
+  });
+
   it('resumes the orphan walk where the last sweep stopped: a backlog larger than one sweep is covered in turn', async () => {
     const w = await world();
     const up = await upstream({ pollsToComplete: 10_000 });

@@ -81,6 +81,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
       redis,
       prefix: config.QUEUE_PREFIX,
       shards: config.QUEUE_SHARDS[pool],
+      billingShards: config.QUEUE_SHARDS.billing,
       adapters,
       keeper,
       logger,

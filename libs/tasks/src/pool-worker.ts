@@ -8,7 +8,7 @@ import {
   DuePolls,
   TASK_JOB_NAMES,
   WORKER_LOCK_DEFAULTS,
-  createBillingQueue,
+  createBillingQueueShards,
   createTaskQueueShards,
   createTypedWorker,
   enqueueSettlement,
@@ -40,6 +40,8 @@ export interface PoolWorkerDeps {
   prefix: string;
   /** The pool's queue shards (QUEUE_SHARDS); this process consumes all of them. Default 1. */
   shards?: number;
+  /** The settlement queue's shards (QUEUE_SHARDS billing=K) the default settlements go to. Default 1. */
+  billingShards?: number;
   adapters: AdapterRegistry;
   /** Keeps the files vendor protocols hand back (results kept by us): the result store and its signed links. */
   keeper: MediaKeeper;
@@ -110,10 +112,10 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
   const tasks = new TaskRepository(ds);
   const queues = createTaskQueueShards(pool, redis, prefix, deps.shards ?? 1);
   const queue = queues[0]!;
-  let billing: BillingQueue | undefined;
+  let billing: BillingQueue[] = [];
   let settlements = deps.settlements;
   if (!settlements) {
-    const q = createBillingQueue(redis, prefix);
+    const q = createBillingQueueShards(redis, prefix, deps.billingShards ?? 1);
     billing = q;
     settlements = { enqueueSettlement: (taskId) => enqueueSettlement(q, taskId) };
   }
@@ -240,7 +242,7 @@ export async function startPoolWorker(deps: PoolWorkerDeps, opts: PoolWorkerOpti
       await trialMessages.close();
       await Promise.all([...workers.map((w) => w.close(force)), pollLoop.stop()]);
       await Promise.all(queues.map((q) => q.close()));
-      await billing?.close();
+      await Promise.all(billing.map((q) => q.close()));
     },
   };
 }

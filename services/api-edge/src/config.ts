@@ -15,7 +15,7 @@ import {
   type ResultStoreEnv,
   type UpstreamCallbackEnv,
 } from '@gmg/config';
-import type { Pool } from '@gmg/contracts';
+import type { ShardedQueue } from '@gmg/contracts';
 
 /** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
 /** The messages relay's bounds; the first four are the upstream client's options (MessagesClientOptions). */
@@ -76,8 +76,8 @@ export interface ApiEdgeConfig {
   redisUrl: string;
   /** Where Redis is: REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER. */
   redis: RedisTarget;
-  /** Queue shards per pool (QUEUE_SHARDS): the edge enqueues a task on shard shardOf(id, K). */
-  queueShards: Readonly<Record<Pool, number>>;
+  /** Queue shards (QUEUE_SHARDS): the edge enqueues a task, or a cancelled task's settlement, on shard shardOf(id, K). */
+  queueShards: Readonly<Record<ShardedQueue, number>>;
   logLevel: string;
   /** Log lines buffered at most this long (0: each line written at once). */
   logFlushMs: number;

@@ -32,7 +32,7 @@ afterAll(async () => {
 it('after its keys are gone: the billing sweep schedule is back within two intervals and unsettled tasks settle now', async () => {
   // a long unsettled age: the plain sweep would leave these tasks for a minute; only the rebuild settles them now
   billing = await startBillingWorker({ ds: db.dataSource, redis, prefix, logger }, { concurrency: 5, sweepIntervalMs: INTERVAL_MS, unsettledAfterMs: 60_000 });
-  expect(await billing.queue.getJobScheduler('sweep')).toBeTruthy();
+  expect(await billing!.queues[0]!.getJobScheduler('sweep')).toBeTruthy();
 
   const owner = await fundedOwner(db.dataSource, 'keeper-test', 1_000_000n);
   const tasks = new TaskRepository(db.dataSource);
@@ -49,7 +49,7 @@ it('after its keys are gone: the billing sweep schedule is back within two inter
   const keeper = billing.keeper!;
   const ticksBefore = keeper.ticks;
   expect(await deleteRedisPrefix(redis, prefix)).toBeGreaterThan(0);
-  const ticksAtBack = await waitFor(async () => ((await billing!.queue.getJobScheduler('sweep')) ? keeper.ticks : undefined), {
+  const ticksAtBack = await waitFor(async () => ((await billing!.queues[0]!.getJobScheduler('sweep')) ? keeper.ticks : undefined), {
     timeoutMs: 10 * INTERVAL_MS,
     intervalMs: 50,
     what: 'the billing sweep scheduler to come back',

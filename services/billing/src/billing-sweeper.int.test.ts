@@ -108,7 +108,7 @@ describe('billing sweeper', () => {
         return settleTask(db.dataSource, taskId);
       },
     } as unknown as SettleTaskHandler;
-    const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), queue, settler, logger, 0);
+    const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), [queue], settler, logger, 0);
 
     expect(await sweeper.sweep()).toEqual({ resent: 0, settledDirectly: 1, failed: 1, webhooksResent: 0 });
     expect(await kinds(healthy.id)).toEqual(['hold', 'capture']);
@@ -136,7 +136,7 @@ describe('billing sweeper', () => {
         return settleTask(db.dataSource, id);
       },
     } as unknown as SettleTaskHandler;
-    const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), queue, settler, logger, 0);
+    const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), [queue], settler, logger, 0);
     expect(await sweeper.sweep()).toEqual({ resent: 1, settledDirectly: 1, failed: 0, webhooksResent: 0 });
     expect(settled).toEqual([finished.id]);
     expect(await kinds(finished.id)).toEqual(['hold', 'capture']);

@@ -1,7 +1,7 @@
 import { settleJobId, webhookJobId } from '@gmg/contracts';
 import type { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { enqueueSettlement, enqueueWebhook, jobPresence, type BillingQueue, type JobPresence, type WebhookQueue } from '@gmg/queue';
+import { enqueueSettlement, enqueueWebhook, jobPresence, shardOf, type BillingQueue, type JobPresence, type WebhookQueue } from '@gmg/queue';
 import { forEachIdPage } from '@gmg/tasks';
 import type { SettleTaskHandler } from './settle-task.handler';
 
@@ -18,9 +18,41 @@ const IDEMPOTENCY_EXPIRY_BATCHES = 10;
  */
 export interface OwedWebhooks {
   repo: Pick<WebhookRepository, 'owedIds'>;
-  queue: WebhookQueue;
+  /** The webhook queue's shards, index = shard. */
+  queues: readonly WebhookQueue[];
   lookbackMs: number;
   maxAgeMs: number;
+}
+
+/**
+ * Where the jobs of many tasks stand, each on its task's own shard (shardOf): one pipelined round trip per shard
+ * (jobPresence; a shard is one slot), in the order given. A job left on another shard (the count changed while it
+ * waited) reads as missing and is enqueued again on its own shard: the settlement and the delivery handler are
+ * idempotent, and billing moves jobs off retired shards itself (drainRetiredShards).
+ */
+async function presenceOnShards<T extends string | { id: string }>(
+  queues: readonly (BillingQueue | WebhookQueue)[],
+  items: readonly T[],
+  jobId: (item: T) => string,
+): Promise<JobPresence[]> {
+  const out: JobPresence[] = new Array<JobPresence>(items.length);
+  const byShard = new Map<number, number[]>();
+  items.forEach((item, i) => {
+    const shard = shardOf(typeof item === 'string' ? item : item.id, queues.length);
+    const list = byShard.get(shard);
+    if (list) list.push(i);
+    else byShard.set(shard, [i]);
+  });
+  await Promise.all(
+    [...byShard].map(async ([shard, at]) => {
+      const found = await jobPresence(
+        queues[shard]!,
+        at.map((i) => jobId(items[i]!)),
+      );
+      at.forEach((i, k) => (out[i] = found[k]!));
+    }),
+  );
+  return out;
 }
 
 /**
@@ -33,7 +65,8 @@ export class BillingSweeper {
   constructor(
     private readonly tasks: TaskRepository,
     private readonly recovery: TaskRecoveryRepository,
-    private readonly queue: BillingQueue,
+    /** The settlement queue's shards, index = shard: a task's job is looked for, and re-sent, on its own shard. */
+    private readonly queues: readonly BillingQueue[],
     private readonly settler: SettleTaskHandler,
     private readonly logger: Logger,
     private readonly unsettledAfterMs: number,
@@ -56,7 +89,7 @@ export class BillingSweeper {
         let presence: JobPresence[];
         try {
           // One pipelined round trip for the page (no per-task getState: it scans the wait list).
-          presence = await jobPresence(this.queue, ids.map(settleJobId));
+          presence = await presenceOnShards(this.queues, ids, settleJobId);
         } catch (e) {
           failed += ids.length;
           this.logger.error({ tasks: ids.length, err: (e as Error).message }, 'billing sweep could not read the settle jobs of a page; retried next sweep');
@@ -103,20 +136,17 @@ export class BillingSweeper {
    */
   private async sweepWebhooks(olderThanMs: number): Promise<number> {
     if (!this.webhooks) return 0;
-    const { repo, queue } = this.webhooks;
+    const { repo, queues } = this.webhooks;
     const withinMs = olderThanMs === 0 ? this.webhooks.maxAgeMs : this.webhooks.lookbackMs;
     let resent = 0;
     await forEachIdPage(
       (limit, afterId) => repo.owedIds(olderThanMs, withinMs, limit, afterId),
       MAX_ROWS_PER_SWEEP,
       async (owed) => {
-        const presence = await jobPresence(
-          queue,
-          owed.map((o) => webhookJobId(o.id, o.event)),
-        );
+        const presence = await presenceOnShards(queues, owed, (o) => webhookJobId(o.id, o.event));
         for (const [i, o] of owed.entries()) {
           if (presence[i] !== 'missing') continue;
-          await enqueueWebhook(queue, { taskId: o.id, event: o.event });
+          await enqueueWebhook(queues, { taskId: o.id, event: o.event });
           resent++;
         }
       },
@@ -132,7 +162,7 @@ export class BillingSweeper {
   private async sweepOne(taskId: string, presence: JobPresence): Promise<'pending' | 'resent' | 'settled'> {
     if (presence === 'live') return 'pending';
     if (presence === 'missing') {
-      await enqueueSettlement(this.queue, taskId);
+      await enqueueSettlement(this.queues, taskId);
       return 'resent';
     }
     await this.settler.settle(taskId);

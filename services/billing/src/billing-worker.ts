@@ -1,4 +1,4 @@
-import type { Worker } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
 import { RetentionRepository, TaskRecoveryRepository, TaskRepository, WebhookRepository, type RetentionPolicy } from '@gmg/db';
@@ -6,10 +6,12 @@ import type { Logger } from '@gmg/logger';
 import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
 import {
   BILLING_JOB_NAMES,
+  billingQueueKeyPrefix,
   createBillingQueue,
+  createBillingQueueShards,
   createTypedWorker,
+  drainRetiredShards,
   healSentinelKey,
-  queueKeyPrefix,
   requireTaskId,
   type BillingQueue,
   type JobHandlers,
@@ -27,12 +29,14 @@ export interface BillingWorkerDeps {
   redis: Redis;
   prefix: string;
   logger: Logger;
-  /** The webhook queue (startWebhookWorker): settled tasks with a callback_url get their delivery job. */
-  webhooks?: WebhookQueue;
+  /** The webhook queue's shards (startWebhookWorker): settled tasks with a callback_url get their delivery job. */
+  webhooks?: readonly WebhookQueue[];
 }
 
 export interface BillingWorkerOptions {
   concurrency: number;
+  /** The settlement queue's shards (QUEUE_SHARDS billing=K); this process consumes all of them. Default 1. */
+  shards?: number;
   /**
    * 0 or less: no sweep scheduler and no keeper (tests sweep by hand). Otherwise a SweepKeeper re-creates the
    * scheduler every interval and, after a Redis loss, settles every unsettled terminal task at once.
@@ -53,8 +57,10 @@ export interface BillingWorkerOptions {
 }
 
 export interface BillingWorker {
-  worker: Worker;
-  queue: BillingQueue;
+  /** One consumer per shard, index = shard (shard 0's also runs the periodic sweep). */
+  workers: Worker[];
+  /** Every shard, index = shard: a settlement goes to its task's shard (enqueueSettlement). */
+  queues: BillingQueue[];
   settler: SettleTaskHandler;
   sweeper: BillingSweeper;
   /** Undefined when sweepIntervalMs <= 0. */
@@ -62,27 +68,59 @@ export interface BillingWorker {
   close(force?: boolean): Promise<void>;
 }
 
-/** The `billing` queue: `settle` jobs and the periodic `sweep`. */
+/**
+ * The `billing` queue: `settle` jobs on every shard (one BullMQ worker per shard, sharing the process's concurrency)
+ * and the periodic `sweep` on shard 0, which also moves the jobs left on retired shards of billing's two queues
+ * (QUEUE_SHARDS lowered) onto the current ones.
+ */
 export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingWorkerOptions): Promise<BillingWorker> {
   const { ds, redis, prefix, logger } = deps;
-  const queue = createBillingQueue(redis, prefix);
+  const queues = createBillingQueueShards(redis, prefix, opts.shards ?? 1);
+  const queue = queues[0]!;
   const notifier = deps.webhooks ? new WebhookNotifier(new WebhookRepository(ds), deps.webhooks) : undefined;
   const settler = new SettleTaskHandler(ds, logger, notifier);
   const retention = new RetentionRepository(ds);
   const owed = deps.webhooks && {
     repo: new WebhookRepository(ds),
-    queue: deps.webhooks,
+    queues: deps.webhooks,
     lookbackMs: opts.webhookLookbackMs ?? 10 * 60_000,
     maxAgeMs: opts.webhookMaxAgeMs ?? 24 * 3600_000,
   };
-  const sweeper = new BillingSweeper(new TaskRepository(ds), new TaskRecoveryRepository(ds), queue, settler, logger, opts.unsettledAfterMs ?? 30_000, owed);
+  const sweeper = new BillingSweeper(new TaskRepository(ds), new TaskRecoveryRepository(ds), queues, settler, logger, opts.unsettledAfterMs ?? 30_000, owed);
+  // jobs on a shard past the current count (QUEUE_SHARDS lowered while they waited) would wait for nobody
+  const drainRetired = async (): Promise<number> => {
+    let moved = await drainRetiredShards({
+      redis,
+      name: QUEUES.billing,
+      keyPrefix: (shard) => billingQueueKeyPrefix(prefix, QUEUES.billing, shard),
+      open: (shard) => createBillingQueue(redis, prefix, shard),
+      current: queues,
+    });
+    const hooks = deps.webhooks;
+    if (hooks?.length) {
+      moved += await drainRetiredShards({
+        redis,
+        name: QUEUES.webhook,
+        keyPrefix: (shard) => billingQueueKeyPrefix(prefix, QUEUES.webhook, shard),
+        // only read and removed from: the options of a queue that adds are the current shards'
+        open: (shard) => new Queue(QUEUES.webhook, { connection: redis, prefix: billingQueueKeyPrefix(prefix, QUEUES.webhook, shard) }) as WebhookQueue,
+        current: hooks,
+      });
+    }
+    if (moved) logger.warn({ moved }, 'billing moved jobs off retired queue shards (QUEUE_SHARDS lowered)');
+    return moved;
+  };
   const handlers: JobHandlers<BillingJobCatalog> = {
     settle: (job) =>
       withSpan('billing settle', { kind: SpanKind.CONSUMER, parent: job.data.trace, attributes: { 'gmg.task_id': String(job.data.taskId) } }, () =>
         settler.settle(requireTaskId(job.data)),
       ),
     sweep: async () => {
-      const r = await sweeper.sweep();
+      const retiredMoved = await drainRetired().catch((e: unknown) => {
+        logger.warn({ err: (e as Error).message }, 'could not read retired queue shards; retried next sweep');
+        return 0;
+      });
+      const r = { ...(await sweeper.sweep()), retiredMoved };
       recordSweep('billing', { resent: r.resent, settled_late: r.settledDirectly, webhook_resent: r.webhooksResent });
       // on the same beat: tables that stay small (bounded batches; a failure is retried at the next beat)
       const kept =
@@ -96,15 +134,20 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
       return { ...r, ...kept };
     },
   };
-  const worker = createTypedWorker<BillingJobCatalog>(QUEUES.billing, handlers, BILLING_JOB_NAMES, {
-    connection: redis,
-    prefix,
-    concurrency: opts.concurrency,
-    lockDuration: opts.lockDuration,
-    stalledInterval: opts.stalledInterval,
+  const perShard = Math.max(1, Math.ceil(opts.concurrency / queues.length));
+  const workers = queues.map((_, shard) => {
+    const w = createTypedWorker<BillingJobCatalog>(QUEUES.billing, handlers, BILLING_JOB_NAMES, {
+      connection: redis,
+      prefix,
+      queuePrefix: billingQueueKeyPrefix(prefix, QUEUES.billing, shard),
+      concurrency: perShard,
+      lockDuration: opts.lockDuration,
+      stalledInterval: opts.stalledInterval,
+    });
+    w.on('failed', (job, err) => logger.error({ shard, jobId: job?.id, job: job?.name, attempts: job?.attemptsMade, err: err.message }, 'billing job failed'));
+    w.on('error', (err) => logger.error({ shard, err: err.message }, 'billing worker error'));
+    return w;
   });
-  worker.on('failed', (job, err) => logger.error({ jobId: job?.id, job: job?.name, attempts: job?.attemptsMade, err: err.message }, 'billing job failed'));
-  worker.on('error', (err) => logger.error({ err: err.message }, 'billing worker error'));
   let keeper: SweepKeeper | undefined;
   if (opts.sweepIntervalMs > 0) {
     const every = opts.sweepIntervalMs;
@@ -113,8 +156,12 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
       redis,
       intervalMs: every,
       logger,
-      // the webhook queue lives in a slot of its own: losing it alone (its shard failed over empty) rebuilds too
-      sentinelKey: [QUEUES.billing, ...(deps.webhooks ? [QUEUES.webhook] : [])].map((q) => healSentinelKey(queueKeyPrefix(prefix, q))),
+      // every shard of both queues lives in a slot of its own: losing one alone (its Redis shard failed over empty)
+      // rebuilds too
+      sentinelKey: [
+        ...queues.map((_, shard) => healSentinelKey(billingQueueKeyPrefix(prefix, QUEUES.billing, shard))),
+        ...(deps.webhooks ?? []).map((_, shard) => healSentinelKey(billingQueueKeyPrefix(prefix, QUEUES.webhook, shard))),
+      ],
       ensureSchedule: sweepSchedule(queue, every),
       // the settle (or webhook) jobs went with the data: settle every unsettled terminal task now, not after
       // unsettledAfterMs, and enqueue again every webhook owed within its max age
@@ -123,15 +170,15 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
     await keeper.start();
   }
   return {
-    worker,
-    queue,
+    workers,
+    queues,
     settler,
     sweeper,
     keeper,
     async close(force = false) {
       await keeper?.stop();
-      await worker.close(force);
-      await queue.close();
+      await Promise.all(workers.map((w) => w.close(force)));
+      await Promise.all(queues.map((q) => q.close()));
     },
   };
 }

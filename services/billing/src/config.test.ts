@@ -29,6 +29,13 @@ describe('billing config', () => {
     expect(lastRetryMs).toBeLessThan(c.WEBHOOK_MAX_AGE_HOURS * 3600_000);
   });
 
+  it('reads the shards of its two queues from QUEUE_SHARDS (one each by default) and names the rule on a bad count', () => {
+    expect(loadBillingConfig({}).QUEUE_SHARDS).toMatchObject({ billing: 1, webhook: 1, image: 1 });
+    expect(loadBillingConfig({ QUEUE_SHARDS: 'image=2,billing=4,webhook=3' }).QUEUE_SHARDS).toMatchObject({ billing: 4, webhook: 3, image: 2, video: 1 });
+    expect(() => loadBillingConfig({ QUEUE_SHARDS: 'billing=0' })).toThrow(/QUEUE_SHARDS.*counts 1 to 64.*billing=0/);
+    expect(() => loadBillingConfig({ QUEUE_SHARDS: 'ledger=2' })).toThrow(/queues image, video, artgen, avatar, billing, webhook/);
+  });
+
   it('rejects a zero concurrency', () => {
     expect(() => loadBillingConfig({ SETTLE_CONCURRENCY: '0' })).toThrow('SETTLE_CONCURRENCY');
   });

@@ -28,8 +28,8 @@ async function main(): Promise<void> {
     checks: { redis: () => checkRedisReady(redis) },
     degradable: { postgres: () => pingDatabase(ds), redis_memory: () => checkRedisMemory(redis) },
     liveness: {
-      settlements: () => draining || !started.billing || started.billing.worker.isRunning(),
-      webhooks: () => draining || !started.webhooks || started.webhooks.worker.isRunning(),
+      settlements: () => draining || !started.billing || started.billing.workers.every((w) => w.isRunning()),
+      webhooks: () => draining || !started.webhooks || started.webhooks.workers.every((w) => w.isRunning()),
       redis: () => redis.status !== 'end',
     },
     isStarting: () => !started.billing,
@@ -47,14 +47,16 @@ async function main(): Promise<void> {
       attempts: config.WEBHOOK_ATTEMPTS,
       backoffMs: config.WEBHOOK_BACKOFF_MS,
       maxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
+      shards: config.QUEUE_SHARDS.webhook,
     },
   );
   if (config.WEBHOOK_ALLOW_INSECURE) logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhooks may call loopback and private addresses (local mode only)');
   started.webhooks = webhooks;
   const billing = await startBillingWorker(
-    { ds, redis, prefix: config.QUEUE_PREFIX, logger, webhooks: webhooks.queue },
+    { ds, redis, prefix: config.QUEUE_PREFIX, logger, webhooks: webhooks.queues },
     {
       concurrency: config.SETTLE_CONCURRENCY,
+      shards: config.QUEUE_SHARDS.billing,
       sweepIntervalMs: config.SWEEP_INTERVAL_MS,
       unsettledAfterMs: config.UNSETTLED_AFTER_MS,
       retention: {

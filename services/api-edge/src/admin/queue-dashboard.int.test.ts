@@ -44,13 +44,13 @@ describe('queue dashboard (/admin/queues), read-only by default', () => {
     }
   });
 
-  it('lists the four pools and billing, with live counts, to the admin token (bearer)', async () => {
+  it('lists the four pools and billing’s two queues (settlements, webhook deliveries), with live counts, to the admin token (bearer)', async () => {
     const sub = await api().post('/v1/images/generations').set('Authorization', `Bearer ${key}`).send({ model: 'lumen-2-pro', prompt: 'a lighthouse' });
     expect(sub.status).toBe(200);
     const res = await api().get(`${DASHBOARD}/api/queues`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
     expect(res.status).toBe(200);
     const queues = queuesOf(res.body);
-    expect([...queues.keys()].sort()).toEqual([...POOL_QUEUES, QUEUES.billing].sort());
+    expect([...queues.keys()].sort()).toEqual([...POOL_QUEUES, QUEUES.billing, QUEUES.webhook].sort());
     for (const q of queues.values()) expect({ name: q.name, readOnly: q.readOnlyMode }).toEqual({ name: q.name, readOnly: true });
     // the submitted task is the one job waiting in the image pool (no worker runs here)
     expect(queues.get(QUEUES.image)!.counts.waiting).toBe(1);

@@ -123,7 +123,7 @@ describe('the billing sweep and owed webhooks', () => {
       {} as SettleTaskHandler,
       logger,
       30_000,
-      { repo: new WebhookRepository(db.dataSource), queue, lookbackMs: 600_000, maxAgeMs: 3 * 3600_000 },
+      { repo: new WebhookRepository(db.dataSource), queues: [queue], lookbackMs: 600_000, maxAgeMs: 3 * 3600_000 },
     );
     const presence = async (): Promise<Record<string, string>> => {
       const ids = { lost, lostFailed, delivered, live, recent, old };
@@ -148,18 +148,18 @@ describe('the billing sweep and owed webhooks', () => {
     const w = startWebhookWorker({ ds: db.dataSource, redis, prefix, logger }, LOOPBACK_WEBHOOKS);
     webhooks = w;
     // the webhook queue's consumer is stopped while its jobs are lost, as a shard that failed over empty would leave them
-    await w.worker.pause(true);
+    await Promise.all(w.workers.map((x) => x.pause(true)));
     billing = await startBillingWorker(
-      { ds: db.dataSource, redis, prefix, logger, webhooks: w.queue },
+      { ds: db.dataSource, redis, prefix, logger, webhooks: w.queues },
       { concurrency: 4, sweepIntervalMs: INTERVAL_MS, unsettledAfterMs: 60_000, webhookMaxAgeMs: 3600_000 },
     );
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await settledTask(`shard-loss-${i}`, i % 2 ? 'failed' : 'completed'));
     // their jobs as settlement enqueued them, then gone with the webhook queue's data (the billing queue keeps its own)
     for (const [i, id] of ids.entries())
-      await w.queue.add('deliver', { taskId: id, event: i % 2 ? 'failed' : 'completed' }, { jobId: webhookJobId(id, i % 2 ? 'failed' : 'completed') });
+      await w.queues[0]!.add('deliver', { taskId: id, event: i % 2 ? 'failed' : 'completed' }, { jobId: webhookJobId(id, i % 2 ? 'failed' : 'completed') });
     expect(await deleteRedisPrefix(redis, queueKeyPrefix(prefix, QUEUES.webhook))).toBeGreaterThan(0);
-    w.worker.resume();
+    w.workers.forEach((x) => x.resume());
 
     await waitFor(async () => ids.every((_, i) => received.get(`/shard-loss-${i}`) === 1) || undefined, {
       timeoutMs: 20 * INTERVAL_MS,

@@ -43,7 +43,7 @@ beforeAll(async () => {
   redis = createRedis(TEST_REDIS_URL, 'worker');
   prefix = uniqueRedisPrefix();
   webhooks = startWebhookWorker({ ds: db.dataSource, redis, prefix, logger }, LOOPBACK_WEBHOOKS);
-  billing = await startBillingWorker({ ds: db.dataSource, redis, prefix, logger, webhooks: webhooks.queue }, { concurrency: 4, sweepIntervalMs: 0 });
+  billing = await startBillingWorker({ ds: db.dataSource, redis, prefix, logger, webhooks: webhooks.queues }, { concurrency: 4, sweepIntervalMs: 0 });
   receiver = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -92,7 +92,7 @@ describe('signed webhooks through the billing process', () => {
     const c = await customer();
     const id = await taskWithCallback(c, '/completed');
     await new TaskRepository(db.dataSource).complete(id, { images: [{ url: 'http://sim/1.png' }] });
-    await enqueueSettlement(billing.queue, id);
+    await enqueueSettlement(billing.queues, id);
     const [r] = await waitFor(async () => (deliveriesTo('/completed').length ? deliveriesTo('/completed') : undefined), {
       timeoutMs: 10_000,
       what: 'completed webhook',
@@ -124,7 +124,7 @@ describe('signed webhooks through the billing process', () => {
     const id = await taskWithCallback(c, '/failed');
     const out = await new TaskRepository(db.dataSource).cancel(id, c.accountId, { code: 'task_failed', message: 'Task cancelled', type: 'cancelled' });
     expect(out.outcome).toBe('cancelled');
-    await enqueueSettlement(billing.queue, id);
+    await enqueueSettlement(billing.queues, id);
     const [r] = await waitFor(async () => (deliveriesTo('/failed').length ? deliveriesTo('/failed') : undefined), {
       timeoutMs: 10_000,
       what: 'failed webhook',
@@ -138,7 +138,7 @@ describe('signed webhooks through the billing process', () => {
     failuresLeft.set('/flaky', 2);
     const id = await taskWithCallback(c, '/flaky');
     await new TaskRepository(db.dataSource).complete(id, { images: [{ url: 'http://sim/2.png' }] });
-    await enqueueSettlement(billing.queue, id);
+    await enqueueSettlement(billing.queues, id);
     const log = await waitFor(
       async () => {
         const rows = await new WebhookRepository(db.dataSource).listDeliveries(c.accountId, { limit: 10 });
@@ -163,9 +163,9 @@ describe('signed webhooks through the billing process', () => {
     await new TaskRepository(db.dataSource).complete(id, { images: [{ url: 'http://sim/3.png' }] });
     // The settlement committed, then the process died before enqueueing the webhook:
     expect(await settleTask(db.dataSource, id)).toBe('captured');
-    expect(await webhooks.queue.getJob(`webhook-${id}-completed`)).toBeUndefined();
+    expect(await webhooks.queues[0]!.getJob(`webhook-${id}-completed`)).toBeUndefined();
     // The settle job was never completed, so BullMQ (or the billing sweeper) runs it again: a duplicate settlement.
-    await enqueueSettlement(billing.queue, id);
+    await enqueueSettlement(billing.queues, id);
     const [r] = await waitFor(async () => (deliveriesTo('/after-crash').length ? deliveriesTo('/after-crash') : undefined), {
       timeoutMs: 10_000,
       what: 'webhook after the retry',
@@ -180,6 +180,6 @@ describe('signed webhooks through the billing process', () => {
     const t = await new TaskRepository(db.dataSource).createWithHold(testTask(c, 500n));
     await new TaskRepository(db.dataSource).fail(t.id, { code: 'task_failed', message: 'x' });
     expect(await billing.settler.settle(t.id)).toBe('released');
-    expect(await webhooks.queue.getJob(`webhook-${t.id}-failed`)).toBeUndefined();
+    expect(await webhooks.queues[0]!.getJob(`webhook-${t.id}-failed`)).toBeUndefined();
   });
 });

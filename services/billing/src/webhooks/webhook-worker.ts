@@ -3,7 +3,16 @@ import type { DataSource } from 'typeorm';
 import { QUEUES, type WebhookJobCatalog } from '@gmg/contracts';
 import { WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { WEBHOOK_JOB_NAMES, createTypedWorker, createWebhookQueue, enqueueWebhook, type JobHandlers, type Redis, type WebhookQueue } from '@gmg/queue';
+import {
+  WEBHOOK_JOB_NAMES,
+  billingQueueKeyPrefix,
+  createTypedWorker,
+  createWebhookQueueShards,
+  enqueueWebhook,
+  type JobHandlers,
+  type Redis,
+  type WebhookQueue,
+} from '@gmg/queue';
 import { createWebhookSender } from './webhook-sender';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 
@@ -18,17 +27,24 @@ export interface WebhookWorkerOptions {
   backoffMs: number;
   /** No attempt later than this after the task ended. */
   maxAgeMs: number;
+  /** The webhook queue's shards (QUEUE_SHARDS webhook=K); this process consumes all of them. Default 1. */
+  shards?: number;
 }
 
 export interface WebhookWorker {
-  worker: Worker;
-  queue: WebhookQueue;
+  /** One consumer per shard, index = shard. */
+  workers: Worker[];
+  /** Every shard, index = shard: a delivery goes to its task's shard (enqueueWebhook). */
+  queues: WebhookQueue[];
   close(force?: boolean): Promise<void>;
 }
 
-/** The `webhook` queue's consumer (runs in the billing process: docs/webhooks.md says why). */
+/**
+ * The `webhook` queue's consumer (runs in the billing process: docs/webhooks.md says why): one BullMQ worker per
+ * shard, sharing the process's concurrency.
+ */
 export function startWebhookWorker(deps: { ds: DataSource; redis: Redis; prefix: string; logger: Logger }, opts: WebhookWorkerOptions): WebhookWorker {
-  const queue = createWebhookQueue(deps.redis, deps.prefix, { attempts: opts.attempts, backoffMs: opts.backoffMs });
+  const queues = createWebhookQueueShards(deps.redis, deps.prefix, { attempts: opts.attempts, backoffMs: opts.backoffMs }, opts.shards ?? 1);
   const handler = new WebhookDeliveryHandler({
     repo: new WebhookRepository(deps.ds),
     send: createWebhookSender({ allowPrivate: opts.allowInsecure, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes }),
@@ -38,18 +54,23 @@ export function startWebhookWorker(deps: { ds: DataSource; redis: Redis; prefix:
   const handlers: JobHandlers<WebhookJobCatalog> = {
     deliver: (job) => handler.deliver(job.data, { attempt: job.attemptsMade + 1, deliveryId: `whd_${job.id}` }),
   };
-  const worker = createTypedWorker<WebhookJobCatalog>(QUEUES.webhook, handlers, WEBHOOK_JOB_NAMES, {
-    connection: deps.redis,
-    prefix: deps.prefix,
-    concurrency: opts.concurrency,
+  const perShard = Math.max(1, Math.ceil(opts.concurrency / queues.length));
+  const workers = queues.map((_, shard) => {
+    const w = createTypedWorker<WebhookJobCatalog>(QUEUES.webhook, handlers, WEBHOOK_JOB_NAMES, {
+      connection: deps.redis,
+      prefix: deps.prefix,
+      queuePrefix: billingQueueKeyPrefix(deps.prefix, QUEUES.webhook, shard),
+      concurrency: perShard,
+    });
+    w.on('error', (err) => deps.logger.error({ shard, err: err.message }, 'webhook worker error'));
+    return w;
   });
-  worker.on('error', (err) => deps.logger.error({ err: err.message }, 'webhook worker error'));
   return {
-    worker,
-    queue,
+    workers,
+    queues,
     async close(force = false) {
-      await worker.close(force);
-      await queue.close();
+      await Promise.all(workers.map((w) => w.close(force)));
+      await Promise.all(queues.map((q) => q.close()));
     },
   };
 }
@@ -62,7 +83,7 @@ export function startWebhookWorker(deps: { ds: DataSource; redis: Redis; prefix:
 export class WebhookNotifier {
   constructor(
     private readonly repo: Pick<WebhookRepository, 'target'>,
-    private readonly queue: WebhookQueue,
+    private readonly queues: WebhookQueue | readonly WebhookQueue[],
   ) {}
 
   async taskSettled(taskId: string): Promise<void> {
@@ -70,6 +91,6 @@ export class WebhookNotifier {
     if (!target) return;
     const status = target.task.status;
     if (status !== 'completed' && status !== 'failed') return;
-    await enqueueWebhook(this.queue, { taskId, event: status });
+    await enqueueWebhook(this.queues, { taskId, event: status });
   }
 }
