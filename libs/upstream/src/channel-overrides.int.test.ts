@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
+import { ProxyAgent, request as undiciRequest } from 'undici';
 import { UpstreamError } from '@gmg/errors';
 import type { NormalizedRequest } from '@gmg/contracts';
 import { startForwardProxy, type ForwardProxy } from '@gmg/testing';
@@ -141,6 +142,19 @@ describe('per-channel overrides on the task protocols, against a local vendor an
     expect(e.message).not.toMatch(/s3cret|wr0ng/);
     expect(authProxy.refused).toBeGreaterThan(0);
     expect(redactProxyUrl(authProxy.url)).toBe(`http://gmg:***@127.0.0.1:${authProxy.port}/`);
+  });
+
+  it('the test proxy forwards an absolute-form request too (a client that does not tunnel plain http)', async () => {
+    const before = proxy.requests.length;
+    const agent = new ProxyAgent({ uri: proxy.url, proxyTunnel: false });
+    try {
+      const res = await undiciRequest(`${base}/files/plain.png`, { dispatcher: agent });
+      expect(await res.body.text()).toBe('png-bytes');
+    } finally {
+      await agent.close();
+    }
+    expect(proxy.requests.slice(before)).toEqual([`${base}/files/plain.png`]);
+    expect(up.seen.map((s) => s.viaProxy)).toEqual([true]);
   });
 
   it('keeps one dispatcher per distinct proxy and connect timeout', () => {
