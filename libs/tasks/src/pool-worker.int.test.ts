@@ -338,6 +338,38 @@ describe('pool worker step machine', () => {
     expect(good.submits.get(t.id)).toBe(1);
   });
 
+  describe("a channel's status_map over the built-in reading of a submit's status (docs/upstreams.md, Per-channel overrides)", () => {
+    /** A first channel answering `status` to submits under `map`, a healthy second one; the task's end and both submit counts. */
+    const run = async (status: number, map: Record<string, string>) => {
+      const w = await world();
+      const first = await upstream({ submitStatus: status });
+      const second = await upstream({ apiKey: 'sk-second-upstream', pollsToComplete: 1 });
+      await seedChannel(w.db.dataSource, first.baseUrl, first.apiKey, { priority: 10, settings: { status_map: map } });
+      const secondId = await seedChannel(w.db.dataSource, second.baseUrl, second.apiKey, { priority: 0 });
+      const pw = await w.start({ failuresPerChannel: 2 });
+      const t = await seedTask(w.db.dataSource, w.account, 'a heron');
+      await w.enqueue(pw, t);
+      const end = await w.waitTerminal(t.id);
+      return { end, secondId, first: first.submits.get(t.id), second: second.submits.get(t.id), settled: w.settled, taskId: t.id };
+    };
+
+    it('failover: a 400 (final when unmapped) leaves the channel at once for the next one', async () => {
+      const r = await run(400, { '400': 'failover' });
+      expect([r.end.status, r.end.channelId, r.first, r.second]).toEqual(['completed', r.secondId, 1, 1]);
+    });
+
+    it('retry: a 400 is retried on the same channel, then (its failures per channel spent) the next one takes it', async () => {
+      const r = await run(400, { '4xx': 'retry' });
+      expect([r.end.status, r.end.channelId, r.first, r.second]).toEqual(['completed', r.secondId, 2, 1]);
+    });
+
+    it('fail: a 503 (retried and failed over when unmapped) ends the task at once, refunded; the next channel is not asked', async () => {
+      const r = await run(503, { '5xx': 'fail' });
+      expect([r.end.status, r.first, r.second]).toEqual(['failed', 1, undefined]);
+      expect(r.settled).toEqual([r.taskId]);
+    });
+  });
+
   it('opens the circuit of a channel that answers 429 to submits even while its running tasks poll successfully', async () => {
     const w = await world();
     const u = await upstream({ pollsToComplete: 1000 });

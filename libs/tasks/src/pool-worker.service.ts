@@ -16,6 +16,7 @@ import {
 } from '@gmg/queue';
 import {
   PublicHostResolver,
+  closeChannelDispatchers,
   createCallbackLinks,
   createMediaKeeper,
   createResultLinks,
@@ -105,6 +106,7 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
       draining = true;
       await pw.close();
       await keeper.close();
+      await closeChannelDispatchers();
       await health.close();
       await redis.quit();
       await ds.destroy();

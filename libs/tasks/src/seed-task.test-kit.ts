@@ -14,12 +14,18 @@ export async function seedAccount(ds: DataSource, balanceMinor = 1_000_000n): Pr
   return { accountId: account.id, apiKeyId: key.id };
 }
 
-export async function seedChannel(ds: DataSource, baseUrl: string, apiKey: string, extra: { name?: string; priority?: number } = {}): Promise<string> {
+export async function seedChannel(
+  ds: DataSource,
+  baseUrl: string,
+  apiKey: string,
+  extra: { name?: string; priority?: number; settings?: Record<string, unknown> } = {},
+): Promise<string> {
   const ch = await new ChannelRepository(ds).create({
     name: extra.name ?? `ch-${Math.random().toString(36).slice(2, 8)}`,
     baseUrl,
     apiKey,
     priority: extra.priority ?? 0,
+    ...(extra.settings ? { settings: extra.settings } : {}),
   });
   return ch.id;
 }

@@ -6,6 +6,7 @@ export { deleteRedisPrefix } from './redis-cleanup';
 export { recordCalls } from './record-calls';
 export { startLocalRedis, startLocalRedisCluster } from './redis-cluster';
 export { startBlackHoleProxy, type BlackHoleProxy } from './black-hole-proxy';
+export { startForwardProxy, type ForwardProxy } from './forward-proxy';
 export type { LocalRedis, LocalRedisCluster } from './redis-cluster';
 export { ownPort, redisAnswers, redisClusterArgs, redisServerArgs, ServerProc, serverUserWhenRoot } from './local-server';
 export { checkLedger } from './ledger-check';

@@ -6,14 +6,29 @@ export type { Unsupported } from './translation';
 /**
  * A channel's protocol settings (`settings` in the management API). Common to every protocol: `headers` (extra
  * headers on every vendor call, e.g. an organisation id; never the auth header, which comes from the key) and
- * `body` (fixed extra body parameters, merged under the translated body: the translation wins on a clash).
- * Anything else is a protocol option its adapter declares and checks (`checkSettings`).
+ * `body` (fixed extra body parameters, merged under the translated body: the translation wins on a clash), and the
+ * overrides of channel-overrides.ts: `proxy`, `timeouts`, `status_map`. Anything else is a protocol option its adapter declares and checks (`checkSettings`).
  */
 export interface ChannelSettings {
   headers?: Record<string, string>;
   body?: Record<string, unknown>;
+  /** An outbound HTTP(S) proxy URL (its credentials are a secret: redacted in every answer). */
+  proxy?: string;
+  timeouts?: {
+    /** TCP (and TLS) connect, to the vendor or to the proxy. */
+    connect_ms?: number;
+    /** Task protocols: a submit or cancel call, connect to last byte. Chat: time to the answer's headers (a stream's first byte). */
+    request_ms?: number;
+    /** Task protocols: one poll call. */
+    poll_ms?: number;
+  };
+  /** A vendor status (`429`) or class (`5xx`) → `retry`, `failover` or `fail`. */
+  status_map?: Record<string, 'retry' | 'failover' | 'fail'>;
   [option: string]: unknown;
 }
+
+/** Settings every protocol takes: `headers`, `body` and the transport and failure overrides (channel-overrides.ts). */
+export const COMMON_SETTINGS: readonly string[] = ['headers', 'body', 'proxy', 'timeouts', 'status_map'];
 
 /**
  * The part of `checkSettings` every protocol shares: a key other than `headers`, `body` and the protocol's own
@@ -24,7 +39,7 @@ export function commonSettingsProblem(
   settings: Readonly<ChannelSettings>,
   o: { options?: readonly string[]; reserved?: readonly string[]; reservedWhy?: string } = {},
 ): Unsupported | undefined {
-  const known = ['headers', 'body', ...(o.options ?? [])];
+  const known = [...COMMON_SETTINGS, ...(o.options ?? [])];
   const unknown = Object.keys(settings).find((k) => !known.includes(k));
   if (unknown)
     return { field: unknown, message: `\`${unknown}\` is not a setting of the ${protocol} protocol (${known.join(', ')}; a region is the channel's base_url)` };

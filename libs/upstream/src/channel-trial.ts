@@ -59,7 +59,8 @@ export async function trialCall(d: TrialDeps, ch: ChannelTarget, opts: { model?:
         JSON.stringify({ model: ch.modelMap[opts.model ?? ''] ?? opts.model ?? 'default', max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] }),
       );
       const answer = await d.messages.send({
-        target: { ...ch, versionHeader: opts.versionHeader ?? 'anthropic-version' },
+        // the channel's headers, proxy and timeouts, as its real calls have them
+        target: { ...ch, versionHeader: opts.versionHeader ?? 'anthropic-version', overrides: ch.settings },
         version: TRIAL_VERSION,
         body,
         signal,

@@ -6,6 +6,7 @@ export { readCommonError } from './vendor-call';
 export * from './channel-selector';
 export * from './channel-keys';
 export * from './channel-health';
+export { closeChannelDispatchers, isRedactedFormOf, statusActionOf, redactProxyUrl, withFixedBody, RESERVED_BODY_FIELDS } from './channel-overrides';
 export * from './channel-trial';
 export * from './circuit-breaker';
 export * from './messages/messages-upstream.client';

@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { currentRoute } from './channel-overrides';
 
 /** An upstream's answer: its status and its body, parsed as JSON when it is JSON (else the text, or undefined). */
 export interface UpstreamAnswer {
@@ -54,12 +55,16 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions): UpstreamHttp {
   const base = { 'user-agent': opts.userAgent, accept: 'application/json' };
 
   async function send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown): Promise<UpstreamAnswer> {
-    const signal = AbortSignal.timeout(opts.timeoutMs);
+    // a channel with a proxy or timeouts of its own (channel-overrides.ts): its dispatcher and its bound
+    const route = currentRoute();
+    const timeoutMs = route?.timeoutMs ?? opts.timeoutMs;
+    const signal = AbortSignal.timeout(timeoutMs);
     try {
       const res = await request(url, {
         method,
-        dispatcher,
+        dispatcher: route?.dispatcher ?? dispatcher,
         signal,
+        ...(route?.timeoutMs === undefined ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
         headers: body === undefined ? { ...base, ...headers } : { ...base, 'content-type': 'application/json', ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
@@ -116,8 +121,12 @@ function parseBody(text: string): unknown {
 
 /** undici's and the socket's errors as one code; the message names no header (the request is not in it). */
 function transportError(e: unknown, signal: AbortSignal): UpstreamTransportError {
-  const err = e as { code?: unknown; name?: unknown; cause?: { code?: unknown } };
-  if (signal.aborted || err.name === 'TimeoutError' || err.name === 'AbortError') return new UpstreamTransportError('ETIMEDOUT', 'timed out');
+  const err = e as { code?: unknown; name?: unknown; message?: unknown; cause?: { code?: unknown } };
+  if (signal.aborted) return new UpstreamTransportError('ETIMEDOUT', 'timed out');
+  // a channel's proxy refusing the tunnel (undici's message names the status only, never the proxy's credentials)
+  const proxyStatus = /^Proxy response \((\d{3})\)/.exec(typeof err.message === 'string' ? err.message : '')?.[1];
+  if (proxyStatus) return new UpstreamTransportError('EPROXY', `the proxy refused the tunnel (HTTP ${proxyStatus})`);
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return new UpstreamTransportError('ETIMEDOUT', 'timed out');
   const code = typeof err.code === 'string' ? err.code : typeof err.cause?.code === 'string' ? err.cause.code : 'unknown';
   const timeouts = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
   return new UpstreamTransportError(timeouts.has(code) ? 'ETIMEDOUT' : code, `network error ${code}`);

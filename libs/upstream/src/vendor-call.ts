@@ -1,6 +1,7 @@
 import { UpstreamError } from '@gmg/errors';
 import { SpanKind, upstreamDuration, upstreamRequests, withSpan } from '@gmg/observability';
 import type { ChannelTarget } from './adapter';
+import { mappedFailure, onChannelRoute } from './channel-overrides';
 import { classifyHttpFailure, scrubSecret } from './upstream-failure';
 import { UpstreamTransportError, createUpstreamHttp, retryAfterMs, type UpstreamAnswer, type UpstreamHttp } from './upstream-http';
 import { isObj, str } from './json-value';
@@ -39,7 +40,8 @@ export function createVendorHttp(opts: { timeoutMs: number; maxResponseBytes?: n
 /**
  * One vendor call, counted and timed by channel name and operation (`outcome`: ok or the failure kind), in its own
  * client span. A transport failure or a non-2xx answer becomes a classified UpstreamError (retry policy:
- * upstream-failure.ts), with the vendor's Retry-After carried on; the channel's key is scrubbed from any message.
+ * upstream-failure.ts, then the channel's `status_map`), with the vendor's Retry-After carried on; the channel's key
+ * is scrubbed from any message. A channel's proxy and timeouts (channel-overrides.ts) apply to the call.
  */
 export async function callVendor(
   ch: ChannelTarget,
@@ -52,7 +54,7 @@ export async function callVendor(
   const end = upstreamDuration.startTimer(labels);
   return withSpan(`upstream ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'gmg.channel': ch.name } }, async () => {
     try {
-      const res = await sendClassified(ch, describe, send, readError);
+      const res = await sendClassified(ch, describe, () => onChannelRoute(ch.settings, operation, send), readError);
       upstreamRequests.inc({ ...labels, outcome: 'ok' });
       return res;
     } catch (e) {
@@ -76,7 +78,7 @@ async function sendClassified(ch: ChannelTarget, describe: string, send: () => P
   }
   if (res.status >= 200 && res.status < 300) return res;
   const err = readError(res.data);
-  throw classifyHttpFailure(
+  const failure = classifyHttpFailure(
     {
       status: res.status,
       errorType: err.type,
@@ -86,6 +88,7 @@ async function sendClassified(ch: ChannelTarget, describe: string, send: () => P
     },
     describe,
   );
+  throw mappedFailure(ch.settings.status_map, failure) ?? failure;
 }
 
 /** Headers of every call on a channel: the channel's extra headers under the protocol's own (auth wins). */

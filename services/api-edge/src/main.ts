@@ -4,7 +4,7 @@ import { createDataSource } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, reportQueueDepth, startTracing } from '@gmg/observability';
 import { Producers, RedisReachability, checkRedisPolicy, createRedis, onShutdownSignals } from '@gmg/queue';
-import { MessagesUpstreamClient } from '@gmg/upstream';
+import { MessagesUpstreamClient, closeChannelDispatchers } from '@gmg/upstream';
 import { createApp } from './app';
 import { loadApiEdgeConfig } from './config';
 import { startEdgeTimers } from './edge-timers';
@@ -58,6 +58,7 @@ async function main(): Promise<void> {
       await background.creditLeases.close().catch((err: unknown) => logger.warn({ err }, 'closing credit leases'));
       await background.taskLeases?.close().catch((err: unknown) => logger.warn({ err }, 'closing task-hold leases'));
       await messagesClient.close().catch((err: unknown) => logger.warn({ err }, 'closing messages upstream pools'));
+      await closeChannelDispatchers();
       reachability.stop();
       await producers.close().catch((err: unknown) => logger.warn({ err }, 'closing queues'));
       await redis.quit().catch(() => redis.disconnect());

@@ -47,7 +47,23 @@ export interface MessagesChannel {
   /** Its shared health and its keys (`[]`: `apiKey` is its one key); issue 37. */
   health: HealthRecord;
   keys: ChannelKeySecret[];
+  /**
+   * Its per-channel overrides (`settings.headers`, `body`, `proxy`, `timeouts`, `status_map`: @gmg/upstream's
+   * channel-overrides.ts); absent when it sets none, so a plain channel costs the relay nothing.
+   */
+  overrides?: {
+    headers?: Record<string, string>;
+    body?: Record<string, unknown>;
+    proxy?: string;
+    timeouts?: { connect_ms?: number; request_ms?: number; poll_ms?: number };
+    status_map?: Record<string, 'retry' | 'failover' | 'fail'>;
+  };
 }
+
+/** A chat channel's overrides as one JSON object, NULL (nothing to parse) when its settings have none. */
+const OVERRIDES_SQL = `CASE WHEN settings ?| array['headers','body','proxy','timeouts','status_map'] THEN jsonb_strip_nulls(jsonb_build_object(
+  'headers', settings->'headers', 'body', settings->'body', 'proxy', settings->'proxy', 'timeouts', settings->'timeouts', 'status_map', settings->'status_map'
+)) END AS overrides`;
 
 /**
  * The money of chat calls: one statement at the start (conditional hold + task row + ledger `hold`) and one at
@@ -145,7 +161,7 @@ export class ChatCallRepository {
   async channels(model: string, group: string): Promise<MessagesChannel[]> {
     const rows: Row[] = await this.ds.query(
       `SELECT id, name, protocol, base_url, api_key, version_header, priority, weight, models, model_map, settings->>'auth_header' AS auth_header,
-         status, cooling_until, disabled_reason, last_error, last_error_at, ${keysJson(true)}
+         ${OVERRIDES_SQL}, status, cooling_until, disabled_reason, last_error, last_error_at, ${keysJson(true)}
        FROM channels c
        WHERE enabled AND (groups IS NULL OR $2 = ANY(groups))
          AND ((protocol = 'messages' AND (models IS NULL OR $1 = ANY(models))) OR (protocol = 'openai' AND $1 = ANY(models)))
@@ -164,6 +180,7 @@ export class ChatCallRepository {
       models: (r.models as string[] | null) ?? null,
       modelMap: (r.model_map as Record<string, string> | null) ?? {},
       ...(typeof r.auth_header === 'string' ? { authHeader: r.auth_header } : {}),
+      ...(r.overrides ? { overrides: r.overrides as MessagesChannel['overrides'] } : {}),
       health: toHealth(r),
       keys: keysOf(r),
     }));

@@ -1,4 +1,5 @@
 import { Pool, type Dispatcher } from 'undici';
+import { channelDispatcher, type ChatOverrides } from '../channel-overrides';
 
 /** Where a chat call goes: a channel of protocol `messages`, or `openai` (chat completions). */
 export interface MessagesTarget {
@@ -11,6 +12,8 @@ export interface MessagesTarget {
   protocol?: string;
   /** `openai` only: `api-key` sends the key as `api-key: <key>` (Azure-style resellers). */
   authHeader?: string;
+  /** The channel's extra headers (under the call's own), proxy and timeouts (channel-overrides.ts); absent: none. */
+  overrides?: ChatOverrides;
 }
 
 /** The credentials (and, for `messages`, the version) a channel's protocol reads. */
@@ -89,15 +92,20 @@ export class MessagesUpstreamClient {
 
   async send(call: MessagesCall): Promise<MessagesAnswer> {
     const url = new URL(call.target.baseUrl);
-    const res = await this.poolFor(url.origin).request({
-      method: 'POST',
+    const o = call.target.overrides;
+    const headers = { ...o?.headers, ...call.headers, 'content-type': 'application/json', ...authOf(call.target, call.version) };
+    const opts = {
+      method: 'POST' as const,
       path: `${url.pathname.replace(/\/+$/, '')}${call.path ?? (call.target.protocol === 'openai' ? '/v1/chat/completions' : '/v1/messages')}`,
-      headers: { ...call.headers, 'content-type': 'application/json', ...authOf(call.target, call.version) },
+      headers,
       body: call.body,
       signal: call.signal,
-      headersTimeout: call.stream === false ? this.o.answerTimeoutMs : this.o.headersTimeoutMs,
+      headersTimeout: o?.timeouts?.request_ms ?? (call.stream === false ? this.o.answerTimeoutMs : this.o.headersTimeoutMs),
       bodyTimeout: call.stream === false ? this.o.answerTimeoutMs : this.o.bodyTimeoutMs,
-    });
+    };
+    // a channel with a proxy or a connect timeout of its own goes through its shared dispatcher (keyed by both)
+    const via = o !== undefined && (o.proxy !== undefined || o.timeouts?.connect_ms !== undefined) ? channelDispatcher(o) : undefined;
+    const res = via ? await via.request({ ...opts, origin: url.origin }) : await this.poolFor(url.origin).request(opts);
     return { status: res.statusCode, headers: res.headers, body: res.body };
   }
 

@@ -25,8 +25,12 @@ export interface OpenDownload {
 }
 
 export interface Downloader {
-  /** GETs `url`, following at most `maxRedirects` redirects; `headers` go to the first URL's origin only. */
-  open(url: string, headers: Record<string, string>, trustedHost: string, signal: AbortSignal): Promise<OpenDownload>;
+  /**
+   * GETs `url`, following at most `maxRedirects` redirects; `headers` go to the first URL's origin only. `via`: the
+   * channel's proxy (channel-overrides.ts): every hop goes through it (the public-host filter still checks each
+   * hop's name first; the proxy resolves it).
+   */
+  open(url: string, headers: Record<string, string>, trustedHost: string, signal: AbortSignal, via?: Dispatcher): Promise<OpenDownload>;
   close(): Promise<void>;
 }
 
@@ -71,11 +75,12 @@ export function createDownloader(opts: DownloadOptions): Downloader {
   }
 
   return {
-    async open(url, headers, trustedHost, signal) {
+    async open(url, headers, trustedHost, signal, via) {
       let u = new URL(url);
       const origin = u.origin;
       for (let hop = 0; ; hop++) {
-        const dispatcher = await checkHost(u, trustedHost);
+        const checked = await checkHost(u, trustedHost);
+        const dispatcher = via ?? checked;
         // The channel's key (or whatever the download needs) never follows a redirect to another origin.
         const own = u.origin === origin ? headers : {};
         const res = await request(u, { method: 'GET', dispatcher, signal, maxRedirections: 0, headers: { 'user-agent': opts.userAgent, ...own } });

@@ -3,6 +3,7 @@ import { readImageHeader, type ExpectedOutput, type ImageResult, type TaskResult
 import { UpstreamError } from '@gmg/errors';
 import { resultStoreBytes, upstreamDuration, upstreamRequests } from '@gmg/observability';
 import type { ChannelTarget, UpstreamMedia } from '../adapter';
+import { channelDispatcher } from '../channel-overrides';
 import { createDownloader, downloadFailure, type HostCheck, type OpenDownload } from './media-download';
 import { SNIFF_BYTES, sniffMediaType, type MediaType } from './media-type';
 import type { ResultLinks } from './result-links';
@@ -130,7 +131,10 @@ export function createMediaKeeper(opts: MediaKeeperOptions): ClosableMediaKeeper
     try {
       let dl: OpenDownload;
       try {
-        dl = await downloader.open(src.url, src.headers ?? {}, new URL(input.channel.baseUrl).host, ac.signal);
+        // a channel behind a proxy downloads through it (only the proxy: a connect timeout alone keeps the
+        // downloader's own dispatchers, whose public one refuses private addresses when connecting)
+        const via = input.channel.settings.proxy === undefined ? undefined : channelDispatcher({ proxy: input.channel.settings.proxy });
+        dl = await downloader.open(src.url, src.headers ?? {}, new URL(input.channel.baseUrl).host, ac.signal, via);
       } catch (e) {
         throw downloadFailure(e, timedOut);
       }

@@ -160,6 +160,43 @@ describe('management API /api (real Postgres)', () => {
     await refused({ settings: { headers: { 'x-key': 'vendor-secret' } } }, 'settings.headers.x-key');
   });
 
+  it("takes a channel's proxy, timeouts and status_map; shows the proxy's password redacted and keeps it on a write-back; refuses bad values naming the field", async () => {
+    const proxy = 'http://ops:pr0xy-pass@127.0.0.1:3128';
+    const settings = { proxy, timeouts: { connect_ms: 2000, request_ms: 60_000, poll_ms: 5000 }, status_map: { '5xx': 'failover', '404': 'retry' } };
+    const c = await adminReq('post', '/api/channels').send({
+      name: 'behind-proxy',
+      protocol: 'replicate',
+      base_url: 'http://127.0.0.1:9997',
+      api_key: 'k',
+      settings,
+    });
+    expect(c.status).toBe(201);
+    const shown = { ...settings, proxy: 'http://ops:***@127.0.0.1:3128/' };
+    expect(c.body.data.settings).toEqual(shown);
+    const listed = await adminReq('get', '/api/channels');
+    expect(JSON.stringify(listed.body)).not.toContain('pr0xy-pass');
+    // the answer's settings sent back as they are (an edit of another field) keep the stored secret
+    const edited = await adminReq('patch', `/api/channels/${c.body.data.id}`).send({ settings: { ...shown, status_map: { '429': 'fail' } } });
+    expect(edited.status).toBe(200);
+    const [stored]: Array<{ settings: { proxy: string } }> = await db.dataSource.query(`SELECT settings FROM channels WHERE id = $1`, [c.body.data.id]);
+    expect(stored.settings.proxy).toBe(proxy);
+
+    const refused = async (s: object, field: string) => {
+      const r = await adminReq('post', '/api/channels').send({ name: 'x', base_url: 'http://127.0.0.1:1', settings: s });
+      expect(r.status).toBe(400);
+      expect(r.body.message).toContain(`'${field}'`);
+    };
+    await refused({ proxy: 'socks5://127.0.0.1:1080' }, 'settings.proxy');
+    await refused({ timeouts: { connect_ms: 10 } }, 'settings.timeouts.connect_ms');
+    await refused({ timeouts: { request_ms: 3_600_000 } }, 'settings.timeouts.request_ms');
+    await refused({ timeouts: { idle: 5 } }, 'settings.timeouts.idle');
+    await refused({ status_map: { '200': 'retry' } }, 'settings.status_map.200');
+    await refused({ status_map: { '5xx': 'ignore' } }, 'settings.status_map.5xx');
+    await refused({ body: { stream_options: { include_usage: false } } }, 'settings.body.stream_options');
+    await refused({ body: { model: 'other' } }, 'settings.body.model');
+    await refused({ headers: { 'Content-Length': '1' } }, 'settings.headers.Content-Length');
+  });
+
   it('saves prices and groups and reads them back', async () => {
     const put = await adminReq('put', '/api/prices').send([{ key: 'lumen-2-flex', price: 0.025, description: 'per image' }]);
     expect(put.status).toBe(200);

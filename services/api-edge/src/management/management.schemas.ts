@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { DomainError } from '@gmg/errors';
-import { CHAT_PROTOCOLS, TASK_PROTOCOLS } from '@gmg/upstream';
+import { CHAT_PROTOCOLS, RESERVED_BODY_FIELDS, TASK_PROTOCOLS } from '@gmg/upstream';
 
 /** Money in the API: a decimal number of currency units, at most 6 decimals (1 unit = 1,000,000 minor). */
 const money = () => Joi.number().precision(6).strict(false).max(1_000_000_000);
@@ -55,17 +55,41 @@ export const rotateKeySchema = Joi.object({
 
 /** Auth headers come from the channel's key, never from `settings.headers` (settings are echoed; keys never are). */
 const AUTH_HEADERS = /^(authorization|proxy-authorization|x-key|x-api-key|api-key|x-goog-api-key|mj-api-secret|cookie)$/i;
+/** Headers of the connection itself (framing, hop-by-hop): the HTTP client sets them. */
+const TRANSPORT_HEADERS = /^(host|content-length|content-type|transfer-encoding|connection|keep-alive|upgrade|te|trailer|expect|proxy-connection)$/i;
+/** A vendor status (`429`) or class (`5xx`) a channel's `status_map` names: errors only (4xx, 5xx). */
+const STATUS_KEY = /^([45][0-9]{2}|[45]xx)$/;
+/** A bound in ms: at least 100 ms, at most `max`. */
+const ms = (max: number) => Joi.number().integer().min(100).max(max);
 const channelSettings = Joi.object({
   headers: Joi.object()
     .pattern(
       Joi.string()
         .pattern(/^[A-Za-z0-9-]{1,100}$/, 'header name')
-        .custom((v: string, h) => (AUTH_HEADERS.test(v) ? h.error('any.invalid') : v))
-        .messages({ 'any.invalid': '{{#label}} is an auth header: the channel key (api_key) carries auth, settings are not secret' }),
+        .custom((v: string, h) => (AUTH_HEADERS.test(v) ? h.error('any.invalid') : TRANSPORT_HEADERS.test(v) ? h.error('any.transport') : v))
+        .messages({
+          'any.invalid': '{{#label}} is an auth header: the channel key (api_key) carries auth, settings are not secret',
+          'any.transport': '{{#label}} is set by the HTTP client (framing and connection headers cannot be overridden)',
+        }),
       Joi.string().max(4096),
     )
-    .max(50),
-  body: Joi.object().max(100),
+    .max(50)
+    .messages({ 'object.unknown': '{{#label}} is not allowed (an auth, framing or connection header, or not a header name)' }),
+  // fixed body parameters: under the request's own; the gateway's own fields (billing reads them) are refused
+  body: Joi.object()
+    .max(100)
+    .keys(Object.fromEntries(RESERVED_BODY_FIELDS.map((k) => [k, Joi.any().forbidden()])))
+    .unknown(true)
+    .messages({ 'any.unknown': '{{#label}} is set by the gateway (the model, the stream and its usage, the token bound are billed): not overridable' }),
+  // an outbound HTTP(S) proxy for every call of the channel; user:password in it are a secret (redacted in answers)
+  proxy: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .max(2048),
+  timeouts: Joi.object({ connect_ms: ms(60_000), request_ms: ms(1_800_000), poll_ms: ms(300_000) }).min(1),
+  status_map: Joi.object()
+    .pattern(Joi.string().pattern(STATUS_KEY, 'status (400-599) or class (4xx, 5xx)'), Joi.string().valid('retry', 'failover', 'fail'))
+    .max(100)
+    .messages({ 'object.unknown': '{{#label}} is not a status 400-599 or a class (4xx, 5xx)' }),
 })
   .unknown(true)
   .max(50);

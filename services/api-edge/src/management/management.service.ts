@@ -19,7 +19,7 @@ import {
   type KeyInput,
 } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
-import { checkChannelSettings, type ChannelSettings } from '@gmg/upstream';
+import { checkChannelSettings, isRedactedFormOf, redactProxyUrl, type ChannelSettings } from '@gmg/upstream';
 import { queryLogs, type LogsPage } from './logs.query';
 import {
   createAccountSchema,
@@ -168,7 +168,7 @@ export const channelView = (c: ChannelRecord): ChannelView => ({
   enabled: c.enabled,
   version_header: c.versionHeader ?? 'anthropic-version',
   model_map: c.modelMap ?? {},
-  settings: c.settings ?? {},
+  settings: settingsView(c.settings ?? {}),
   ...healthView(c.health),
   keys: (c.keys ?? []).map(channelKeyView),
 });
@@ -180,6 +180,17 @@ const groupView = (g: GroupRecord): GroupView => ({
   rps_limit: g.rpsLimit,
   inflight_limit: g.inflightLimit,
 });
+
+/** Settings as answers show them: a proxy's credentials redacted (write-only, like keys). */
+const settingsView = (s: Record<string, unknown>): Record<string, unknown> => (typeof s.proxy === 'string' ? { ...s, proxy: redactProxyUrl(s.proxy) } : s);
+
+/**
+ * Settings sent back as an answer showed them (the proxy's password as `***`) keep the stored proxy: a read, edit,
+ * write cycle does not overwrite the secret with its redacted form.
+ */
+function keepProxySecret(next: Record<string, unknown> | undefined, stored: Record<string, unknown> | undefined): void {
+  if (next && stored && isRedactedFormOf(next.proxy, stored.proxy)) next.proxy = stored.proxy;
+}
 
 /** The protocol's own check of a channel's settings: 400 naming `settings.<field>`. */
 function checkSettings(protocol: string, settings: unknown): void {
@@ -352,6 +363,7 @@ export class ManagementService {
     if (b.settings !== undefined || b.protocol !== undefined) {
       const current = isUuid(id) ? (await this.channels.list()).find((c) => c.id === id) : undefined;
       if (current) checkSettings((b.protocol as string | undefined) ?? current.protocol, b.settings ?? current.settings);
+      keepProxySecret(b.settings as Record<string, unknown> | undefined, current?.settings);
     }
     const c = isUuid(id) ? await this.channels.update(id, toChannelInput(b)) : null;
     if (!c) throw new DomainError('not_found', `Channel ${id} not found`);

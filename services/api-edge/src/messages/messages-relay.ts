@@ -7,7 +7,9 @@ import {
   pickKey,
   readCommonError,
   scrubSecret,
+  statusActionOf,
   statusEffect,
+  withFixedBody,
   type ChannelGate,
   type ChannelHealthReporter,
   type HealthEffect,
@@ -175,10 +177,12 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
       let answer: MessagesAnswer;
       input.timing?.upstreamStarted();
       try {
+        const body = leg?.body ?? input.body;
         answer = await client.send({
           target,
           version: input.version,
-          body: leg?.body ?? input.body,
+          // the channel's fixed body parameters under the request's own (channel-overrides.ts)
+          body: ch.overrides?.body ? withFixedBody(body, ch.overrides.body) : body,
           headers: leg?.headers ?? input.headers,
           stream: input.stream,
           signal: abort.signal,
@@ -209,13 +213,17 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
           continue;
         }
         input.timing?.answered();
-        if (FAILS_OVER(answer.status)) {
+        // the channel's status_map over the built-in rule: `retry` and `failover` move on (a live call cannot wait),
+        // `fail` passes the answer through without blaming the channel; a client error mapped to move on counts
+        const action = ch.overrides?.status_map && answer.status >= 400 ? statusActionOf(ch.overrides.status_map, answer.status) : undefined;
+        if (action ? action !== 'fail' : FAILS_OVER(answer.status)) {
           const message = scrubSecret(vendorMessage(body), target.apiKey);
-          failed('refused', new Error(`status ${answer.status}${message ? `: ${message}` : ''}`), statusEffect(answer.status, message));
+          const effect = statusEffect(answer.status, message);
+          failed('refused', new Error(`status ${answer.status}${message ? `: ${message}` : ''}`), action && effect === 'none' ? 'failing' : effect);
           last = { status: answer.status, headers: answer.headers, body, channelId: ch.id, sink: out };
           continue;
         }
-        succeeded();
+        if (action !== 'fail') succeeded();
         if (answer.status < 300 && !(await recorded(input, logger))) return unrecorded(ch.id, tracker);
         out.whole(answer.status, relayedHeaders(answer.headers, input.timing?.wholeHeader()), body);
         if (answer.status >= 300) return { kind: 'failed', reason: `upstream_${answer.status}`, channelId: ch.id, tracker };
