@@ -15,3 +15,4 @@ export { jobPresence } from './job-presence';
 export type { JobPresence } from './job-presence';
 export { REDIS_BYTES_PER_TASK, checkRedisMemory, checkRedisReady, redisMaxmemoryFor, redisMemory } from './redis-memory';
 export { RedisReachability } from './reachability';
+export { SweepKeeper, sweepSchedule } from './sweep-keeper';

@@ -1,11 +1,10 @@
 import { TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
-import type { TaskRecoveryRepository, TaskRepository } from '@gmg/db';
+import { forEachIdPage, type TaskRecoveryRepository, type TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { batchFailed } from '@gmg/observability';
 import { jobPresence, shardOf, type DuePolls, type Redis, type TaskQueue } from '@gmg/queue';
 import type { TaskLifecycle } from './task-lifecycle';
 import type { TaskViewStore } from './task-view.store';
-import { forEachIdPage } from './sweep-pages';
 
 export interface PoolSweepResult {
   timedOut: number;
