@@ -10,7 +10,7 @@
  */
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
@@ -30,18 +30,11 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver';
 
 const DB = 'gmg_fleet';
 const PREFIX = 'fleet';
+const SHARDS = 'image=2,video=2,artgen=1,avatar=1';
 const ADMIN_TOKEN = 'fleet-admin-token-0123456789abcdef';
 const log = (l: string): void => {
   process.stdout.write(`fleet | ${l}\n`);
 };
-
-/** Whether the services understand a knob yet (issues #22, #23 land in parallel): their config sources name it. */
-function supported(envName: string): boolean {
-  const dirs = ['libs/config/src', 'libs/queue/src', 'libs/db/src', 'libs/tasks/src'].map((d) => path.join(REPO_ROOT, d));
-  return dirs.some(
-    (d) => existsSync(d) && readdirSync(d).some((f) => f.endsWith('.ts') && !f.includes('.test.') && readFileSync(path.join(d, f), 'utf8').includes(envName)),
-  );
-}
 
 /** Sums the CPU of a process and its children (Postgres: the postmaster and its backends). */
 function postmasterPid(root: string): number | undefined {
@@ -114,11 +107,11 @@ async function seed(directUrl: string, simUrl: string, n: number): Promise<Accou
   }
 }
 
-function topologyLine(cfg: FleetConfig, redis: RedisTopology, shards: string | undefined, pgKnobs: boolean): string {
+function topologyLine(cfg: FleetConfig, redis: RedisTopology): string {
   return [
     `redis: ${redis.kind === 'cluster' ? `cluster of ${redis.nodes.length} nodes (3 masters + replicas), services on ${'REDIS_CLUSTER_NODES'}` : 'one standalone redis-server of its own (REDIS_URL)'}`,
-    `queues: ${shards ? `sharded QUEUE_SHARDS=${shards}` : 'one queue per pool (QUEUE_SHARDS not supported yet)'}`,
-    `postgres: own server, services through PgBouncer (transaction mode)${pgKnobs ? ', PG_POOL_MAX and timeouts set' : ''}, migrations direct`,
+    `queues: sharded QUEUE_SHARDS=${SHARDS}`,
+    'postgres: own server, services through PgBouncer (transaction mode), PG_POOL_MAX and timeouts set, migrations direct',
     `load: mean ${cfg.rate} req/s, peak ×${cfg.peak}, ${cfg.minutes} min${cfg.faults ? ', FAULTS' : ''}`,
   ].join(' · ');
 }
@@ -144,18 +137,12 @@ async function main(): Promise<number> {
 
   try {
     log(execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.mjs')], { cwd: REPO_ROOT, encoding: 'utf8' }).trim());
-    const clusterClients = supported('REDIS_CLUSTER_NODES');
-    // services that do not read REDIS_CLUSTER_NODES would fall back to REDIS_URL's default: the machine's own Redis
-    if (cfg.redis === 'cluster' && !clusterClients) throw new Error('FLEET_REDIS=cluster: the services do not read REDIS_CLUSTER_NODES yet (issue #22)');
-    const wantCluster = cfg.redis === 'cluster' || (cfg.redis === 'auto' && clusterClients);
-    const [pg, redis] = await Promise.all([ChaosPostgres.start(w.root), wantCluster ? startRedisCluster(w.root) : startStandaloneRedis(w.root)]);
+    const [pg, redis] = await Promise.all([ChaosPostgres.start(w.root), cfg.redis === 'standalone' ? startStandaloneRedis(w.root) : startRedisCluster(w.root)]);
     w.pg = pg;
     w.redis = redis;
     const directUrl = await pg.createDatabase(DB);
     w.bouncer = await startPgBouncer(w.root, pg.port, DB, 40);
-    const shards = supported('QUEUE_SHARDS') ? 'image=2,video=2,artgen=1,avatar=1' : undefined;
-    const pgKnobs = supported('PG_POOL_MAX');
-    log(topologyLine(cfg, redis, shards, pgKnobs));
+    log(topologyLine(cfg, redis));
 
     w.services = new FleetServices(w.root);
     const simScale = String(cfg.simScale);
@@ -166,10 +153,12 @@ async function main(): Promise<number> {
       MIGRATION_DATABASE_URL: directUrl,
       QUEUE_PREFIX: PREFIX,
       LOG_LEVEL: 'warn',
-      ...(shards ? { QUEUE_SHARDS: shards } : {}),
-      ...(pgKnobs
-        ? { PG_POOL_MAX: '8', PG_CONNECT_TIMEOUT_MS: '5000', PG_STATEMENT_TIMEOUT_MS: '30000', PG_LOCK_TIMEOUT_MS: '10000', PG_IDLE_IN_TX_TIMEOUT_MS: '30000' }
-        : {}),
+      QUEUE_SHARDS: SHARDS,
+      PG_POOL_MAX: '8',
+      PG_CONNECT_TIMEOUT_MS: '5000',
+      PG_STATEMENT_TIMEOUT_MS: '30000',
+      PG_LOCK_TIMEOUT_MS: '10000',
+      PG_IDLE_IN_TX_TIMEOUT_MS: '30000',
     };
     // the simulator's port is only known once it runs; channels are seeded after it starts
     let accounts: Account[] = [];
@@ -307,7 +296,7 @@ async function main(): Promise<number> {
     const out = [
       `## Fleet run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC · ${machine}`,
       '',
-      topologyLine(cfg, redis, shards, pgKnobs),
+      topologyLine(cfg, redis),
       '',
       throughputTable([...rows, total]),
       '',

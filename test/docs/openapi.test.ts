@@ -23,13 +23,13 @@ import {
   type PriceTable,
   type TaskResult,
 } from '@gmg/contracts';
-import type { NewTask, TaskRecord } from '@gmg/db';
+import { toUnifiedTask, type NewTask, type TaskRecord } from '@gmg/db';
 import { testPrincipal } from '@gmg/testing';
 import { ERROR_CODES } from '@gmg/errors';
 import { apiDocsRouter } from '../../services/api-edge/src/openapi/api-docs.router';
 import { buildOpenApiDocument } from '../../services/api-edge/src/openapi/openapi-document';
 import { createLogger } from '@gmg/logger';
-import { toArtgenNativeTask, toUnifiedTask } from '@gmg/tasks';
+import { toArtgenNativeTask } from '@gmg/tasks';
 import type { KeyAuthenticator } from '../../services/api-edge/src/auth/key-authenticator';
 import { errorBody } from '../../services/api-edge/src/http/error-body';
 import { errorHandler, routeNotFound } from '../../services/api-edge/src/http/error-handler';

@@ -1,5 +1,7 @@
 export { createDataSource, createMigrationDataSource, pendingMigrations, runMigrations } from './data-source';
 export { newTaskId, randomHex } from './ids';
+export { forEachIdPage } from './id-pages';
+export { toUnifiedTask } from './unified-task';
 export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, HOLD_LEASED_SQL, toHoldRow } from './repositories/task.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export { StatementBatcher, type Pending } from './statement-batcher';

@@ -14,6 +14,7 @@ export {
   resultStoreBytes,
   upstreamCallbacks,
 } from './metrics';
+export { batchFailed, type BatchLogger } from './batch-errors';
 export { addHistograms, diffHistograms, emptyHistogram, histogramQuantile, parseHistogram, shareAtMost, sumSamples } from './histogram-text';
 export type { HistogramBuckets } from './histogram-text';
 export { httpMetricsMiddleware, metricsHandler, renderMetrics, routeOf } from './http-metrics';

@@ -103,11 +103,11 @@ export const settlements = new Counter({
 
 /**
  * Batch statements that failed and whose items went another way (one by one, or left to expire): nothing is lost,
- * but a steady rate means a batch path that never works. `batch`: hold, hold_leased, lease_renew, lease_close.
+ * but a steady rate means a batch path that never works. `batch`: a BatchPath (batch-errors.ts).
  */
 export const batchErrors = new Counter({
   name: 'gmg_batch_errors_total',
-  help: 'Failed batch statements whose items were retried one by one or left to expire, by batch (hold, hold_leased, lease_renew, lease_close)',
+  help: 'Failed batch statements whose items were retried one by one, again later or left to expire, by batch (hold, hold_leased, lease_renew, lease_close, poll_claim, poll_rows, poll_settle, sweep_cursor)',
   labelNames: ['batch'] as const,
   registers: [registry],
 });

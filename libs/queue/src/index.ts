@@ -37,3 +37,4 @@ export { drainRetiredShards } from './retired-shards';
 export type { JobPresence } from './job-presence';
 export { REDIS_BYTES_PER_TASK, checkRedisMemory, checkRedisReady, redisMaxmemoryFor, redisMemory } from './redis-memory';
 export { RedisReachability } from './reachability';
+export { SweepKeeper, sweepSchedule } from './sweep-keeper';

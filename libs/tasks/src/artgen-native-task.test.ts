@@ -1,6 +1,6 @@
 import type { TaskRecord } from '@gmg/db';
 import { artgenJobHash, artgenParentFacts, toArtgenNativeTask } from './artgen-native-task';
-import { toUnifiedTask } from './unified-task';
+import { toUnifiedTask } from '@gmg/db';
 
 const at = new Date('2025-11-22T00:00:00Z');
 const row = (over: Partial<TaskRecord> = {}): TaskRecord => ({

@@ -11,8 +11,9 @@ import {
 import type { TaskRecord } from '@gmg/db';
 
 /**
- * The job hash our buttons carry: derived from the task id (so it needs no storage and cannot be forged for
- * another task), 32 hex characters like the art suite's own hashes. `/action` checks it against the task.
+ * The job hash our buttons carry: derived from the task id (so it needs no storage), 32 hex characters like the art
+ * suite's own hashes. Not a secret: an unkeyed hash of a public id that anyone holding the id can compute; `/action`
+ * checks it against the task, and the task against the caller's account (the parent must be its own).
  */
 export const artgenJobHash = (taskId: string): string => createHash('sha256').update(`artgen:${taskId}`).digest('hex').slice(0, 32);
 

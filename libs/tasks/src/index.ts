@@ -1,11 +1,9 @@
-export { toUnifiedTask } from './unified-task';
+// the edge's composition root (app.ts) still takes it from here; its home is @gmg/db
+export { toUnifiedTask } from '@gmg/db';
 export { TaskViewStore } from './task-view.store';
 export { TaskLifecycle } from './task-lifecycle';
 export type { CompletionHandler } from './task-lifecycle';
-export { poolWorkerEnvSchema } from './pool-worker.config';
-export type { PoolWorkerConfig } from './pool-worker.config';
+export { loadPoolWorkerConfig } from './pool-worker.config';
 export { runPoolWorkerService } from './pool-worker.service';
 export { toArtgenNativeTask, artgenJobHash, artgenStatusOf, artgenParentFacts } from './artgen-native-task';
-export { SweepKeeper, sweepSchedule } from './sweep-keeper';
-export { forEachIdPage } from './sweep-pages';
 export { DEFAULT_POLL_INTERVAL_MS } from './step-timing';

@@ -1,5 +1,6 @@
 import type { TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
+import { batchErrors } from '@gmg/observability';
 import { DuePolls, queueKeyPrefix } from '@gmg/queue';
 import { Redis } from 'ioredis';
 import { TEST_REDIS_URL, deleteRedisPrefix, uniqueRedisPrefix, waitFor } from '@gmg/testing';
@@ -145,5 +146,37 @@ describe('poll loop', () => {
     await waitFor(() => loop!.sinceLastClaimMs() < 100 || undefined, { timeoutMs: 5_000, what: 'the heartbeat fresh again' });
     await loop!.stop();
     expect(loop!.sinceLastClaimMs()).toBe(0);
+  });
+
+  it('a batch of due polls whose rows cannot be read is told (a line and gmg_batch_errors_total{batch="poll_rows"}) and due again after the back-off', async () => {
+    const counted = async () => (await batchErrors.get()).values.find((v) => v.labels.batch === 'poll_rows')?.value ?? 0;
+    const before = await counted();
+    const lines: Array<Record<string, unknown>> = [];
+    const told = createLogger({ service: 'test', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
+    await polls.add('a', Date.now() - 1, 0);
+    const claimedAt = Date.now();
+    loop = new PollLoop(
+      {
+        pool: 'image',
+        shards: [polls],
+        logger: told,
+        requeue: async () => undefined,
+        tasks: { getMany: () => Promise.reject(Object.assign(new Error('connection lost'), { code: '57P01' })) },
+        processor: { pollStep: () => Promise.reject(new Error('no step without a row')) },
+      },
+      { concurrency: 4, batch: 10, idleMaxMs: 20, errorBackoffMs: 60_000 },
+    );
+    loop.start();
+    // settled back: not claimed, due a back-off (60 s) from the claim, never dropped
+    const settled = await waitFor(
+      async () => {
+        const w = await where('a');
+        return !w.claimed && w.due !== null && w.due >= claimedAt + 60_000 ? w : undefined;
+      },
+      { timeoutMs: 5_000, what: 'the poll due again after the back-off' },
+    );
+    expect(settled.due).toBeLessThan(Date.now() + 60_000 + 1);
+    expect(await counted()).toBe(before + 1);
+    expect(lines).toEqual([expect.objectContaining({ level: 40, batch: 'poll_rows', pool: 'image', polls: 1, code: '57P01', err: 'connection lost' })]);
   });
 });

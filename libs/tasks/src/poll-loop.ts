@@ -1,6 +1,6 @@
 import type { TaskRecord, TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { pollLateness } from '@gmg/observability';
+import { batchFailed, pollLateness } from '@gmg/observability';
 import type { ClaimedPoll, DuePolls, PollSettlement } from '@gmg/queue';
 import type { TaskStepProcessor } from './task-step.processor';
 
@@ -108,7 +108,7 @@ export class PollLoop {
         this.lastClaimAt.set(polls, Date.now());
       } catch (e) {
         this.lastClaimAt.set(polls, Date.now());
-        this.d.logger.warn({ pool: this.d.pool, err: (e as Error).message }, 'claiming due polls failed; retrying');
+        batchFailed(this.d.logger, 'poll_claim', e, { pool: this.d.pool }, 'claiming due polls failed; retrying');
         await this.sleep(this.errorBackoffMs);
         continue;
       }
@@ -133,10 +133,7 @@ export class PollLoop {
     try {
       rows = await this.d.tasks.getMany(batch.map((c) => c.taskId));
     } catch (e) {
-      this.d.logger.warn(
-        { pool: this.d.pool, polls: batch.length, err: (e as Error).message },
-        'reading the rows of due polls failed; due again after a pause',
-      );
+      batchFailed(this.d.logger, 'poll_rows', e, { pool: this.d.pool, polls: batch.length }, 'reading the rows of due polls failed; due again after a pause');
       for (const c of batch)
         this.settle(polls, { taskId: c.taskId, dueAt: Date.now() + this.errorBackoffMs, failures: c.failures, previousFailures: c.failures });
       this.release(batch.length);
@@ -192,7 +189,7 @@ export class PollLoop {
     this.pending.delete(polls);
     const p = polls.settle(list).catch((e: unknown) => {
       // The claims stay: after the lease any worker takes them again (a duplicate poll, never a lost one).
-      this.d.logger.warn({ pool: this.d.pool, polls: list.length, err: (e as Error).message }, 'settling polls failed; they come back after the lease');
+      batchFailed(this.d.logger, 'poll_settle', e, { pool: this.d.pool, polls: list.length }, 'settling polls failed; they come back after the lease');
     });
     this.flushes.add(p);
     void p.finally(() => this.flushes.delete(p));

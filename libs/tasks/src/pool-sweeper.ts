@@ -1,10 +1,10 @@
 import { TASK_FAILURE_TYPES, TASK_TIMEOUT_MESSAGE, taskJobId, type Pool, type TaskJobData } from '@gmg/contracts';
-import type { TaskRecoveryRepository, TaskRepository } from '@gmg/db';
+import { forEachIdPage, type TaskRecoveryRepository, type TaskRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { batchFailed } from '@gmg/observability';
 import { jobPresence, shardOf, type DuePolls, type Redis, type TaskQueue } from '@gmg/queue';
 import type { TaskLifecycle } from './task-lifecycle';
 import type { TaskViewStore } from './task-view.store';
-import { forEachIdPage } from './sweep-pages';
 
 export interface PoolSweepResult {
   timedOut: number;
@@ -75,7 +75,11 @@ export class PoolSweeper {
   async sweep(): Promise<PoolSweepResult> {
     const r = { timedOut: 0, readded: 0, failed: 0 };
     await this.timeouts(r);
-    const from = await this.d.redis.get(this.d.cursorKey).catch(() => null);
+    // an unreadable cursor starts the walk from the oldest id (slower, never wrong)
+    const from = await this.d.redis.get(this.d.cursorKey).catch((e: unknown) => {
+      batchFailed(this.d.logger, 'sweep_cursor', e, { pool: this.d.pool }, 'reading the sweep cursor failed; this sweep walks from the oldest task');
+      return null;
+    });
     const walk = await forEachIdPage(
       (limit, after) => this.d.recovery.openIds(this.d.pool, this.d.orphanAfterMs, limit, after),
       this.maxRows,

@@ -2,6 +2,7 @@ import {
   Joi,
   commonSchema,
   env,
+  loadConfig,
   resultStoreSchema,
   upstreamCallbackWorkerSchema,
   type CommonEnv,
@@ -28,8 +29,21 @@ export interface PoolWorkerConfig extends CommonEnv, ResultStoreEnv, UpstreamCal
   CHANNEL_COOLDOWN_MAX_MS: number;
 }
 
-/** The environment of a pool worker service; only the health port default differs between pools. */
-export function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema<PoolWorkerConfig> {
+/** Each pool worker's default HEALTH_PORT (compose and k8s give the same ones). */
+const HEALTH_PORTS = { image: 9101, video: 9102, artgen: 9103, avatar: 9104 } as const;
+
+/**
+ * The config of a pool's worker service from its environment (docs/configuration.md lists every variable, its
+ * default and its limits); only the health port's default differs between pools.
+ */
+export function loadPoolWorkerConfig(
+  pool: keyof typeof HEALTH_PORTS,
+  source: NodeJS.ProcessEnv | Record<string, string | undefined> = process.env,
+): Readonly<PoolWorkerConfig> {
+  return loadConfig(poolWorkerEnvSchema(HEALTH_PORTS[pool]), source);
+}
+
+function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema<PoolWorkerConfig> {
   return Joi.object<PoolWorkerConfig>({
     ...commonSchema,
     HEALTH_PORT: env.port(defaultHealthPort),

@@ -26,7 +26,7 @@ import { ChannelProbe } from './channel-probe';
 import { ChannelSecretCache } from './channel-secret-cache';
 import { PollLoop } from './poll-loop';
 import { PoolSweeper } from './pool-sweeper';
-import { SweepKeeper, sweepSchedule } from './sweep-keeper';
+import { SweepKeeper, sweepSchedule } from '@gmg/queue';
 import { TaskLifecycle, type CompletionHandler, type SettlementSink } from './task-lifecycle';
 import { TaskStepProcessor, type TaskProcessorOptions } from './task-step.processor';
 import { TaskViewStore } from './task-view.store';

@@ -1,7 +1,7 @@
 import type { TaskStatus, TaskView } from '@gmg/contracts';
 import { taskViewKey, type Redis } from '@gmg/queue';
 import type { TaskRecord } from '@gmg/db';
-import { toUnifiedTask } from './unified-task';
+import { toUnifiedTask } from '@gmg/db';
 import { toArtgenNativeTask } from './artgen-native-task';
 
 /**

@@ -10,16 +10,12 @@ import {
   resultStoreSchema,
   upstreamCallbackSchema,
   type CommonEnv,
-  type PostgresOptions,
-  type RedisTarget,
   type ResultStoreEnv,
   type UpstreamCallbackEnv,
 } from '@gmg/config';
-import type { ShardedQueue } from '@gmg/contracts';
 
-/** Everything api-edge reads from its environment, parsed once, frozen. The only place that reads process.env. */
 /** The messages relay's bounds; the first four are the upstream client's options (MessagesClientOptions). */
-export interface MessagesRelayConfig {
+interface MessagesRelayConfig {
   /** Time to a connection to a channel. */
   connectTimeoutMs: number;
   /** Time to the response headers of a streamed call: a hung channel fails over after this. */
@@ -39,120 +35,9 @@ export interface MessagesRelayConfig {
 }
 
 /** A failing channel's shared cool-down (CHANNEL_COOLDOWN_MS, doubling per failed trial up to CHANNEL_COOLDOWN_MAX_MS). */
-export interface ChannelBackOffConfig {
+interface ChannelBackOffConfig {
   baseMs: number;
   maxMs: number;
-}
-
-export interface ApiEdgeConfig {
-  port: number;
-  /** Absolute base of this gateway as clients see it (upload links, docs). No trailing slash. */
-  publicBaseUrl: string;
-  /** Bearer token of the management API (`/api/*`). Secret: no default. */
-  adminToken: string;
-  /** A task not finished this long after submission fails with `Task timeout`. */
-  taskTimeoutSeconds: number;
-  /** Largest accepted request body (JSON with Base64 references). */
-  maxBodyBytes: number;
-  /** Bytes of large request bodies (≥ 256 KiB) one process holds at once; more wait (http/body-budget.ts). */
-  maxBodyBytesInFlight: number;
-  /** How long a large body waits for room in that budget before it is refused (503, Retry-After). */
-  bodyBudgetWaitMs: number;
-  /** The most of that budget one API key holds at once, a fraction in (0, 1] (BODY_BUDGET_KEY_SHARE). */
-  bodyBudgetKeyShare: number;
-  /** How long a client has to send a whole request (headers and body): node's requestTimeout; then 408. */
-  requestTimeoutMs: number;
-  /** How long the edge keeps an idle keep-alive connection: node's keepAliveTimeout. */
-  keepAliveTimeoutMs: number;
-  /** How long a client has to send the request headers: node's headersTimeout. */
-  headersTimeoutMs: number;
-  /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
-  authCacheTtlMs: number;
-  /** How long past AUTH_CACHE_TTL_MS a known key still authenticates while Postgres is unreachable. */
-  authStaleIfErrorMs: number;
-  priceCacheTtlMs: number;
-  /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*; PG_POOL_MAX default 20). */
-  postgres: PostgresOptions;
-  redisUrl: string;
-  /** Where Redis is: REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER. */
-  redis: RedisTarget;
-  /** Queue shards (QUEUE_SHARDS): the edge enqueues a task, or a cancelled task's settlement, on shard shardOf(id, K). */
-  queueShards: Readonly<Record<ShardedQueue, number>>;
-  logLevel: string;
-  /** Log lines buffered at most this long (0: each line written at once). */
-  logFlushMs: number;
-  /** BullMQ key prefix; also prefixes the Redis task view. */
-  queuePrefix: string;
-  redisRequireNoeviction: boolean;
-  /** Local-disk upload storage (absolute; relative values resolve against the working directory). */
-  uploadDir: string;
-  /** Largest accepted image of POST /v1/uploads/images (decoded bytes). */
-  uploadMaxBytes: number;
-  /** Upload links stop working this long after the upload. */
-  uploadTtlSeconds: number;
-  /** How often the edge's timer removes expired uploads (also triggered by upload traffic, at most this often). */
-  uploadSweepIntervalMs: number;
-  /** Per account: decoded bytes of unexpired uploads it may keep (POST /v1/uploads/images); 0 = unbounded. */
-  uploadQuotaBytes: number;
-  /** Per account: unexpired uploads it may keep; 0 = unbounded. */
-  uploadQuotaFiles: number;
-  /** Where the workers keep finished tasks' files: `s3://bucket/prefix`, or a local directory (absolute). */
-  resultStoreUrl: string;
-  /** Signs the result links (`/v1/results/<key>`); the workers sign with the same key. Secret: no default. */
-  resultSigningKey: string;
-  /** Verifies vendor callbacks (`/v1/upstream-callbacks/<token>`); unset: the route is not mounted. Secret. */
-  upstreamCallbackSigningKey?: string;
-  /** How long a result link works; local-disk results older than this plus a day are swept. */
-  resultLinkTtlSeconds: number;
-  /** S3-compatible endpoint of the result store (MinIO, R2…); unset: AWS S3. */
-  resultStoreEndpoint?: string;
-  resultStoreRegion: string;
-  resultStoreForcePathStyle: boolean;
-  /** What a credit lease asks for (minor units): the money an edge holds per account for chat calls. */
-  messagesLeaseMinor: bigint;
-  /** A lease its edge stops renewing (a crashed edge) expires after this and is released by any edge's sweeper. */
-  messagesLeaseTtlMs: number;
-  /** How long the messages channels of a model are cached in-process; a channel change applies within this time. */
-  messagesChannelCacheTtlMs: number;
-  /** Per call to a task channel's vendor made by the edge (cancel), connect to last byte. */
-  upstreamTimeoutMs: number;
-  /** What a task-hold lease asks for (minor units); 0: every task held on its account row (docs/reliability.md). */
-  taskLeaseMinor: bigint;
-  /** A task-hold lease its edge stops renewing expires after this and is released by any edge's sweeper. */
-  taskLeaseTtlMs: number;
-  /** A task-hold lease no submit used for this long goes back to its account. */
-  taskLeaseIdleMs: number;
-  /** Timeouts, memory bounds and channel health of the messages relay (docs/messages.md, "Timeouts and limits"). */
-  messagesRelay: MessagesRelayConfig;
-  /** The shared health's cool-down of a failing channel (the workers read the same variables). */
-  channelBackOff: ChannelBackOffConfig;
-  /** How long a describe request waits for its text before answering with the plain acknowledgement. */
-  artgenDescribeWaitMs: number;
-  /** OTLP/HTTP collector base URL; unset: tracing off. */
-  otlpEndpoint?: string;
-  /**
-   * Local mode for webhooks (WEBHOOK_ALLOW_INSECURE): a `callback_url` may be http and point at loopback or a
-   * private address. Off (production), https to a public host only (docs/webhooks.md).
-   */
-  webhookAllowInsecure: boolean;
-  /** ADMIN_QUEUES_WRITE: the queue dashboard (/admin/queues) may retry, promote, remove and clean jobs. */
-  adminQueuesWrite: boolean;
-  /**
-   * Express `trust proxy`: which hops' X-Forwarded-For to believe for the client address (failed-auth throttle,
-   * logs). false = the TCP peer; a number = that many proxies in front; a list = the proxies' addresses/CIDRs.
-   */
-  trustProxy: boolean | number | string;
-  /** Failed API-key authentications a client address may make per window before it gets 429. */
-  failedAuthLimit: number;
-  failedAuthWindowSeconds: number;
-  /** How long an address over its failed-auth budget is refused. */
-  failedAuthBlockSeconds: number;
-  /** DNS servers (`host` or `host:port`) that resolve media URL host names at submit; empty = the system's. */
-  mediaDnsServers: string[];
-  /** A media URL host that does not resolve within this is refused. */
-  mediaDnsTimeoutMs: number;
-  /** How long a host's verdict is cached. */
-  mediaDnsCacheTtlMs: number;
 }
 
 /** A TRUST_PROXY entry Express understands: an address, a CIDR, or one of its named ranges. */
@@ -346,54 +231,100 @@ interface RawEnv extends CommonEnv, ResultStoreEnv, UpstreamCallbackEnv {
   MEDIA_DNS_CACHE_TTL_MS: number;
 }
 
+/**
+ * Everything api-edge reads from its environment, parsed once, frozen; this file is the only reader of process.env.
+ * The type is what toConfig makes of the checked environment (no separate interface to keep in step).
+ */
+export type ApiEdgeConfig = ReturnType<typeof toConfig>;
+
 /** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
-export function parseConfig(source: Record<string, string | undefined>): Readonly<ApiEdgeConfig> {
-  const e = loadConfig<RawEnv>(schema as Joi.ObjectSchema<RawEnv>, source);
+export function parseConfig(source: Record<string, string | undefined>): ApiEdgeConfig {
+  return toConfig(loadConfig<RawEnv>(schema as Joi.ObjectSchema<RawEnv>, source));
+}
+
+// not annotated: its return type IS ApiEdgeConfig (one list of the settings, each with its comment)
+function toConfig(e: Readonly<RawEnv>) {
   return Object.freeze({
     port: e.PORT,
+    /** Absolute base of this gateway as clients see it (upload links, docs). No trailing slash. */
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
+    /** Bearer token of the management API (`/api/*`). Secret: no default. */
     adminToken: e.ADMIN_TOKEN,
+    /** A task not finished this long after submission fails with `Task timeout`. */
     taskTimeoutSeconds: e.TASK_TIMEOUT_SECONDS,
+    /** Largest accepted request body (JSON with Base64 references). */
     maxBodyBytes: e.MAX_BODY_BYTES,
+    /** Bytes of large request bodies (≥ 256 KiB) one process holds at once; more wait (http/body-budget.ts). */
     maxBodyBytesInFlight: e.MAX_BODY_BYTES_IN_FLIGHT,
+    /** How long a large body waits for room in that budget before it is refused (503, Retry-After). */
     bodyBudgetWaitMs: e.BODY_BUDGET_WAIT_MS,
+    /** The most of that budget one API key holds at once, a fraction in (0, 1] (BODY_BUDGET_KEY_SHARE). */
     bodyBudgetKeyShare: e.BODY_BUDGET_KEY_SHARE,
+    /** How long a client has to send a whole request (headers and body): node's requestTimeout; then 408. */
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     // node refuses a headers timeout above the request timeout
+    /** How long a client has to send the request headers: node's headersTimeout. */
     headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
+    /** How long the edge keeps an idle keep-alive connection: node's keepAliveTimeout. */
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    /** How long an authenticated key is cached in-process; a revoked key stops working within this time. */
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    /** How long past AUTH_CACHE_TTL_MS a known key still authenticates while Postgres is unreachable. */
     authStaleIfErrorMs: e.AUTH_STALE_IF_ERROR_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
+    /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*; PG_POOL_MAX default 20). */
     postgres: postgresOptions(e, 20, 'api-edge'),
     redisUrl: e.REDIS_URL,
+    /** Where Redis is: REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER. */
     redis: redisTargetOf(e),
+    /** Queue shards (QUEUE_SHARDS): the edge enqueues a task, or a cancelled task's settlement, on shard shardOf(id, K). */
     queueShards: e.QUEUE_SHARDS,
     logLevel: e.LOG_LEVEL,
+    /** Log lines buffered at most this long (0: each line written at once). */
     logFlushMs: e.LOG_FLUSH_MS,
+    /** BullMQ key prefix; also prefixes the Redis task view. */
     queuePrefix: e.QUEUE_PREFIX,
     redisRequireNoeviction: e.REDIS_REQUIRE_NOEVICTION,
+    /** Local-disk upload storage (absolute; relative values resolve against the working directory). */
     uploadDir: path.resolve(e.UPLOAD_DIR),
+    /** Largest accepted image of POST /v1/uploads/images (decoded bytes). */
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+    /** Upload links stop working this long after the upload. */
     uploadTtlSeconds: e.UPLOAD_TTL_SECONDS,
+    /** How often the edge's timer removes expired uploads (also triggered by upload traffic, at most this often). */
     uploadSweepIntervalMs: e.UPLOAD_SWEEP_INTERVAL_MS,
+    /** Per account: decoded bytes of unexpired uploads it may keep (POST /v1/uploads/images); 0 = unbounded. */
     uploadQuotaBytes: e.UPLOAD_QUOTA_BYTES,
+    /** Per account: unexpired uploads it may keep; 0 = unbounded. */
     uploadQuotaFiles: e.UPLOAD_QUOTA_FILES,
+    /** Where the workers keep finished tasks' files: `s3://bucket/prefix`, or a local directory (absolute). */
     resultStoreUrl: /^(s3|file):/.test(e.RESULT_STORE_URL) ? e.RESULT_STORE_URL : path.resolve(e.RESULT_STORE_URL),
+    /** Signs the result links (`/v1/results/<key>`); the workers sign with the same key. Secret: no default. */
     resultSigningKey: e.RESULT_SIGNING_KEY,
+    /** Verifies vendor callbacks (`/v1/upstream-callbacks/<token>`); unset: the route is not mounted. Secret. */
     upstreamCallbackSigningKey: e.UPSTREAM_CALLBACK_SIGNING_KEY,
+    /** How long a result link works; local-disk results older than this plus a day are swept. */
     resultLinkTtlSeconds: e.RESULT_LINK_TTL_SECONDS,
+    /** S3-compatible endpoint of the result store (MinIO, R2…); unset: AWS S3. */
     resultStoreEndpoint: e.RESULT_STORE_ENDPOINT,
     resultStoreRegion: e.RESULT_STORE_REGION,
     resultStoreForcePathStyle: e.RESULT_STORE_FORCE_PATH_STYLE,
+    /** What a credit lease asks for (minor units): the money an edge holds per account for chat calls. */
     messagesLeaseMinor: BigInt(Math.round(e.MESSAGES_LEASE_UNITS * 1_000_000)),
+    /** A lease its edge stops renewing (a crashed edge) expires after this and is released by any edge's sweeper. */
     messagesLeaseTtlMs: e.MESSAGES_LEASE_TTL_SECONDS * 1000,
+    /** How long the messages channels of a model are cached in-process; a channel change applies within this time. */
     messagesChannelCacheTtlMs: e.MESSAGES_CHANNEL_CACHE_TTL_MS,
+    /** Per call to a task channel's vendor made by the edge (cancel), connect to last byte. */
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    /** What a task-hold lease asks for (minor units); 0: every task held on its account row (docs/reliability.md). */
     taskLeaseMinor: BigInt(Math.round(e.TASK_LEASE_UNITS * 1_000_000)),
+    /** A task-hold lease its edge stops renewing expires after this and is released by any edge's sweeper. */
     taskLeaseTtlMs: e.TASK_LEASE_TTL_SECONDS * 1000,
+    /** A task-hold lease no submit used for this long goes back to its account. */
     taskLeaseIdleMs: Math.round(e.TASK_LEASE_IDLE_SECONDS * 1000),
-    messagesRelay: Object.freeze({
+    /** Timeouts, memory bounds and channel health of the messages relay (docs/messages.md, "Timeouts and limits"). */
+    messagesRelay: Object.freeze<MessagesRelayConfig>({
       connectTimeoutMs: e.MESSAGES_CONNECT_TIMEOUT_SECONDS * 1000,
       headersTimeoutMs: e.MESSAGES_HEADERS_TIMEOUT_SECONDS * 1000,
       bodyTimeoutMs: e.MESSAGES_STREAM_IDLE_TIMEOUT_SECONDS * 1000,
@@ -403,24 +334,41 @@ export function parseConfig(source: Record<string, string | undefined>): Readonl
       breakerFailures: e.MESSAGES_BREAKER_FAILURES,
       breakerCooldownMs: e.MESSAGES_BREAKER_COOLDOWN_SECONDS * 1000,
     }),
-    channelBackOff: Object.freeze({ baseMs: e.CHANNEL_COOLDOWN_MS, maxMs: e.CHANNEL_COOLDOWN_MAX_MS }),
+    /** The shared health's cool-down of a failing channel (the workers read the same variables). */
+    channelBackOff: Object.freeze<ChannelBackOffConfig>({ baseMs: e.CHANNEL_COOLDOWN_MS, maxMs: e.CHANNEL_COOLDOWN_MAX_MS }),
+    /** How long a describe request waits for its text before answering with the plain acknowledgement. */
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
+    /** OTLP/HTTP collector base URL; unset: tracing off. */
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    /**
+     * Local mode for webhooks (WEBHOOK_ALLOW_INSECURE): a `callback_url` may be http and point at loopback or a
+     * private address. Off (production), https to a public host only (docs/webhooks.md).
+     */
     webhookAllowInsecure: e.WEBHOOK_ALLOW_INSECURE,
+    /** ADMIN_QUEUES_WRITE: the queue dashboard (/admin/queues) may retry, promote, remove and clean jobs. */
     adminQueuesWrite: e.ADMIN_QUEUES_WRITE,
+    /**
+     * Express `trust proxy`: which hops' X-Forwarded-For to believe for the client address (failed-auth throttle,
+     * logs). false = the TCP peer; a number = that many proxies in front; a list = the proxies' addresses/CIDRs.
+     */
     trustProxy: e.TRUST_PROXY,
+    /** Failed API-key authentications a client address may make per window before it gets 429. */
     failedAuthLimit: e.FAILED_AUTH_LIMIT,
     failedAuthWindowSeconds: e.FAILED_AUTH_WINDOW_SECONDS,
+    /** How long an address over its failed-auth budget is refused. */
     failedAuthBlockSeconds: e.FAILED_AUTH_BLOCK_SECONDS,
+    /** DNS servers (`host` or `host:port`) that resolve media URL host names at submit; empty = the system's. */
     mediaDnsServers: e.MEDIA_DNS_SERVERS.split(',')
       .map((x) => x.trim())
       .filter(Boolean),
+    /** A media URL host that does not resolve within this is refused. */
     mediaDnsTimeoutMs: e.MEDIA_DNS_TIMEOUT_MS,
+    /** How long a host's verdict is cached. */
     mediaDnsCacheTtlMs: e.MEDIA_DNS_CACHE_TTL_MS,
   });
 }
 
 /** The service's config from process.env. */
-export function loadApiEdgeConfig(): Readonly<ApiEdgeConfig> {
+export function loadApiEdgeConfig(): ApiEdgeConfig {
   return parseConfig(process.env);
 }

@@ -2,7 +2,7 @@ import { settleJobId, webhookJobId } from '@gmg/contracts';
 import type { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { enqueueSettlement, enqueueWebhook, jobPresence, shardOf, type BillingQueue, type JobPresence, type WebhookQueue } from '@gmg/queue';
-import { forEachIdPage } from '@gmg/tasks';
+import { forEachIdPage } from '@gmg/db';
 import type { SettleTaskHandler } from './settle-task.handler';
 
 /** The most one sweep loads, in keyset pages (forEachIdPage); the next sweep starts over. */

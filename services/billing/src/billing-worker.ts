@@ -18,7 +18,7 @@ import {
   type Redis,
   type WebhookQueue,
 } from '@gmg/queue';
-import { SweepKeeper, sweepSchedule } from '@gmg/tasks';
+import { SweepKeeper, sweepSchedule } from '@gmg/queue';
 import { BillingSweeper } from './billing-sweeper';
 import { SettleTaskHandler } from './settle-task.handler';
 import { WebhookNotifier } from './webhooks/webhook-worker';

@@ -13,13 +13,15 @@ function paletteOf(name: string): string {
   return `palette-${createHash('sha1').update(name).digest()[0] % 8}`;
 }
 
+/** A rendered file, cacheable like a CDN's: a link's bytes never change. */
+export function sendRendered(res: Response, type: string, buf: Buffer): void {
+  res.setHeader('Content-Type', type);
+  res.setHeader('Cache-Control', 'public, max-age=86400, immutable');
+  res.send(buf);
+}
+
 /** GET /files/<name>: renders (or serves from cache) the file a result link names. Public, like a CDN link. */
 export function filesHandler(deps: { images: ImageRenderer; videos: VideoRenderer; log: Logger }): RequestHandler {
-  const send = (res: Response, type: string, buf: Buffer) => {
-    res.setHeader('Content-Type', type);
-    res.setHeader('Cache-Control', 'public, max-age=86400, immutable');
-    res.send(buf);
-  };
   return async (req: Request, res: Response) => {
     const name = String(req.params.name ?? '');
     try {
@@ -30,14 +32,14 @@ export function filesHandler(deps: { images: ImageRenderer; videos: VideoRendere
         const height = Number(h);
         if (!validSize(width, height)) return sendError(res, 404, 'not_found_error', 'file not found');
         const format = normalizeImageFormat(ext);
-        return send(res, CONTENT_TYPES[format], await deps.images.render(paletteOf(`${taskId}-${index}`), width, height, format));
+        return sendRendered(res, CONTENT_TYPES[format], await deps.images.render(paletteOf(`${taskId}-${index}`), width, height, format));
       }
       const vid = VIDEO_NAME.exec(name);
       if (vid) {
         const seconds = Number(vid[3]);
         if (!(seconds > 0 && seconds <= MAX_VIDEO_SECONDS)) return sendError(res, 404, 'not_found_error', 'file not found');
         if (!deps.videos.available) return sendError(res, 503, 'service_unavailable', 'video rendering is not available on this platform');
-        return send(res, 'video/mp4', await deps.videos.render(seconds));
+        return sendRendered(res, 'video/mp4', await deps.videos.render(seconds));
       }
       sendError(res, 404, 'not_found_error', 'file not found');
     } catch (e) {

@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import { AssetRepository } from '@gmg/db';
-import { runPoolWorkerService } from '@gmg/tasks';
+import { loadPoolWorkerConfig, runPoolWorkerService } from '@gmg/tasks';
 import { AvatarReviewHandler } from './avatar-review.handler';
-import { loadWorkerConfig } from './config';
 
-runPoolWorkerService('avatar', loadWorkerConfig(), {
+runPoolWorkerService('avatar', loadPoolWorkerConfig('avatar'), {
   completion: (ds) => new AvatarReviewHandler(new AssetRepository(ds)),
 }).catch((e: unknown) => {
   console.error('worker-avatar failed to start:', e instanceof Error ? e.message : e);

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
-import { runPoolWorkerService } from '@gmg/tasks';
-import { loadWorkerConfig } from './config';
+import { loadPoolWorkerConfig, runPoolWorkerService } from '@gmg/tasks';
 
-runPoolWorkerService('image', loadWorkerConfig()).catch((e: unknown) => {
+runPoolWorkerService('image', loadPoolWorkerConfig('image')).catch((e: unknown) => {
   console.error('worker-image failed to start:', e instanceof Error ? e.message : e);
   process.exit(1);
 });

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
-import { runPoolWorkerService } from '@gmg/tasks';
-import { loadWorkerConfig } from './config';
+import { loadPoolWorkerConfig, runPoolWorkerService } from '@gmg/tasks';
 
-runPoolWorkerService('video', loadWorkerConfig()).catch((e: unknown) => {
+runPoolWorkerService('video', loadPoolWorkerConfig('video')).catch((e: unknown) => {
   console.error('worker-video failed to start:', e instanceof Error ? e.message : e);
   process.exit(1);
 });

@@ -3,7 +3,7 @@ import { DomainError, isDependencyUnavailable } from '@gmg/errors';
 import { HOLD_LEASED_SQL, HOLD_MANY_SQL, TaskRepository, holdTasks, type NewTask, type TaskRecord } from './task.repository';
 import type { IdleLeases, TaskLease, TaskLeaseBook } from './task-lease.book';
 import { StatementBatcher, type Pending } from '../statement-batcher';
-import { batchFailed, type BatchLogger } from '../batch-errors';
+import { batchFailed, type BatchLogger } from '@gmg/observability';
 
 /** The most holds written by one statement. */
 export const MAX_HOLD_BATCH = 100;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CreditLeaseRepository } from './credit-lease.repository';
-import { batchFailed, type BatchLogger } from '../batch-errors';
+import { batchFailed, type BatchLogger } from '@gmg/observability';
 
 /** How an edge sizes and keeps its task-hold leases (docs/configuration.md: TASK_LEASE_*). */
 export interface TaskLeaseOptions {

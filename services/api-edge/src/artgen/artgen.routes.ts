@@ -14,14 +14,13 @@ import { waitForTerminalView } from './describe-wait';
 import { originOf } from '../observability/submit-metrics';
 import { answerNamesTask } from '../middleware/task-answer.shapes';
 import { artgenAck, submitArtgen, type ArtgenAccepted } from './submit-artgen.use-case';
+import { readOwnTask } from '../use-cases/get-task.use-case';
 
 export interface ArtgenRouterDeps extends SubmitTaskDeps {
   views: { read(id: string): Promise<TaskView | null>; write(t: TaskRecord, opts?: { ifAbsent?: boolean }): Promise<unknown> };
   /** How long `/describe` waits for its text before answering the plain acknowledgement. */
   describeWaitMs: number;
 }
-
-const TASK_ID = /^task_[0-9A-Za-z]{1,64}$/;
 
 /** Default of ARTGEN_DESCRIBE_WAIT_MS. */
 export const DESCRIBE_WAIT_DEFAULT_MS = 30_000;
@@ -84,23 +83,9 @@ export function artgenRouter(deps: ArtgenRouterDeps, bodyParsers: RequestHandler
   return router;
 }
 
-/**
- * The native task of the caller's account: the Redis view first (the worker writes it at every change, native part
- * included), Postgres when it is missing (then re-warmed). A foreign task, or one that is not an art task, answers
- * exactly like a missing one, and a foreign view hit still takes the Postgres path before answering.
- */
-async function getArtgenTask(deps: ArtgenRouterDeps, accountId: string, id: string): Promise<ArtgenNativeTask> {
-  if (!TASK_ID.test(id)) throw notFound(id);
-  const view = await deps.views.read(id).catch((err: unknown) => {
-    deps.logger.warn({ err, taskId: id }, 'task view read failed; falling back to Postgres');
-    return null;
-  });
-  if (view && view.accountId === accountId && view.artgen) return view.artgen;
-  const row = await deps.tasks.get(id);
-  if (!row || row.accountId !== accountId || row.model !== 'artgen') throw notFound(id);
-  if (!view) await deps.views.write(row, { ifAbsent: true }).catch((err: unknown) => deps.logger.warn({ err, taskId: id }, 'task view re-warm failed'));
-  return toArtgenNativeTask(row);
-}
+/** The native task of the caller's account (readOwnTask); a task that is not an art task answers like a missing one. */
+const getArtgenTask = (deps: ArtgenRouterDeps, accountId: string, id: string): Promise<ArtgenNativeTask> =>
+  readOwnTask(deps, accountId, id, { view: (v) => v.artgen, row: (r) => (r.model === 'artgen' ? toArtgenNativeTask(r) : undefined) }, notFound);
 
 /**
  * Describe is synchronous for the client: wait (bounded) for the task to end, then answer with its text in

@@ -13,8 +13,7 @@ import type { AuthPrincipal, TaskRecord } from '@gmg/db';
 import { DomainError, violationError } from '@gmg/errors';
 import { artgenJobHash, artgenParentFacts } from '@gmg/tasks';
 import { pinToSourceTask } from '../use-cases/pin-to-source';
-import { acceptTask, checkBodyCap, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
-import { externaliseInlineMedia } from '../uploads/inline-media';
+import { carryAndAccept, checkBodyCap, type SubmitTaskDeps, type TaskOrigin } from '../use-cases/submit-task.use-case';
 
 export const ARTGEN_MODEL = 'artgen';
 
@@ -71,14 +70,7 @@ export async function submitArtgen(deps: SubmitTaskDeps, input: ArtgenSubmitInpu
     if (!checked.ok) throw violationError(checked.violation);
     request = pinToSourceTask(checked.value, 'task_id', source);
   }
-  // a field or action no eligible channel's protocol can carry (an mj-proxy channel) is the client's 400 now
-  await deps.carry?.(request, principal.groupName);
-  const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
-  const task = await acceptTask(deps, principal, media.request, input.idempotency, {
-    origin: input.origin,
-    callbackUrl: input.callbackUrl,
-    storedMedia: media.stored,
-  });
+  const task = await carryAndAccept(deps, principal, contract, request, input);
   return { taskId: task.id, action, task };
 }
 

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { DomainError } from '@gmg/errors';
-import { toArtgenNativeTask, toUnifiedTask } from '@gmg/tasks';
+import { toUnifiedTask } from '@gmg/db';
+import { toArtgenNativeTask } from '@gmg/tasks';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import { cancelTask, type CancelTaskDeps } from './cancel-task.use-case';

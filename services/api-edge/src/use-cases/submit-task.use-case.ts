@@ -184,17 +184,23 @@ export async function submitTask(deps: SubmitTaskDeps, input: SubmitTaskInput): 
   // motion-2.0 asset_urls: approved avatar assets of this account only, also before any money moves; pinned to
   // the channel that approved them, under its own asset references
   request = await resolveAssetReferences(deps, principal.accountId, request);
-  // a field no eligible channel's vendor can honour is the client's 400 now, not a refunded failure later
+  const task = await carryAndAccept(deps, principal, contract, request, input);
+  return { ...acknowledge(contract.ack, task.id, input.requestId, responseVersion), task };
+}
+
+/** The last steps of a checked submission (generations, the art suite): the channel carry check, inline media kept, the money step. */
+export async function carryAndAccept(
+  deps: SubmitTaskDeps,
+  principal: AuthPrincipal,
+  contract: Pick<ModelContract, 'inlineMedia'>,
+  request: NormalizedRequest,
+  input: Pick<SubmitTaskInput, 'idempotency' | 'origin' | 'callbackUrl'>,
+): Promise<TaskRecord> {
+  // a field or action no eligible channel's protocol can carry is the client's 400 now, not a refunded failure later
   await deps.carry?.(request, principal.groupName);
   // last before the money step: every refusal above leaves nothing stored, and acceptTask deletes it on a refusal
   const media = await externaliseInlineMedia(deps.media, contract, request, principal.accountId);
-
-  const task = await acceptTask(deps, principal, media.request, input.idempotency, {
-    origin: input.origin,
-    callbackUrl: input.callbackUrl,
-    storedMedia: media.stored,
-  });
-  return { ...acknowledge(contract.ack, task.id, input.requestId, responseVersion), task };
+  return acceptTask(deps, principal, media.request, input.idempotency, { origin: input.origin, callbackUrl: input.callbackUrl, storedMedia: media.stored });
 }
 
 /**

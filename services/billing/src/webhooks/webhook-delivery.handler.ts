@@ -2,7 +2,7 @@ import { UnrecoverableError } from 'bullmq';
 import { WEBHOOK_HEADERS, signWebhook, type WebhookJobData } from '@gmg/contracts';
 import type { WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { toUnifiedTask } from '@gmg/tasks';
+import { toUnifiedTask } from '@gmg/db';
 import type { WebhookSendResult } from './webhook-sender';
 
 export interface WebhookDeliveryDeps {

@@ -6,6 +6,7 @@ import type { Logger } from '@gmg/logger';
 import { RenderCache } from '../media/render-cache';
 import { validSize } from '../media/image-renderer';
 import type { VideoRenderer } from '../media/video-renderer';
+import { sendRendered } from '../files.handler';
 import { sendError } from '../sim-errors';
 import type { Size } from './artgen-geometry';
 
@@ -79,11 +80,6 @@ export class ArtRenderer {
 
 /** GET /files/art-…: renders (or serves from cache) an art file; other names go to the next handler. */
 export function artFilesHandler(deps: { art: ArtRenderer; videos: VideoRenderer; log: Logger }): RequestHandler {
-  const send = (res: Response, type: string, buf: Buffer) => {
-    res.setHeader('Content-Type', type);
-    res.setHeader('Cache-Control', 'public, max-age=86400, immutable');
-    res.send(buf);
-  };
   return async (req: Request, res: Response, next: NextFunction) => {
     const name = String(req.params.name ?? '');
     if (!name.startsWith('art-')) return next();
@@ -96,12 +92,12 @@ export function artFilesHandler(deps: { art: ArtRenderer; videos: VideoRenderer;
           return sendError(res, 404, 'not_found_error', 'file not found');
         }
         const buf = grid ? await deps.art.grid(seed, { w: size.w / 2, h: size.h / 2 }) : await deps.art.image(seed, size);
-        return send(res, 'image/png', buf);
+        return sendRendered(res, 'image/png', buf);
       }
       const vid = VIDEO_NAME.exec(name);
       if (vid && Number(vid[2]) === ART_VIDEO_SECONDS) {
         if (!deps.videos.available) return sendError(res, 503, 'service_unavailable', 'video rendering is not available on this platform');
-        return send(res, 'video/mp4', await deps.videos.render(ART_VIDEO_SECONDS));
+        return sendRendered(res, 'video/mp4', await deps.videos.render(ART_VIDEO_SECONDS));
       }
       sendError(res, 404, 'not_found_error', 'file not found');
     } catch (e) {

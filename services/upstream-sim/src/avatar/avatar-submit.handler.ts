@@ -5,6 +5,7 @@ import { parseMarkers } from '../sim-scenario';
 import { sendError } from '../sim-errors';
 import { newTaskId, type SimTask, type SimTaskStore } from '../sim-task.store';
 import { planAvatarReview } from './avatar-review';
+import { isObj } from '../sim-json';
 
 export const SIM_AVATAR_MODEL = 'motion-2.0-avatar';
 const ASSET_TYPES = ['Image', 'Video', 'Audio'];
@@ -17,7 +18,6 @@ export interface AvatarSubmitDeps {
   log: Logger;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
 
 /** The assets of a body (`assets`, or the `url` + `name` shorthand), or why the body is refused. */

@@ -3,7 +3,7 @@ import { UpstreamError } from '@gmg/errors';
 import type { UpstreamMedia, UpstreamPoll } from '../../adapter';
 import { isModerationFailure, truncate } from '../../upstream-failure';
 import { readCommonError, type VendorErrorReader } from '../../vendor-call';
-import { type Json, isObj, str } from '../../json-value';
+import { type Json, isObj, sizeOfWxH, str } from '../../json-value';
 
 /**
  * Ark's moderation codes: `InputTextSensitiveContentDetected`, `OutputVideoSensitiveContentDetected`,
@@ -79,7 +79,7 @@ export function arkImagesOf(answer: unknown, req: NormalizedRequest): { media: U
   const data = isObj(answer) && Array.isArray(answer.data) ? answer.data.filter(isObj) : [];
   const fallback = req.expected.width && req.expected.height ? { width: req.expected.width, height: req.expected.height } : {};
   const media = data.flatMap((d): UpstreamMedia[] => {
-    const dims = sizeOf(d.size) ?? fallback;
+    const dims = sizeOfWxH(d.size) ?? fallback;
     if (typeof d.b64_json === 'string' && d.b64_json) return [{ kind: 'image', source: { base64: d.b64_json }, ...dims }];
     if (typeof d.url === 'string' && /^https?:\/\//i.test(d.url)) return [{ kind: 'image', source: { url: d.url }, ...dims }];
     return [];
@@ -87,8 +87,3 @@ export function arkImagesOf(answer: unknown, req: NormalizedRequest): { media: U
   const bad = data.map((d) => d.error).find(isObj);
   return { media, ...(bad ? { refused: { code: str(bad.code), message: str(bad.message) } } : {}) };
 }
-
-const sizeOf = (v: unknown): { width: number; height: number } | undefined => {
-  const m = typeof v === 'string' ? /^(\d{1,5})x(\d{1,5})$/.exec(v) : null;
-  return m ? { width: Number(m[1]), height: Number(m[2]) } : undefined;
-};

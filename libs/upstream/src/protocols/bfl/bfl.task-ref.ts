@@ -1,4 +1,5 @@
 import { UpstreamError } from '@gmg/errors';
+import { isObj, parseJsonObject } from '../../json-value';
 
 /**
  * What the gateway keeps as a BFL task's upstream id: BFL's `id`, the `polling_url` BFL returned (BFL: poll the
@@ -18,13 +19,7 @@ export const encodeBflRef = (r: BflTaskRef): string => JSON.stringify({ id: r.id
 
 /** The stored id back; a malformed one (not ours) is a final failure: no poll can find that task. */
 export function decodeBflRef(upstreamTaskId: string): BflTaskRef {
-  let v: unknown;
-  try {
-    v = JSON.parse(upstreamTaskId);
-  } catch {
-    v = undefined;
-  }
-  const o = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
+  const o = parseJsonObject(upstreamTaskId);
   if (typeof o.id !== 'string' || typeof o.url !== 'string' || typeof o.at !== 'number') {
     throw new UpstreamError('bfl: the upstream task id is not a BFL task reference', false, undefined, 'not_found');
   }
@@ -36,7 +31,7 @@ export function decodeBflRef(upstreamTaskId: string): BflTaskRef {
  * exist at BFL but cannot be followed, and BFL documents no idempotency key, so a retry submits a second one.
  */
 export function refOfSubmitAnswer(body: unknown, at: number, describe: string): BflTaskRef {
-  const o = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const o = isObj(body) ? body : {};
   const id = typeof o.id === 'string' && o.id.length > 0 && o.id.length <= MAX_ID ? o.id : undefined;
   const url = typeof o.polling_url === 'string' && o.polling_url.length <= MAX_URL && /^https?:\/\//i.test(o.polling_url) ? o.polling_url : undefined;
   if (!id || !url) throw new UpstreamError(`${describe}: answer without a usable id and polling_url`, true, undefined, 'server');

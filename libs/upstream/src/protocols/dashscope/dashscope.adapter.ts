@@ -3,6 +3,7 @@ import { commonSettingsProblem, type ChannelSettings, type ChannelTarget, type U
 import { checkTranslation, translateInput, vendorModelOf, type Unsupported } from '../../translation';
 import { truncate } from '../../upstream-failure';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
+import { parseJsonObject } from '../../json-value';
 import { mapDashScopeTask, readDashScopeError } from './dashscope.status';
 import { DASHSCOPE_TRANSLATION } from './dashscope.translation';
 
@@ -23,13 +24,7 @@ const TASK_ID = /^[A-Za-z0-9._-]{1,200}$/;
 /** The kept upstream id: Model Studio's `task_id` and when it was submitted (an UNKNOWN just after is not final yet). */
 const encodeRef = (id: string, at: number): string => JSON.stringify({ id, at });
 function decodeRef(upstreamTaskId: string): { id: string; at: number } {
-  let v: unknown;
-  try {
-    v = JSON.parse(upstreamTaskId);
-  } catch {
-    v = undefined;
-  }
-  const o = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
+  const o = parseJsonObject(upstreamTaskId);
   if (typeof o.id !== 'string' || !TASK_ID.test(o.id) || typeof o.at !== 'number') {
     throw new UpstreamError('dashscope: the upstream task id is not a DashScope task reference', false, undefined, 'not_found');
   }

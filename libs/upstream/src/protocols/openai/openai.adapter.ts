@@ -15,7 +15,7 @@ import { isModerationFailure, truncate } from '../../upstream-failure';
 import type { UpstreamHttp } from '../../upstream-http';
 import { callVendor, createVendorHttp, joinUrl, withChannelHeaders } from '../../vendor-call';
 import { OPENAI_MEDIA_TRANSLATION as T } from './openai.translation';
-import { type Json, isObj } from '../../json-value';
+import { type Json, isObj, sizeOfWxH } from '../../json-value';
 
 interface OpenAiMediaAdapterOptions {
   /** Per call of the video job (submit, poll, cancel), connect to last byte. */
@@ -102,18 +102,13 @@ async function submitImages(client: UpstreamHttp, ch: ChannelTarget, req: Normal
 /** `data[]` of an images answer: `b64_json` (GPT image models, always) or `url` (dall-e's default, 60-minute links). */
 function imagesOf(answer: unknown, req: NormalizedRequest): UpstreamMedia[] {
   if (!isObj(answer) || !Array.isArray(answer.data)) return [];
-  const dims = sizeOf(answer.size) ?? (req.expected.width && req.expected.height ? { width: req.expected.width, height: req.expected.height } : {});
+  const dims = sizeOfWxH(answer.size) ?? (req.expected.width && req.expected.height ? { width: req.expected.width, height: req.expected.height } : {});
   return answer.data.filter(isObj).flatMap((d): UpstreamMedia[] => {
     if (typeof d.b64_json === 'string' && d.b64_json) return [{ kind: 'image', source: { base64: d.b64_json }, ...dims }];
     if (typeof d.url === 'string' && d.url) return [{ kind: 'image', source: { url: d.url }, ...dims }];
     return [];
   });
 }
-
-const sizeOf = (v: unknown): { width: number; height: number } | undefined => {
-  const m = typeof v === 'string' ? /^(\d{1,5})x(\d{1,5})$/.exec(v) : null;
-  return m ? { width: Number(m[1]), height: Number(m[2]) } : undefined;
-};
 
 const videoUrl = (ch: ChannelTarget, id: string, tail = ''): string => joinUrl(ch.baseUrl, `/v1/videos/${encodeURIComponent(id)}${tail}`);
 
@@ -169,7 +164,7 @@ function videoMedia(ch: ChannelTarget, id: string, v: Json): UpstreamMedia {
   return {
     kind: 'video',
     source: { url: videoUrl(ch, id, '/content'), headers: authHeaders(ch) },
-    ...(sizeOf(v.size) ?? {}),
+    ...(sizeOfWxH(v.size) ?? {}),
     ...(Number.isFinite(seconds) && seconds > 0 ? { durationSeconds: seconds } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import { isObj, type Json } from '../../sim-json';
 /**
  * The video-synthesis body as Model Studio checks it, per model, answering its own 400
  * (`{code: "InvalidParameter", message}`). Sources: the Wan image-to-video API reference
@@ -13,8 +14,6 @@ export type DashModel = 'wan2.6-i2v-flash' | 'wan2.7-videoedit' | 'wan2.7-r2v';
 export const DASH_SIM_MODELS: readonly DashModel[] = ['wan2.6-i2v-flash', 'wan2.7-videoedit', 'wan2.7-r2v'];
 
 type Check = (v: unknown) => string | undefined;
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const str =
   (max: number): Check =>

@@ -1,3 +1,4 @@
+import { isObj } from '../../sim-json';
 /**
  * The fal endpoints the simulator serves, each with the inputs its fal.ai page documents (input schema: required
  * inputs, types, enums, ranges). Written from fal's pages, not from the gateway's translation, so the simulator can
@@ -217,7 +218,6 @@ export interface FalInputError {
   type: string;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isUrl = (v: unknown) => typeof v === 'string' && /^(https?:\/\/|data:)/i.test(v);
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 

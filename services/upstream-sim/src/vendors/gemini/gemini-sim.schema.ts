@@ -1,3 +1,4 @@
+import { isObj, type Json } from '../../sim-json';
 /**
  * The `predictLongRunning` body of Veo on the Gemini API as the API checks it, each problem answered as Google's
  * `400 INVALID_ARGUMENT`. Sources: the Gemini API video guide (https://ai.google.dev/gemini-api/docs/video: the
@@ -16,9 +17,6 @@ export interface VeoJob {
   aspectRatio: string;
   resolution: string;
 }
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A refused body: the message of Google's 400 INVALID_ARGUMENT. */
 export class VeoRefusal extends Error {}

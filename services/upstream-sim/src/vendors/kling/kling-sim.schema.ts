@@ -7,6 +7,7 @@
  */
 
 import { isCallbackUrl } from '../vendor-sim-kit';
+import { isObj } from '../../sim-json';
 
 export const KLING_SIM_MODELS = ['kling-video-o1', 'kling-v3-omni'] as const;
 const FIELDS = [
@@ -25,8 +26,6 @@ const FIELDS = [
 const RATIOS = ['16:9', '9:16', '1:1'];
 const URL_OR_B64 = /^(https?:\/\/\S+|[A-Za-z0-9+/]+={0,2})$/;
 
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const oneOf = (v: unknown, values: readonly string[]) => typeof v === 'string' && values.includes(v);
 
 export interface KlingProblem {

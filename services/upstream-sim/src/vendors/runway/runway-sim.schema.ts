@@ -1,3 +1,4 @@
+import { isObj, type Json } from '../../sim-json';
 /**
  * Runway's request bodies as its API checks them, for the models the simulator serves, with its 400 answer
  * `{error, issues}`. Shapes: Runway's SDK generated from its OpenAPI spec (runwayml/sdk-node
@@ -16,8 +17,6 @@ export const RUNWAY_SIM_MODELS = ['seedance2', 'seedance2_fast', 'veo3.1_fast'] 
 type RunwayModel = (typeof RUNWAY_SIM_MODELS)[number];
 
 type Check = (v: unknown) => string | undefined;
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const text =
   (max: number): Check =>

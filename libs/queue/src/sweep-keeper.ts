@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@gmg/logger';
-import type { Redis } from '@gmg/queue';
+import type { Redis } from './connection';
 
 export interface SweepKeeperOptions {
   /** Names the keeper in logs (`pool image`, `billing`). */

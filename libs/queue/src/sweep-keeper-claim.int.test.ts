@@ -3,7 +3,8 @@
  * a rebuilder that dies mid-way (no renewals any more) lets the claim expire, and another process takes over.
  */
 import { createLogger } from '@gmg/logger';
-import { createRedis, healSentinelKey, queueKeyPrefix, type Redis } from '@gmg/queue';
+import { createRedis, type Redis } from './connection';
+import { healSentinelKey, queueKeyPrefix } from './keys';
 import { TEST_REDIS_TARGET, deleteRedisPrefix, uniqueRedisPrefix, waitFor } from '@gmg/testing';
 import { SweepKeeper } from './sweep-keeper';
 

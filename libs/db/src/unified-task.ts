@@ -1,5 +1,5 @@
 import { baseContract, fromMinor, requestContract, type UnifiedTask } from '@gmg/contracts';
-import type { TaskRecord } from '@gmg/db';
+import type { TaskRecord } from './repositories/task.repository';
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 

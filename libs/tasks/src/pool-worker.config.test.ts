@@ -1,7 +1,9 @@
 import { ConfigError } from '@gmg/config';
-import { loadWorkerConfig } from './config';
+import { loadPoolWorkerConfig } from './pool-worker.config';
 
-describe('worker-video config', () => {
+const loadWorkerConfig = (env: Record<string, string | undefined>) => loadPoolWorkerConfig('video', env);
+
+describe('pool worker config (worker-video)', () => {
   const SIGNING = { RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef' };
 
   it('fills every default, with health port 9102', () => {
