@@ -108,7 +108,7 @@ export class RetentionRepository {
          LIMIT $2
          FOR UPDATE OF t SKIP LOCKED
        ), moved AS (
-         DELETE FROM tasks t USING picked WHERE t.id = picked.id RETURNING t.*
+         DELETE FROM tasks t WHERE t.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING t.*
        ), kept AS (
          INSERT INTO tasks_archive (id, account_id, created_at, completed_at, task)
          SELECT id, account_id, created_at, completed_at, to_jsonb(moved) FROM moved
@@ -126,12 +126,14 @@ export class RetentionRepository {
     // TypeORM answers a DELETE with [rows, count]: rowsOf takes the rows
     const rows = rowsOf(
       await this.ds.query(
-        // a MATERIALIZED CTE, not `id IN (subquery LIMIT n)`: the planner may rescan such a subquery and delete more than n
+        // a MATERIALIZED CTE, not `id IN (subquery LIMIT n)`: the planner may rescan such a subquery and delete more than n.
+        // `= ANY(ARRAY(…))`, not a join on the CTE: the planner cannot estimate the CTE's rows and hash-joined it to a
+        // sequential scan of the whole log (scripts/explain-volume.ts, 1 M deliveries); an array of ids is pkey lookups.
         `WITH picked AS MATERIALIZED (
          SELECT id FROM webhook_deliveries WHERE created_at < now() - ($1 || ' days')::interval
          ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
        )
-       DELETE FROM webhook_deliveries w USING picked WHERE w.id = picked.id
+       DELETE FROM webhook_deliveries w WHERE w.id = ANY(ARRAY(SELECT id FROM picked))
        RETURNING w.id`,
         [String(days), limit],
       ),
