@@ -22,6 +22,11 @@ export interface RetentionPolicy {
    * `ledger_archive`; 0: kept in `ledger_entries`. A task's own entries move with the task (taskDays).
    */
   ledgerDays: number;
+  /**
+   * Concurrent drains per table within one sweep (RETENTION_PARALLEL, default 1). Safe at any number, here or across
+   * replicas: each batch picks its rows FOR UPDATE SKIP LOCKED, so two drains never take the same row.
+   */
+  parallel?: number;
 }
 
 /** Copies the chosen entries into `ledger_archive`, then deletes them: the append-only trigger lets a DELETE through
@@ -141,7 +146,10 @@ export class RetentionRepository {
     return rows.length;
   }
 
-  /** One sweep's share: up to RETENTION_BATCHES_PER_SWEEP batches per table, stopping at the first short batch. */
+  /**
+   * One sweep's share: per table, `policy.parallel` drains at once, each running batches while they come back full,
+   * until the time budget or RETENTION_MAX_BATCHES.
+   */
   async sweep(
     policy: RetentionPolicy,
     batch = RETENTION_BATCH,
@@ -157,10 +165,13 @@ export class RetentionRepository {
       }
       return total;
     };
+    const lanes = Math.max(1, Math.min(8, policy.parallel ?? 1));
+    const drains = async (days: number, step: (d: number, n: number) => Promise<number>): Promise<number> =>
+      (await Promise.all(Array.from({ length: lanes }, () => drain(days, step)))).reduce((a, b) => a + b, 0);
     const [archivedTasks, archivedLedgerEntries, prunedDeliveries] = await Promise.all([
-      drain(policy.taskDays, (d, n) => this.archiveTasks(d, n)),
-      drain(policy.ledgerDays, (d, n) => this.archiveLedger(d, n)),
-      drain(policy.webhookDeliveryDays, (d, n) => this.pruneWebhookDeliveries(d, n)),
+      drains(policy.taskDays, (d, n) => this.archiveTasks(d, n)),
+      drains(policy.ledgerDays, (d, n) => this.archiveLedger(d, n)),
+      drains(policy.webhookDeliveryDays, (d, n) => this.pruneWebhookDeliveries(d, n)),
     ]);
     return { archivedTasks, archivedLedgerEntries, prunedDeliveries };
   }
