@@ -141,7 +141,8 @@ export function periodicQueries(): PeriodicQuery[] {
       method: 'sweep',
       every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 s of batches',
       run: (ds) => new RetentionRepository(ds).archiveLedger(30),
-      bound: () => 12 * 1000 + SLACK,
+      // 1,000 picked entries, a lease lookup for each, the copies and the deletes with the trigger's lookups
+      bound: () => 6 * 1000 + SLACK,
     },
     {
       label: 'retention: prune a batch of 1,000 webhook delivery records',
