@@ -154,7 +154,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'metrics: unsettled backlog and ledger totals (gmg_unsettled_*, gmg_ledger_units)',
-      caller: 'services/billing/src/main.ts:71',
+      caller: 'services/billing/src/main.ts:72',
       method: 'money',
       every: 'each scrape, cached 15 s',
       run: (ds) => new OpsStatsRepository(ds).money(),
