@@ -3,6 +3,8 @@
  * FLEET_COSTS_OUT) → what a given load needs. Pure: no I/O. docs/capacity.md is generated from it
  * (scripts/fleet/capacity.ts) and every fleet run checks it against what it measured.
  */
+import { redisMaxmemoryFor } from '@gmg/queue';
+
 export type Pool = 'image' | 'video' | 'artgen' | 'avatar';
 export const MODEL_POOLS: readonly Pool[] = ['image', 'video', 'artgen', 'avatar'];
 
@@ -61,7 +63,9 @@ export interface Sizing {
   pods: Record<string, number>;
   redisCmdsPerS: number;
   redisShards: number;
+  /** Redis maxmemory for the whole fleet (every master together), by redisMaxmemoryFor; and with every submit keyed. */
   redisMaxmemoryGiB: number;
+  redisMaxmemoryKeyedGiB: number;
   pgTxPerS: number;
   pgServerConnections: number;
   pgCores: number;
@@ -76,8 +80,13 @@ export interface Sizing {
 export const TARGET_UTILISATION = 0.6;
 /** A Redis shard is one core (Redis executes commands on one thread). */
 const REDIS_SHARD_CORES = 1;
-/** The task views' TTL (libs/tasks TASK_VIEW_TTL_SECONDS, 3 days): an upper bound of how long a task's bytes stay. */
-const REDIS_RETENTION_S = 3 * 24 * 3600;
+/**
+ * Queues Redis holds as shipped (K = 1 per pool): four pools, billing, webhook. Redis memory is sized by the one
+ * model, libs/queue redisMaxmemoryFor (docs/operations.md, "Redis memory"), never by a constant of its own here.
+ */
+const REDIS_QUEUES = 6;
+/** Seconds a task is open in the steady state (the operations table's "open tasks (60 s each)"). */
+const OPEN_SECONDS = 60;
 /** One Postgres primary of this many cores: the one part that does not scale out. */
 export const PG_PRIMARY_CORES = 16;
 
@@ -116,7 +125,7 @@ export function size(c: Costs, load: Load): Sizing {
   for (const k of ['api-edge', 'billing', ...MODEL_POOLS.map((p) => `worker-${p}`)]) pods[k] = Math.max(2, Math.ceil(cores[k]! / TARGET_UTILISATION));
   const redisCmdsPerS = peak * (c.redisCmdsPerTask + load.pollsPerTask * c.redisCmdsPerPoll);
   const redisShards = Math.max(3, Math.ceil(cores.redis! / (REDIS_SHARD_CORES * TARGET_UTILISATION)));
-  const redisBytes = c.redisBytesPerTask * mean * REDIS_RETENTION_S;
+  const redisLoad = { tasksPerHour: mean * 3600, tasksPerDay: load.tasksPerDay, openTasks: mean * OPEN_SECONDS, keyedSubmitsPerDay: 0, shards: REDIS_QUEUES };
   const pgTxPerS = peak * c.pgTxPerTask;
   const total = Object.values(coresAt(c, 1, load.mix, load.pollsPerTask, load.messagesPerTask)).reduce((a, b) => a + b, 0);
   // the parts that do not scale by adding pods: one Postgres primary, and one queue's Redis shard (a queue's keys
@@ -140,7 +149,8 @@ export function size(c: Costs, load: Load): Sizing {
     pods,
     redisCmdsPerS,
     redisShards,
-    redisMaxmemoryGiB: (redisBytes * 1.5) / (redisShards * 2 ** 30),
+    redisMaxmemoryGiB: redisMaxmemoryFor(redisLoad) / 2 ** 30,
+    redisMaxmemoryKeyedGiB: redisMaxmemoryFor({ ...redisLoad, keyedSubmitsPerDay: load.tasksPerDay }) / 2 ** 30,
     pgTxPerS,
     // the transactions PgBouncer pools (not the server's own count, which has the sampler's and autovacuum's too)
     pgServerConnections: Math.max(10, Math.ceil((peak * (c.bouncerTxPerTask ?? c.pgTxPerTask) * c.pgMsPerTx) / 1000 / TARGET_UTILISATION)),

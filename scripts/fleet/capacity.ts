@@ -43,7 +43,8 @@ function sizingTable(c: Costs, loads: Array<[string, Load]>): string {
     ),
     row('Redis commands/s at peak', (s) => f(s.redisCmdsPerS, 0)),
     row('Redis shards (masters; + 1 replica each)', (s) => String(s.redisShards)),
-    row('Redis `maxmemory` per shard (GiB, views kept 3 days, ×1.5)', (s) => f(s.redisMaxmemoryGiB, 2)),
+    row('Redis `maxmemory`, all masters together (GiB; docs/operations.md "Redis memory", steady state)', (s) => f(s.redisMaxmemoryGiB, 2)),
+    row('… with an Idempotency-Key on every submit (GiB)', (s) => f(s.redisMaxmemoryKeyedGiB, 2)),
     row('Postgres transactions/s at peak', (s) => f(s.pgTxPerS, 0)),
     row('Postgres cores at peak', (s) => f(s.pgCores, 2)),
     row('PgBouncer → Postgres server connections', (s) => String(s.pgServerConnections)),
@@ -134,6 +135,11 @@ ${sizingTable(c, loads)}
 
 Per core: the whole gateway (edge, pools, billing, Redis, PgBouncer, Postgres; not the simulator or the load driver)
 carries **${f(one.tasksPerSPerCore, 1)} tasks/s per core** at this mix and poll cadence.
+
+Redis memory has **one model**: docs/operations.md, "Redis memory" (\`redisMaxmemoryFor\` in libs/queue, per-task bytes
+measured by libs/tasks/src/redis-memory.int.test.ts). The rows above quote it for the steady state (tasks open 60 s,
+K = 1 per pool); the backlogs that fill Redis in an incident — a slow upstream, a billing outage, webhook retries —
+are sized there too, with the cap or TTL that bounds each.
 
 Any other load: \`npm run capacity -- --tasks-per-day 2e6 --peak 4 --polls-per-task 5 --messages-per-task 0.1 --mix image=50,video=30,artgen=15,avatar=5\`.
 

@@ -41,3 +41,4 @@ export { ChannelKeyRepository } from './repositories/channel-key.repository';
 export type { ChannelKeyRecord, HealthRecord, HealthStatus, KeyInput } from './repositories/channel-key.repository';
 export { ChannelHealthRepository } from './repositories/channel-health.repository';
 export type { BackOff, ProbeClaim } from './repositories/channel-health.repository';
+export { exportArchives } from './repositories/archive-export';

@@ -16,3 +16,4 @@ export { launchTestBrowser } from './browser';
 export type { TestBrowser } from './browser';
 export { startSimStack, type SimStack, type StackService } from './sim-stack';
 export { normalizedRequest } from './test-request';
+export { seedVolume, volumeSeeded } from './volume-seed';

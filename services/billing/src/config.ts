@@ -18,6 +18,7 @@ export interface BillingConfig extends CommonEnv {
   TASK_RETENTION_DAYS: number;
   WEBHOOK_DELIVERY_RETENTION_DAYS: number;
   LEDGER_RETENTION_DAYS: number;
+  RETENTION_PARALLEL: number;
 }
 
 const schema = Joi.object<BillingConfig>({
@@ -40,10 +41,15 @@ const schema = Joi.object<BillingConfig>({
   // top-ups, adjustments and closed credit leases' entries (a task's entries leave with the task); a top-up's
   // Idempotency-Key is remembered this long
   LEDGER_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(400),
+  // concurrent retention batches per table in one sweep (SKIP LOCKED: safe at any number; docs/operations.md, "Growth")
+  RETENTION_PARALLEL: env.positiveInt(1).max(8),
 });
 
-/** PG_POOL_MAX's default: a connection per concurrent settlement, the sweeper's and a scrape's (at most 30). */
-export const billingPoolDefault = (c: BillingConfig): number => Math.min(30, c.SETTLE_CONCURRENCY + 2);
+/**
+ * PG_POOL_MAX's default: a connection per concurrent settlement, the sweeper's and a scrape's, and one per extra
+ * retention lane on each of its three tables (at most 30).
+ */
+export const billingPoolDefault = (c: BillingConfig): number => Math.min(30, c.SETTLE_CONCURRENCY + 2 + 3 * ((c.RETENTION_PARALLEL ?? 1) - 1));
 
 export function loadBillingConfig(source: NodeJS.ProcessEnv = process.env): Readonly<BillingConfig> {
   return loadConfig(schema, source);

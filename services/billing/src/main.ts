@@ -63,6 +63,7 @@ async function main(): Promise<void> {
         taskDays: config.TASK_RETENTION_DAYS,
         webhookDeliveryDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,
         ledgerDays: config.LEDGER_RETENTION_DAYS,
+        parallel: config.RETENTION_PARALLEL,
       },
       webhookMaxAgeMs: config.WEBHOOK_MAX_AGE_HOURS * 3600_000,
     },

@@ -6,7 +6,7 @@ import { createIndexConcurrently, dropIndex } from './concurrent-index';
  * `tasks_archive`, one row each with the whole task as `jsonb` (so a later column of `tasks` needs no change here;
  * the gateway never reads the archive: it is the operator's to export and truncate). The billing sweep moves them
  * in bounded batches, oldest first, along a new index on `completed_at` partial on settled tasks (without it the
- * batch was a sequential scan of `tasks`: scripts/explain-sweeps.ts); the webhook delivery log is pruned along a new
+ * batch was a sequential scan of `tasks`: scripts/explain-volume.ts); the webhook delivery log is pruned along a new
  * index on its `created_at`. Both built CONCURRENTLY. Expand only: a new table and two indexes, no lock on `tasks`,
  * and the previous release never reads them.
  */

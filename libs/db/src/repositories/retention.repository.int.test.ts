@@ -1,4 +1,5 @@
-import { createTestDatabase, testTask, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, seedVolume, testTask, type TestDatabase } from '@gmg/testing';
+import { createDataSource } from '../data-source';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { settleTask } from './ledger.repository';
@@ -113,6 +114,42 @@ describe('retention (RetentionRepository, real Postgres)', () => {
       expect((await retention.sweep(policy, 2)).archivedTasks).toBe(0);
       expect(await own.dataSource.query(`SELECT count(*)::int AS n FROM tasks_archive`)).toEqual([{ n: 25 }]);
     } finally {
+      await own.drop();
+    }
+  });
+
+  it('runs from several replicas at once: each task and entry moves exactly once, the work shared between them', async () => {
+    const own = await createTestDatabase();
+    const second = createDataSource({ url: own.url, poolSize: 4, applicationName: 'gmg-test-retention-2' });
+    try {
+      await second.initialize();
+      // 3,000 old settled tasks (6,000 entries), 1,000 top-ups past the ledger retention
+      await seedVolume(own.dataSource, { tasks: 6000, ledger: 13_000, accounts: 10, days: 60 });
+      const [before] = (await own.dataSource.query(`
+        SELECT (SELECT count(*) FROM tasks WHERE settled_at IS NOT NULL AND completed_at < now() - interval '30 days')::int AS old,
+               (SELECT count(*) FROM ledger_entries)::int AS entries,
+               (SELECT sum(amount)::text FROM ledger_entries) AS amount`)) as Array<{ old: number; entries: number; amount: string }>;
+      expect(before!.old).toBeGreaterThan(2000);
+      const policy = { taskDays: 30, webhookDeliveryDays: 0, ledgerDays: 30 };
+      // three sweeps on two pools (two replicas and a second beat of one; the first with two lanes per table,
+      // RETENTION_PARALLEL 2) with small batches, so they contend
+      const runs = await Promise.all([
+        new RetentionRepository(own.dataSource).sweep({ ...policy, parallel: 2 }, 50),
+        new RetentionRepository(second).sweep(policy, 50),
+        new RetentionRepository(second).sweep(policy, 50),
+      ]);
+      const moved = runs.reduce((s, r) => s + r.archivedTasks, 0);
+      expect(moved).toBe(before!.old);
+      expect(runs.filter((r) => r.archivedTasks > 0).length).toBeGreaterThanOrEqual(2); // more than one did the work
+      const [after] = (await own.dataSource.query(`
+        SELECT (SELECT count(*) FROM tasks_archive)::int AS archived, (SELECT count(DISTINCT id) FROM tasks_archive)::int AS distinct_archived,
+               (SELECT count(*) FROM ledger_entries)::int + (SELECT count(*) FROM ledger_archive)::int AS entries,
+               ((SELECT COALESCE(sum(amount), 0) FROM ledger_entries) + (SELECT COALESCE(sum(amount), 0) FROM ledger_archive))::text AS amount`)) as Array<
+        Record<string, number | string>
+      >;
+      expect(after).toEqual({ archived: before!.old, distinct_archived: before!.old, entries: before!.entries, amount: before!.amount });
+    } finally {
+      if (second.isInitialized) await second.destroy();
       await own.drop();
     }
   });

@@ -22,6 +22,11 @@ export interface RetentionPolicy {
    * `ledger_archive`; 0: kept in `ledger_entries`. A task's own entries move with the task (taskDays).
    */
   ledgerDays: number;
+  /**
+   * Concurrent drains per table within one sweep (RETENTION_PARALLEL, default 1). Safe at any number, here or across
+   * replicas: each batch picks its rows FOR UPDATE SKIP LOCKED, so two drains never take the same row.
+   */
+  parallel?: number;
 }
 
 /** Copies the chosen entries into `ledger_archive`, then deletes them: the append-only trigger lets a DELETE through
@@ -75,7 +80,9 @@ export class RetentionRepository {
 
   /**
    * Moves up to `limit` ledger entries of no task (top-ups, adjustments) or of a closed credit lease, older than
-   * `days` days, to `ledger_archive` (oldest first along `ledger_untasked_created_idx`); returns how many.
+   * `days` days, to `ledger_archive` (oldest first along `ledger_untasked_created_idx`); returns how many. The lease's
+   * status is a per-row primary-key lookup (a scalar subquery): as EXISTS the planner hash-joined a sequential scan of
+   * every credit lease ever granted (10,000 rows per batch on the 10 M-task volume database, and growing with them).
    */
   async archiveLedger(days: number, limit = RETENTION_BATCH): Promise<number> {
     return this.ds.transaction(async (m) => {
@@ -83,7 +90,7 @@ export class RetentionRepository {
         await m.query(
           `SELECT l.id::text AS id FROM ledger_entries l
          WHERE (l.task_id IS NULL OR l.task_id LIKE 'lease\\_%') AND l.created_at < now() - ($1 || ' days')::interval
-           AND (l.task_id IS NULL OR EXISTS (SELECT 1 FROM credit_leases c WHERE c.id = l.task_id AND c.status = 'closed'))
+           AND (l.task_id IS NULL OR (SELECT c.status FROM credit_leases c WHERE c.id = l.task_id) = 'closed')
          ORDER BY l.created_at
          LIMIT $2
          FOR UPDATE OF l SKIP LOCKED`,
@@ -108,7 +115,7 @@ export class RetentionRepository {
          LIMIT $2
          FOR UPDATE OF t SKIP LOCKED
        ), moved AS (
-         DELETE FROM tasks t USING picked WHERE t.id = picked.id RETURNING t.*
+         DELETE FROM tasks t WHERE t.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING t.*
        ), kept AS (
          INSERT INTO tasks_archive (id, account_id, created_at, completed_at, task)
          SELECT id, account_id, created_at, completed_at, to_jsonb(moved) FROM moved
@@ -126,12 +133,14 @@ export class RetentionRepository {
     // TypeORM answers a DELETE with [rows, count]: rowsOf takes the rows
     const rows = rowsOf(
       await this.ds.query(
-        // a MATERIALIZED CTE, not `id IN (subquery LIMIT n)`: the planner may rescan such a subquery and delete more than n
+        // a MATERIALIZED CTE, not `id IN (subquery LIMIT n)`: the planner may rescan such a subquery and delete more than n.
+        // `= ANY(ARRAY(…))`, not a join on the CTE: the planner cannot estimate the CTE's rows and hash-joined it to a
+        // sequential scan of the whole log (scripts/explain-volume.ts, 1 M deliveries); an array of ids is pkey lookups.
         `WITH picked AS MATERIALIZED (
          SELECT id FROM webhook_deliveries WHERE created_at < now() - ($1 || ' days')::interval
          ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
        )
-       DELETE FROM webhook_deliveries w USING picked WHERE w.id = picked.id
+       DELETE FROM webhook_deliveries w WHERE w.id = ANY(ARRAY(SELECT id FROM picked))
        RETURNING w.id`,
         [String(days), limit],
       ),
@@ -139,7 +148,10 @@ export class RetentionRepository {
     return rows.length;
   }
 
-  /** One sweep's share: up to RETENTION_BATCHES_PER_SWEEP batches per table, stopping at the first short batch. */
+  /**
+   * One sweep's share: per table, `policy.parallel` drains at once, each running batches while they come back full,
+   * until the time budget or RETENTION_MAX_BATCHES.
+   */
   async sweep(
     policy: RetentionPolicy,
     batch = RETENTION_BATCH,
@@ -155,10 +167,13 @@ export class RetentionRepository {
       }
       return total;
     };
+    const lanes = Math.max(1, Math.min(8, policy.parallel ?? 1));
+    const drains = async (days: number, step: (d: number, n: number) => Promise<number>): Promise<number> =>
+      (await Promise.all(Array.from({ length: lanes }, () => drain(days, step)))).reduce((a, b) => a + b, 0);
     const [archivedTasks, archivedLedgerEntries, prunedDeliveries] = await Promise.all([
-      drain(policy.taskDays, (d, n) => this.archiveTasks(d, n)),
-      drain(policy.ledgerDays, (d, n) => this.archiveLedger(d, n)),
-      drain(policy.webhookDeliveryDays, (d, n) => this.pruneWebhookDeliveries(d, n)),
+      drains(policy.taskDays, (d, n) => this.archiveTasks(d, n)),
+      drains(policy.ledgerDays, (d, n) => this.archiveLedger(d, n)),
+      drains(policy.webhookDeliveryDays, (d, n) => this.pruneWebhookDeliveries(d, n)),
     ]);
     return { archivedTasks, archivedLedgerEntries, prunedDeliveries };
   }

@@ -1,0 +1,426 @@
+/**
+ * Every query a service runs on a timer (sweeps, retention, gauges, probes, lease upkeep), each through its own
+ * repository call, and the machinery that EXPLAINs them (scripts/explain-volume.ts). `caller` is where the service
+ * makes the call (test/infra/periodic-queries.int.test.ts checks that each line still names the method).
+ */
+import type { DataSource, QueryRunner } from 'typeorm';
+import {
+  ChannelHealthRepository,
+  ChatCallRepository,
+  CreditLeaseRepository,
+  OpsStatsRepository,
+  RetentionRepository,
+  TaskRecoveryRepository,
+  TaskRepository,
+  WebhookRepository,
+  pingDatabase,
+} from '@gmg/db';
+
+/** What the bounds are measured against, read from the database before the plans. */
+export interface Backlog {
+  /** Open tasks (pending, processing). */
+  open: number;
+  /** Terminal tasks without capture or release. */
+  unsettled: number;
+  /** Tasks still bound to an Idempotency-Key. */
+  keyed: number;
+  /** Active credit leases. */
+  activeLeases: number;
+  /** Rows per table (pg_class estimates). */
+  rows: Record<string, number>;
+}
+
+export interface PeriodicQuery {
+  label: string;
+  /** file:line of the service's call. */
+  caller: string;
+  /** The repository method the caller line names. */
+  method: string;
+  /** How often it runs, as configured by default. */
+  every: string;
+  run(ds: DataSource, pick: Picks): Promise<unknown>;
+  /**
+   * The most rows one run may touch and still be bounded: what the query is allowed to grow with (its page or batch,
+   * the open or unsettled backlog, the small tables), never the size of `tasks` or `ledger_entries`.
+   */
+  bound(b: Backlog): number;
+}
+
+/** Real ids the calls need (a lease to close, calls to journal), read from the database. */
+export interface Picks {
+  openTask: string;
+  expiredLease?: string;
+  activeLeases: string[];
+  overdueChatCall?: string;
+  runningChatCalls: string[];
+}
+
+const PAGE = 500; // forEachIdPage's page (libs/tasks/src/sweep-pages.ts)
+const SLACK = 1000; // index pages, the small tables a plan joins, a few rows either side
+
+export function periodicQueries(): PeriodicQuery[] {
+  const recovery = (ds: DataSource) => new TaskRecoveryRepository(ds);
+  return [
+    {
+      label: 'pool sweep: overdue open tasks, one page (timeout)',
+      caller: 'libs/tasks/src/pool-sweeper.ts:129',
+      method: 'overdueIds',
+      every: 'SWEEP_INTERVAL_MS 15 s, per pool',
+      run: (ds) => recovery(ds).overdueIds('image', PAGE),
+      bound: (b) => b.open + SLACK,
+    },
+    {
+      label: 'pool sweep: open tasks untouched 60 s, one page (orphan walk)',
+      caller: 'libs/tasks/src/pool-sweeper.ts:80',
+      method: 'openIds',
+      every: 'SWEEP_INTERVAL_MS 15 s, per pool',
+      run: (ds) => recovery(ds).openIds('image', 60_000, PAGE),
+      bound: (b) => b.open + SLACK,
+    },
+    {
+      label: 'pool sweep: every open task, one page (rebuild after a Redis loss)',
+      caller: 'libs/tasks/src/pool-sweeper.ts:103',
+      method: 'openIds',
+      every: 'once per lost shard',
+      run: (ds) => recovery(ds).openIds('video', 0, PAGE),
+      bound: (b) => b.open + SLACK,
+    },
+    {
+      label: 'pool sweep: one task read by id (rebuild)',
+      caller: 'libs/tasks/src/pool-sweeper.ts:113',
+      method: 'get',
+      every: 'per open task on a rebuild',
+      run: (ds, p) => new TaskRepository(ds).get(p.openTask),
+      bound: () => SLACK,
+    },
+    {
+      label: 'billing sweep: unsettled terminal tasks, one page',
+      caller: 'services/billing/src/billing-sweeper.ts:53',
+      method: 'unsettledIds',
+      every: 'SWEEP_INTERVAL_MS 15 s',
+      run: (ds) => recovery(ds).unsettledIds(30_000, PAGE),
+      bound: (b) => b.unsettled + SLACK,
+    },
+    {
+      label: 'billing sweep: owed webhooks of the last 10 min, one page',
+      caller: 'services/billing/src/billing-sweeper.ts:110',
+      method: 'owedIds',
+      every: 'SWEEP_INTERVAL_MS 15 s',
+      run: (ds) => new WebhookRepository(ds).owedIds(30_000, 10 * 60_000, PAGE),
+      // tasks ended in the window (10 min of traffic) and one delivery lookup each
+      bound: () => 20 * PAGE + SLACK,
+    },
+    {
+      label: 'billing sweep: owed webhooks of the last 24 h, one page (rebuild after a Redis loss)',
+      caller: 'services/billing/src/billing-sweeper.ts:110',
+      method: 'owedIds',
+      every: 'once per Redis loss',
+      run: (ds) => new WebhookRepository(ds).owedIds(0, 24 * 3600_000, PAGE),
+      bound: () => 20 * PAGE + SLACK,
+    },
+    {
+      label: 'billing sweep: Idempotency-Keys past 24 h, one batch of 5,000',
+      caller: 'services/billing/src/billing-sweeper.ts:95',
+      method: 'expireIdempotencyKeys',
+      every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 batches',
+      run: (ds) => new TaskRepository(ds).expireIdempotencyKeys(undefined, 5000),
+      bound: () => 3 * 5000 + SLACK,
+    },
+    {
+      label: 'retention: archive a batch of 1,000 ended tasks and their ledger entries',
+      caller: 'services/billing/src/billing-worker.ts:90',
+      method: 'sweep',
+      every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 s of batches',
+      run: (ds) => new RetentionRepository(ds).archiveTasks(30),
+      // 1,000 tasks, their ~2,000 entries, the archive rows and the append-only trigger's lookups
+      bound: () => 12 * 1000 + SLACK,
+    },
+    {
+      label: "retention: archive a batch of 1,000 top-ups and closed leases' entries",
+      caller: 'services/billing/src/billing-worker.ts:90',
+      method: 'sweep',
+      every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 s of batches',
+      run: (ds) => new RetentionRepository(ds).archiveLedger(30),
+      // 1,000 picked entries, a lease lookup for each, the copies and the deletes with the trigger's lookups
+      bound: () => 6 * 1000 + SLACK,
+    },
+    {
+      label: 'retention: prune a batch of 1,000 webhook delivery records',
+      caller: 'services/billing/src/billing-worker.ts:90',
+      method: 'sweep',
+      every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 s of batches',
+      run: (ds) => new RetentionRepository(ds).pruneWebhookDeliveries(30),
+      bound: () => 4 * 1000 + SLACK,
+    },
+    {
+      label: 'metrics: unsettled backlog and ledger totals (gmg_unsettled_*, gmg_ledger_units)',
+      caller: 'services/billing/src/main.ts:72',
+      method: 'money',
+      every: 'each scrape, cached 15 s',
+      run: (ds) => new OpsStatsRepository(ds).money(),
+      bound: (b) => b.unsettled + SLACK,
+    },
+    {
+      label: 'metrics: channel and key health (gmg_channel_health)',
+      caller: 'libs/tasks/src/pool-worker.ts:197',
+      method: 'snapshot',
+      every: 'each scrape, per pool worker',
+      run: (ds) => new ChannelHealthRepository(ds).snapshot(),
+      bound: (b) => (b.rows.channels ?? 0) + (b.rows.channel_keys ?? 0) + SLACK,
+    },
+    {
+      label: 'channel probe: claim one due trial',
+      caller: 'libs/tasks/src/channel-probe.ts:44',
+      method: 'claimDue',
+      every: 'CHANNEL_PROBE_INTERVAL_MS, per pool worker',
+      run: (ds) => new ChannelHealthRepository(ds).claimDue(30_000),
+      bound: (b) => (b.rows.channels ?? 0) + (b.rows.channel_keys ?? 0) + SLACK,
+    },
+    {
+      label: 'chat sweeper: expired credit leases',
+      caller: 'services/api-edge/src/messages/chat-call.sweeper.ts:56',
+      method: 'findExpired',
+      every: 'chat sweep interval, per edge',
+      run: (ds) => new CreditLeaseRepository(ds).findExpired(),
+      bound: (b) => b.activeLeases + SLACK,
+    },
+    {
+      label: 'chat sweeper: close one expired lease (its open calls charged)',
+      caller: 'services/api-edge/src/messages/chat-call.sweeper.ts:57',
+      method: 'close',
+      every: 'per expired lease',
+      run: (ds, p) => (p.expiredLease ? new CreditLeaseRepository(ds).close(p.expiredLease) : Promise.resolve(null)),
+      bound: () => SLACK,
+    },
+    {
+      label: 'chat sweeper: abandoned chat calls past their deadline',
+      caller: 'services/api-edge/src/messages/chat-call.sweeper.ts:63',
+      method: 'findOverdue',
+      every: 'chat sweep interval, per edge',
+      run: (ds) => new ChatCallRepository(ds).findOverdue(),
+      bound: (b) => b.open + SLACK,
+    },
+    {
+      label: 'chat sweeper: settle one abandoned call',
+      caller: 'services/api-edge/src/messages/chat-call.sweeper.ts:64',
+      method: 'settle',
+      every: 'per abandoned call',
+      run: (ds, p) =>
+        p.overdueChatCall
+          ? new ChatCallRepository(ds).settle(p.overdueChatCall, {
+              status: 'failed',
+              cost: 0n,
+              result: { charge_rule: 'abandoned' },
+              error: null,
+              channelId: null,
+            })
+          : Promise.resolve(false),
+      bound: () => SLACK,
+    },
+    {
+      label: 'credit leases: renew the edge’s active leases',
+      caller: 'services/api-edge/src/messages/credit-lease.book.ts:407',
+      method: 'renew',
+      every: 'a third of the lease TTL, per edge',
+      run: (ds, p) => new CreditLeaseRepository(ds).renew(p.activeLeases, 30_000),
+      bound: (b) => b.activeLeases + SLACK,
+    },
+    {
+      label: 'credit leases (task holds): renew',
+      caller: 'libs/db/src/repositories/task-lease.book.ts:196',
+      method: 'renew',
+      every: 'a third of the lease TTL, per edge',
+      run: (ds, p) => new CreditLeaseRepository(ds).renew(p.activeLeases, 30_000),
+      bound: (b) => b.activeLeases + SLACK,
+    },
+    {
+      label: 'chat journal: cost so far of running calls',
+      caller: 'services/api-edge/src/messages/credit-lease.book.ts:302',
+      method: 'journal',
+      every: '1 s per edge with streaming calls',
+      run: (ds, p) => new CreditLeaseRepository(ds).journal(p.runningChatCalls.map((id) => ({ id, costSoFar: 123n }))),
+      bound: () => SLACK,
+    },
+    {
+      label: 'readiness: Postgres ping',
+      caller: 'services/billing/src/main.ts:29',
+      method: 'pingDatabase',
+      every: 'each probe',
+      run: (ds) => pingDatabase(ds),
+      bound: () => 1,
+    },
+  ];
+}
+
+export interface ScanNode {
+  node: string;
+  relation?: string;
+  index?: string;
+  /** Rows out plus rows the node read and threw away (filter, recheck), times its loops. */
+  touched: number;
+}
+
+export interface Explained {
+  label: string;
+  caller: string;
+  statements: number;
+  /** Sum over the run's statements. */
+  rowsTouched: number;
+  sharedBuffers: number;
+  ms: number;
+  bound: number;
+  scans: ScanNode[];
+  verdict: 'bounded' | 'unbounded';
+  why: string[];
+  plans: string[];
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  'Rows Removed by Join Filter'?: number;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+const SCAN = /^(Seq Scan|Index Scan|Index Only Scan|Bitmap Heap Scan|Tid Scan|Tid Range Scan)$/;
+
+/** The scan nodes of a plan and how many rows each touched (the bitmap's index half is counted by its heap half). */
+export function scansOf(plan: PlanNode): ScanNode[] {
+  const out: ScanNode[] = [];
+  const walk = (n: PlanNode): void => {
+    if (SCAN.test(n['Node Type'])) {
+      const loops = n['Actual Loops'] ?? 1;
+      const touched = ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) * loops;
+      out.push({ node: n['Node Type'], relation: n['Relation Name'], index: n['Index Name'], touched });
+    }
+    for (const c of n.Plans ?? []) walk(c);
+  };
+  walk(plan);
+  return out;
+}
+
+/** A table is large past this many rows: a sequential scan of it is unbounded. */
+export const LARGE_TABLE_ROWS = 100_000;
+
+/** Why a run is unbounded (empty: bounded). */
+export function judge(scans: ScanNode[], rowsTouched: number, bound: number, rows: Record<string, number>): string[] {
+  const why: string[] = [];
+  for (const s of scans) {
+    if (s.node === 'Seq Scan' && s.relation && (rows[s.relation] ?? 0) > LARGE_TABLE_ROWS)
+      why.push(`Seq Scan on ${s.relation} (${Math.round(rows[s.relation]!).toLocaleString('en-US')} rows)`);
+  }
+  if (rowsTouched > bound) why.push(`${rowsTouched.toLocaleString('en-US')} rows touched > bound ${bound.toLocaleString('en-US')}`);
+  return why;
+}
+
+/**
+ * A data source whose every statement is first run under EXPLAIN (ANALYZE, BUFFERS) at a savepoint that is then
+ * rolled back, and then run for real so the repository gets its rows and goes on (a retention batch's later
+ * statements see the ids its first one moved). Everything happens in one transaction the caller rolls back.
+ */
+function explaining(qr: QueryRunner, plans: Array<{ sql: string; plan: PlanNode; ms: number }>): DataSource {
+  const query = async (sql: string, params: unknown[] = []): Promise<unknown> => {
+    await qr.query('SAVEPOINT explain_one');
+    const [row] = (await qr.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)) as Array<{ 'QUERY PLAN': Array<Record<string, unknown>> }>;
+    await qr.query('ROLLBACK TO SAVEPOINT explain_one');
+    const top = row!['QUERY PLAN'][0]!;
+    plans.push({ sql, plan: top.Plan as PlanNode, ms: Number(top['Execution Time'] ?? 0) });
+    return qr.query(sql, params);
+  };
+  const transaction = async <T>(a: unknown, b?: unknown): Promise<T> => {
+    const run = (typeof a === 'function' ? a : b) as (m: { query: typeof query }) => Promise<T>;
+    return run({ query });
+  };
+  return { query, transaction, createQueryRunner: () => qr } as unknown as DataSource;
+}
+
+async function backlogOf(ds: DataSource): Promise<Backlog> {
+  const [b] = (await ds.query(
+    `SELECT (SELECT count(*) FROM tasks WHERE status IN ('pending','processing'))::int AS open,
+            (SELECT count(*) FROM tasks WHERE settled_at IS NULL AND status IN ('completed','failed'))::int AS unsettled,
+            (SELECT count(*) FROM tasks WHERE idempotency_key IS NOT NULL)::int AS keyed,
+            (SELECT count(*) FROM credit_leases WHERE status = 'active')::int AS leases`,
+  )) as Array<Record<string, number>>;
+  const rel = (await ds.query(
+    `SELECT relname, GREATEST(reltuples, 0)::float8 AS n FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace`,
+  )) as Array<{ relname: string; n: number }>;
+  return {
+    open: Number(b!.open),
+    unsettled: Number(b!.unsettled),
+    keyed: Number(b!.keyed),
+    activeLeases: Number(b!.leases),
+    rows: Object.fromEntries(rel.map((r) => [r.relname, Number(r.n)])),
+  };
+}
+
+async function picksOf(ds: DataSource): Promise<Picks> {
+  const ids = async (sql: string): Promise<string[]> => ((await ds.query(sql)) as Array<{ id: string }>).map((r) => r.id);
+  return {
+    openTask: (await ids(`SELECT id FROM tasks WHERE status = 'processing' ORDER BY id DESC LIMIT 1`))[0] ?? 'task_none',
+    expiredLease: (await ids(`SELECT id FROM credit_leases WHERE status = 'active' AND expires_at < now() ORDER BY expires_at LIMIT 1`))[0],
+    activeLeases: await ids(`SELECT id FROM credit_leases WHERE status = 'active' ORDER BY id LIMIT 50`),
+    overdueChatCall: (
+      await ids(`SELECT id FROM tasks WHERE pool = 'chat' AND lease_id IS NULL AND status IN ('pending','processing') AND deadline_at < now() LIMIT 1`)
+    )[0],
+    runningChatCalls: await ids(`SELECT id FROM tasks WHERE pool = 'chat' AND status IN ('pending','processing') ORDER BY id LIMIT 100`),
+  };
+}
+
+/** Runs each query's call under EXPLAIN in its own rolled-back transaction; the database is left as it was. */
+export async function explainAll(ds: DataSource, queries: PeriodicQuery[]): Promise<{ backlog: Backlog; results: Explained[] }> {
+  const backlog = await backlogOf(ds);
+  const picks = await picksOf(ds);
+  const results: Explained[] = [];
+  for (const q of queries) {
+    const qr = ds.createQueryRunner();
+    await qr.connect();
+    const plans: Array<{ sql: string; plan: PlanNode; ms: number }> = [];
+    try {
+      await qr.query('BEGIN');
+      await qr.query(`SET LOCAL statement_timeout = '120s'`);
+      await q.run(explaining(qr, plans), picks);
+    } finally {
+      await qr.query('ROLLBACK').catch(() => undefined);
+      await qr.release();
+    }
+    const scans = plans.flatMap((p) => scansOf(p.plan));
+    const rowsTouched = scans.reduce((s, n) => s + n.touched, 0);
+    const buffers = (n: PlanNode): number => (n['Shared Hit Blocks'] ?? 0) + (n['Shared Read Blocks'] ?? 0);
+    const bound = q.bound(backlog);
+    const why = judge(scans, rowsTouched, bound, backlog.rows);
+    results.push({
+      label: q.label,
+      caller: q.caller,
+      statements: plans.length,
+      rowsTouched,
+      sharedBuffers: plans.reduce((s, p) => s + buffers(p.plan), 0),
+      ms: plans.reduce((s, p) => s + p.ms, 0),
+      bound,
+      scans,
+      verdict: why.length ? 'unbounded' : 'bounded',
+      why,
+      plans: plans.map((p) => p.sql.replace(/\s+/g, ' ').trim()),
+    });
+  }
+  return { backlog, results };
+}
+
+/** The table docs/benchmarks.md quotes, and each unbounded plan's reasons. */
+export function formatTable(results: Explained[]): string {
+  const lines = [
+    '| periodic query | called at | statements | rows touched | bound | buffers | ms | verdict |',
+    '|---|---|---:|---:|---:|---:|---:|---|',
+    ...results.map(
+      (r) =>
+        `| ${r.label} | \`${r.caller}\` | ${r.statements} | ${r.rowsTouched.toLocaleString('en-US')} | ${r.bound.toLocaleString('en-US')} | ${r.sharedBuffers.toLocaleString('en-US')} | ${r.ms.toFixed(1)} | ${r.verdict === 'bounded' ? 'bounded' : `**unbounded**: ${r.why.join('; ')}`} |`,
+    ),
+  ];
+  return lines.join('\n');
+}
