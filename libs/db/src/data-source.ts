@@ -37,6 +37,8 @@ import { TasksHotUpdates1765500000000 } from './migrations/1765500000000-tasks-h
 import { ChannelKeys1765600000000 } from './migrations/1765600000000-channel-keys';
 import { ChannelHealth1765600100000 } from './migrations/1765600100000-channel-health';
 import { ApiKeyCaps1765637000000 } from './migrations/1765637000000-api-key-caps';
+import { UsageRollup1765700000000 } from './migrations/1765700000000-usage-rollup';
+import { UsageDailyEntity, UsageHourlyEntity, UsageRollupStateEntity } from './entities/usage.entity';
 
 export const ENTITIES = [
   AccountEntity,
@@ -55,6 +57,9 @@ export const ENTITIES = [
   TaskArchiveEntity,
   TaskEntity,
   TaskInflightEntity,
+  UsageDailyEntity,
+  UsageHourlyEntity,
+  UsageRollupStateEntity,
   WebhookDeliveryEntity,
   WebhookSecretEntity,
 ];
@@ -83,6 +88,7 @@ export const MIGRATIONS = [
   ChannelKeys1765600000000,
   ChannelHealth1765600100000,
   ApiKeyCaps1765637000000,
+  UsageRollup1765700000000,
 ];
 
 export interface DbConfig {
