@@ -42,15 +42,22 @@ async function main(): Promise<void> {
     const seeded = await seedUsageDatabase(db.dataSource, { ...DEFAULT_USAGE_SEED, tasks: TASKS });
     const seedS = (Date.now() - t0) / 1000;
     const usage = new UsageRepository(db.dataSource);
-    const rollupPlan = await usage.explainRollup();
     const t1 = Date.now();
     let rolled = 0;
+    let rollupPlan = '';
+    let explainMs = 0;
     for (let i = 0; i < 10_000; i++) {
       const n = await usage.rollup({ limit: 5000, lagMs: 0 });
       rolled += n;
       if (n === 0) break;
+      // half way: a batch deep in the history must start where the watermark is, not scan what came before it
+      if (!rollupPlan && rolled >= TASKS / 2) {
+        const e0 = Date.now();
+        rollupPlan = await usage.explainRollup();
+        explainMs = Date.now() - e0;
+      }
     }
-    const rollS = (Date.now() - t1) / 1000;
+    const rollS = (Date.now() - t1 - explainMs) / 1000;
     const [sizes] = (await db.dataSource.query(
       `SELECT (SELECT count(*) FROM tasks)::int AS tasks, (SELECT count(*) FROM ledger_entries)::int AS ledger,
               (SELECT count(*) FROM usage_hourly)::int AS hourly, (SELECT count(*) FROM usage_daily)::int AS daily`,
@@ -108,7 +115,7 @@ async function main(): Promise<void> {
         q: { ...month, groupBy: ['day', 'key'], accountId: seeded.accounts[0] },
       },
       { name: 'all accounts, 24 hours, by hour and model', path: '/usage', auth: ADMIN, q: { from: now - DAY_S, to: now, groupBy: ['hour', 'model'] } },
-      { name: 'all accounts, 7 days, by hour (CSV)', path: '/usage', auth: ADMIN, q: { from: now - 7 * DAY_S, to: now, groupBy: ['hour'] } },
+      { name: 'all accounts, 2 days, by hour and model (CSV)', path: '/usage', auth: ADMIN, q: { from: now - 2 * DAY_S, to: now, groupBy: ['hour', 'model'] } },
       {
         name: 'a key its own, 30 days, by day and model (/self)',
         path: '/usage/self',
@@ -133,6 +140,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < RUNS; i++) times.push(await get());
       times.sort((a, b) => a - b);
       const [p50, p99] = [pct(times, 0.5), pct(times, 0.99)];
+      // the same range the route reads (explain rounds it as report does: usageRange)
       const plan = await usage.explain({
         from: new Date(c.q.from * 1000),
         to: new Date(c.q.to * 1000),
@@ -146,9 +154,11 @@ async function main(): Promise<void> {
       const seq = /Seq Scan on (tasks|ledger_entries|usage_hourly)\b/.exec(plan);
       if (seq) problems.push(`${c.name}: ${seq[0]}`);
     }
-    console.log(`\n=== one rollup batch (5000 tasks), executed and rolled back\n${rollupPlan}`);
+    console.log(`\n=== one rollup batch (5000 tasks, half way through), executed and rolled back\n${rollupPlan}`);
     if (/Seq Scan on (tasks|ledger_entries)\b/.test(rollupPlan)) problems.push('rollup batch: a Seq Scan on tasks or ledger_entries');
-    if (!/tasks_settled_keyset_idx/.test(rollupPlan)) problems.push('rollup batch: not along tasks_settled_keyset_idx');
+    if (!/Index Scan using tasks_settled_keyset_idx/.test(rollupPlan) || !/Index Cond: .*ROW\(settled_at, id\) > ROW\(/.test(rollupPlan)) {
+      problems.push('rollup batch: does not start at the watermark along tasks_settled_keyset_idx');
+    }
 
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const machine = `${os.cpus().length}× ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;

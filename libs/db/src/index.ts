@@ -39,5 +39,5 @@ export { ChannelKeyRepository } from './repositories/channel-key.repository';
 export type { ChannelKeyRecord, HealthRecord, HealthStatus, KeyInput } from './repositories/channel-key.repository';
 export { ChannelHealthRepository } from './repositories/channel-health.repository';
 export type { BackOff, ProbeClaim } from './repositories/channel-health.repository';
-export { UsageRepository, USAGE_DIMENSIONS, NO_CHANNEL } from './repositories/usage.repository';
+export { UsageRepository, USAGE_DIMENSIONS, USAGE_HOURLY_MAX_DAYS, NO_CHANNEL, usageRange } from './repositories/usage.repository';
 export type { UsageDimension, UsageGroup } from './repositories/usage.repository';

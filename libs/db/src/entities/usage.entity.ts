@@ -18,9 +18,8 @@ abstract class UsageBucketColumns {
   @Column({ type: 'integer', name: 'chat_failures', default: 0 }) chatFailures!: number;
   /** What the ledger captured for them, minor units. */
   @Column({ type: 'bigint', default: 0 }) spend!: string;
-  /** Sparse duration histograms: each element `bucket << 32 | count` (usage.repository.ts, BUCKET_SQL). */
-  @Column({ type: 'bigint', array: true, name: 'task_ms', default: '{}' }) taskMs!: string[];
-  @Column({ type: 'bigint', array: true, name: 'chat_ms', default: '{}' }) chatMs!: string[];
+  /** Sparse duration histogram, each element `bucket << 32 | count`; chat calls' buckets from 64 (usage.repository.ts, BUCKET_SQL). */
+  @Column({ type: 'bigint', array: true, default: '{}' }) ms!: string[];
 }
 
 @Entity({ name: 'usage_hourly' })

@@ -6,9 +6,10 @@ import { createIndexConcurrently, dropIndex } from './concurrent-index';
  * chat calls per UTC hour and per UTC day, per (account, key, model, channel), maintained by a bounded, idempotent
  * job on the billing sweep's beat (UsageRepository.rollup) — never by the settle statements, so the money path gains
  * no contended counter row. `GET /api/usage` reads only these tables (docs/benchmarks.md, "Usage").
- * - `usage_hourly`, `usage_daily`: counts, failures, spend (the ledger's captures) and two sparse duration
- *   histograms (bigint[], each element `bucket << 32 | count`, sorted by bucket; bucket 0 holds durations under
- *   10 ms, bucket i ≥ 1 those in [10·1.25^(i-1), 10·1.25^i) ms: unnest and two shifts, no parsing, to read them);
+ * - `usage_hourly`, `usage_daily`: counts, failures, spend (the ledger's captures) and one sparse histogram of
+ *   durations, tasks' and chat calls' (`ms`: bigint[], each element `bucket << 32 | count`, sorted; bucket 0 holds
+ *   task durations under 10 ms, bucket i in 1..63 those in [10·1.25^(i-1), 10·1.25^i) ms, and 64 + i the same for
+ *   chat calls: one unnest and two shifts, no parsing, to read it);
  *   `channel_id` is the zero uuid for a task no channel served (the primary key needs a value);
  * - `usage_rollup_state`: the one watermark row, the (settled_at, id) of the last task rolled up;
  * - `tasks_settled_keyset_idx`: the job's page order, partial on settled rows, built CONCURRENTLY.
@@ -32,8 +33,7 @@ export class UsageRollup1765700000000 implements MigrationInterface {
           chat_calls integer NOT NULL DEFAULT 0,
           chat_failures integer NOT NULL DEFAULT 0,
           spend bigint NOT NULL DEFAULT 0,
-          task_ms bigint[] NOT NULL DEFAULT '{}',
-          chat_ms bigint[] NOT NULL DEFAULT '{}',
+          ms bigint[] NOT NULL DEFAULT '{}',
           PRIMARY KEY (account_id, bucket, api_key_id, model, channel_id)
         )`);
       await q.query(`CREATE INDEX IF NOT EXISTS ${table}_bucket_idx ON ${table} (bucket)`);

@@ -8,6 +8,8 @@ export const NO_CHANNEL = '00000000-0000-0000-0000-000000000000';
 const HIST_BASE_MS = 10;
 const HIST_RATIO = 1.25;
 const HIST_LAST = 63;
+/** A chat call's bucket i is stored as CHAT_BUCKETS + i, in the same histogram as tasks'. */
+const CHAT_BUCKETS = 64;
 /** A bucket's upper bound (ms): what a percentile in it is reported as, at most 25 % above the true value. */
 const bucketUpperMs = (b: number): number => HIST_BASE_MS * HIST_RATIO ** b;
 /** The bucket of a duration (ms): 0 below 10 ms, then 1 + ⌊log1.25(ms / 10)⌋, at most 63. */
@@ -32,9 +34,9 @@ export const USAGE_DIMENSIONS = ['account', 'key', 'model', 'channel', 'day', 'h
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
 
 interface UsageQuery {
-  /** Inclusive, rounded down to the hour. */
+  /** Inclusive, rounded down (usageRange). */
   from: Date;
-  /** Exclusive, rounded up to the hour. */
+  /** Exclusive, rounded up (usageRange). */
   to: Date;
   groupBy: readonly UsageDimension[];
   accountId?: string;
@@ -87,15 +89,25 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const floorTo = (d: Date, unit: number): Date => new Date(Math.floor(d.getTime() / unit) * unit);
 const ceilTo = (d: Date, unit: number): Date => new Date(Math.ceil(d.getTime() / unit) * unit);
+/** Ranges up to this many days are read by the hour (and may be grouped by hour); longer ones by whole UTC days. */
+export const USAGE_HOURLY_MAX_DAYS = 2;
+
+/**
+ * What a query over [from, to) covers: whole hours up to USAGE_HOURLY_MAX_DAYS, whole UTC days beyond (then only
+ * `usage_daily` is read: its rows grow with the days and the combinations in use, never with the task count).
+ */
+export function usageRange(from: Date, to: Date): { from: Date; to: Date } {
+  const unit = to.getTime() - from.getTime() > USAGE_HOURLY_MAX_DAYS * DAY_MS ? DAY_MS : HOUR_MS;
+  return { from: floorTo(from, unit), to: ceilTo(to, unit) };
+}
 
 /** One rollup batch's upsert into a rollup table from the batch's per-bucket counts (`per_bucket` below). */
 const rollupUpsert = (table: string, bucket: string) => `
-  INSERT INTO ${table} (bucket, account_id, api_key_id, model, channel_id, tasks, task_failures, chat_calls, chat_failures, spend, task_ms, chat_ms)
+  INSERT INTO ${table} (bucket, account_id, api_key_id, model, channel_id, tasks, task_failures, chat_calls, chat_failures, spend, ms)
   SELECT ${bucket}, account_id, api_key_id, model, channel_id,
          COALESCE(sum(n) FILTER (WHERE NOT chat), 0), COALESCE(sum(failed) FILTER (WHERE NOT chat), 0),
          COALESCE(sum(n) FILTER (WHERE chat), 0), COALESCE(sum(failed) FILTER (WHERE chat), 0), sum(spend),
-         COALESCE(array_agg((b::bigint << 32) | n ORDER BY b) FILTER (WHERE NOT chat AND b IS NOT NULL), '{}'::bigint[]),
-         COALESCE(array_agg((b::bigint << 32) | n ORDER BY b) FILTER (WHERE chat AND b IS NOT NULL), '{}'::bigint[])
+         COALESCE(array_agg(((b + CASE WHEN chat THEN ${CHAT_BUCKETS} ELSE 0 END)::bigint << 32) | n ORDER BY chat, b) FILTER (WHERE b IS NOT NULL), '{}'::bigint[])
   FROM (SELECT ${bucket === 'hour' ? 'hour' : 'day'}, account_id, api_key_id, model, channel_id, chat, b,
                sum(n)::int AS n, sum(failed)::int AS failed, sum(spend) AS spend
         FROM per_bucket GROUP BY 1, 2, 3, 4, 5, 6, 7) pb
@@ -104,23 +116,22 @@ const rollupUpsert = (table: string, bucket: string) => `
     tasks = ${table}.tasks + EXCLUDED.tasks, task_failures = ${table}.task_failures + EXCLUDED.task_failures,
     chat_calls = ${table}.chat_calls + EXCLUDED.chat_calls, chat_failures = ${table}.chat_failures + EXCLUDED.chat_failures,
     spend = ${table}.spend + EXCLUDED.spend,
-    task_ms = usage_hist_add(${table}.task_ms, EXCLUDED.task_ms), chat_ms = usage_hist_add(${table}.chat_ms, EXCLUDED.chat_ms)
+    ms = usage_hist_add(${table}.ms, EXCLUDED.ms)
   RETURNING 1`;
 
 /**
- * One rollup batch ($1 lag ms, $2 limit): the next settled tasks past the watermark along tasks_settled_keyset_idx,
+ * One rollup batch ($1 lag ms, $2 limit, $3 and $4 the watermark: constants, so the row comparison is the index scan's
+ * start, not a filter over every row already rolled up): the next settled tasks along tasks_settled_keyset_idx,
  * their captures (ledger_task_kind_unique), their counts and histograms added to their hour's and day's rows, the
  * watermark moved past them.
  */
-const ROLLUP_SQL = `WITH w AS (
-   SELECT settled_at, task_id FROM usage_rollup_state WHERE id = 1
- ), src AS (
+const ROLLUP_SQL = `WITH src AS (
    SELECT t.id, t.settled_at, t.account_id, t.api_key_id, t.model, COALESCE(t.channel_id, '${NO_CHANNEL}'::uuid) AS channel_id,
           t.pool = 'chat' AS chat, (t.status = 'failed')::int AS failed,
           date_trunc('hour', t.created_at, 'UTC') AS hour,
           EXTRACT(EPOCH FROM t.completed_at - CASE WHEN t.pool = 'chat' THEN COALESCE(t.started_at, t.created_at) ELSE t.created_at END) * 1000 AS ms
-   FROM tasks t, w
-   WHERE t.settled_at IS NOT NULL AND (t.settled_at, t.id) > (w.settled_at, w.task_id)
+   FROM tasks t
+   WHERE t.settled_at IS NOT NULL AND (t.settled_at, t.id) > ($3::timestamptz, $4::text)
      AND t.settled_at <= now() - make_interval(secs => $1::double precision / 1000)
    ORDER BY t.settled_at, t.id
    LIMIT $2
@@ -175,10 +186,10 @@ export class UsageRepository {
     const limit = opts.limit ?? USAGE_ROLLUP_BATCH;
     const lagMs = opts.lagMs ?? USAGE_ROLLUP_LAG_MS;
     return this.ds.transaction(async (m: EntityManager) => {
-      const locked = rowsOf(await m.query(`SELECT 1 FROM usage_rollup_state WHERE id = 1 FOR UPDATE SKIP LOCKED`));
-      if (locked.length === 0) return 0;
-      // a statement of its own: its snapshot sees the watermark the previous holder committed
-      const rows = rowsOf(await m.query(ROLLUP_SQL, [lagMs, limit]));
+      const [w] = rowsOf(await m.query(`SELECT settled_at::text AS at, task_id FROM usage_rollup_state WHERE id = 1 FOR UPDATE SKIP LOCKED`));
+      if (!w) return 0;
+      // a statement of its own, after the lock: its snapshot sees every task settled before the watermark's holder committed
+      const rows = rowsOf(await m.query(ROLLUP_SQL, [lagMs, limit, w.at, w.task_id]));
       return Number(rows[0]?.n ?? 0);
     });
   }
@@ -200,7 +211,8 @@ export class UsageRepository {
   async explainRollup(limit = USAGE_ROLLUP_BATCH): Promise<string> {
     return this.ds
       .transaction(async (m: EntityManager) => {
-        const rows: Row[] = await m.query(`EXPLAIN (ANALYZE, BUFFERS) ${ROLLUP_SQL}`, [0, limit]);
+        const [w] = rowsOf(await m.query(`SELECT settled_at::text AS at, task_id FROM usage_rollup_state WHERE id = 1 FOR UPDATE`));
+        const rows: Row[] = await m.query(`EXPLAIN (ANALYZE, BUFFERS) ${ROLLUP_SQL}`, [0, limit, w.at, w.task_id]);
         throw new ExplainDone(rows.map((r) => String(r['QUERY PLAN'])).join('\n'));
       })
       .catch((e: unknown) => {
@@ -234,8 +246,7 @@ export class UsageRepository {
   }
 
   private sql(q: UsageQuery): { sql: string; params: unknown[] } {
-    const from = floorTo(q.from, HOUR_MS);
-    const to = ceilTo(q.to, HOUR_MS);
+    const { from, to } = usageRange(q.from, q.to);
     const params: unknown[] = [];
     const p = (v: unknown): string => `$${params.push(v)}`;
     const filters: string[] = [];
@@ -244,7 +255,7 @@ export class UsageRepository {
     if (q.model !== undefined) filters.push(`model = ${p(q.model)}`);
     if (q.channelId !== undefined) filters.push(`channel_id = ${p(q.channelId)}`);
     const where = filters.map((f) => ` AND ${f}`).join('');
-    const cols = 'bucket, account_id, api_key_id, model, channel_id, tasks, task_failures, chat_calls, chat_failures, spend, task_ms, chat_ms';
+    const cols = 'bucket, account_id, api_key_id, model, channel_id, tasks, task_failures, chat_calls, chat_failures, spend, ms';
     const part = (table: string, lo: Date, hi: Date) => `SELECT ${cols} FROM ${table} WHERE bucket >= ${p(lo)} AND bucket < ${p(hi)}${where}`;
     // whole days from the daily rollup, the hours at the edges from the hourly one
     const d1 = ceilTo(from, DAY_MS);
@@ -262,23 +273,19 @@ export class UsageRepository {
     const keys = dims.map((d) => d.col).join(', ');
     const sql = `
       WITH r AS MATERIALIZED (
-        SELECT ${dims.map((d) => `${d.expr} AS ${d.col}`).join(', ')}, r.tasks, r.task_failures, r.chat_calls, r.chat_failures, r.spend, r.task_ms, r.chat_ms
+        SELECT ${dims.map((d) => `${d.expr} AS ${d.col}`).join(', ')}, r.tasks, r.task_failures, r.chat_calls, r.chat_failures, r.spend, r.ms
         FROM (${source}) r
       ), tot AS (
         SELECT ${keys}, sum(tasks)::bigint AS tasks, sum(task_failures)::bigint AS task_failures, sum(chat_calls)::bigint AS chat_calls,
                sum(chat_failures)::bigint AS chat_failures, sum(spend)::bigint AS spend
         FROM r GROUP BY ${keys}
-      ), th AS (
+      ), h AS (
         SELECT ${keys}, array_agg(b ORDER BY b) AS b, array_agg(n ORDER BY b) AS n FROM (
-          SELECT ${keys}, e.v >> 32 AS b, sum(e.v & 4294967295) AS n FROM r, unnest(r.task_ms) AS e(v) GROUP BY ${keys}, e.v >> 32) h
-        GROUP BY ${keys}
-      ), ch AS (
-        SELECT ${keys}, array_agg(b ORDER BY b) AS b, array_agg(n ORDER BY b) AS n FROM (
-          SELECT ${keys}, e.v >> 32 AS b, sum(e.v & 4294967295) AS n FROM r, unnest(r.chat_ms) AS e(v) GROUP BY ${keys}, e.v >> 32) h
+          SELECT ${keys}, e.v >> 32 AS b, sum(e.v & 4294967295) AS n FROM r, unnest(r.ms) AS e(v) GROUP BY ${keys}, e.v >> 32) x
         GROUP BY ${keys}
       )
-      SELECT tot.*, th.b::int[] AS task_b, th.n::text[] AS task_n, ch.b::int[] AS chat_b, ch.n::text[] AS chat_n
-      FROM tot LEFT JOIN th USING (${keys}) LEFT JOIN ch USING (${keys})
+      SELECT tot.*, h.b::int[] AS hist_b, h.n::text[] AS hist_n
+      FROM tot LEFT JOIN h USING (${keys})
       ORDER BY ${keys}`;
     return { sql, params };
   }
@@ -304,10 +311,14 @@ export class UsageRepository {
       else if (d === 'key') g.key_id = v as string;
       else g.model = v as string;
     }
-    const hist = (b: unknown, n: unknown): Record<string, number> =>
-      Object.fromEntries(((b as number[] | null) ?? []).map((k, i) => [String(k), Number((n as string[])[i])]));
-    const th = hist(r.task_b, r.task_n);
-    const ch = hist(r.chat_b, r.chat_n);
+    // one histogram: a task's buckets below CHAT_BUCKETS, a chat call's from it
+    const th: Record<string, number> = {};
+    const ch: Record<string, number> = {};
+    ((r.hist_b as number[] | null) ?? []).forEach((b, i) => {
+      const n = Number((r.hist_n as string[])[i]);
+      if (b < CHAT_BUCKETS) th[b] = n;
+      else ch[b - CHAT_BUCKETS] = n;
+    });
     g.task_p50_ms = histQuantile(th, 0.5);
     g.task_p99_ms = histQuantile(th, 0.99);
     g.chat_p50_ms = histQuantile(ch, 0.5);

@@ -1,20 +1,19 @@
 import Joi from 'joi';
 import type { DataSource } from 'typeorm';
 import { fromMinor } from '@gmg/contracts';
-import { NO_CHANNEL, USAGE_DIMENSIONS, UsageRepository, type UsageDimension, type UsageGroup } from '@gmg/db';
+import { NO_CHANNEL, USAGE_DIMENSIONS, USAGE_HOURLY_MAX_DAYS, UsageRepository, usageRange, type UsageDimension, type UsageGroup } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
 import { validate } from './management.schemas';
 
-/** The longest range one usage query covers (days), and the longest grouped by hour. */
-export const USAGE_MAX_DAYS = 93;
-export const USAGE_MAX_HOURLY_DAYS = 7;
+/** The longest range one usage query covers (days); grouping by hour: USAGE_HOURLY_MAX_DAYS. */
+const USAGE_MAX_DAYS = 93;
 const DAY_S = 86_400;
 
 const uuid = () => Joi.string().guid({ version: ['uuidv1', 'uuidv2', 'uuidv3', 'uuidv4', 'uuidv5', 'uuidv7', 'uuidv8'] });
 const usageFields = {
   /**
    * Unix seconds; `from` inclusive, rounded down to the hour, `to` exclusive, rounded up (default now); a range over
-   * 7 days is rounded to whole UTC days instead.
+   * USAGE_HOURLY_MAX_DAYS days is rounded to whole UTC days instead.
    */
   from: Joi.number().integer().min(0).required(),
   to: Joi.number().integer().min(0),
@@ -101,15 +100,13 @@ export class UsageService {
     if (to - q.from > USAGE_MAX_DAYS * DAY_S) throw field('to', `the range is at most ${USAGE_MAX_DAYS} days`);
     const groupBy = [...new Set(q.group_by.split(','))] as UsageDimension[];
     if (groupBy.includes('hour') && groupBy.includes('day')) throw field('group_by', `'hour' and 'day' exclude each other`);
-    if (groupBy.includes('hour') && to - q.from > USAGE_MAX_HOURLY_DAYS * DAY_S) {
-      throw field('group_by', `'hour' needs a range of at most ${USAGE_MAX_HOURLY_DAYS} days`);
+    if (groupBy.includes('hour') && to - q.from > USAGE_HOURLY_MAX_DAYS * DAY_S) {
+      throw field('group_by', `'hour' needs a range of at most ${USAGE_HOURLY_MAX_DAYS} days`);
     }
-    // hours for a range up to a week; beyond, whole UTC days (the daily rollup alone: its rows grow with the days)
-    const unit = to - q.from > USAGE_MAX_HOURLY_DAYS * DAY_S ? DAY_S : 3600;
-    const [from, until] = [Math.floor(q.from / unit) * unit, Math.ceil(to / unit) * unit];
+    // hours for a short range; beyond, whole UTC days (the daily rollup alone)
+    const range = usageRange(new Date(q.from * 1000), new Date(to * 1000));
     const groups = await this.repo.report({
-      from: new Date(from * 1000),
-      to: new Date(until * 1000),
+      ...range,
       groupBy,
       accountId: scope?.accountId ?? q.account_id,
       apiKeyId: scope?.keyId ?? q.key_id,
@@ -120,8 +117,8 @@ export class UsageService {
     return {
       format: q.format,
       report: {
-        from,
-        to: until,
+        from: range.from.getTime() / 1000,
+        to: range.to.getTime() / 1000,
         group_by: groupBy,
         counted_until: watermark ? Math.floor(watermark.getTime() / 1000) : null,
         groups: groups.map(usageGroupView),
