@@ -2,10 +2,11 @@
  * `npm run bench` runs the edge against its own ceiling (bench/ceiling.bench.ts: a minimal server doing the same
  * essential work and the gateway in the same run, printing the ratios) and then the task benchmark
  * (bench/submit-and-poll.bench.ts), one after the other. One by name:
- * `npm run bench -- ceiling | tasks | messages | large-bodies | billing | worker` — the messages pass-through
+ * `npm run bench -- ceiling | tasks | messages | large-bodies | billing | worker | usage` — the messages pass-through
  * (bench/messages.bench.ts); 60 submits of 10 MB bodies with the workers' memory sampled
  * (bench/large-bodies.bench.ts); one billing process settling a backlog of terminal tasks (bench/billing.bench.ts);
- * one worker-image process tracking N in-flight tasks that never finish upstream (bench/worker.bench.ts).
+ * one worker-image process tracking N in-flight tasks that never finish upstream (bench/worker.bench.ts);
+ * `usage`: GET /api/usage on a database of 1 million tasks (bench/usage.bench.ts).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   'large-bodies': () => import('./large-bodies.bench'),
   billing: () => import('./billing.bench'),
   worker: () => import('./worker.bench'),
+  usage: () => import('./usage.bench'),
 };
 /** `npm run bench` with no name. */
 const DEFAULT = ['ceiling', 'tasks'];

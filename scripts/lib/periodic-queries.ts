@@ -1,8 +1,11 @@
 /**
  * Every query a service runs on a timer (sweeps, retention, gauges, probes, lease upkeep), each through its own
- * repository call, and the machinery that EXPLAINs them (scripts/explain-volume.ts). `caller` is where the service
- * makes the call (test/infra/periodic-queries.int.test.ts checks that each line still names the method).
+ * repository call, and the machinery that EXPLAINs them (scripts/explain-volume.ts). `file` is the service file that
+ * makes the call; callerOf finds the line (test/infra/periodic-queries.int.test.ts checks that every file still calls
+ * its method).
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { DataSource, QueryRunner } from 'typeorm';
 import {
   ChannelHealthRepository,
@@ -15,6 +18,8 @@ import {
   WebhookRepository,
   pingDatabase,
 } from '@gmg/db';
+
+const REPO_ROOT = path.resolve(__dirname, '../..');
 
 /** What the bounds are measured against, read from the database before the plans. */
 export interface Backlog {
@@ -32,9 +37,9 @@ export interface Backlog {
 
 export interface PeriodicQuery {
   label: string;
-  /** file:line of the service's call. */
-  caller: string;
-  /** The repository method the caller line names. */
+  /** The service file that makes the call (its line is found by callerOf, so an edit above it breaks nothing). */
+  file: string;
+  /** The repository method or function the call names (`<method>(` in that file). */
   method: string;
   /** How often it runs, as configured by default. */
   every: string;
@@ -58,12 +63,19 @@ export interface Picks {
 const PAGE = 500; // forEachIdPage's page (libs/tasks/src/sweep-pages.ts)
 const SLACK = 1000; // index pages, the small tables a plan joins, a few rows either side
 
+/** `file:line` of the first line in the query's file that calls its method; `file:0` when none does. */
+export function callerOf(q: Pick<PeriodicQuery, 'file' | 'method'>): string {
+  const call = new RegExp(`(?:^|[^\\w$])${q.method}\\(`);
+  const lines = readFileSync(path.join(REPO_ROOT, q.file), 'utf8').split('\n');
+  return `${q.file}:${lines.findIndex((l) => call.test(l)) + 1}`;
+}
+
 export function periodicQueries(): PeriodicQuery[] {
   const recovery = (ds: DataSource) => new TaskRecoveryRepository(ds);
   return [
     {
       label: 'pool sweep: overdue open tasks, one page (timeout)',
-      caller: 'libs/tasks/src/pool-sweeper.ts:129',
+      file: 'libs/tasks/src/pool-sweeper.ts',
       method: 'overdueIds',
       every: 'SWEEP_INTERVAL_MS 15 s, per pool',
       run: (ds) => recovery(ds).overdueIds('image', PAGE),
@@ -71,7 +83,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'pool sweep: open tasks untouched 60 s, one page (orphan walk)',
-      caller: 'libs/tasks/src/pool-sweeper.ts:80',
+      file: 'libs/tasks/src/pool-sweeper.ts',
       method: 'openIds',
       every: 'SWEEP_INTERVAL_MS 15 s, per pool',
       run: (ds) => recovery(ds).openIds('image', 60_000, PAGE),
@@ -79,7 +91,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'pool sweep: every open task, one page (rebuild after a Redis loss)',
-      caller: 'libs/tasks/src/pool-sweeper.ts:103',
+      file: 'libs/tasks/src/pool-sweeper.ts',
       method: 'openIds',
       every: 'once per lost shard',
       run: (ds) => recovery(ds).openIds('video', 0, PAGE),
@@ -87,7 +99,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'pool sweep: one task read by id (rebuild)',
-      caller: 'libs/tasks/src/pool-sweeper.ts:113',
+      file: 'libs/tasks/src/pool-sweeper.ts',
       method: 'get',
       every: 'per open task on a rebuild',
       run: (ds, p) => new TaskRepository(ds).get(p.openTask),
@@ -95,7 +107,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'billing sweep: unsettled terminal tasks, one page',
-      caller: 'services/billing/src/billing-sweeper.ts:53',
+      file: 'services/billing/src/billing-sweeper.ts',
       method: 'unsettledIds',
       every: 'SWEEP_INTERVAL_MS 15 s',
       run: (ds) => recovery(ds).unsettledIds(30_000, PAGE),
@@ -103,7 +115,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'billing sweep: owed webhooks of the last 10 min, one page',
-      caller: 'services/billing/src/billing-sweeper.ts:110',
+      file: 'services/billing/src/billing-sweeper.ts',
       method: 'owedIds',
       every: 'SWEEP_INTERVAL_MS 15 s',
       run: (ds) => new WebhookRepository(ds).owedIds(30_000, 10 * 60_000, PAGE),
@@ -112,7 +124,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'billing sweep: owed webhooks of the last 24 h, one page (rebuild after a Redis loss)',
-      caller: 'services/billing/src/billing-sweeper.ts:110',
+      file: 'services/billing/src/billing-sweeper.ts',
       method: 'owedIds',
       every: 'once per Redis loss',
       run: (ds) => new WebhookRepository(ds).owedIds(0, 24 * 3600_000, PAGE),
@@ -120,7 +132,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'billing sweep: Idempotency-Keys past 24 h, one batch of 5,000',
-      caller: 'services/billing/src/billing-sweeper.ts:95',
+      file: 'services/billing/src/billing-sweeper.ts',
       method: 'expireIdempotencyKeys',
       every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 batches',
       run: (ds) => new TaskRepository(ds).expireIdempotencyKeys(undefined, 5000),
@@ -128,7 +140,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'retention: archive a batch of 1,000 ended tasks and their ledger entries',
-      caller: 'services/billing/src/billing-worker.ts:90',
+      file: 'services/billing/src/billing-worker.ts',
       method: 'sweep',
       every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 s of batches',
       run: (ds) => new RetentionRepository(ds).archiveTasks(30),
@@ -137,7 +149,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: "retention: archive a batch of 1,000 top-ups and closed leases' entries",
-      caller: 'services/billing/src/billing-worker.ts:90',
+      file: 'services/billing/src/billing-worker.ts',
       method: 'sweep',
       every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 s of batches',
       run: (ds) => new RetentionRepository(ds).archiveLedger(30),
@@ -146,7 +158,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'retention: prune a batch of 1,000 webhook delivery records',
-      caller: 'services/billing/src/billing-worker.ts:90',
+      file: 'services/billing/src/billing-worker.ts',
       method: 'sweep',
       every: 'SWEEP_INTERVAL_MS 15 s, ≤ 10 s of batches',
       run: (ds) => new RetentionRepository(ds).pruneWebhookDeliveries(30),
@@ -154,7 +166,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'metrics: unsettled backlog and ledger totals (gmg_unsettled_*, gmg_ledger_units)',
-      caller: 'services/billing/src/main.ts:72',
+      file: 'services/billing/src/main.ts',
       method: 'money',
       every: 'each scrape, cached 15 s',
       run: (ds) => new OpsStatsRepository(ds).money(),
@@ -162,7 +174,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'metrics: channel and key health (gmg_channel_health)',
-      caller: 'libs/tasks/src/pool-worker.ts:197',
+      file: 'libs/tasks/src/pool-worker.ts',
       method: 'snapshot',
       every: 'each scrape, per pool worker',
       run: (ds) => new ChannelHealthRepository(ds).snapshot(),
@@ -170,7 +182,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'channel probe: claim one due trial',
-      caller: 'libs/tasks/src/channel-probe.ts:44',
+      file: 'libs/tasks/src/channel-probe.ts',
       method: 'claimDue',
       every: 'CHANNEL_PROBE_INTERVAL_MS, per pool worker',
       run: (ds) => new ChannelHealthRepository(ds).claimDue(30_000),
@@ -178,7 +190,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'chat sweeper: expired credit leases',
-      caller: 'services/api-edge/src/messages/chat-call.sweeper.ts:56',
+      file: 'services/api-edge/src/messages/chat-call.sweeper.ts',
       method: 'findExpired',
       every: 'chat sweep interval, per edge',
       run: (ds) => new CreditLeaseRepository(ds).findExpired(),
@@ -186,7 +198,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'chat sweeper: close one expired lease (its open calls charged)',
-      caller: 'services/api-edge/src/messages/chat-call.sweeper.ts:57',
+      file: 'services/api-edge/src/messages/chat-call.sweeper.ts',
       method: 'close',
       every: 'per expired lease',
       run: (ds, p) => (p.expiredLease ? new CreditLeaseRepository(ds).close(p.expiredLease) : Promise.resolve(null)),
@@ -194,7 +206,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'chat sweeper: abandoned chat calls past their deadline',
-      caller: 'services/api-edge/src/messages/chat-call.sweeper.ts:63',
+      file: 'services/api-edge/src/messages/chat-call.sweeper.ts',
       method: 'findOverdue',
       every: 'chat sweep interval, per edge',
       run: (ds) => new ChatCallRepository(ds).findOverdue(),
@@ -202,7 +214,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'chat sweeper: settle one abandoned call',
-      caller: 'services/api-edge/src/messages/chat-call.sweeper.ts:64',
+      file: 'services/api-edge/src/messages/chat-call.sweeper.ts',
       method: 'settle',
       every: 'per abandoned call',
       run: (ds, p) =>
@@ -219,7 +231,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'credit leases: renew the edge’s active leases',
-      caller: 'services/api-edge/src/messages/credit-lease.book.ts:407',
+      file: 'services/api-edge/src/messages/credit-lease.book.ts',
       method: 'renew',
       every: 'a third of the lease TTL, per edge',
       run: (ds, p) => new CreditLeaseRepository(ds).renew(p.activeLeases, 30_000),
@@ -227,7 +239,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'credit leases (task holds): renew',
-      caller: 'libs/db/src/repositories/task-lease.book.ts:196',
+      file: 'libs/db/src/repositories/task-lease.book.ts',
       method: 'renew',
       every: 'a third of the lease TTL, per edge',
       run: (ds, p) => new CreditLeaseRepository(ds).renew(p.activeLeases, 30_000),
@@ -235,7 +247,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'chat journal: cost so far of running calls',
-      caller: 'services/api-edge/src/messages/credit-lease.book.ts:302',
+      file: 'services/api-edge/src/messages/credit-lease.book.ts',
       method: 'journal',
       every: '1 s per edge with streaming calls',
       run: (ds, p) => new CreditLeaseRepository(ds).journal(p.runningChatCalls.map((id) => ({ id, costSoFar: 123n }))),
@@ -243,7 +255,7 @@ export function periodicQueries(): PeriodicQuery[] {
     },
     {
       label: 'readiness: Postgres ping',
-      caller: 'services/billing/src/main.ts:29',
+      file: 'services/billing/src/main.ts',
       method: 'pingDatabase',
       every: 'each probe',
       run: (ds) => pingDatabase(ds),
@@ -397,7 +409,7 @@ export async function explainAll(ds: DataSource, queries: PeriodicQuery[]): Prom
     const why = judge(scans, rowsTouched, bound, backlog.rows);
     results.push({
       label: q.label,
-      caller: q.caller,
+      caller: callerOf(q),
       statements: plans.length,
       rowsTouched,
       sharedBuffers: plans.reduce((s, p) => s + buffers(p.plan), 0),

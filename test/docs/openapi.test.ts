@@ -48,9 +48,11 @@ import {
   updateChannelSchema,
   addChannelKeysSchema,
   updateChannelKeySchema,
+  updateKeySchema,
   testChannelSchema,
 } from '../../services/api-edge/src/management/management.schemas';
 import { accountView, channelView, keyView } from '../../services/api-edge/src/management/management.service';
+import { usageGroupView } from '../../services/api-edge/src/management/usage.service';
 import { authMiddleware } from '../../services/api-edge/src/middleware/auth.middleware';
 import { parseAvatarRequest } from '../../services/api-edge/src/avatar/avatar-request';
 import { assetView, groupView, page } from '../../services/api-edge/src/avatar/avatar-browse';
@@ -473,6 +475,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         updateChannel: updateChannelSchema,
         addChannelKeys: addChannelKeysSchema,
         updateChannelKey: updateChannelKeySchema,
+        updateKey: updateKeySchema,
         testChannel: testChannelSchema,
         putPrices: putPricesSchema,
         putGroups: putGroupsSchema,
@@ -790,7 +793,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
       expectValid(component('Account'), account, 'account');
       expectNoUndocumentedKeys(component('Account'), account, 'account');
       expectValid(component('Balance'), { account_id: account.id, ...account }, 'balance');
-      const key = keyView({
+      const keyRecord = {
         id: principal.keyId,
         accountId: principal.accountId,
         name: 'k',
@@ -806,9 +809,30 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
         expiresAt: at,
         rotatedAt: at,
         previousValidUntil: at,
-      });
+        spent: toMinor(3.25),
+      } as const;
+      const key = keyView(keyRecord);
       expectValid(component('KeyWithSecret'), { ...key, key: 'sk-secret' }, 'key');
       expectNoUndocumentedKeys(component('Key'), key, 'key');
+      expectValid(component('Key'), keyView({ ...keyRecord, cap: null, spent: null, expiresAt: null }), 'uncapped key');
+      const group = usageGroupView({
+        day: '2025-11-22',
+        model: 'lumen-2-flex',
+        channel_id: null,
+        tasks: 3,
+        task_failures: 1,
+        chat_calls: 0,
+        chat_failures: 0,
+        spend: toMinor(0.75),
+        task_p50_ms: 9313,
+        task_p99_ms: 22737,
+        chat_p50_ms: null,
+        chat_p99_ms: null,
+      });
+      const report = { from: 1763769600, to: 1763856000, group_by: ['day', 'model', 'channel'], counted_until: null, groups: [group] };
+      expectValid(component('UsageReport'), report, 'usage report');
+      expectNoUndocumentedKeys(component('UsageGroup'), group, 'usage group');
+
       const channel = channelView({
         id: principal.keyId,
         name: 'sim',
@@ -841,7 +865,7 @@ describe('the generated OpenAPI document (/openapi.json)', () => {
           .filter((o) => securityOf(o).includes('ApiKeyAuth'))
           .map((o) => o.path)
           .sort(),
-      ).toEqual(['/api/balance', '/api/logs', '/api/webhooks/deliveries', '/api/webhooks/secret', '/api/webhooks/secret/rotate']);
+      ).toEqual(['/api/balance', '/api/logs', '/api/usage/self', '/api/webhooks/deliveries', '/api/webhooks/secret', '/api/webhooks/secret/rotate']);
       for (const o of ops) {
         const [scheme] = securityOf(o);
         const asAdmin = await send(mgmtApp(), o, ADMIN_TOKEN);

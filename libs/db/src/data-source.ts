@@ -38,6 +38,8 @@ import { ChannelKeys1765600000000 } from './migrations/1765600000000-channel-key
 import { ChannelHealth1765600100000 } from './migrations/1765600100000-channel-health';
 import { ApiKeyCaps1765637000000 } from './migrations/1765637000000-api-key-caps';
 import { CallbackKeysetIndex1765700000000 } from './migrations/1765700000000-callback-keyset-index';
+import { UsageRollup1765800000000 } from './migrations/1765800000000-usage-rollup';
+import { UsageDailyEntity, UsageHourlyEntity, UsageRollupStateEntity } from './entities/usage.entity';
 
 export const ENTITIES = [
   AccountEntity,
@@ -56,6 +58,9 @@ export const ENTITIES = [
   TaskArchiveEntity,
   TaskEntity,
   TaskInflightEntity,
+  UsageDailyEntity,
+  UsageHourlyEntity,
+  UsageRollupStateEntity,
   WebhookDeliveryEntity,
   WebhookSecretEntity,
 ];
@@ -85,6 +90,7 @@ export const MIGRATIONS = [
   ChannelHealth1765600100000,
   ApiKeyCaps1765637000000,
   CallbackKeysetIndex1765700000000,
+  UsageRollup1765800000000,
 ];
 
 export interface DbConfig {

@@ -16,7 +16,7 @@ export type { SettleOutcome } from './repositories/ledger.repository';
 export { AccountRepository } from './repositories/account.repository';
 export type { AccountRecord } from './repositories/account.repository';
 export { ApiKeyRepository } from './repositories/api-key.repository';
-export type { ApiKeyRecord, AuthPrincipal } from './repositories/api-key.repository';
+export type { ApiKeyRecord, AuthPrincipal, KeyCapsPatch } from './repositories/api-key.repository';
 export { ChannelRepository } from './repositories/channel.repository';
 export { ChannelGroupResolver } from './repositories/channel-group.repository';
 export type { ChannelRecord, ChannelWithSecret, ChannelInput } from './repositories/channel.repository';
@@ -42,3 +42,5 @@ export type { ChannelKeyRecord, HealthRecord, HealthStatus, KeyInput } from './r
 export { ChannelHealthRepository } from './repositories/channel-health.repository';
 export type { BackOff, ProbeClaim } from './repositories/channel-health.repository';
 export { exportArchives } from './repositories/archive-export';
+export { UsageRepository, USAGE_DIMENSIONS, USAGE_HOURLY_MAX_DAYS, NO_CHANNEL, usageRange } from './repositories/usage.repository';
+export type { UsageDimension, UsageGroup } from './repositories/usage.repository';

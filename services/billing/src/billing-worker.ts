@@ -1,7 +1,7 @@
 import { Queue, type Worker } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
-import { RetentionRepository, TaskRecoveryRepository, TaskRepository, WebhookRepository, type RetentionPolicy } from '@gmg/db';
+import { RetentionRepository, TaskRecoveryRepository, TaskRepository, UsageRepository, WebhookRepository, type RetentionPolicy } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
 import {
@@ -80,6 +80,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
   const notifier = deps.webhooks ? new WebhookNotifier(new WebhookRepository(ds), deps.webhooks) : undefined;
   const settler = new SettleTaskHandler(ds, logger, notifier);
   const retention = new RetentionRepository(ds);
+  const usage = new UsageRepository(ds);
   const owed = deps.webhooks && {
     repo: new WebhookRepository(ds),
     queues: deps.webhooks,
@@ -131,7 +132,12 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
         }));
       if (kept && (kept.archivedTasks || kept.archivedLedgerEntries || kept.prunedDeliveries))
         logger.info(kept, 'retention: tasks and ledger entries archived, webhook deliveries pruned');
-      return { ...r, ...kept };
+      // the usage rollup (GET /api/usage): settled tasks past its watermark, in bounded batches
+      const rolledUp = await usage.sweep().catch((e: unknown) => {
+        logger.warn({ err: (e as Error).message }, 'usage rollup batch failed; retried next sweep');
+        return 0;
+      });
+      return { ...r, ...kept, rolledUp };
     },
   };
   const perShard = Math.max(1, Math.ceil(opts.concurrency / queues.length));

@@ -53,6 +53,14 @@ export interface ApiKeyRecord {
   /** When the secret was last replaced, and until when the one before it is still accepted. */
   rotatedAt: Date | null;
   previousValidUntil: Date | null;
+  /** A capped key's spend in the current period (api_key_spend, as the hold statement counts it); null: no cap. */
+  spent: bigint | null;
+}
+
+/** PATCH /api/keys/{id}: what may change (absent: unchanged; null: removed). */
+export interface KeyCapsPatch {
+  cap?: SpendCap | null;
+  expiresAt?: Date | null;
 }
 
 const dateOf = (v: unknown): Date | null => (v ? new Date(v as string) : null);
@@ -75,11 +83,13 @@ const toKey = (r: Row): ApiKeyRecord => ({
   expiresAt: dateOf(r.expires_at),
   rotatedAt: dateOf(r.rotated_at),
   previousValidUntil: dateOf(r.previous_valid_until),
+  spent: r.max_spend === null || r.max_spend === undefined ? null : BigInt((r.spent as string | null) ?? '0'),
 });
 
 /** The columns toApiKey reads (never `*`: the key hash stays in the database); a column added to it is added here. */
 const COLUMNS = `id, account_id, name, prefix, models, group_name, rps_limit, inflight_limit, status, created_at, revoked_at,
-  max_spend, spend_window, expires_at, rotated_at, previous_valid_until`;
+  max_spend, spend_window, expires_at, rotated_at, previous_valid_until,
+  (SELECT s.spent FROM api_key_spend s WHERE s.api_key_id = api_keys.id AND s.period = ${spendPeriodSql('api_keys.spend_window')}) AS spent`;
 
 export class ApiKeyRepository {
   constructor(private readonly ds: DataSource) {}
@@ -177,6 +187,28 @@ export class ApiKeyRepository {
       ),
     );
     return rows[0] ? { key: toKey(rows[0]), secret } : null;
+  }
+
+  /**
+   * Changes a key's cap and end date (absent fields stay). The next hold checks the new cap against the current
+   * period's spend (a window change counts from that window's row: a new one starts at 0); holds already taken stay.
+   * Null when the key does not exist.
+   */
+  async updateCaps(id: string, patch: KeyCapsPatch): Promise<ApiKeyRecord | null> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (col: string, v: unknown) => {
+      params.push(v);
+      sets.push(`${col} = $${params.length}`);
+    };
+    if (patch.cap !== undefined) {
+      set('max_spend', patch.cap ? patch.cap.maxSpend.toString() : null);
+      set('spend_window', patch.cap?.window ?? null);
+    }
+    if (patch.expiresAt !== undefined) set('expires_at', patch.expiresAt);
+    if (sets.length === 0) return this.get(id);
+    const rows = rowsOf(await this.ds.query(`UPDATE api_keys SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`, params));
+    return rows[0] ? toKey(rows[0]) : null;
   }
 
   /** Revokes a key; true when it was active. */

@@ -24,7 +24,8 @@ const body = { model: 'lumen-2-pro', prompt: 'a red fox in snow' };
 /** lumen-2-pro at its default 2MP tier: 0.05 in infra/prices.json (minor units) — a literal, never the code's quote. */
 const PRICE = 50_000n;
 
-const admin = (edge: EdgeHarness, method: 'get' | 'post', path: string) => request(edge.baseUrl)[method](path).set('Authorization', `Bearer ${ADMIN}`);
+const admin = (edge: EdgeHarness, method: 'get' | 'post' | 'patch', path: string) =>
+  request(edge.baseUrl)[method](path).set('Authorization', `Bearer ${ADMIN}`);
 const submit = (edge: EdgeHarness, secret: string) => request(edge.baseUrl).post(IMAGES).set('Authorization', `Bearer ${secret}`).send(body);
 const models = (edge: EdgeHarness, secret: string) => request(edge.baseUrl).get('/v1/models').set('Authorization', `Bearer ${secret}`);
 
@@ -100,6 +101,69 @@ describe('a key capped at 10 tasks’ worth', () => {
     const badWindow = await admin(a, 'post', '/api/keys').send({ account_id: c.accountId, max_spend: 1, spend_window: 'week' });
     expect(badWindow.status).toBe(400);
     expect(badWindow.body.message).toContain('spend_window');
+  }, 60_000);
+});
+
+describe('a key’s cap and end date, shown and changed through the management API', () => {
+  it('GET shows max_spend, spend_window, the window’s spent and expires_at; PATCH changes them and the next hold checks the new cap', async () => {
+    // 0.1 = 2 tasks; edge b serves (and caches) the key first
+    const k = await keyWith({ max_spend: 0.1 });
+    expect(k.view).toMatchObject({ max_spend: 0.1, spend_window: null, spent: 0, expires_at: null });
+    expect((await submit(b, k.secret)).status).toBe(200);
+    expect((await submit(a, k.secret)).status).toBe(200);
+    expect((await submit(a, k.secret)).status).toBe(402);
+    const one = await admin(a, 'get', `/api/keys/${k.id}`);
+    expect(one.status).toBe(200);
+    expect(one.body.data).toMatchObject({ id: k.id, max_spend: 0.1, spend_window: null, spent: 0.1, expires_at: null });
+    const listed = await admin(a, 'get', `/api/keys?account_id=${k.accountId}`);
+    expect(listed.body.data.find((v: { id: string }) => v.id === k.id)).toMatchObject({ max_spend: 0.1, spent: 0.1 });
+
+    // a higher cap: one more task fits (on the edge that answered the PATCH: its cached key was dropped)
+    const raised = await admin(a, 'patch', `/api/keys/${k.id}`).send({ max_spend: 0.15 });
+    expect(raised.status).toBe(200);
+    expect(raised.body.data).toMatchObject({ max_spend: 0.15, spend_window: null, spent: 0.1 });
+    expect((await submit(a, k.secret)).status).toBe(200);
+    expect((await submit(a, k.secret)).status).toBe(402);
+    expect(await spent(k.id)).toBe(PRICE * 3n);
+
+    // a daily window counts from today's spend (nothing yet), the cap stays
+    const daily = await admin(a, 'patch', `/api/keys/${k.id}`).send({ spend_window: 'day' });
+    expect(daily.body.data).toMatchObject({ max_spend: 0.15, spend_window: 'day', spent: 0 });
+    expect((await submit(a, k.secret)).status).toBe(200);
+    expect((await admin(a, 'get', `/api/keys/${k.id}`)).body.data.spent).toBe(0.05);
+
+    // no cap: no count; the other edge follows once its cached key expires (AUTH_CACHE_TTL_MS)
+    const uncapped = await admin(a, 'patch', `/api/keys/${k.id}`).send({ max_spend: null });
+    expect(uncapped.body.data).toMatchObject({ max_spend: null, spend_window: null, spent: null });
+    await waitFor(async () => (await submit(b, k.secret)).status === 200, { timeoutMs: 10_000, intervalMs: 100, what: 'edge b without the cap' });
+
+    const expiresAt = Math.floor(Date.now() / 1000) + 3600;
+    expect((await admin(a, 'patch', `/api/keys/${k.id}`).send({ expires_at: expiresAt })).body.data.expires_at).toBe(expiresAt);
+    expect((await admin(a, 'patch', `/api/keys/${k.id}`).send({ expires_at: null })).body.data.expires_at).toBeNull();
+    expect(await checkLedger(a.db.dataSource, { accounts: [k.accountId] })).toEqual([]);
+  }, 60_000);
+
+  it('refuses a bad change with 400 naming the field, and an unknown key with 404', async () => {
+    const k = await keyWith({});
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ max_spend: 0 }, 'max_spend'],
+      [{ max_spend: 0.0000001 }, 'max_spend'],
+      [{ max_spend: 'lots' }, 'max_spend'],
+      [{ spend_window: 'week' }, 'spend_window'],
+      // a window on a key without a cap
+      [{ spend_window: 'day' }, 'spend_window'],
+      [{ expires_at: Math.floor(Date.now() / 1000) - 10 }, 'expires_at'],
+      [{ name: 'renamed' }, 'name'],
+    ];
+    for (const [patch, field] of cases) {
+      const r = await admin(a, 'patch', `/api/keys/${k.id}`).send(patch);
+      expect({ patch, status: r.status }).toEqual({ patch, status: 400 });
+      expect(r.body.message).toContain(`'${field}'`);
+    }
+    expect((await admin(a, 'patch', `/api/keys/${k.id}`).send({})).status).toBe(400);
+    expect((await admin(a, 'get', `/api/keys/${k.id}`)).body.data).toMatchObject({ max_spend: null, spend_window: null, spent: null, expires_at: null });
+    expect((await admin(a, 'patch', '/api/keys/00000000-0000-4000-8000-00000000abcd').send({ max_spend: 1 })).status).toBe(404);
+    expect((await admin(a, 'get', '/api/keys/not-a-uuid')).status).toBe(404);
   }, 60_000);
 });
 

@@ -12,6 +12,7 @@ import { bearerOf as bearer, requireAdminToken } from '../middleware/admin-token
 import { ChannelKeysService } from './channel-keys.service';
 import { ManagementService } from './management.service';
 import { lookupTasks } from './task-lookup';
+import { UsageService, usageCsv, type UsageReport } from './usage.service';
 import { WebhooksService } from './webhooks.service';
 
 export interface ManagementRouterDeps {
@@ -57,6 +58,7 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   const svc = new ManagementService(deps.ds);
   const webhooks = new WebhooksService(deps.ds);
   const channelKeys = new ChannelKeysService(deps.ds, deps.trial);
+  const usage = new UsageService(deps.ds);
   const router = Router();
   const admin = requireAdminToken(deps.adminToken, deps.authThrottle);
   const key: RequestHandler = async (req, res, next) => {
@@ -82,6 +84,12 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
 
   router.post('/keys', admin, async (req, res) => send(res, 201, await svc.createKey(req.body), 'key created; the secret is shown only now'));
   router.get('/keys', admin, async (req, res) => send(res, 200, await svc.listKeys(req.query)));
+  router.get('/keys/:id', admin, async (req, res) => send(res, 200, await svc.getKey(id(req))));
+  router.patch('/keys/:id', admin, async (req, res) => {
+    const k = await svc.updateKey(id(req), req.body);
+    deps.onKeyRevoked?.(k.id);
+    send(res, 200, k, 'key updated');
+  });
   router.delete('/keys/:id', admin, async (req, res) => {
     const { key: k, changed } = await svc.revokeKey(id(req));
     if (changed) deps.onKeyRevoked?.(k.id);
@@ -116,6 +124,20 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   router.get('/tasks', admin, async (req, res) => send(res, 200, await lookupTasks(tasks, req.query)));
   router.get('/groups', admin, async (_req, res) => send(res, 200, await svc.listGroups()));
   router.put('/groups', admin, async (req, res) => send(res, 200, await svc.putGroups(req.body), 'groups saved'));
+
+  // Usage (docs/management-api.md, "Usage"): JSON in the envelope, or CSV (format=csv, or Accept: text/csv)
+  const sendUsage = (req: Request, res: Response, r: { report: UsageReport; format?: 'json' | 'csv' }): void => {
+    const csv = r.format ? r.format === 'csv' : req.accepts(['application/json', 'text/csv']) === 'text/csv';
+    if (!csv) return send(res, 200, r.report);
+    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    res.setHeader('Content-Disposition', `attachment; filename="usage-${r.report.from}-${r.report.to}.csv"`);
+    res.status(200).send(usageCsv(r.report));
+  };
+  router.get('/usage', admin, async (req, res) => sendUsage(req, res, await usage.report(req.query)));
+  router.get('/usage/self', key, async (req, res) => {
+    const p = principal(res);
+    sendUsage(req, res, await usage.report(req.query, { accountId: p.accountId, keyId: p.keyId }));
+  });
 
   router.get('/balance', key, async (_req, res) => send(res, 200, await svc.balance(principal(res).accountId)));
   router.get('/logs', key, async (req, res) => send(res, 200, await svc.logs(principal(res).accountId, req.query)));

@@ -28,6 +28,13 @@ export const topupSchema = Joi.object({
   note: Joi.string().max(500),
 });
 
+const keyExpiry = () =>
+  Joi.number()
+    .integer()
+    .custom((v: number, h) => (v * 1000 > Date.now() ? v : h.error('date.future')))
+    .messages({ 'date.future': '{{#label}} must be in the future (unix seconds)' })
+    .allow(null);
+
 export const createKeySchema = Joi.object({
   account_id: Joi.string().required(),
   name: Joi.string().trim().max(200).allow(''),
@@ -37,12 +44,18 @@ export const createKeySchema = Joi.object({
   inflight_limit: limit(),
   max_spend: money().greater(0).allow(null),
   spend_window: Joi.string().valid('day', 'month').allow(null),
-  expires_at: Joi.number()
-    .integer()
-    .custom((v: number, h) => (v * 1000 > Date.now() ? v : h.error('date.future')))
-    .messages({ 'date.future': '{{#label}} must be in the future (unix seconds)' })
-    .allow(null),
+  expires_at: keyExpiry(),
 }).with('spend_window', 'max_spend');
+
+/**
+ * PATCH /api/keys/{id}: the cap and the end date. `max_spend: null` removes the cap (and its window); a
+ * `spend_window` alone applies to the key's current cap (ManagementService.updateKey refuses it on an uncapped key).
+ */
+export const updateKeySchema = Joi.object({
+  max_spend: money().greater(0).allow(null),
+  spend_window: Joi.string().valid('day', 'month').allow(null),
+  expires_at: keyExpiry(),
+}).min(1);
 
 /** The secret a rotation replaces keeps working this long (seconds; default an hour, at most 30 days). */
 export const rotateKeySchema = Joi.object({

@@ -16,6 +16,7 @@ import {
   type ChannelKeyRecord,
   type HealthRecord,
   type HealthStatus,
+  type KeyCapsPatch,
   type KeyInput,
 } from '@gmg/db';
 import { DomainError } from '@gmg/errors';
@@ -33,6 +34,7 @@ import {
   putPricesSchema,
   topupSchema,
   updateChannelSchema,
+  updateKeySchema,
   validate,
 } from './management.schemas';
 
@@ -67,6 +69,8 @@ export interface KeyView {
   rotated_at: number | null;
   /** Until when the secret the last rotation replaced is accepted (null: never rotated). */
   previous_secret_valid_until: number | null;
+  /** A capped key's spend in the current window (the hold statement's count: held and captured); null: no cap. */
+  spent: number | null;
 }
 export interface ChannelView {
   id: string;
@@ -155,6 +159,7 @@ export const keyView = (k: ApiKeyRecord): KeyView => ({
   expires_at: k.expiresAt ? secs(k.expiresAt) : null,
   rotated_at: k.rotatedAt ? secs(k.rotatedAt) : null,
   previous_secret_valid_until: k.previousValidUntil ? secs(k.previousValidUntil) : null,
+  spent: k.spent === null ? null : fromMinor(k.spent),
 });
 export const channelView = (c: ChannelRecord): ChannelView => ({
   id: c.id,
@@ -339,6 +344,35 @@ export class ManagementService {
     const q = validate<{ account_id: string }>(listKeysQuerySchema, query, 'query');
     await this.requireAccount(q.account_id);
     return (await this.keys.listForAccount(q.account_id)).map(keyView);
+  }
+
+  async getKey(id: string): Promise<KeyView> {
+    const k = isUuid(id) ? await this.keys.get(id) : null;
+    if (!k) throw new DomainError('not_found', `Key ${id} not found`);
+    return keyView(k);
+  }
+
+  /**
+   * Changes a key's cap (`max_spend`, `spend_window`) and end date (`expires_at`); 400 naming the field. The new cap
+   * applies from the next hold (each replica reads it when its cached key expires; the caller clears this one's).
+   */
+  async updateKey(id: string, body: unknown): Promise<KeyView> {
+    const b = validate<{ max_spend?: number | null; spend_window?: 'day' | 'month' | null; expires_at?: number | null }>(updateKeySchema, body);
+    const current = isUuid(id) ? await this.keys.get(id) : null;
+    if (!current) throw new DomainError('not_found', `Key ${id} not found`);
+    const patch: KeyCapsPatch = {};
+    if (b.max_spend !== undefined || b.spend_window !== undefined) {
+      const maxSpend = b.max_spend === undefined ? (current.cap?.maxSpend ?? null) : b.max_spend === null ? null : toMinor(b.max_spend);
+      const window = b.spend_window === undefined ? (current.cap?.window ?? null) : b.spend_window;
+      if (maxSpend === null && b.spend_window) {
+        throw new DomainError('invalid_request', "Invalid body field 'spend_window': a window needs a cap (max_spend) on the key", { field: 'spend_window' });
+      }
+      patch.cap = maxSpend === null ? null : { maxSpend, window };
+    }
+    if (b.expires_at !== undefined) patch.expiresAt = b.expires_at === null ? null : new Date(b.expires_at * 1000);
+    const k = await this.keys.updateCaps(id, patch);
+    if (!k) throw new DomainError('not_found', `Key ${id} not found`);
+    return keyView(k);
   }
 
   /** Idempotent: revoking a revoked key answers the key as it is. */
