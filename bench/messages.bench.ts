@@ -291,13 +291,18 @@ async function main(): Promise<void> {
       0,
     );
     // this revision beside the baseline, call by call at one connection: whole answers, then streams' first byte
-    const vsBase = base1
-      ? await interleaved(
-          REQUESTS,
-          () => call(gw1, BODY),
-          () => call(base1, BODY),
-        )
+    // (the baseline's statements per call at one connection: counted over its half of these calls)
+    const vsBaseCounted = base1
+      ? await counted(baseWire, async () => {
+          const r = await interleaved(
+            REQUESTS,
+            () => call(gw1, BODY),
+            () => call(base1, BODY),
+          );
+          return { ...r, lat: r.b };
+        })
       : undefined;
+    const vsBase = vsBaseCounted?.r;
     const vsBaseTtfb = base1
       ? await interleaved(
           Math.floor(REQUESTS / 2),
@@ -403,8 +408,13 @@ async function main(): Promise<void> {
         `${t.pgUsG.toFixed(0)} µs per call${t.pgUsB === undefined ? '' : ` (baseline ${t.pgUsB.toFixed(0)} µs)`}; ${t.wireG}${t.wireB === undefined ? '' : ` (baseline ${t.wireB})`}`,
       ]),
     );
-    pgCpu.at1 = w1.perCall;
-    const statementsPerCall = { at1: w1.byStatement, at16: statementsAt16[0], ...(statementsAt16[1] ? { at16Baseline: statementsAt16[1] } : {}) };
+    pgCpu.at1 = `${w1.perCall}${vsBaseCounted ? ` (baseline ${vsBaseCounted.perCall})` : ''}`;
+    const statementsPerCall = {
+      at1: w1.byStatement,
+      ...(vsBaseCounted ? { at1Baseline: vsBaseCounted.byStatement } : {}),
+      at16: statementsAt16[0],
+      ...(statementsAt16[1] ? { at16Baseline: statementsAt16[1] } : {}),
+    };
     const baseline =
       vsBase && vsBaseTtfb
         ? {
