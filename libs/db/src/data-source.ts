@@ -37,7 +37,7 @@ import { TasksHotUpdates1765500000000 } from './migrations/1765500000000-tasks-h
 import { ChannelKeys1765600000000 } from './migrations/1765600000000-channel-keys';
 import { ChannelHealth1765600100000 } from './migrations/1765600100000-channel-health';
 import { ApiKeyCaps1765637000000 } from './migrations/1765637000000-api-key-caps';
-import { ChatCallFunctions1765700000000 } from './migrations/1765700000000-chat-call-functions';
+import { ChatCallFunctions1765760000000 } from './migrations/1765760000000-chat-call-functions';
 
 export const ENTITIES = [
   AccountEntity,
@@ -84,7 +84,7 @@ export const MIGRATIONS = [
   ChannelKeys1765600000000,
   ChannelHealth1765600100000,
   ApiKeyCaps1765637000000,
-  ChatCallFunctions1765700000000,
+  ChatCallFunctions1765760000000,
 ];
 
 export interface DbConfig {

@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 
 /**
- * The chat call's two statements are functions (migration 1765700000000-chat-call-functions): the open row commits
+ * The chat call's two statements are functions (migration 1765760000000-chat-call-functions): the open row commits
  * asynchronously, for its own transaction only (docs/messages.md, "What a crash costs": no money moves
  * asynchronously), and the record — which moves money — synchronously.
  */

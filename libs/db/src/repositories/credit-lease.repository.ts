@@ -98,7 +98,7 @@ export class CreditLeaseRepository {
    * the account's held → spent, in one statement. A call already recorded is skipped (a retried batch charges
    * nothing twice). Returns false, recording nothing, when the lease is no longer active (the caller charges
    * those calls another way). The statement is the function `gmg_record_chat_calls` (migration
-   * 1765700000000-chat-call-functions: its plan is cached per server connection instead of planned per call).
+   * 1765760000000-chat-call-functions: its plan is cached per server connection instead of planned per call).
    */
   async record(leaseId: string, calls: readonly LeasedCall[]): Promise<boolean> {
     const input = calls.map((c) => ({
@@ -130,7 +130,7 @@ export class CreditLeaseRepository {
    * Writes calls as they start (status `processing`, the lease id, the reservation as price), in one statement,
    * only while the lease is active; false (nothing written) otherwise. Moves no money: the lease holds it.
    *
-   * The statement is the function `gmg_open_chat_calls` (migration 1765700000000-chat-call-functions: its plan is
+   * The statement is the function `gmg_open_chat_calls` (migration 1765760000000-chat-call-functions: its plan is
    * cached per server connection instead of planned per call). Committed asynchronously (`synchronous_commit = off`
    * for its own transaction only, through `set_config(…, true)`: one round trip, safe under PgBouncer's transaction
    * pooling): the row is visible to every session at once, so a kill of the edge is covered exactly as before, but

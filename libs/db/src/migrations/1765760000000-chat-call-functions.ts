@@ -12,8 +12,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * A change to either statement is a new migration (CREATE OR REPLACE) and, while the previous release still runs,
  * keeps the arguments and the result's columns. Expand only: the previous release sends the statements inline.
  */
-export class ChatCallFunctions1765700000000 implements MigrationInterface {
-  name = 'ChatCallFunctions1765700000000';
+export class ChatCallFunctions1765760000000 implements MigrationInterface {
+  name = 'ChatCallFunctions1765760000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
