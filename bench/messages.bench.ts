@@ -17,6 +17,13 @@
  * one on the same database, mock and Redis, and the one-connection calls alternate between the two, so the rows
  * compare this revision with that one in one run (issue 36: the targets "beside the previous main"). Postgres CPU per
  * call (every postgres process's CPU time over the 16-connection phase ÷ its calls) is printed for each edge.
+ *
+ * Each edge reaches Postgres through a counting relay of its own (bench/pg-wire-counter.ts), so the run also prints,
+ * per edge and per call: statements and round trips (at 1 and 16 connections; `statementsPerCall` lists them by
+ * statement), and the CPU of the Postgres backends serving that edge alone — counts that the other processes of a
+ * shared machine do not move, unlike the latencies and the all-postgres CPU.
+ *
+ * BENCH_CPU_PROF=<dir>: the edge's V8 CPU profile, written when the bench stops it (bench/profile-summary.ts reads it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -28,6 +35,7 @@ import { AccountRepository, ApiKeyRepository, ChannelRepository, loadPrices } fr
 import { REPO_ROOT, TEST_REDIS_URL, createTestDatabase, freePort, startService, uniqueRedisPrefix, waitFor, type ServiceProcess } from '@gmg/testing';
 import { startNode, stop } from './bench-process';
 import { pct, postgresCpuSeconds, treeMemMiB } from './proc-stats';
+import { pgWireCounter, type PgWireCounter } from './pg-wire-counter';
 
 /** The bench measures the gateway's capacity, not the fair-use defaults of the `default` group (docs/rate-limits.md). */
 const BENCH_KEY_LIMITS = { rpsLimit: 1_000_000, inflightLimit: 1_000_000 };
@@ -128,6 +136,31 @@ async function heapOf(edgeUrl: string): Promise<string> {
   );
 }
 
+/**
+ * `phase` through one edge's counting relay: its Postgres statements, round trips and backends' CPU per call
+ * (over the calls the phase made; the edge's own background statements of the phase included).
+ */
+async function counted<R extends { lat: number[] }>(
+  w: PgWireCounter,
+  phase: () => Promise<R>,
+): Promise<{ r: R; perCall: string; byStatement: Record<string, number> }> {
+  const c0 = w.counts();
+  const cpu0 = await w.backendCpuSeconds();
+  const r = await phase();
+  const c1 = w.counts();
+  const cpuUs = ((await w.backendCpuSeconds()) - cpu0) * 1e6;
+  const n = Math.max(1, r.lat.length);
+  const each = [...c1.byStatement]
+    .map(([sql, k]) => [sql, (k - (c0.byStatement.get(sql) ?? 0)) / n] as const)
+    .filter(([, k]) => k > 0)
+    .sort((a, b) => b[1] - a[1]);
+  return {
+    r,
+    perCall: `${((c1.statements - c0.statements) / n).toFixed(2)} statements, ${((c1.roundTrips - c0.roundTrips) / n).toFixed(2)} round trips, own backends ${(cpuUs / n).toFixed(0)} µs per call`,
+    byStatement: Object.fromEntries(each.slice(0, 8).map(([sql, k]) => [sql, Number(k.toFixed(3))])),
+  };
+}
+
 async function startMock(port: number): Promise<ChildProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/messages-mock.upstream.ts')], {
     env: { ...process.env, MOCK_PORT: String(port) },
@@ -144,8 +177,21 @@ async function main(): Promise<void> {
   let baseEdge: ChildProcess | undefined;
   let mock: ChildProcess | undefined;
   const pools: Pool[] = [];
+  const wires: PgWireCounter[] = [];
   try {
     await loadPrices(db.dataSource, path.join(REPO_ROOT, 'infra/prices.json'));
+    // each edge reaches Postgres through its own counting relay: its statements and round trips per call, and the
+    // CPU of the backends serving it alone (bench/pg-wire-counter.ts)
+    const pidOfPort = async (ports: number[]) =>
+      new Map(
+        (
+          await db.dataSource.query<Array<{ port: number; pid: number }>>(`SELECT client_port AS port, pid FROM pg_stat_activity WHERE client_port = ANY($1)`, [
+            ports,
+          ])
+        ).map((r) => [r.port, r.pid]),
+      );
+    wires.push(await pgWireCounter(db.url, pidOfPort), await pgWireCounter(db.url, pidOfPort));
+    const [wire, baseWire] = wires;
     const [mockPort, edgePort] = await Promise.all([freePort(), freePort()]);
     mock = await startMock(mockPort);
     const mockUrl = `http://127.0.0.1:${mockPort}`;
@@ -161,7 +207,7 @@ async function main(): Promise<void> {
     edge = await startService(
       'api-edge',
       {
-        DATABASE_URL: db.url,
+        DATABASE_URL: wire.url,
         REDIS_URL: TEST_REDIS_URL,
         QUEUE_PREFIX: uniqueRedisPrefix(),
         LOG_LEVEL: 'error',
@@ -179,7 +225,7 @@ async function main(): Promise<void> {
       baseEdge = await startNode(
         'services/api-edge/src/main.ts',
         basePort,
-        { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(), LOG_LEVEL: 'error', ADMIN_TOKEN },
+        { DATABASE_URL: baseWire.url, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniqueRedisPrefix(), LOG_LEVEL: 'error', ADMIN_TOKEN },
         [],
         BASELINE,
       );
@@ -215,7 +261,8 @@ async function main(): Promise<void> {
       return [NaN, performance.now() - s];
     });
     const latD = await load(REQUESTS, 1, () => call(direct1, BODY));
-    const latG = await load(REQUESTS, 1, () => call(gw1, BODY));
+    const w1 = await counted(wire, () => load(REQUESTS, 1, () => call(gw1, BODY)));
+    const latG = w1.r;
     const ttfbD = await load(Math.floor(REQUESTS / 2), 1, () => call(direct1, STREAM_BODY), 0);
     const ttfbG = await load(Math.floor(REQUESTS / 2), 1, () => call(gw1, STREAM_BODY), 0);
     // the chat-completions path beside /v1/messages: whole answers (total), and streams (first byte)
@@ -244,13 +291,18 @@ async function main(): Promise<void> {
       0,
     );
     // this revision beside the baseline, call by call at one connection: whole answers, then streams' first byte
-    const vsBase = base1
-      ? await interleaved(
-          REQUESTS,
-          () => call(gw1, BODY),
-          () => call(base1, BODY),
-        )
+    // (the baseline's statements per call at one connection: counted over its half of these calls)
+    const vsBaseCounted = base1
+      ? await counted(baseWire, async () => {
+          const r = await interleaved(
+            REQUESTS,
+            () => call(gw1, BODY),
+            () => call(base1, BODY),
+          );
+          return { ...r, lat: r.b };
+        })
       : undefined;
+    const vsBase = vsBaseCounted?.r;
     const vsBaseTtfb = base1
       ? await interleaved(
           Math.floor(REQUESTS / 2),
@@ -259,20 +311,32 @@ async function main(): Promise<void> {
           0,
         )
       : undefined;
-    const thr: Record<number, { d: number; g: number; b?: number; pgUsG: number; pgUsB?: number; failures: number }> = {};
-    /** Calls per second, and Postgres's CPU per call (µs) over the phase. */
-    const measured = async (c: number, t: Target) => {
+    /** Statements per call by statement at 16 connections: this edge's, then the baseline's. */
+    const statementsAt16: Array<Record<string, number>> = [];
+    const thr: Record<number, { d: number; g: number; b?: number; pgUsG: number; pgUsB?: number; wireG: string; wireB?: string; failures: number }> = {};
+    /** Calls per second, and Postgres's CPU per call (µs) over the phase: every postgres process, and the edge's own backends. */
+    const measured = async (c: number, t: Target, w: PgWireCounter) => {
       const pg0 = postgresCpuSeconds();
-      const r = await load(REQUESTS * 2, c, () => call(t, BODY));
-      return { ...r, pgUs: ((postgresCpuSeconds() - pg0) * 1e6) / Math.max(1, r.lat.length) };
+      const { r, perCall, byStatement } = await counted(w, () => load(REQUESTS * 2, c, () => call(t, BODY)));
+      if (c === 16) statementsAt16.push(byStatement);
+      return { ...r, pgUs: ((postgresCpuSeconds() - pg0) * 1e6) / Math.max(1, r.lat.length), perCall };
     };
     for (const c of [16, 50]) {
       const d = target(mockUrl, { 'x-api-key': 'mock-key' }, c);
       const g = target(`http://127.0.0.1:${edgePort}`, { 'x-api-key': key }, c);
       const rd = await load(REQUESTS * 2, c, () => call(d, BODY));
-      const rg = await measured(c, g);
-      const rb = BASELINE ? await measured(c, target(`http://127.0.0.1:${basePort}`, { 'x-api-key': key }, c)) : undefined;
-      thr[c] = { d: rd.rps, g: rg.rps, b: rb?.rps, pgUsG: rg.pgUs, pgUsB: rb?.pgUs, failures: rd.failures + rg.failures + (rb?.failures ?? 0) };
+      const rg = await measured(c, g, wire);
+      const rb = BASELINE ? await measured(c, target(`http://127.0.0.1:${basePort}`, { 'x-api-key': key }, c), baseWire) : undefined;
+      thr[c] = {
+        d: rd.rps,
+        g: rg.rps,
+        b: rb?.rps,
+        pgUsG: rg.pgUs,
+        pgUsB: rb?.pgUs,
+        wireG: rg.perCall,
+        wireB: rb?.perCall,
+        failures: rd.failures + rg.failures + (rb?.failures ?? 0),
+      };
     }
 
     // memory: STREAMS streams held open through the gateway at once (the mock pings every second)
@@ -341,9 +405,16 @@ async function main(): Promise<void> {
     const pgCpu = Object.fromEntries(
       Object.entries(thr).map(([c, t]) => [
         `at${c}`,
-        `${t.pgUsG.toFixed(0)} µs per call${t.pgUsB === undefined ? '' : ` (baseline ${t.pgUsB.toFixed(0)} µs)`}`,
+        `${t.pgUsG.toFixed(0)} µs per call${t.pgUsB === undefined ? '' : ` (baseline ${t.pgUsB.toFixed(0)} µs)`}; ${t.wireG}${t.wireB === undefined ? '' : ` (baseline ${t.wireB})`}`,
       ]),
     );
+    pgCpu.at1 = `${w1.perCall}${vsBaseCounted ? ` (baseline ${vsBaseCounted.perCall})` : ''}`;
+    const statementsPerCall = {
+      at1: w1.byStatement,
+      ...(vsBaseCounted ? { at1Baseline: vsBaseCounted.byStatement } : {}),
+      at16: statementsAt16[0],
+      ...(statementsAt16[1] ? { at16Baseline: statementsAt16[1] } : {}),
+    };
     const baseline =
       vsBase && vsBaseTtfb
         ? {
@@ -356,7 +427,9 @@ async function main(): Promise<void> {
             failures: vsBase.failures + vsBaseTtfb.failures,
           }
         : undefined;
-    console.log(JSON.stringify({ ...row, postgresCpu: pgCpu, chatCompletionsVsMessages: chat, openaiPassVsMessages: openaiPass, baseline }, null, 2));
+    console.log(
+      JSON.stringify({ ...row, postgresCpu: pgCpu, statementsPerCall, chatCompletionsVsMessages: chat, openaiPassVsMessages: openaiPass, baseline }, null, 2),
+    );
     insertRow(
       '| date (UTC) | machine | calls |',
       `| ${row.date} | ${row.machine} | ${REQUESTS} | ${row.direct} | ${row.gateway} | ${row.added} | ${row.thr16} | ${row.thr50} | ${row.ttfb} | ${row.rss} | ${row.healthz} | ${row.failures} |`,
@@ -370,6 +443,7 @@ async function main(): Promise<void> {
     await Promise.all(pools.map((p) => p.destroy()));
     await edge?.stop();
     await stop(baseEdge);
+    await Promise.all(wires.map((w) => w.close()));
     mock?.kill('SIGTERM');
     await db.drop();
   }

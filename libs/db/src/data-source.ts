@@ -38,6 +38,7 @@ import { ChannelKeys1765600000000 } from './migrations/1765600000000-channel-key
 import { ChannelHealth1765600100000 } from './migrations/1765600100000-channel-health';
 import { ApiKeyCaps1765637000000 } from './migrations/1765637000000-api-key-caps';
 import { CallbackKeysetIndex1765700000000 } from './migrations/1765700000000-callback-keyset-index';
+import { ChatCallFunctions1765760000000 } from './migrations/1765760000000-chat-call-functions';
 import { UsageRollup1765800000000 } from './migrations/1765800000000-usage-rollup';
 import { UsageDailyEntity, UsageHourlyEntity, UsageRollupStateEntity } from './entities/usage.entity';
 
@@ -90,6 +91,7 @@ export const MIGRATIONS = [
   ChannelHealth1765600100000,
   ApiKeyCaps1765637000000,
   CallbackKeysetIndex1765700000000,
+  ChatCallFunctions1765760000000,
   UsageRollup1765800000000,
 ];
 

@@ -97,7 +97,8 @@ export class CreditLeaseRepository {
    * Records finished calls paid by an active lease: their task rows and `capture` entries, the lease's `used` and
    * the account's held → spent, in one statement. A call already recorded is skipped (a retried batch charges
    * nothing twice). Returns false, recording nothing, when the lease is no longer active (the caller charges
-   * those calls another way).
+   * those calls another way). The statement is the function `gmg_record_chat_calls` (migration
+   * 1765760000000-chat-call-functions: its plan is cached per server connection instead of planned per call).
    */
   async record(leaseId: string, calls: readonly LeasedCall[]): Promise<boolean> {
     const input = calls.map((c) => ({
@@ -108,41 +109,7 @@ export class CreditLeaseRepository {
       error: c.error,
       channel_id: c.channelId,
     }));
-    const rows = rowsOf(
-      await this.ds.query(
-        `WITH lease AS (
-         SELECT id, account_id FROM credit_leases WHERE id = $1 AND status = 'active' FOR UPDATE
-       ), x AS (
-         SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(id text, account_id uuid, api_key_id uuid, model text, requested_model text,
-           status text, price bigint, cost bigint, request jsonb, price_snapshot jsonb, result jsonb, error jsonb, channel_id uuid, started_at timestamptz)
-       ), ins AS (
-         -- a new row, or the call's open row (written before its first byte) moved to its end; a call already
-         -- ended (recorded, or charged by the lease's close) is not returned, so not captured again
-         INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price, price_snapshot,
-                            result, error, channel_id, created_at, started_at, completed_at, settled_at, deadline_at, lease_id)
-         SELECT x.id, lease.account_id, x.api_key_id, x.model, x.requested_model, 'chat', x.status, 100, x.request, x.price, x.price_snapshot,
-                x.result, x.error, x.channel_id, x.started_at, x.started_at, now(), now(), now(), lease.id
-           FROM x, lease WHERE x.account_id = lease.account_id
-         ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, progress = 100, result = EXCLUDED.result, error = EXCLUDED.error,
-                channel_id = EXCLUDED.channel_id, completed_at = now(), settled_at = now(), updated_at = now()
-           WHERE tasks.status IN ('pending','processing') AND tasks.lease_id = EXCLUDED.lease_id
-         RETURNING id, account_id
-       ), cap AS (
-         INSERT INTO ledger_entries (account_id, task_id, kind, amount, meta)
-         SELECT ins.account_id, ins.id, 'capture', x.cost, jsonb_build_object('lease', $1::text) FROM ins JOIN x ON x.id = ins.id
-         ON CONFLICT (task_id, kind) DO NOTHING RETURNING amount
-       ), total AS (
-         SELECT COALESCE(sum(amount), 0)::bigint AS s FROM cap
-       ), l AS (
-         UPDATE credit_leases SET used = used + total.s FROM total, lease WHERE credit_leases.id = lease.id RETURNING credit_leases.id
-       ), acc AS (
-         UPDATE accounts SET held = held - total.s, spent = spent + total.s, updated_at = now()
-           FROM total, lease WHERE accounts.id = lease.account_id AND total.s > 0 RETURNING accounts.id
-       )
-       SELECT (SELECT count(*) FROM l)::int AS active`,
-        [leaseId, JSON.stringify(input)],
-      ),
-    );
+    const rows = rowsOf(await this.ds.query(`SELECT out_active AS active FROM gmg_record_chat_calls($1, $2::jsonb)`, [leaseId, JSON.stringify(input)]));
     return Number(rows[0]?.active ?? 0) > 0;
   }
 
@@ -163,37 +130,19 @@ export class CreditLeaseRepository {
    * Writes calls as they start (status `processing`, the lease id, the reservation as price), in one statement,
    * only while the lease is active; false (nothing written) otherwise. Moves no money: the lease holds it.
    *
-   * Committed asynchronously (`synchronous_commit = off` for this statement's own transaction only, through
-   * `set_config(…, true)`: one round trip, safe under PgBouncer's transaction pooling): the row is visible to every
-   * session at once, so a kill of the edge is covered exactly as before, but the first byte of a chat answer no
-   * longer waits for the WAL flush (issue 36 item 3; docs/messages.md "What a crash costs"). A crash of Postgres
-   * itself can lose the rows of the last ≤ 3 × wal_writer_delay (600 ms by default); the edge then writes the
-   * call again with its record (`record` inserts a missing row), so the call is still charged once. Only when the
-   * edge dies too before that is a lost call left uncharged (the lease's close releases its reservation): money
-   * of ours, never the client's, bounded by the calls opened in that window.
+   * The statement is the function `gmg_open_chat_calls` (migration 1765760000000-chat-call-functions: its plan is
+   * cached per server connection instead of planned per call). Committed asynchronously (`synchronous_commit = off`
+   * for its own transaction only, through `set_config(…, true)`: one round trip, safe under PgBouncer's transaction
+   * pooling): the row is visible to every session at once, so a kill of the edge is covered exactly as before, but
+   * the first byte of a chat answer no longer waits for the WAL flush (issue 36 item 3; docs/messages.md "What a
+   * crash costs"). A crash of Postgres itself can lose the rows of the last ≤ 3 × wal_writer_delay (600 ms by
+   * default); the edge then writes the call again with its record (`record` inserts a missing row), so the call is
+   * still charged once. Only when the edge dies too before that is a lost call left uncharged (the lease's close
+   * releases its reservation): money of ours, never the client's, bounded by the calls opened in that window.
    */
   async openCalls(leaseId: string, calls: readonly OpenedCall[]): Promise<boolean> {
     const input = calls.map(openedRow);
-    const rows = rowsOf(
-      await this.ds.query(
-        `WITH lease AS (
-         SELECT id, account_id FROM credit_leases WHERE id = $1 AND status = 'active' FOR SHARE
-       ), x AS (
-         SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(id text, account_id uuid, api_key_id uuid, model text, requested_model text,
-           price bigint, request jsonb, price_snapshot jsonb, started_at timestamptz)
-       ), ins AS (
-         INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price, price_snapshot,
-                            result, created_at, started_at, deadline_at, lease_id)
-         SELECT x.id, lease.account_id, x.api_key_id, x.model, x.requested_model, 'chat', 'processing', 0, x.request, x.price, x.price_snapshot,
-                jsonb_build_object('cost_so_far', '0'), x.started_at, x.started_at, now() + interval '1 day', lease.id
-           FROM x, lease WHERE x.account_id = lease.account_id
-         ON CONFLICT (id) DO NOTHING RETURNING id
-       )
-       SELECT (SELECT count(*) FROM lease)::int AS active, (SELECT count(*) FROM ins)::int AS written,
-              set_config('synchronous_commit', 'off', true) AS commit_mode`,
-        [leaseId, JSON.stringify(input)],
-      ),
-    );
+    const rows = rowsOf(await this.ds.query(`SELECT out_active AS active FROM gmg_open_chat_calls($1, $2::jsonb)`, [leaseId, JSON.stringify(input)]));
     return Number(rows[0]?.active ?? 0) > 0;
   }
 
