@@ -52,22 +52,6 @@ describe('StatementBatcher', () => {
     await expect(Promise.all(answers)).resolves.toEqual([10, 20, 30, 40]);
   });
 
-  it('with lingerMs, an item that finds the slot free waits for company: the items pushed meanwhile go in its run', async () => {
-    const g = gatedRun();
-    const b = new StatementBatcher(g.run, { lingerMs: 20 });
-    const first = b.push(1);
-    const pushedAt = performance.now();
-    expect(g.batches).toEqual([]);
-    const more = [2, 3].map((i) => b.push(i));
-    // the linger is a timer: wait for the run on the clock (bounded), not on turns of the loop
-    for (let i = 0; g.batches.length === 0 && i < 1000; i++) await new Promise((r) => setTimeout(r, 1));
-    expect(performance.now() - pushedAt).toBeGreaterThanOrEqual(15);
-    expect(g.batches).toEqual([[1, 2, 3]]);
-    g.release(0);
-    await expect(Promise.all([first, ...more])).resolves.toEqual([10, 20, 30]);
-    await b.idle();
-  });
-
   it('takes at most maxBatch items per run', async () => {
     const g = gatedRun();
     const b = new StatementBatcher(g.run, { maxBatch: 2 });

@@ -17,10 +17,6 @@ export interface Pending<T, R> {
  * `run(batch)` answers every item of its batch (at once or later, off the slot: the slot is free again when `run`'s
  * promise settles). If it throws, the items of its batch it has not answered yet are rejected with its error; the
  * other batches go on.
- *
- * `lingerMs` (default 0: none) is for writes nobody waits on: an item that finds a slot free waits that long for
- * company before its batch goes, so a quiet stream of items shares statements too (fewer statements per item, for
- * that much more delay). Never on a path a client waits on.
  */
 export class StatementBatcher<T, R> {
   private readonly waiting: Array<Pending<T, R>> = [];
@@ -28,15 +24,13 @@ export class StatementBatcher<T, R> {
   private idlers: Array<() => void> = [];
   private readonly maxBatch: number;
   private readonly slots: number;
-  private readonly lingerMs: number;
 
   constructor(
     private readonly run: (batch: Array<Pending<T, R>>) => Promise<void>,
-    opts: { maxBatch?: number; slots?: number; lingerMs?: number } = {},
+    opts: { maxBatch?: number; slots?: number } = {},
   ) {
     this.maxBatch = opts.maxBatch ?? Infinity;
     this.slots = opts.slots ?? 1;
-    this.lingerMs = opts.lingerMs ?? 0;
   }
 
   /** Queues `item`; resolves with the answer its batch's run gives it. */
@@ -57,7 +51,6 @@ export class StatementBatcher<T, R> {
   private async drain(): Promise<void> {
     this.inFlight++;
     try {
-      if (this.lingerMs > 0) await new Promise((resolve) => setTimeout(resolve, this.lingerMs));
       while (this.waiting.length > 0) {
         const batch = this.waiting.splice(0, this.maxBatch);
         try {

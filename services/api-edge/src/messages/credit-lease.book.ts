@@ -25,9 +25,9 @@ import type { Logger } from '@gmg/logger';
  *   it did not record; a batch that finds its lease closed charges its calls directly from the balance.
  *
  * Both batches (call rows before their first byte, finished calls) go through a StatementBatcher (@gmg/db): one
- * statement in flight per batcher; a call that finds none goes at once (a finished call after a linger of
- * RECORD_LINGER_MS, for company: nobody waits on it), and the calls that come meanwhile go together in the next,
- * split per lease (one statement per lease).
+ * statement in flight per batcher; a call that finds none goes at once, alone, and the calls that come meanwhile go
+ * together in the next, split per lease (one statement per lease). A finished call's record never waits for company:
+ * until it is written, a kill -9 of the edge would charge only what the call journalled (docs/messages.md).
  */
 export interface CreditLeaseBookOptions {
   leases: Pick<CreditLeaseRepository, 'grant' | 'record' | 'renew' | 'close' | 'openCalls' | 'journal'>;
@@ -44,18 +44,7 @@ export interface CreditLeaseBookOptions {
   now?: () => number;
   /** This edge's task-hold leases: asked for the account's idle leased money before a call is refused (402). */
   idle?: IdleLeases;
-  /** How long a finished call waits for others to share its record statement (RECORD_LINGER_MS by default). */
-  recordLingerMs?: number;
 }
-
-/**
- * A finished call's record waits this long for the calls that end after it, and they go in one statement: the record
- * is after the answer (no client waits on it), and its cost in Postgres is mostly per statement, not per call — the
- * lease row locked, the lease and account rows updated, a synchronous commit (docs/benchmarks.md, "Postgres CPU per
- * chat call"). The price: a kill -9 of the edge in those milliseconds charges a call that had finished what it had
- * journalled (as for a call cut by the kill), instead of its whole cost.
- */
-const RECORD_LINGER_MS = 10;
 
 /** The first retry of a failed batch of finished calls; each further failure doubles it, up to the renew interval. */
 const FIRST_RETRY_MS = 50;
@@ -124,11 +113,10 @@ export class CreditLeaseBook implements IdleLeases {
   /** Rows of started calls, written before their first byte (answers: written, or why not). */
   private readonly opens = new StatementBatcher<LeaseItem<OpenedCall> & { running: RunningCall }, void>((batch) => this.writeOpens(batch));
   /** Finished calls (answers: written or charged directly; rejected: kept in their lease's `pending` for a retry). */
-  private readonly records: StatementBatcher<LeaseItem<LeasedCall>, void>;
+  private readonly records = new StatementBatcher<LeaseItem<LeasedCall>, void>((batch) => this.writeRecords(batch));
 
   constructor(private readonly o: CreditLeaseBookOptions) {
     this.now = o.now ?? Date.now;
-    this.records = new StatementBatcher((batch) => this.writeRecords(batch), { lingerMs: o.recordLingerMs ?? RECORD_LINGER_MS });
   }
 
   /**
