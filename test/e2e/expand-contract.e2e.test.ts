@@ -33,7 +33,8 @@ function previousRelease(): string {
     .filter((f) => /^\d{13}-/.test(f))
     .sort()
     .pop()!;
-  const added = git('log', '--diff-filter=A', '--format=%H', '-1', '--', `libs/db/src/migrations/${newest}`);
+  // along main's own line (a migration that came in by a merge, or was renamed there, is added by that merge)
+  const added = git('log', '--first-parent', '-m', '--no-renames', '--diff-filter=A', '--format=%H', '-1', '--', `libs/db/src/migrations/${newest}`);
   return git('rev-parse', added ? `${added}^` : 'HEAD');
 }
 

@@ -85,7 +85,8 @@ const upOf = (text: string): string => text.slice(text.indexOf('async up('), tex
  * now and is kept).
  */
 function statementsOf(up: string): Statement[] {
-  const noBodies = up.replace(/(FUNCTION[\s\S]*?\bAS\s*)\$\$[\s\S]*?\$\$/gi, '$1$$$$ $$$$');
+  // a function's body ($$ … $$ or $tag$ … $tag$) runs when the function is called, not when the migration runs
+  const noBodies = up.replace(/(FUNCTION[\s\S]*?\bAS\s*)\$(\w*)\$[\s\S]*?\$\2\$/gi, '$1$$$$ $$$$');
   return noBodies
     .split(/(?=\bq\.query\(|\bcreateIndexConcurrently\()/)
     .slice(1)

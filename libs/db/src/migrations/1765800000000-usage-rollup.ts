@@ -20,24 +20,38 @@ export class UsageRollup1765800000000 implements MigrationInterface {
   transaction = false as const;
 
   async up(q: QueryRunner): Promise<void> {
-    for (const table of ['usage_hourly', 'usage_daily']) {
-      await q.query(`
-        CREATE TABLE IF NOT EXISTS ${table} (
-          bucket timestamptz NOT NULL,
-          account_id uuid NOT NULL,
-          api_key_id uuid NOT NULL,
-          model text NOT NULL,
-          channel_id uuid NOT NULL,
-          tasks integer NOT NULL DEFAULT 0,
-          task_failures integer NOT NULL DEFAULT 0,
-          chat_calls integer NOT NULL DEFAULT 0,
-          chat_failures integer NOT NULL DEFAULT 0,
-          spend bigint NOT NULL DEFAULT 0,
-          ms bigint[] NOT NULL DEFAULT '{}',
-          PRIMARY KEY (account_id, bucket, api_key_id, model, channel_id)
-        )`);
-      await q.query(`CREATE INDEX IF NOT EXISTS ${table}_bucket_idx ON ${table} (bucket)`);
-    }
+    await q.query(`
+      CREATE TABLE IF NOT EXISTS usage_hourly (
+        bucket timestamptz NOT NULL,
+        account_id uuid NOT NULL,
+        api_key_id uuid NOT NULL,
+        model text NOT NULL,
+        channel_id uuid NOT NULL,
+        tasks integer NOT NULL DEFAULT 0,
+        task_failures integer NOT NULL DEFAULT 0,
+        chat_calls integer NOT NULL DEFAULT 0,
+        chat_failures integer NOT NULL DEFAULT 0,
+        spend bigint NOT NULL DEFAULT 0,
+        ms bigint[] NOT NULL DEFAULT '{}',
+        PRIMARY KEY (account_id, bucket, api_key_id, model, channel_id)
+      )`);
+    await q.query(`CREATE INDEX IF NOT EXISTS usage_hourly_bucket_idx ON usage_hourly (bucket)`);
+    await q.query(`
+      CREATE TABLE IF NOT EXISTS usage_daily (
+        bucket timestamptz NOT NULL,
+        account_id uuid NOT NULL,
+        api_key_id uuid NOT NULL,
+        model text NOT NULL,
+        channel_id uuid NOT NULL,
+        tasks integer NOT NULL DEFAULT 0,
+        task_failures integer NOT NULL DEFAULT 0,
+        chat_calls integer NOT NULL DEFAULT 0,
+        chat_failures integer NOT NULL DEFAULT 0,
+        spend bigint NOT NULL DEFAULT 0,
+        ms bigint[] NOT NULL DEFAULT '{}',
+        PRIMARY KEY (account_id, bucket, api_key_id, model, channel_id)
+      )`);
+    await q.query(`CREATE INDEX IF NOT EXISTS usage_daily_bucket_idx ON usage_daily (bucket)`);
     await q.query(`
       CREATE TABLE IF NOT EXISTS usage_rollup_state (
         id integer PRIMARY KEY CHECK (id = 1),
