@@ -2,7 +2,7 @@ export { createDataSource, createMigrationDataSource, pendingMigrations, runMigr
 export { newTaskId, randomHex } from './ids';
 export { forEachIdPage } from './id-pages';
 export { toUnifiedTask } from './unified-task';
-export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, HOLD_LEASED_SQL, toHoldRow } from './repositories/task.repository';
+export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, HOLD_LEASED_SQL, toHoldRow, spendCapError } from './repositories/task.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export { StatementBatcher, type Pending } from './statement-batcher';
 export { TaskLeaseBook, type IdleLeases } from './repositories/task-lease.book';

@@ -468,6 +468,7 @@ function mountMessages(app: Express, { deps, prices, bodyBudget, messagesChannel
         limits: config.messagesRelay,
         logger,
         newTaskId: deps.newTaskId ?? newTaskId,
+        keySpend: new ApiKeyRepository(deps.dataSource),
       },
       channels: messagesChannels,
       prices,

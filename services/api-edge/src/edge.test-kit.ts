@@ -121,8 +121,11 @@ export async function startEdgeHarness(
       return p;
     },
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // closeAllConnections first: close() alone waits for every open connection (a client's keep-alive socket, a
+      // request whose client went away) to end by itself
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
       await timers.stop();
       await Promise.all(queues.map((q) => q.close()));
       await producers.close();

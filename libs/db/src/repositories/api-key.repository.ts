@@ -211,6 +211,37 @@ export class ApiKeyRepository {
     return rows[0] ? toKey(rows[0]) : null;
   }
 
+  /**
+   * A chat call's reservation on its key's cap (docs/messages.md, "Keys with a spending cap"): `amount`, the most the
+   * call can cost, is counted into the key's spend of the current period when it fits under the cap — in one
+   * statement, with the same conditional upsert as the hold statement's, so concurrent calls and submits on every
+   * edge together never pass the cap. Answers the period it was counted in (giveBackSpend takes it), or null when
+   * the cap refuses it.
+   */
+  async reserveSpend(keyId: string, cap: SpendCap, amount: bigint): Promise<string | null> {
+    const rows = rowsOf(
+      await this.ds.query(
+        `INSERT INTO api_key_spend AS s (api_key_id, period, spent, cap)
+         SELECT $1::uuid, ${spendPeriodSql('$4::text')}, $2::bigint, $3::bigint WHERE $2::bigint <= $3::bigint
+         ON CONFLICT (api_key_id, period) DO UPDATE SET spent = s.spent + EXCLUDED.spent, cap = EXCLUDED.cap
+           WHERE s.spent + EXCLUDED.spent <= EXCLUDED.cap
+         RETURNING period`,
+        [keyId, amount.toString(), cap.maxSpend.toString(), cap.window],
+      ),
+    );
+    return rows[0] ? String(rows[0].period) : null;
+  }
+
+  /** What a reservation did not use, given back to the period it was counted in (never below zero). */
+  async giveBackSpend(keyId: string, period: string, amount: bigint): Promise<void> {
+    if (amount <= 0n) return;
+    await this.ds.query(`UPDATE api_key_spend SET spent = GREATEST(spent - $3::bigint, 0) WHERE api_key_id = $1 AND period = $2`, [
+      keyId,
+      period,
+      amount.toString(),
+    ]);
+  }
+
   /** Revokes a key; true when it was active. */
   async revoke(id: string): Promise<boolean> {
     const list = rowsOf(

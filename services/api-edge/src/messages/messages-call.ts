@@ -1,5 +1,5 @@
 import { tokenHold, type TokenPrices } from '@gmg/contracts';
-import type { AuthPrincipal, MessagesChannel } from '@gmg/db';
+import { spendCapError, type ApiKeyRepository, type AuthPrincipal, type MessagesChannel } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import type { MessagesUpstreamClient } from '@gmg/upstream';
 import type { CreditLeaseBook } from './credit-lease.book';
@@ -18,6 +18,8 @@ export interface MessagesCallDeps {
   limits: RelayInput['limits'];
   logger: Logger;
   newTaskId: () => string;
+  /** A capped key's spend: a call's most is counted in before it starts, what it did not use given back after. */
+  keySpend: Pick<ApiKeyRepository, 'reserveSpend' | 'giveBackSpend'>;
 }
 
 /** One call, checked already (model allowed, priced, channels found): what it sends and where the answer goes. */
@@ -51,7 +53,25 @@ export interface MessagesCall {
 export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): Promise<RelayOutcome> {
   const { principal, request, prices } = c;
   const hold = tokenHold(request.inputBound, request.maxTokens, prices, principal.priceRatio);
-  const reservation = await d.book.reserve(principal.accountId, hold);
+  // A capped key: the call's most counted into the key's spend first (refused with 402 when it would pass the cap,
+  // before any money moves); whatever it did not use is given back when it ends. A kill -9 in between leaves the
+  // key counted high (its cap reached early), never passed.
+  const { cap } = principal;
+  const period = cap ? await d.keySpend.reserveSpend(principal.keyId, cap, hold) : null;
+  if (cap && period === null) throw spendCapError(cap);
+  const giveBack = (cost: bigint): void => {
+    if (period === null || cost >= hold) return;
+    d.keySpend.giveBackSpend(principal.keyId, period, hold - cost).catch((err: unknown) => {
+      d.logger.warn({ err, keyId: principal.keyId }, "a capped key's unused reservation was not given back: the key counts it as spent");
+    });
+  };
+  let reservation: Awaited<ReturnType<MessagesCallDeps['book']['reserve']>>;
+  try {
+    reservation = await d.book.reserve(principal.accountId, hold);
+  } catch (err) {
+    giveBack(0n);
+    throw err;
+  }
   const call = {
     id: d.newTaskId(),
     accountId: principal.accountId,
@@ -96,8 +116,11 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
       error: { code: 'server_error', message: 'gateway error' },
       channelId: null,
     });
+    giveBack(0n);
     throw err;
   }
-  d.book.finish(reservation, { ...call, ...settlementOf(outcome, request, prices, principal.priceRatio) });
+  const settlement = settlementOf(outcome, request, prices, principal.priceRatio);
+  d.book.finish(reservation, { ...call, ...settlement });
+  giveBack(settlement.cost);
   return outcome;
 }
