@@ -162,7 +162,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
       submit(key, { model: 'kinetic-video-o1', prompt: 'waves [sim:fail]', duration: 5 }),
     ]);
     const [done, failed] = await Promise.all([waitTerminal(key, ok.taskId, 90_000), waitTerminal(key, bad.taskId, 90_000)]);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const video = done.result.videos[0];
     expect(video.url[0].startsWith(`${base}/v1/results/`)).toBe(true);
     expect(Math.abs(video.expires_at - (Math.floor(Date.now() / 1000) + 86_400))).toBeLessThan(300);
@@ -198,7 +198,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
       submit(key, { model: 'lumen-2-max', prompt: 'a harbour [sim:fail]', size: '1:1', resolution: '1MP' }),
     ]);
     const [done, failed] = await Promise.all([waitTerminal(key, ok.taskId), waitTerminal(key, bad.taskId)]);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const seen = (await vendorRequests('/replicate/v1/models/black-forest-labs/flux-2-max/predictions')).find(
       (r) => r.method === 'POST' && r.body?.input?.prompt === 'a harbour',
     );
@@ -220,7 +220,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
       submit(key, { model: 'pict-image-2', prompt: 'a fox [sim:moderation]', size: '1:1', resolution: '1k' }),
     ]);
     const [done, moderated] = await Promise.all([waitTerminal(key, ok.taskId), waitTerminal(key, bad.taskId)]);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const seen = (await vendorRequests('/openai/v1/images/generations')).find((r) => r.method === 'POST' && String(r.body?.prompt) === 'a fox');
     expect(seen?.headers.authorization).toBe('Bearer vendor-key-oai');
     expect(seen?.body).toMatchObject({ model: 'gpt-image-2-2026-04-21', prompt: 'a fox', size: expect.stringMatching(/^\d+x\d+$/) });
@@ -238,7 +238,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     const sub = await submit(key, { model: 'Omni-Flash-Ext', prompt: 'waves', duration: 4 });
     expect(sub.status).toBe(200);
     const done = await waitTerminal(key, sub.taskId, 90_000);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const seen = (await vendorRequests('/openai/v1/videos')).find((r) => r.method === 'POST');
     expect(seen?.body).toMatchObject({ model: 'sora-2-2025-10-06', seconds: '4' });
     const content = (await vendorRequests('/openai/v1/videos/')).find((r) => r.path.endsWith('/content'))!;
@@ -264,7 +264,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     await channel({ name: 'bfl-a', protocol: 'bfl', group: 'bfl-only', model_map: { 'lumen-2-pro': 'flux-2-max' } });
     const sub = await submit(key, { model: 'lumen-2-pro', prompt: 'a mill [sim:429once]', size: '4:3', resolution: '1MP' });
     const done = await waitTerminal(key, sub.taskId);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const posts = (await vendorRequests('/bfl/v1/flux-2-max')).filter((r) => r.method === 'POST');
     expect(posts.length).toBe(2);
     expect(posts[1]!.headers['x-key']).toBe('vendor-key-bfl-a');
@@ -281,7 +281,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     const body = { model: 'wave2.6-i2v-flash', prompt: 'waves', image_urls: [REF], duration: 5 };
     const [ok, bad] = await Promise.all([submit(key, body), submit(key, { ...body, prompt: 'waves [sim:fail]' })]);
     const [done, failed] = await Promise.all([waitTerminal(key, ok.taskId, 90_000), waitTerminal(key, bad.taskId, 90_000)]);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const seen = (await vendorRequests('/dashscope/api/v1/services/aigc/video-generation/video-synthesis')).find((r) => r.body?.input?.prompt === 'waves');
     expect(seen?.headers).toMatchObject({ authorization: 'Bearer vendor-key-ds', 'x-dashscope-async': 'enable' });
     expect(seen?.body).toMatchObject({ model: 'wan2.6-i2v-flash', input: { prompt: 'waves', img_url: REF } });
@@ -297,7 +297,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     await channel({ name: 'kl', protocol: 'kling', group: 'kling-only', api_key: 'ak-e2e|sk-e2e-secret' });
     const sub = await submit(key, { model: 'kinetic-video-o1', prompt: 'waves', duration: 5 });
     const done = await waitTerminal(key, sub.taskId, 90_000);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const seen = (await vendorRequests('/kling/v1/videos/omni-video')).find((r) => r.method === 'POST');
     const [header, payload, signature] = String(seen?.headers.authorization)
       .replace(/^Bearer /, '')
@@ -318,7 +318,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     const body = { model: 'reel-v4-std', prompt: 'a harbour at dawn', duration: 5, resolution: '720p', aspect_ratio: '16:9' };
     const [ok, bad] = await Promise.all([submit(key, body), submit(key, { ...body, prompt: 'a harbour [sim:moderation]' })]);
     const [done, moderated] = await Promise.all([waitTerminal(key, ok.taskId, 90_000), waitTerminal(key, bad.taskId, 90_000)]);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const seen = (await vendorRequests('/runway/v1/text_to_video')).find((r) => r.body?.promptText === 'a harbour at dawn');
     expect(seen?.headers).toMatchObject({ authorization: 'Bearer vendor-key-rw', 'x-runway-version': '2024-11-06' });
     expect(seen?.body).toMatchObject({ model: 'seedance2', promptText: 'a harbour at dawn', duration: 5 });
@@ -337,7 +337,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
       submit(key, { model: 'Omni-Flash-Ext', prompt: 'waves [sim:moderation]', duration: 4 }),
     ]);
     const [done, moderated] = await Promise.all([waitTerminal(key, ok.taskId, 90_000), waitTerminal(key, bad.taskId, 90_000)]);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const seen = (await vendorRequests('/gemini/v1beta/models/veo-3.1-generate-preview:predictLongRunning')).find(
       (r) => r.body?.instances?.[0]?.prompt === 'waves at night',
     );
@@ -382,7 +382,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     const bfl = await channel({ name: 'bfl-b', protocol: 'bfl', group: 'failover', priority: 1 });
     const sub = await submit(key, { model: 'lumen-2-pro', prompt: 'a failover', size: '1:1', resolution: '1MP' });
     const done = await waitTerminal(key, sub.taskId);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     const [row] = await db.dataSource.query(`SELECT channel_id FROM tasks WHERE id = $1`, [sub.taskId]);
     expect(row.channel_id).toBe(bfl.id);
     // the broken channel was tried first and refused (its answer is 401 before the body is read: no key)
@@ -406,7 +406,7 @@ describe('vendor protocols e2e: fal, replicate, openai and bfl channels behind t
     await imageWorker.proc.kill9();
     imageWorker = await stack.restart(imageWorker);
     const done = await waitTerminal(key, sub.taskId);
-    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ status: 'completed' }); // on failure the diff shows the task's error
     await expectImage(done.result.images[0].url, { width: 1024, height: 1024 });
     await settledOnce(sub.taskId, 'capture');
   });
