@@ -16,13 +16,12 @@
  *   BENCH_USAGE_TASKS=200000 BENCH_USAGE_RUNS=10 npm run bench -- usage
  *   BENCH_NOTE='…' labels the row in docs/benchmarks.md.
  */
+import { managementApp } from '../services/api-edge/src/management/management.test-kit';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import express from 'express';
 import { ApiKeyRepository, UsageRepository, type UsageDimension } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createTestDatabase } from '@gmg/testing';
-import { createManagementRouter } from '../services/api-edge/src/management/management.router';
 import { insertRow } from './doc-table';
 import { DEFAULT_USAGE_SEED, seedUsageDatabase } from './usage-seed';
 
@@ -74,16 +73,7 @@ async function main(): Promise<void> {
     // the /self query's caller: seeded key 0 (of account 0), given a secret of its own by a rotation
     const own = await keys.rotate(seeded.keys[0], 0);
     if (!own) throw new Error('the seeded key could not be rotated');
-    const app = express();
-    app.use(
-      '/api',
-      createManagementRouter({
-        ds: db.dataSource,
-        adminToken: ADMIN,
-        authenticate: (s) => keys.authenticate(s),
-        logger: createLogger({ service: 'bench', level: 'warn' }),
-      }),
-    );
+    const app = managementApp(db.dataSource, ADMIN, { logger: createLogger({ service: 'bench', level: 'warn' }) });
     const http = await new Promise<import('node:http').Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });

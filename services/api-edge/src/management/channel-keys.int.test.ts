@@ -1,11 +1,9 @@
+import { managementApp } from './management.test-kit';
 import express from 'express';
 import request from 'supertest';
-import { ApiKeyRepository } from '@gmg/db';
-import { createLogger } from '@gmg/logger';
 import { createTestDatabase, freePort, waitFor, type TestDatabase } from '@gmg/testing';
 import { MessagesUpstreamClient, createUpstreamAdapters } from '@gmg/upstream';
 import { SIM_KEY, startSim, type SimHandle } from '../messages/messages.test-kit';
-import { createManagementRouter } from './management.router';
 
 /**
  * Several keys per channel through the management API (issue 37 items 1 and 3), against a real upstream-sim process:
@@ -22,19 +20,8 @@ let messages: MessagesUpstreamClient;
 
 beforeAll(async () => {
   [db, sim] = await Promise.all([createTestDatabase(), startSim()]);
-  const keys = new ApiKeyRepository(db.dataSource);
   messages = new MessagesUpstreamClient();
-  app = express();
-  app.use(
-    '/api',
-    createManagementRouter({
-      ds: db.dataSource,
-      adminToken: ADMIN,
-      authenticate: (s) => keys.authenticate(s),
-      trial: { adapters: createUpstreamAdapters({ timeoutMs: 5000 }), messages, timeoutMs: 5000 },
-      logger: createLogger({ service: 'test', level: 'silent' }),
-    }),
-  );
+  app = managementApp(db.dataSource, ADMIN, { trial: { adapters: createUpstreamAdapters({ timeoutMs: 5000 }), messages, timeoutMs: 5000 } });
 }, 60_000);
 afterAll(async () => {
   await messages?.close();

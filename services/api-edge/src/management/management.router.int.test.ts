@@ -1,10 +1,10 @@
+import { managementApp } from './management.test-kit';
 import express from 'express';
 import request from 'supertest';
 import type { NormalizedRequest } from '@gmg/contracts';
 import { ApiKeyRepository, TaskRepository, newTaskId, settleTask } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
-import { createManagementRouter } from './management.router';
 
 const ADMIN = 'admin-token-for-tests';
 
@@ -17,18 +17,10 @@ describe('management API /api (real Postgres)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const keys = new ApiKeyRepository(db.dataSource);
-    app = express();
-    app.use(
-      '/api',
-      createManagementRouter({
-        ds: db.dataSource,
-        adminToken: ADMIN,
-        authenticate: (s) => keys.authenticate(s),
-        onKeyRevoked: (id) => revoked.push(id),
-        logger: createLogger({ service: 'test', level: process.env.MGMT_TEST_LOG ?? 'silent' }),
-      }),
-    );
+    app = managementApp(db.dataSource, ADMIN, {
+      onKeyRevoked: (id) => revoked.push(id),
+      logger: createLogger({ service: 'test', level: process.env.MGMT_TEST_LOG ?? 'silent' }),
+    });
   });
   afterAll(async () => {
     await db?.drop();

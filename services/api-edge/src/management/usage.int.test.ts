@@ -1,9 +1,9 @@
+import { managementApp } from './management.test-kit';
 import express from 'express';
 import request from 'supertest';
 import { AccountRepository, ApiKeyRepository, UsageRepository } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
-import { createManagementRouter } from './management.router';
 
 /**
  * GET /api/usage and /api/usage/self over a small dataset this test writes itself — tasks and chat calls with their
@@ -179,16 +179,7 @@ beforeAll(async () => {
     }>;
     ids.channels.push(row.id);
   }
-  app = express();
-  app.use(
-    '/api',
-    createManagementRouter({
-      ds: db.dataSource,
-      adminToken: ADMIN,
-      authenticate: (s) => keys.authenticate(s),
-      logger: createLogger({ service: 'test', level: process.env.USAGE_TEST_LOG ?? 'silent' }),
-    }),
-  );
+  app = managementApp(db.dataSource, ADMIN, { logger: createLogger({ service: 'test', level: process.env.USAGE_TEST_LOG ?? 'silent' }) });
   // 60 rows over two days: three keys, three models (one with a comma, a quote and a leading '=' for the CSV),
   // two channels and none, every 10th a chat call, every 7th failed, durations from 5 ms to ~2 min
   const models = ['lumen-2-flex', 'pixel-v6', '=odd, "model"'];
