@@ -36,22 +36,8 @@ export class UsageRollup1765800000000 implements MigrationInterface {
         PRIMARY KEY (account_id, bucket, api_key_id, model, channel_id)
       )`);
     await q.query(`CREATE INDEX IF NOT EXISTS usage_hourly_bucket_idx ON usage_hourly (bucket)`);
-    await q.query(`
-      CREATE TABLE IF NOT EXISTS usage_daily (
-        bucket timestamptz NOT NULL,
-        account_id uuid NOT NULL,
-        api_key_id uuid NOT NULL,
-        model text NOT NULL,
-        channel_id uuid NOT NULL,
-        tasks integer NOT NULL DEFAULT 0,
-        task_failures integer NOT NULL DEFAULT 0,
-        chat_calls integer NOT NULL DEFAULT 0,
-        chat_failures integer NOT NULL DEFAULT 0,
-        spend bigint NOT NULL DEFAULT 0,
-        ms bigint[] NOT NULL DEFAULT '{}',
-        PRIMARY KEY (account_id, bucket, api_key_id, model, channel_id)
-      )`);
-    await q.query(`CREATE INDEX IF NOT EXISTS usage_daily_bucket_idx ON usage_daily (bucket)`);
+    // the daily table has the hourly one's shape: columns, defaults, primary key and the bucket index
+    await q.query(`CREATE TABLE IF NOT EXISTS usage_daily (LIKE usage_hourly INCLUDING ALL)`);
     await q.query(`
       CREATE TABLE IF NOT EXISTS usage_rollup_state (
         id integer PRIMARY KEY CHECK (id = 1),
