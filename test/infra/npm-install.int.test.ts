@@ -1,6 +1,6 @@
 /**
  * Dependency hygiene (issue 11.8), checked against the installed tree that `bash scripts/npm-install.sh` produced
- * (in CI: the run's own fresh install, .ci/run):
+ * (in CI: the run's own fresh install, .ci/prelude.sh, sourced by .ci/run and .ci/nightly):
  * - the install is the locked `npm ci` with no fallback that ignores the lock;
  * - no dependency runs an install script unless package.json "allowScripts" lists it as true, and every installed
  *   package that has one was reviewed (listed true or false);
@@ -40,7 +40,9 @@ describe('the locked install', () => {
       .join('\n');
     expect(script).toMatch(/\bnpm ci\b/);
     expect(script).not.toMatch(/\bnpm (install|i)\b/);
-    expect(read('.ci/run')).toMatch(/bash scripts\/npm-install\.sh/);
+    // .ci/run and .ci/nightly both source the prelude that installs
+    expect(read('.ci/prelude.sh')).toMatch(/bash scripts\/npm-install\.sh/);
+    for (const entry of ['.ci/run', '.ci/nightly']) expect(read(entry)).toMatch(/^source \.ci\/prelude\.sh$/m);
   });
 
   it('runs no dependency install script by default (.npmrc ignore-scripts=true)', () => {
