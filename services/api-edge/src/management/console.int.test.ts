@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type express from 'express';
 import type { NormalizedRequest } from '@gmg/contracts';
-import { ApiKeyRepository, TaskRepository, newTaskId, settleTask } from '@gmg/db';
+import { ApiKeyRepository, ChatCallRepository, TaskRepository, newTaskId, settleTask } from '@gmg/db';
 import { createTestDatabase, type TestDatabase } from '@gmg/testing';
 import { managementApp } from './management.test-kit';
 
@@ -189,6 +189,27 @@ describe('console routes /api/accounts, /api/tasks (real Postgres)', () => {
       if (!cursor) break;
     }
     expect(found).toEqual([c.accountId]);
+  });
+
+  it("lists chat calls (task rows of pool 'chat') with the cost of their usage, filterable by pool", async () => {
+    const c = await customer('chat');
+    const calls = new ChatCallRepository(db.dataSource);
+    const id = newTaskId();
+    const chat = { accountId: c.accountId, apiKeyId: c.keyId, model: 'claude-x', requestedModel: 'claude-x', priceSnapshot: {} };
+    await calls.open({ ...chat, id, request: { model: 'claude-x', max_tokens: 100 }, hold: 900_000n, deadlineAt: new Date(Date.now() + 60_000) });
+    await calls.settle(id, { status: 'completed', cost: 120_000n, result: { cost: '120000', usage: { input_tokens: 10 } }, error: null, channelId: null });
+    const media = await submit(c, 'lumen-2-flex');
+    const all = (await admin('/api/tasks').query({ account_id: c.accountId })).body.data.items;
+    expect(all.map((t: { task_id: string }) => t.task_id)).toEqual([media.id, id]);
+    expect(all[1]).toMatchObject({ pool: 'chat', status: 'completed', price: 0.9, cost: 0.12, settled: true });
+    const chats = (await admin('/api/tasks').query({ account_id: c.accountId, pool: 'chat' })).body.data.items;
+    expect(chats.map((t: { task_id: string }) => t.task_id)).toEqual([id]);
+    const detail = (await admin(`/api/tasks/${id}`)).body.data;
+    expect(detail.entries.map((e: { kind: string; amount: number }) => [e.kind, e.amount])).toEqual([
+      ['hold', 0.9],
+      ['capture', 0.12],
+      ['release', 0.78],
+    ]);
   });
 
   it('answers a bad task list query with 400 naming the field, and keeps the request_id/trace_id lookup as it was', async () => {
