@@ -2,11 +2,10 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import {
   Joi,
+  commonConfigOf,
   commonSchema,
+  configLoader,
   env,
-  loadConfig,
-  postgresOptions,
-  redisTargetOf,
   resultStoreSchema,
   upstreamCallbackSchema,
   type CommonEnv,
@@ -231,20 +230,11 @@ interface RawEnv extends CommonEnv, ResultStoreEnv, UpstreamCallbackEnv {
   MEDIA_DNS_CACHE_TTL_MS: number;
 }
 
-/**
- * Everything api-edge reads from its environment, parsed once, frozen; this file is the only reader of process.env.
- * The type is what toConfig makes of the checked environment (no separate interface to keep in step).
- */
-export type ApiEdgeConfig = ReturnType<typeof toConfig>;
-
-/** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
-export function parseConfig(source: Record<string, string | undefined>): ApiEdgeConfig {
-  return toConfig(loadConfig<RawEnv>(schema as Joi.ObjectSchema<RawEnv>, source));
-}
-
 // not annotated: its return type IS ApiEdgeConfig (one list of the settings, each with its comment)
 function toConfig(e: Readonly<RawEnv>) {
-  return Object.freeze({
+  return {
+    /** Postgres (PG_POOL_MAX default 20), Redis, the queues, logging and tracing: what every service reads alike. */
+    ...commonConfigOf(e, 20, 'api-edge'),
     port: e.PORT,
     /** Absolute base of this gateway as clients see it (upload links, docs). No trailing slash. */
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
@@ -272,19 +262,6 @@ function toConfig(e: Readonly<RawEnv>) {
     /** How long past AUTH_CACHE_TTL_MS a known key still authenticates while Postgres is unreachable. */
     authStaleIfErrorMs: e.AUTH_STALE_IF_ERROR_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
-    /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*; PG_POOL_MAX default 20). */
-    postgres: postgresOptions(e, 20, 'api-edge'),
-    redisUrl: e.REDIS_URL,
-    /** Where Redis is: REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER. */
-    redis: redisTargetOf(e),
-    /** Queue shards (QUEUE_SHARDS): the edge enqueues a task, or a cancelled task's settlement, on shard shardOf(id, K). */
-    queueShards: e.QUEUE_SHARDS,
-    logLevel: e.LOG_LEVEL,
-    /** Log lines buffered at most this long (0: each line written at once). */
-    logFlushMs: e.LOG_FLUSH_MS,
-    /** BullMQ key prefix; also prefixes the Redis task view. */
-    queuePrefix: e.QUEUE_PREFIX,
-    redisRequireNoeviction: e.REDIS_REQUIRE_NOEVICTION,
     /** Local-disk upload storage (absolute; relative values resolve against the working directory). */
     uploadDir: path.resolve(e.UPLOAD_DIR),
     /** Largest accepted image of POST /v1/uploads/images (decoded bytes). */
@@ -338,8 +315,6 @@ function toConfig(e: Readonly<RawEnv>) {
     channelBackOff: Object.freeze<ChannelBackOffConfig>({ baseMs: e.CHANNEL_COOLDOWN_MS, maxMs: e.CHANNEL_COOLDOWN_MAX_MS }),
     /** How long a describe request waits for its text before answering with the plain acknowledgement. */
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
-    /** OTLP/HTTP collector base URL; unset: tracing off. */
-    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     /**
      * Local mode for webhooks (WEBHOOK_ALLOW_INSECURE): a `callback_url` may be http and point at loopback or a
      * private address. Off (production), https to a public host only (docs/webhooks.md).
@@ -365,10 +340,14 @@ function toConfig(e: Readonly<RawEnv>) {
     mediaDnsTimeoutMs: e.MEDIA_DNS_TIMEOUT_MS,
     /** How long a host's verdict is cached. */
     mediaDnsCacheTtlMs: e.MEDIA_DNS_CACHE_TTL_MS,
-  });
+  };
 }
 
-/** The service's config from process.env. */
-export function loadApiEdgeConfig(): ApiEdgeConfig {
-  return parseConfig(process.env);
-}
+/**
+ * Everything api-edge reads from its environment (process.env unless given: tests pass their own), checked once,
+ * frozen; this file is the only reader of process.env. Throws ConfigError listing every bad key.
+ */
+export const loadApiEdgeConfig = configLoader(schema as Joi.ObjectSchema<RawEnv>, toConfig);
+
+/** What toConfig makes of the checked environment (no separate interface to keep in step). */
+export type ApiEdgeConfig = ReturnType<typeof loadApiEdgeConfig>;

@@ -1,4 +1,4 @@
-import { Joi, env, loadConfig } from '@gmg/config';
+import { Joi, configLoader, env } from '@gmg/config';
 
 /** Everything upstream-sim reads from its environment, parsed once, frozen. The only place that reads process.env. */
 export interface SimConfig {
@@ -49,10 +49,8 @@ interface RawEnv {
   SIM_VENDOR_LINK_TTL_MS?: number;
 }
 
-/** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
-export function parseSimConfig(source: Record<string, string | undefined>): Readonly<SimConfig> {
-  const e = loadConfig<RawEnv>(schema as Joi.ObjectSchema<RawEnv>, source);
-  return Object.freeze({
+function toConfig(e: Readonly<RawEnv>): SimConfig {
+  return {
     port: e.PORT,
     timeScale: e.SIM_TIME_SCALE,
     publicUrl: (e.SIM_PUBLIC_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
@@ -69,9 +67,8 @@ export function parseSimConfig(source: Record<string, string | undefined>): Read
     ...(e.SIM_MESSAGES_FAULT ? { messagesFault: e.SIM_MESSAGES_FAULT } : {}),
     messagesSlowDeltaMs: e.SIM_MESSAGES_SLOW_DELTA_MS,
     ...(e.SIM_VENDOR_LINK_TTL_MS ? { vendorLinkTtlMs: e.SIM_VENDOR_LINK_TTL_MS } : {}),
-  });
+  };
 }
 
-export function loadSimConfig(): Readonly<SimConfig> {
-  return parseSimConfig(process.env);
-}
+/** The simulator's config from its environment (process.env unless given). Throws ConfigError listing every bad key. */
+export const loadSimConfig = configLoader(schema as Joi.ObjectSchema<RawEnv>, toConfig);
