@@ -1,8 +1,9 @@
 import Joi from 'joi';
 import { MAX_QUEUE_SHARDS, SHARDED_QUEUES, type ShardedQueue } from '@gmg/contracts';
+import { env } from './env';
 import { redisTargetOf, redisTopologySchema, type RedisEnv, type RedisTarget } from './redis';
 
-export { Joi };
+export { Joi, env };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -49,23 +50,6 @@ function deepFreeze<T>(o: T): T {
   }
   return o;
 }
-
-/** Env fragments shared by services. Secrets have no defaults. */
-export const env = {
-  databaseUrl: () =>
-    Joi.string()
-      .uri({ scheme: ['postgres', 'postgresql'] })
-      .default('postgres://postgres@127.0.0.1:5432/gmg'),
-  redisUrl: () =>
-    Joi.string()
-      .uri({ scheme: ['redis', 'rediss'] })
-      .default('redis://127.0.0.1:6379'),
-  logLevel: () => Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
-  logFlushMs: () => Joi.number().integer().min(0).max(5000).default(100),
-  port: (def: number) => Joi.number().integer().min(0).max(65535).default(def),
-  positiveInt: (def: number) => Joi.number().integer().min(1).default(def),
-  bool: (def: boolean) => Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(def),
-};
 
 /** The environment every gateway service shares (upstream-sim excepted). */
 export interface CommonEnv extends RedisEnv {

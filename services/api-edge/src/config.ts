@@ -88,10 +88,7 @@ const schema = Joi.object({
   PORT: env.port(8080),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   // A management token grants money and keys: long, and never a copied placeholder.
-  ADMIN_TOKEN: Joi.string()
-    .min(24)
-    .pattern(/change-?me/i, { invert: true, name: 'placeholder' })
-    .required(),
+  ADMIN_TOKEN: env.secret(24).required(),
   TASK_TIMEOUT_SECONDS: env.positiveInt(1800),
   MAX_BODY_BYTES: Joi.number()
     .integer()
