@@ -1,5 +1,8 @@
 import Joi from 'joi';
 
+/** An integer from `min` to `max`, `def` when unset: the shape of most variables (sizes, counts, durations). */
+const int = (min: number, max: number, def: number) => Joi.number().integer().min(min).max(max).default(def);
+
 /** Env fragments shared by services. Secrets have no defaults. */
 export const env = {
   databaseUrl: () =>
@@ -11,8 +14,9 @@ export const env = {
       .uri({ scheme: ['redis', 'rediss'] })
       .default('redis://127.0.0.1:6379'),
   logLevel: () => Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
-  logFlushMs: () => Joi.number().integer().min(0).max(5000).default(100),
-  port: (def: number) => Joi.number().integer().min(0).max(65535).default(def),
+  logFlushMs: () => int(0, 5000, 100),
+  port: (def: number) => int(0, 65535, def),
+  int,
   positiveInt: (def: number) => Joi.number().integer().min(1).default(def),
   bool: (def: boolean) => Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(def),
   /** A secret: at least `min` characters, and never a copied placeholder (no default: each caller says required or not). */

@@ -121,11 +121,11 @@ export const commonSchema = {
     .uri({ scheme: ['postgres', 'postgresql'] })
     .empty(''),
   PG_POOL_MAX: Joi.number().integer().min(1).max(500).empty(''),
-  PG_CONNECT_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(5000),
+  PG_CONNECT_TIMEOUT_MS: env.int(100, 120_000, 5000),
   // 0 turns a timeout off; the defaults are documented in README.md and docs/operations.md (connection budget).
-  PG_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
-  PG_LOCK_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(10_000),
-  PG_IDLE_IN_TX_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(60_000),
+  PG_STATEMENT_TIMEOUT_MS: env.int(0, 3_600_000, 30_000),
+  PG_LOCK_TIMEOUT_MS: env.int(0, 3_600_000, 10_000),
+  PG_IDLE_IN_TX_TIMEOUT_MS: env.int(0, 3_600_000, 60_000),
 };
 
 /** What a service hands to `createDataSource` (@gmg/db's DbConfig has the same shape). */

@@ -22,11 +22,7 @@ export const resultStoreSchema = {
     .pattern(/^(s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?|file:\/\/\/.+|[^:]+)$/, { name: 's3://bucket/prefix, file:///dir or a path' }),
   // Whoever holds it can mint a link to any kept result: long, and never a copied placeholder.
   RESULT_SIGNING_KEY: env.secret(32).required(),
-  RESULT_LINK_TTL_SECONDS: Joi.number()
-    .integer()
-    .min(60)
-    .max(30 * 86400)
-    .default(86400),
+  RESULT_LINK_TTL_SECONDS: env.int(60, 30 * 86400, 86400),
   RESULT_STORE_ENDPOINT: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .empty(''),

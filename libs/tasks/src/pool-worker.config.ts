@@ -102,18 +102,14 @@ function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema<PoolWo
       .uri({ scheme: ['http', 'https'] })
       .default('http://127.0.0.1:8080'),
     /** Largest kept video (an image: at most 50 MiB of it). */
-    RESULT_MAX_BYTES: Joi.number()
-      .integer()
-      .min(MIB)
-      .max(16 * 1024 * MIB)
-      .default(512 * MIB),
+    RESULT_MAX_BYTES: env.int(MIB, 16 * 1024 * MIB, 512 * MIB),
     /** Per kept file: download and store write together. */
-    RESULT_DOWNLOAD_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(300_000),
+    RESULT_DOWNLOAD_TIMEOUT_MS: env.int(100, 3_600_000, 300_000),
     // Channel health (docs/configuration.md): the probe's period (0: off in this process) and the back-off of a
     // failing channel or a refused key's trials (doubling per failed trial up to the max)
-    CHANNEL_PROBE_INTERVAL_MS: Joi.number().integer().min(0).max(3_600_000).default(15_000),
-    CHANNEL_COOLDOWN_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
-    CHANNEL_COOLDOWN_MAX_MS: Joi.number().integer().min(100).max(86_400_000).default(900_000),
+    CHANNEL_PROBE_INTERVAL_MS: env.int(0, 3_600_000, 15_000),
+    CHANNEL_COOLDOWN_MS: env.int(100, 3_600_000, 30_000),
+    CHANNEL_COOLDOWN_MAX_MS: env.int(100, 86_400_000, 900_000),
     // Vendor callbacks (docs/upstreams.md): UPSTREAM_CALLBACK_BASE_URL, UPSTREAM_CALLBACK_SIGNING_KEY (the edge's), the poll factor
     ...upstreamCallbackWorkerSchema,
   });

@@ -33,11 +33,11 @@ const schema = Joi.object<BillingEnv>({
   WEBHOOK_BACKOFF_MS: env.positiveInt(10_000),
   WEBHOOK_MAX_AGE_HOURS: env.positiveInt(24).max(168),
   // retention (docs/operations.md, "Retention"); 0 keeps everything
-  TASK_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(30),
-  WEBHOOK_DELIVERY_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(14),
+  TASK_RETENTION_DAYS: env.int(0, 3650, 30),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: env.int(0, 3650, 14),
   // top-ups, adjustments and closed credit leases' entries (a task's entries leave with the task); a top-up's
   // Idempotency-Key is remembered this long
-  LEDGER_RETENTION_DAYS: Joi.number().integer().min(0).max(3650).default(400),
+  LEDGER_RETENTION_DAYS: env.int(0, 3650, 400),
   // concurrent retention batches per table in one sweep (SKIP LOCKED: safe at any number; docs/operations.md, "Growth")
   RETENTION_PARALLEL: env.positiveInt(1).max(8),
 });

@@ -29,10 +29,10 @@ const schema = Joi.object({
   SIM_API_KEY: Joi.string().min(1),
   // more keys the gateway protocol (/v1) accepts beside SIM_API_KEY, comma-separated (multi-key channel tests)
   SIM_API_KEYS: Joi.string().min(1),
-  SIM_MAX_TASKS: Joi.number().integer().min(100).max(10_000_000).default(50_000),
+  SIM_MAX_TASKS: env.int(100, 10_000_000, 50_000),
   LOG_LEVEL: env.logLevel(),
   SIM_MESSAGES_FAULT: Joi.string().valid('overloaded', 'rate_limited', 'hang'),
-  SIM_MESSAGES_SLOW_DELTA_MS: Joi.number().integer().min(0).max(60_000).default(50),
+  SIM_MESSAGES_SLOW_DELTA_MS: env.int(0, 60_000, 50),
   SIM_VENDOR_LINK_TTL_MS: Joi.number().integer().min(1).max(86_400_000),
 });
 
