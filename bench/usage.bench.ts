@@ -2,9 +2,9 @@
  * `npm run bench -- usage`: GET /api/usage on a database of 1 million tasks (issue 37 item 6: within 200 ms, bounded
  * index scans).
  *
- * A fresh database is seeded with SQL generate_series (bench/usage-seed.ts, seedUsageDatabase: 1,000,000 settled
- * tasks over 30 days — 20 accounts, 50 keys each calling 3 of 8 models, 4 channels, every 10th a chat call, every 20th
- * failed — with their hold and capture or release in ledger_entries), then rolled up by UsageRepository.rollup exactly
+ * A fresh database is seeded with SQL generate_series (libs/testing seedVolume, the one volume seeder: 1,000,000
+ * settled tasks over 30 days — 20 accounts of 2 keys, 4 channels, five models, 15 % chat calls, 15 % failed — with
+ * their hold and capture or release in ledger_entries, and a few top-ups and credit leases), then rolled up by UsageRepository.rollup exactly
  * as the billing sweep does it, batch after batch (its rate is printed: the rollup must outrun the fleet's
  * settlements). The management router then serves real HTTP on 127.0.0.1 (port 0) and each query below is sent
  * BENCH_USAGE_RUNS times (default 30, one at a time, after 3 unmeasured ones); the client's latency p50/p99 is
@@ -21,11 +21,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { ApiKeyRepository, UsageRepository, type UsageDimension } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createTestDatabase } from '@gmg/testing';
+import { createTestDatabase, seedVolume } from '@gmg/testing';
 import { insertRow } from './doc-table';
-import { DEFAULT_USAGE_SEED, seedUsageDatabase } from './usage-seed';
 
-const TASKS = Math.max(1000, Math.min(Number(process.env.BENCH_USAGE_TASKS ?? DEFAULT_USAGE_SEED.tasks), 5_000_000));
+const TASKS = Math.max(1000, Math.min(Number(process.env.BENCH_USAGE_TASKS ?? 1_000_000), 5_000_000));
 const RUNS = Math.max(1, Math.min(Number(process.env.BENCH_USAGE_RUNS ?? 30), 1000));
 const BUDGET_MS = 200;
 const ADMIN = 'bench-usage-admin-token';
@@ -38,9 +37,16 @@ async function main(): Promise<void> {
   const server = { close: (): Promise<void> => Promise.resolve() };
   try {
     const t0 = Date.now();
-    const seeded = await seedUsageDatabase(db.dataSource, { ...DEFAULT_USAGE_SEED, tasks: TASKS });
+    const volume = { tasks: TASKS, ledger: 2 * TASKS, accounts: 20, keysPerAccount: 2, channels: 4, days: 30, openPerMille: 0, unsettledPerMille: 0 };
+    await seedVolume(db.dataSource, volume);
     const seedS = (Date.now() - t0) / 1000;
+    // the /self query's caller and the one-account query's account: a key of the busiest account
+    const [seeded] = (await db.dataSource.query(
+      `SELECT k.id AS key, k.account_id AS account FROM api_keys k JOIN tasks t ON t.api_key_id = k.id GROUP BY k.id ORDER BY count(*) DESC LIMIT 1`,
+    )) as Array<{ key: string; account: string }>;
     const usage = new UsageRepository(db.dataSource);
+    // the newest tasks settle a little after the seeder ends: the rollup must take every one settled before it starts
+    const [{ at: rollupFrom }] = (await db.dataSource.query(`SELECT now() AS at`)) as Array<{ at: Date }>;
     const t1 = Date.now();
     let rolled = 0;
     let rollupPlan = '';
@@ -67,11 +73,17 @@ async function main(): Promise<void> {
       `seeded ${sizes.tasks} tasks and ${sizes.ledger} ledger rows in ${seedS.toFixed(0)} s; rolled up ${rolled} tasks in ${rollS.toFixed(1)} s ` +
         `(${Math.round(rolled / rollS)} tasks/s, batches of 5000) into ${sizes.hourly} hourly and ${sizes.daily} daily rows`,
     );
-    if (rolled !== TASKS) throw new Error(`rolled up ${rolled} of ${TASKS} tasks`);
+    const [w] = (await db.dataSource.query(
+      `SELECT count(*) FILTER (WHERE t.settled_at <= $1)::int AS due, count(*) FILTER (WHERE (t.settled_at, t.id) <= (s.settled_at, s.task_id))::int AS upto
+       FROM tasks t, usage_rollup_state s`,
+      [rollupFrom],
+    )) as Array<{ due: number; upto: number }>;
+    if (rolled !== w!.upto || w!.upto < w!.due)
+      throw new Error(`rolled up ${rolled} tasks: ${w!.upto} up to the watermark, ${w!.due} settled before the rollup`);
 
     const keys = new ApiKeyRepository(db.dataSource);
-    // the /self query's caller: seeded key 0 (of account 0), given a secret of its own by a rotation
-    const own = await keys.rotate(seeded.keys[0], 0);
+    // the /self query's caller, given a secret of its own by a rotation
+    const own = await keys.rotate(seeded!.key, 0);
     if (!own) throw new Error('the seeded key could not be rotated');
     const app = managementApp(db.dataSource, ADMIN, { logger: createLogger({ service: 'bench', level: 'warn' }) });
     const http = await new Promise<import('node:http').Server>((resolve) => {
@@ -102,7 +114,7 @@ async function main(): Promise<void> {
         name: 'one account, 30 days, by day and key',
         path: '/usage',
         auth: ADMIN,
-        q: { ...month, groupBy: ['day', 'key'], accountId: seeded.accounts[0] },
+        q: { ...month, groupBy: ['day', 'key'], accountId: seeded!.account },
       },
       { name: 'all accounts, 24 hours, by hour and model', path: '/usage', auth: ADMIN, q: { from: now - DAY_S, to: now, groupBy: ['hour', 'model'] } },
       { name: 'all accounts, 2 days, by hour and model (CSV)', path: '/usage', auth: ADMIN, q: { from: now - 2 * DAY_S, to: now, groupBy: ['hour', 'model'] } },
@@ -110,7 +122,7 @@ async function main(): Promise<void> {
         name: 'a key its own, 30 days, by day and model (/self)',
         path: '/usage/self',
         auth: own.secret,
-        q: { ...month, groupBy: ['day', 'model'], accountId: seeded.accounts[0], apiKeyId: own.key.id },
+        q: { ...month, groupBy: ['day', 'model'], accountId: seeded!.account, apiKeyId: own.key.id },
       },
     ];
     const problems: string[] = [];

@@ -1,4 +1,4 @@
-import { Joi, loadConfig, ConfigError, env, commonSchema, postgresOptions, type CommonEnv } from './index';
+import { Joi, loadConfig, ConfigError, env, commonSchema, commonConfigOf, configLoader, type CommonEnv } from './index';
 
 describe('loadConfig', () => {
   const schema = Joi.object({ PORT: env.port(8080), SECRET: Joi.string().required(), FLAG: env.bool(false) });
@@ -19,8 +19,18 @@ describe('loadConfig', () => {
   });
 });
 
-describe('postgresOptions', () => {
-  const schema = Joi.object(commonSchema);
+describe('configLoader', () => {
+  it('maps the checked environment into the service config, frozen, and refuses a bad one', () => {
+    const load = configLoader(Joi.object<{ PORT: number }>({ PORT: env.port(8080) }), (e) => ({ port: e.PORT }));
+    expect(load({})).toEqual({ port: 8080 });
+    expect(Object.isFrozen(load({ PORT: '1' }))).toBe(true);
+    expect(() => load({ PORT: 'x' })).toThrow(ConfigError);
+  });
+});
+
+describe('commonConfigOf: the Postgres part', () => {
+  const schema = Joi.object<CommonEnv>(commonSchema);
+  const postgresOptions = (e: CommonEnv, poolMax: number, name: string) => commonConfigOf(e, poolMax, name).postgres;
   it('takes the service default pool unless PG_POOL_MAX is set, with documented timeouts, and refuses bad values', () => {
     const e = loadConfig<CommonEnv>(schema, {});
     expect(postgresOptions(e, 20, 'api-edge')).toEqual({

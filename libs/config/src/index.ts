@@ -1,8 +1,9 @@
 import Joi from 'joi';
 import { MAX_QUEUE_SHARDS, SHARDED_QUEUES, type ShardedQueue } from '@gmg/contracts';
-import { redisTopologySchema, type RedisEnv } from './redis';
+import { env } from './env';
+import { redisTargetOf, redisTopologySchema, type RedisEnv, type RedisTarget } from './redis';
 
-export { Joi };
+export { Joi, env };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -11,15 +12,35 @@ export class ConfigError extends Error {
   }
 }
 
+type EnvSource = NodeJS.ProcessEnv | Record<string, string | undefined>;
+
 /**
  * Parses an environment into a typed, frozen config. Every bad key is reported at once.
- * Only a service's config.ts calls this (with process.env); libraries take the resulting objects.
+ * Only a service's config.ts calls this (through configLoader); libraries take the resulting objects.
  */
-export function loadConfig<T>(schema: Joi.ObjectSchema<T>, env: NodeJS.ProcessEnv | Record<string, string | undefined>): Readonly<T> {
+export function loadConfig<T>(schema: Joi.ObjectSchema<T>, env: EnvSource): Readonly<T> {
   // not destructured: Joi types a failed result's `value` as `any`; narrowed on `error`, `value` is a T
   const result = schema.validate(env, { abortEarly: false, allowUnknown: true, stripUnknown: true, convert: true });
   if (result.error) throw new ConfigError(result.error.details.map((d) => `${d.path.join('.')}: ${d.message.replace(/"/g, '')}`));
   return deepFreeze(result.value);
+}
+
+/**
+ * The one way a service reads its configuration: its environment checked against `schema` (the names, defaults and
+ * bounds, defined once), then mapped by `toConfig` into the service's camelCase config, frozen. Every service's
+ * config.ts makes its loader with this; tests pass their own environment, a service's main none (process.env).
+ */
+export function configLoader<E, C>(schema: Joi.ObjectSchema<E>, toConfig: (e: Readonly<E>) => C): ConfigLoader<C> {
+  // the checked environment is frozen through; the mapped config at its top (what it builds for clients, e.g. the
+  // Redis target, stays as the client libraries get it)
+  const load = (source: EnvSource = process.env) => Object.freeze(toConfig(loadConfig(schema, source)));
+  return Object.assign(load, { variables: Object.freeze(Object.keys((schema.describe() as { keys: object }).keys)) });
+}
+
+export interface ConfigLoader<C> {
+  (source?: EnvSource): Readonly<C>;
+  /** The environment variables it reads (docs/configuration.md lists each: test/docs/configuration.test.ts). */
+  readonly variables: readonly string[];
 }
 
 function deepFreeze<T>(o: T): T {
@@ -29,23 +50,6 @@ function deepFreeze<T>(o: T): T {
   }
   return o;
 }
-
-/** Env fragments shared by services. Secrets have no defaults. */
-export const env = {
-  databaseUrl: () =>
-    Joi.string()
-      .uri({ scheme: ['postgres', 'postgresql'] })
-      .default('postgres://postgres@127.0.0.1:5432/gmg'),
-  redisUrl: () =>
-    Joi.string()
-      .uri({ scheme: ['redis', 'rediss'] })
-      .default('redis://127.0.0.1:6379'),
-  logLevel: () => Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
-  logFlushMs: () => Joi.number().integer().min(0).max(5000).default(100),
-  port: (def: number) => Joi.number().integer().min(0).max(65535).default(def),
-  positiveInt: (def: number) => Joi.number().integer().min(1).default(def),
-  bool: (def: boolean) => Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(def),
-};
 
 /** The environment every gateway service shares (upstream-sim excepted). */
 export interface CommonEnv extends RedisEnv {
@@ -117,11 +121,11 @@ export const commonSchema = {
     .uri({ scheme: ['postgres', 'postgresql'] })
     .empty(''),
   PG_POOL_MAX: Joi.number().integer().min(1).max(500).empty(''),
-  PG_CONNECT_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(5000),
+  PG_CONNECT_TIMEOUT_MS: env.int(100, 120_000, 5000),
   // 0 turns a timeout off; the defaults are documented in README.md and docs/operations.md (connection budget).
-  PG_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
-  PG_LOCK_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(10_000),
-  PG_IDLE_IN_TX_TIMEOUT_MS: Joi.number().integer().min(0).max(3_600_000).default(60_000),
+  PG_STATEMENT_TIMEOUT_MS: env.int(0, 3_600_000, 30_000),
+  PG_LOCK_TIMEOUT_MS: env.int(0, 3_600_000, 10_000),
+  PG_IDLE_IN_TX_TIMEOUT_MS: env.int(0, 3_600_000, 60_000),
 };
 
 /** What a service hands to `createDataSource` (@gmg/db's DbConfig has the same shape). */
@@ -136,7 +140,7 @@ export interface PostgresOptions {
 }
 
 /** The Postgres part of a service's environment; `defaultPoolMax` is the service's own default for PG_POOL_MAX. */
-export function postgresOptions(e: CommonEnv, defaultPoolMax: number, applicationName: string): PostgresOptions {
+function postgresOptions(e: CommonEnv, defaultPoolMax: number, applicationName: string): PostgresOptions {
   return {
     url: e.DATABASE_URL,
     poolSize: e.PG_POOL_MAX ?? defaultPoolMax,
@@ -145,6 +149,40 @@ export function postgresOptions(e: CommonEnv, defaultPoolMax: number, applicatio
     statementTimeoutMs: e.PG_STATEMENT_TIMEOUT_MS,
     lockTimeoutMs: e.PG_LOCK_TIMEOUT_MS,
     idleInTxTimeoutMs: e.PG_IDLE_IN_TX_TIMEOUT_MS,
+  };
+}
+
+/** The part of the config every gateway service shares (upstream-sim excepted), from its CommonEnv. */
+export interface CommonConfig {
+  logLevel: string;
+  /** Log lines buffered at most this long (0: each line written at once). */
+  logFlushMs: number;
+  /** OTLP/HTTP collector base URL; unset: tracing off. */
+  otlpEndpoint?: string;
+  /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*). */
+  postgres: PostgresOptions;
+  redisUrl: string;
+  /** Where Redis is: REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER. */
+  redis: RedisTarget;
+  redisRequireNoeviction: boolean;
+  /** BullMQ key prefix; also prefixes the Redis task view. */
+  queuePrefix: string;
+  /** Queue shards (QUEUE_SHARDS): a task's jobs go to shard shardOf(task id, K) of each queue. */
+  queueShards: Readonly<Record<ShardedQueue, number>>;
+}
+
+/** The common part of a service's config; `defaultPoolMax` is the service's own default for PG_POOL_MAX. */
+export function commonConfigOf(e: Readonly<CommonEnv>, defaultPoolMax: number, applicationName: string): CommonConfig {
+  return {
+    logLevel: e.LOG_LEVEL,
+    logFlushMs: e.LOG_FLUSH_MS,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    postgres: postgresOptions(e, defaultPoolMax, applicationName),
+    redisUrl: e.REDIS_URL,
+    redis: redisTargetOf(e),
+    redisRequireNoeviction: e.REDIS_REQUIRE_NOEVICTION,
+    queuePrefix: e.QUEUE_PREFIX,
+    queueShards: e.QUEUE_SHARDS,
   };
 }
 

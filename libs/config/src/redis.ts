@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { env } from './env';
 
 export interface HostPort {
   host: string;
@@ -61,9 +62,9 @@ export const redisTopologySchema = {
     .max(100)
     .empty('')
     .when('REDIS_SENTINELS', { is: Joi.exist(), then: Joi.required() }),
-  REDIS_COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(REDIS_LIMIT_DEFAULTS.commandTimeoutMs),
-  REDIS_KEEPALIVE_MS: Joi.number().integer().min(1000).max(600_000).default(REDIS_LIMIT_DEFAULTS.keepAliveMs),
-  REDIS_RECONNECT_MAX_DELAY_MS: Joi.number().integer().min(50).max(60_000).default(REDIS_LIMIT_DEFAULTS.reconnectMaxDelayMs),
+  REDIS_COMMAND_TIMEOUT_MS: env.int(100, 120_000, REDIS_LIMIT_DEFAULTS.commandTimeoutMs),
+  REDIS_KEEPALIVE_MS: env.int(1000, 600_000, REDIS_LIMIT_DEFAULTS.keepAliveMs),
+  REDIS_RECONNECT_MAX_DELAY_MS: env.int(50, 60_000, REDIS_LIMIT_DEFAULTS.reconnectMaxDelayMs),
 };
 
 /** `a:1,b:2` → [{host:'a',port:1},{host:'b',port:2}]; the port is after the last colon (IPv6 literals keep theirs). */

@@ -1,6 +1,5 @@
 import Joi from 'joi';
-
-const bool = (def: boolean) => Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(def);
+import { env } from './env';
 
 /**
  * The result store (results kept by us, docs/upstreams/results.md): the edge serves it, the workers write it, so
@@ -22,18 +21,11 @@ export const resultStoreSchema = {
     .default('.data/results')
     .pattern(/^(s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?|file:\/\/\/.+|[^:]+)$/, { name: 's3://bucket/prefix, file:///dir or a path' }),
   // Whoever holds it can mint a link to any kept result: long, and never a copied placeholder.
-  RESULT_SIGNING_KEY: Joi.string()
-    .min(32)
-    .pattern(/change-?me/i, { invert: true, name: 'placeholder' })
-    .required(),
-  RESULT_LINK_TTL_SECONDS: Joi.number()
-    .integer()
-    .min(60)
-    .max(30 * 86400)
-    .default(86400),
+  RESULT_SIGNING_KEY: env.secret(32).required(),
+  RESULT_LINK_TTL_SECONDS: env.int(60, 30 * 86400, 86400),
   RESULT_STORE_ENDPOINT: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .empty(''),
   RESULT_STORE_REGION: Joi.string().empty('').default('us-east-1'),
-  RESULT_STORE_FORCE_PATH_STYLE: bool(false),
+  RESULT_STORE_FORCE_PATH_STYLE: env.bool(false),
 };

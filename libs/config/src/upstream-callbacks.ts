@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { env } from './env';
 
 /**
  * Vendor callbacks (issue 35 item 8; docs/upstreams.md, "Vendor callbacks"): the workers give each submit to a
@@ -15,10 +16,7 @@ export interface UpstreamCallbackWorkerEnv extends UpstreamCallbackEnv {
   UPSTREAM_CALLBACK_POLL_FACTOR: number;
 }
 
-const signingKey = Joi.string()
-  .min(32)
-  .pattern(/change-?me/i, { invert: true, name: 'placeholder' })
-  .empty('');
+const signingKey = env.secret(32).empty('');
 
 /** The edge: unset, the callback route is not mounted (404). */
 export const upstreamCallbackSchema = { UPSTREAM_CALLBACK_SIGNING_KEY: signingKey };

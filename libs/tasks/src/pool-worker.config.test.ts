@@ -8,20 +8,24 @@ describe('pool worker config (worker-video)', () => {
 
   it('fills every default, with health port 9102', () => {
     expect(loadWorkerConfig(SIGNING)).toMatchObject({
-      QUEUE_PREFIX: 'gmg',
-      HEALTH_PORT: 9102,
-      WORKER_CONCURRENCY: 50,
-      POLL_INTERVAL_SCALE: 1,
-      UPSTREAM_TIMEOUT_MS: 30_000,
-      SWEEP_INTERVAL_MS: 15_000,
-      WORKER_LOCK_MS: 30_000,
-      REDIS_REQUIRE_NOEVICTION: false,
-      RESULT_STORE_URL: '.data/results',
-      RESULT_LINK_TTL_SECONDS: 86_400,
-      RESULT_MAX_BYTES: 512 * 1024 * 1024,
-      RESULT_DOWNLOAD_TIMEOUT_MS: 300_000,
-      PUBLIC_BASE_URL: 'http://127.0.0.1:8080',
+      queuePrefix: 'gmg',
+      healthPort: 9102,
+      concurrency: 50,
+      pollIntervalScale: 1,
+      upstreamTimeoutMs: 30_000,
+      sweepIntervalMs: 15_000,
+      lockMs: 30_000,
+      redisRequireNoeviction: false,
+      postgres: { poolSize: 20, applicationName: 'gmg-worker-video' },
+      results: {
+        storeUrl: '.data/results',
+        linkTtlSeconds: 86_400,
+        maxBytes: 512 * 1024 * 1024,
+        downloadTimeoutMs: 300_000,
+        publicBaseUrl: 'http://127.0.0.1:8080',
+      },
     });
+    expect(loadWorkerConfig({ ...SIGNING, WORKER_CONCURRENCY: '4' }).postgres.poolSize).toBe(6);
   });
 
   it('requires the result signing key the edge has (no default: it is a secret)', () => {
@@ -31,14 +35,14 @@ describe('pool worker config (worker-video)', () => {
 
   it('vendor callbacks: off by default; a callback base URL needs the signing key the edge has (≥ 32 characters)', () => {
     const off = loadWorkerConfig(SIGNING);
-    expect(off.UPSTREAM_CALLBACK_BASE_URL).toBeUndefined();
-    expect(off.UPSTREAM_CALLBACK_POLL_FACTOR).toBe(6);
+    expect(off.callbacks.baseUrl).toBeUndefined();
+    expect(off.callbacks.pollFactor).toBe(6);
     const base = { ...SIGNING, UPSTREAM_CALLBACK_BASE_URL: 'https://gw.example.com' };
     expect(() => loadWorkerConfig(base)).toThrow(/UPSTREAM_CALLBACK_SIGNING_KEY/);
     expect(() => loadWorkerConfig({ ...base, UPSTREAM_CALLBACK_SIGNING_KEY: 'short' })).toThrow(/UPSTREAM_CALLBACK_SIGNING_KEY/);
     expect(() => loadWorkerConfig({ ...base, UPSTREAM_CALLBACK_BASE_URL: 'ftp://x' })).toThrow(/UPSTREAM_CALLBACK_BASE_URL/);
     const on = loadWorkerConfig({ ...base, UPSTREAM_CALLBACK_SIGNING_KEY: 'callback-signing-key-0123456789abcdef', UPSTREAM_CALLBACK_POLL_FACTOR: '10' });
-    expect(on).toMatchObject({ UPSTREAM_CALLBACK_BASE_URL: 'https://gw.example.com', UPSTREAM_CALLBACK_POLL_FACTOR: 10 });
+    expect(on.callbacks).toMatchObject({ baseUrl: 'https://gw.example.com', pollFactor: 10 });
     expect(() => loadWorkerConfig({ ...SIGNING, UPSTREAM_CALLBACK_POLL_FACTOR: '0.5' })).toThrow(/UPSTREAM_CALLBACK_POLL_FACTOR/);
   });
 

@@ -1,8 +1,9 @@
 import {
   Joi,
+  commonConfigOf,
   commonSchema,
+  configLoader,
   env,
-  loadConfig,
   resultStoreSchema,
   upstreamCallbackWorkerSchema,
   type CommonEnv,
@@ -12,7 +13,7 @@ import {
 
 const MIB = 1024 * 1024;
 
-export interface PoolWorkerConfig extends CommonEnv, ResultStoreEnv, UpstreamCallbackWorkerEnv {
+interface PoolWorkerEnv extends CommonEnv, ResultStoreEnv, UpstreamCallbackWorkerEnv {
   HEALTH_PORT: number;
   WORKER_CONCURRENCY: number;
   POLL_INTERVAL_SCALE: number;
@@ -32,19 +33,57 @@ export interface PoolWorkerConfig extends CommonEnv, ResultStoreEnv, UpstreamCal
 /** Each pool worker's default HEALTH_PORT (compose and k8s give the same ones). */
 const HEALTH_PORTS = { image: 9101, video: 9102, artgen: 9103, avatar: 9104 } as const;
 
+const poolWorkerLoader = (pool: keyof typeof HEALTH_PORTS) => configLoader(poolWorkerEnvSchema(HEALTH_PORTS[pool]), (e) => toConfig(pool, e));
+const loaders = { image: poolWorkerLoader('image'), video: poolWorkerLoader('video'), artgen: poolWorkerLoader('artgen'), avatar: poolWorkerLoader('avatar') };
+
 /**
- * The config of a pool's worker service from its environment (docs/configuration.md lists every variable, its
- * default and its limits); only the health port's default differs between pools.
+ * The config of a pool's worker service from its environment (process.env unless given; docs/configuration.md lists
+ * every variable, its default and its limits); only the health port's default differs between pools.
  */
-export function loadPoolWorkerConfig(
-  pool: keyof typeof HEALTH_PORTS,
-  source: NodeJS.ProcessEnv | Record<string, string | undefined> = process.env,
-): Readonly<PoolWorkerConfig> {
-  return loadConfig(poolWorkerEnvSchema(HEALTH_PORTS[pool]), source);
+export const loadPoolWorkerConfig = Object.assign(
+  (pool: keyof typeof HEALTH_PORTS, source?: NodeJS.ProcessEnv | Record<string, string | undefined>) => loaders[pool](source),
+  { variables: loaders.image.variables },
+);
+
+export type PoolWorkerConfig = ReturnType<typeof loadPoolWorkerConfig>;
+
+// not annotated: its return type IS PoolWorkerConfig
+function toConfig(pool: keyof typeof HEALTH_PORTS, e: Readonly<PoolWorkerEnv>) {
+  return {
+    // Default pool: one connection per concurrent step (at most 20: a step holds one only for a statement) + the sweep.
+    ...commonConfigOf(e, Math.min(20, e.WORKER_CONCURRENCY + 2), `gmg-worker-${pool}`),
+    healthPort: e.HEALTH_PORT,
+    concurrency: e.WORKER_CONCURRENCY,
+    /** Multiplies upstream poll intervals and retry backoffs; small values are for tests. */
+    pollIntervalScale: e.POLL_INTERVAL_SCALE,
+    upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    upstreamSyncTimeoutMs: e.UPSTREAM_SYNC_TIMEOUT_MS,
+    sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+    /** Job lock and stalled-check period: how soon the jobs of a killed worker are taken up again. */
+    lockMs: e.WORKER_LOCK_MS,
+    /** Results kept by us: the store, its links (signed on the edge's public base), the largest file, the download bound. */
+    results: {
+      storeUrl: e.RESULT_STORE_URL,
+      endpoint: e.RESULT_STORE_ENDPOINT,
+      region: e.RESULT_STORE_REGION,
+      forcePathStyle: e.RESULT_STORE_FORCE_PATH_STYLE,
+      publicBaseUrl: e.PUBLIC_BASE_URL,
+      signingKey: e.RESULT_SIGNING_KEY,
+      linkTtlSeconds: e.RESULT_LINK_TTL_SECONDS,
+      maxBytes: e.RESULT_MAX_BYTES,
+      downloadTimeoutMs: e.RESULT_DOWNLOAD_TIMEOUT_MS,
+    },
+    /** The channel probe's period (0: off in this process). */
+    channelProbeIntervalMs: e.CHANNEL_PROBE_INTERVAL_MS,
+    /** A failing channel's cool-down, doubling per failed trial up to the max (the edge reads the same variables). */
+    channelBackOff: { baseMs: e.CHANNEL_COOLDOWN_MS, maxMs: e.CHANNEL_COOLDOWN_MAX_MS },
+    /** Vendor callbacks: on when a base URL is set (the signing key is then required). */
+    callbacks: { baseUrl: e.UPSTREAM_CALLBACK_BASE_URL, signingKey: e.UPSTREAM_CALLBACK_SIGNING_KEY, pollFactor: e.UPSTREAM_CALLBACK_POLL_FACTOR },
+  };
 }
 
-function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema<PoolWorkerConfig> {
-  return Joi.object<PoolWorkerConfig>({
+function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema<PoolWorkerEnv> {
+  return Joi.object<PoolWorkerEnv>({
     ...commonSchema,
     HEALTH_PORT: env.port(defaultHealthPort),
     WORKER_CONCURRENCY: env.positiveInt(50).max(10_000),
@@ -63,18 +102,14 @@ function poolWorkerEnvSchema(defaultHealthPort: number): Joi.ObjectSchema<PoolWo
       .uri({ scheme: ['http', 'https'] })
       .default('http://127.0.0.1:8080'),
     /** Largest kept video (an image: at most 50 MiB of it). */
-    RESULT_MAX_BYTES: Joi.number()
-      .integer()
-      .min(MIB)
-      .max(16 * 1024 * MIB)
-      .default(512 * MIB),
+    RESULT_MAX_BYTES: env.int(MIB, 16 * 1024 * MIB, 512 * MIB),
     /** Per kept file: download and store write together. */
-    RESULT_DOWNLOAD_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(300_000),
+    RESULT_DOWNLOAD_TIMEOUT_MS: env.int(100, 3_600_000, 300_000),
     // Channel health (docs/configuration.md): the probe's period (0: off in this process) and the back-off of a
     // failing channel or a refused key's trials (doubling per failed trial up to the max)
-    CHANNEL_PROBE_INTERVAL_MS: Joi.number().integer().min(0).max(3_600_000).default(15_000),
-    CHANNEL_COOLDOWN_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
-    CHANNEL_COOLDOWN_MAX_MS: Joi.number().integer().min(100).max(86_400_000).default(900_000),
+    CHANNEL_PROBE_INTERVAL_MS: env.int(0, 3_600_000, 15_000),
+    CHANNEL_COOLDOWN_MS: env.int(100, 3_600_000, 30_000),
+    CHANNEL_COOLDOWN_MAX_MS: env.int(100, 86_400_000, 900_000),
     // Vendor callbacks (docs/upstreams.md): UPSTREAM_CALLBACK_BASE_URL, UPSTREAM_CALLBACK_SIGNING_KEY (the edge's), the poll factor
     ...upstreamCallbackWorkerSchema,
   });

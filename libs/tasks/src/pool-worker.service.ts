@@ -1,10 +1,8 @@
 import type { Pool } from '@gmg/contracts';
 import type { DataSource } from 'typeorm';
-import { postgresOptions } from '@gmg/config';
 import { createDataSource, pingDatabase } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { collectProcessMetrics, startTracing } from '@gmg/observability';
-import { redisTargetOf } from '@gmg/config';
 import {
   WORKER_MIN_COMMAND_TIMEOUT_MS,
   checkRedisMemory,
@@ -41,28 +39,27 @@ export interface PoolWorkerServiceOptions {
  * shutdown on SIGTERM/SIGINT (stop taking jobs, let active steps finish, close connections, exit 0).
  * Each worker service's main.ts is this call with its pool and config.
  */
-export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWorkerConfig>, opts: PoolWorkerServiceOptions = {}): Promise<void> {
-  const logger = createLogger({ service: `worker-${pool}`, level: config.LOG_LEVEL, flushMs: config.LOG_FLUSH_MS });
-  const tracing = startTracing({ service: `worker-${pool}`, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+export async function runPoolWorkerService(pool: Pool, config: PoolWorkerConfig, opts: PoolWorkerServiceOptions = {}): Promise<void> {
+  const logger = createLogger({ service: `worker-${pool}`, level: config.logLevel, flushMs: config.logFlushMs });
+  const tracing = startTracing({ service: `worker-${pool}`, endpoint: config.otlpEndpoint });
   collectProcessMetrics(`worker-${pool}`);
-  // Default pool: one connection per concurrent step (at most 20: a step holds one only for a statement) + the sweep.
-  const ds = createDataSource(postgresOptions(config, Math.min(20, config.WORKER_CONCURRENCY + 2), `gmg-worker-${pool}`));
+  const ds = createDataSource(config.postgres);
   await ds.initialize();
-  const redis = createRedis(redisTargetOf(config), 'worker');
-  await checkRedisPolicy(redis, config.REDIS_REQUIRE_NOEVICTION, (msg) => logger.warn(msg));
+  const redis = createRedis(config.redis, 'worker');
+  await checkRedisPolicy(redis, config.redisRequireNoeviction, (msg) => logger.warn(msg));
   const adapters = createUpstreamAdapters({
-    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
-    syncTimeoutMs: config.UPSTREAM_SYNC_TIMEOUT_MS,
+    timeoutMs: config.upstreamTimeoutMs,
+    syncTimeoutMs: config.upstreamSyncTimeoutMs,
     cutQuadrants: opts.cutQuadrants,
   });
-  const keeper = mediaKeeperOf(config);
+  const keeper = mediaKeeperOf(config.results);
   // The health server answers before any long start-up work (the keeper's first check may rebuild the pool from
   // Postgres after a Redis loss): live meanwhile, not ready until the worker has started (issue 38).
   const started: { pw?: PoolWorker } = {};
   let draining = false;
-  const stallMs = pollLoopStallMs(config.UPSTREAM_TIMEOUT_MS);
+  const stallMs = pollLoopStallMs(config.upstreamTimeoutMs);
   const health = await startHealthServer({
-    port: config.HEALTH_PORT,
+    port: config.healthPort,
     checks: { redis: () => checkRedisReady(redis) },
     degradable: { postgres: () => pingDatabase(ds), redis_memory: () => checkRedisMemory(redis) },
     liveness: {
@@ -80,23 +77,23 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
       pool,
       ds,
       redis,
-      prefix: config.QUEUE_PREFIX,
-      shards: config.QUEUE_SHARDS[pool],
-      billingShards: config.QUEUE_SHARDS.billing,
+      prefix: config.queuePrefix,
+      shards: config.queueShards[pool],
+      billingShards: config.queueShards.billing,
       adapters,
       keeper,
       logger,
       completion: opts.completion?.(ds),
-      channelBackOff: { baseMs: config.CHANNEL_COOLDOWN_MS, maxMs: config.CHANNEL_COOLDOWN_MAX_MS },
+      channelBackOff: config.channelBackOff,
     },
     {
-      concurrency: config.WORKER_CONCURRENCY,
-      pollIntervalScale: config.POLL_INTERVAL_SCALE,
-      sweepIntervalMs: config.SWEEP_INTERVAL_MS,
-      channelProbeIntervalMs: config.CHANNEL_PROBE_INTERVAL_MS,
-      lockDuration: config.WORKER_LOCK_MS,
-      stalledInterval: config.WORKER_LOCK_MS,
-      callbacks: callbacksOf(config),
+      concurrency: config.concurrency,
+      pollIntervalScale: config.pollIntervalScale,
+      sweepIntervalMs: config.sweepIntervalMs,
+      channelProbeIntervalMs: config.channelProbeIntervalMs,
+      lockDuration: config.lockMs,
+      stalledInterval: config.lockMs,
+      callbacks: callbacksOf(config.callbacks),
     },
   );
   started.pw = pw;
@@ -118,12 +115,9 @@ export async function runPoolWorkerService(pool: Pool, config: Readonly<PoolWork
 }
 
 /** Vendor callbacks (issue 35 item 8): on when UPSTREAM_CALLBACK_BASE_URL names the edge as vendors reach it. */
-function callbacksOf(config: Readonly<PoolWorkerConfig>): PoolWorkerOptions['callbacks'] {
-  if (!config.UPSTREAM_CALLBACK_BASE_URL || !config.UPSTREAM_CALLBACK_SIGNING_KEY) return undefined;
-  return {
-    links: createCallbackLinks({ baseUrl: config.UPSTREAM_CALLBACK_BASE_URL, signingKey: config.UPSTREAM_CALLBACK_SIGNING_KEY }),
-    pollFactor: config.UPSTREAM_CALLBACK_POLL_FACTOR,
-  };
+function callbacksOf({ baseUrl, signingKey, pollFactor }: PoolWorkerConfig['callbacks']): PoolWorkerOptions['callbacks'] {
+  if (!baseUrl || !signingKey) return undefined;
+  return { links: createCallbackLinks({ baseUrl, signingKey }), pollFactor };
 }
 
 /**
@@ -140,18 +134,13 @@ export function pollLoopStallMs(upstreamTimeoutMs: number): number {
  * own chain), links signed with RESULT_SIGNING_KEY on the edge's public base, links off a channel's host checked
  * by the system's DNS as the edge checks media URLs.
  */
-function mediaKeeperOf(config: Readonly<PoolWorkerConfig>): ClosableMediaKeeper {
-  const store = createResultStore(config.RESULT_STORE_URL, {
-    endpoint: config.RESULT_STORE_ENDPOINT,
-    region: config.RESULT_STORE_REGION,
-    forcePathStyle: config.RESULT_STORE_FORCE_PATH_STYLE,
-  });
+function mediaKeeperOf(r: PoolWorkerConfig['results']): ClosableMediaKeeper {
   return createMediaKeeper({
-    store,
-    links: createResultLinks({ publicBaseUrl: config.PUBLIC_BASE_URL, signingKey: config.RESULT_SIGNING_KEY }),
+    store: createResultStore(r.storeUrl, { endpoint: r.endpoint, region: r.region, forcePathStyle: r.forcePathStyle }),
+    links: createResultLinks({ publicBaseUrl: r.publicBaseUrl, signingKey: r.signingKey }),
     publicHosts: new PublicHostResolver({ timeoutMs: 2000, cacheTtlMs: 60_000 }),
-    linkTtlSeconds: config.RESULT_LINK_TTL_SECONDS,
-    maxBytes: { image: Math.min(config.RESULT_MAX_BYTES, 50 * 1024 * 1024), video: config.RESULT_MAX_BYTES },
-    timeoutMs: config.RESULT_DOWNLOAD_TIMEOUT_MS,
+    linkTtlSeconds: r.linkTtlSeconds,
+    maxBytes: { image: Math.min(r.maxBytes, 50 * 1024 * 1024), video: r.maxBytes },
+    timeoutMs: r.downloadTimeoutMs,
   });
 }

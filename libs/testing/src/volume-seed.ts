@@ -5,11 +5,12 @@ import type { DataSource, QueryRunner } from 'typeorm';
  * the periodic queries' plans (scripts/explain-volume.ts) are only worth reading on a table of production size.
  *
  * Shape (every number a parameter, so a test builds it small):
- * - `accounts` accounts, one API key each; tasks fall on them skewed (the account of u³ for a uniform u: a few hot
- *   accounts hold most of the rows, as in production).
+ * - `accounts` accounts with `keysPerAccount` API keys each (task i on key i mod that of its account); tasks fall on
+ *   the accounts skewed (the account of u³ for a uniform u: a few hot accounts hold most of the rows, as in
+ *   production). With `channels`, that many channels, each model's tasks on one of them (as a channel serves a model).
  * - `tasks` tasks spread evenly over the last `days` days with time-ordered ids (`task_` + the creation time in
  *   base 36, as newTaskId makes them), pools image 50 % / video 20 % / artgen 10 % / avatar 5 % / chat 15 %.
- *   The newest `openPerMille` ‰ are open (pending or processing; about a tenth past their deadline, for the
+ *   The newest `openPerMille` ‰ are open (0: none; else at least one) (pending or processing; about a tenth past their deadline, for the
  *   timeout sweep), the `unsettledPerMille` ‰ before them ended and unsettled (the billing sweep's backlog), every
  *   other one completed (85 %) or failed (15 %) and settled. 30 % of the last 26 hours carry an Idempotency-Key
  *   (2 hours past the 24 h expiry: a backlog for expireIdempotencyKeys), 10 % a callback URL with one webhook
@@ -25,6 +26,8 @@ export interface VolumeShape {
   /** Total ledger entries wanted; at least about 2 per task are written whatever this says. */
   ledger: number;
   accounts?: number;
+  keysPerAccount?: number;
+  channels?: number;
   days?: number;
   openPerMille?: number;
   unsettledPerMille?: number;
@@ -63,8 +66,10 @@ export async function seedVolume(ds: DataSource, shape: VolumeShape, progress: (
   const accounts = shape.accounts ?? 1000;
   const days = shape.days ?? 60;
   const n = shape.tasks;
-  const open = Math.max(1, Math.floor((n * (shape.openPerMille ?? 5)) / 1000));
-  const unsettled = Math.max(1, Math.floor((n * (shape.unsettledPerMille ?? 1)) / 1000));
+  const perMille = (pm: number): number => (pm === 0 ? 0 : Math.max(1, Math.floor((n * pm) / 1000)));
+  const open = perMille(shape.openPerMille ?? 5);
+  const unsettled = perMille(shape.unsettledPerMille ?? 1);
+  const keysPerAccount = shape.keysPerAccount ?? 1;
   const chunk = shape.chunk ?? 500_000;
   const qr = ds.createQueryRunner();
   await qr.connect();
@@ -73,7 +78,8 @@ export async function seedVolume(ds: DataSource, shape: VolumeShape, progress: (
     await q(`SET synchronous_commit = off`);
     await q(`SET maintenance_work_mem = '256MB'`);
     await q(`SET statement_timeout = 0`);
-    await seedAccounts(q, accounts, days);
+    await seedAccounts(q, accounts, keysPerAccount, days);
+    const channels = await seedChannels(q, shape.channels ?? 0);
     const dropped = await dropSecondaryIndexes(q);
     progress(`volume-seed: ${dropped.length} secondary indexes dropped for the load`);
 
@@ -85,9 +91,9 @@ export async function seedVolume(ds: DataSource, shape: VolumeShape, progress: (
         `WITH t AS (
          INSERT INTO tasks (id, account_id, api_key_id, model, requested_model, pool, status, progress, request, price, price_snapshot,
                             result, error, created_at, started_at, completed_at, deadline_at, updated_at, settled_at,
-                            idempotency_key, idempotency_fingerprint, request_id, callback_url, inflight_shard, upstream_task_id)
+                            idempotency_key, idempotency_fingerprint, request_id, callback_url, inflight_shard, upstream_task_id, channel_id)
          SELECT 'task_' || ${base36Of('(extract(epoch FROM ts) * 1000)::bigint')} || substr(md5(i::text), 1, 15),
-                a.account_id, a.key_id, m.model, m.model, pool, st,
+                a.account_id, a.key_ids[1 + i % $8::int], m.model, m.model, pool, st,
                 CASE WHEN st IN ('completed','failed') THEN 100 WHEN st = 'processing' THEN 40 ELSE 0 END,
                 jsonb_build_object('prompt', 'a quiet harbour at dawn, seagulls, soft light, film grain ' || i, 'size', '1024x1024', 'n', 1),
                 1000 + (i % 7) * 250, '{"unit":1000,"ratio":1}'::jsonb,
@@ -102,7 +108,8 @@ export async function seedVolume(ds: DataSource, shape: VolumeShape, progress: (
                 'req_' || md5((i * 7)::text),
                 CASE WHEN i % 10 = 9 THEN 'https://hooks.example.com/gmg/' || (i % 97) END,
                 CASE WHEN st IN ('pending','processing') THEN (i % 4)::int END,
-                CASE WHEN st <> 'pending' THEN 'up-' || md5(i::text) END
+                CASE WHEN st <> 'pending' THEN 'up-' || md5(i::text) END,
+                ($9::uuid[])[1 + (array_position(ARRAY['image', 'video', 'artgen', 'avatar', 'chat'], pool) - 1) % greatest(cardinality($9::uuid[]), 1)]
          FROM generate_series($4::bigint, $5::bigint) i,
               LATERAL (SELECT now() - ($1::bigint - i) * ($6::float8 / $1::bigint) * interval '1 second' AS ts, ${POOL_OF} AS pool,
                               CASE WHEN i > $1::bigint - $2::bigint THEN (CASE WHEN i % 3 = 0 THEN 'pending' ELSE 'processing' END)
@@ -119,7 +126,7 @@ export async function seedVolume(ds: DataSource, shape: VolumeShape, progress: (
               LATERAL (SELECT 'hold' AS kind, t.created_at AS at
                        UNION ALL SELECT CASE WHEN t.status = 'failed' THEN 'release' ELSE 'capture' END, t.settled_at
                        WHERE t.settled_at IS NOT NULL) k`,
-        [n, open, unsettled, lo, hi, span, accounts],
+        [n, open, unsettled, lo, hi, span, accounts, keysPerAccount, channels],
       );
       progress(`volume-seed: tasks and their ledger entries ${hi}/${n} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     }
@@ -188,20 +195,30 @@ function base36Of(v: string): string {
 
 type Q = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
-async function seedAccounts(q: Q, accounts: number, days: number): Promise<void> {
-  await q(`CREATE TABLE volume_accounts (n int PRIMARY KEY, account_id uuid NOT NULL, key_id uuid NOT NULL)`);
+async function seedAccounts(q: Q, accounts: number, keysPerAccount: number, days: number): Promise<void> {
+  await q(`CREATE TABLE volume_accounts (n int PRIMARY KEY, account_id uuid NOT NULL, key_ids uuid[] NOT NULL)`);
   await q(
     `WITH a AS (
        INSERT INTO accounts (name, created_at) SELECT 'volume-' || i, now() - $2::int * interval '1 day' FROM generate_series(1, $1::int) i
        RETURNING id, name
      ), k AS (
        INSERT INTO api_keys (account_id, name, key_hash, prefix)
-       SELECT id, 'main', md5('volume-key-' || name), 'sk-vol' FROM a RETURNING id, account_id
+       SELECT id, CASE WHEN j = 1 THEN 'main' ELSE 'key-' || j END, md5('volume-key-' || name || '-' || j), 'sk-vol'
+       FROM a, generate_series(1, $3::int) j RETURNING id, account_id, name
      )
-     INSERT INTO volume_accounts (n, account_id, key_id)
-     SELECT row_number() OVER (ORDER BY k.account_id), k.account_id, k.id FROM k`,
-    [accounts, days],
+     INSERT INTO volume_accounts (n, account_id, key_ids)
+     SELECT row_number() OVER (ORDER BY k.account_id), k.account_id, array_agg(k.id ORDER BY k.name) FROM k GROUP BY k.account_id`,
+    [accounts, days, keysPerAccount],
   );
+}
+
+/** `count` channels (none: the tasks have no channel). */
+async function seedChannels(q: Q, count: number): Promise<string[]> {
+  const rows = await q(
+    `INSERT INTO channels (name, base_url, api_key) SELECT 'volume-' || c, 'http://127.0.0.1:9', 'sk-volume' FROM generate_series(1, $1::int) c RETURNING id`,
+    [count],
+  );
+  return rows.map((r) => r.id as string);
 }
 
 interface IndexDef {

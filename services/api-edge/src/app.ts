@@ -58,7 +58,7 @@ import { createManagementRouter } from './management/management.router';
 import { generationsRouter } from './routes/generations.routes';
 import { healthRouter } from './routes/health.routes';
 import { tasksRouter } from './routes/tasks.routes';
-import { artgenRouter, describeWaitOf } from './artgen/artgen.routes';
+import { artgenRouter } from './artgen/artgen.routes';
 import { LocalDiskUploadStorage } from './uploads/local-disk.storage';
 import { DEFAULT_SIDE_LIMITS, type UploadImageDeps } from './uploads/upload-image.use-case';
 import type { UploadStorage } from './uploads/upload-storage';
@@ -78,53 +78,9 @@ import { createConsoleRouter } from './console/console.static';
 import { createResultsRouter } from './results/results.router';
 import { createUpstreamCallbacksRouter } from './upstream-callbacks/upstream-callbacks.router';
 
-export type AppConfig = Pick<
-  ApiEdgeConfig,
-  | 'publicBaseUrl'
-  | 'adminToken'
-  | 'taskTimeoutSeconds'
-  | 'maxBodyBytes'
-  | 'maxBodyBytesInFlight'
-  | 'bodyBudgetWaitMs'
-  | 'bodyBudgetKeyShare'
-  | 'authCacheTtlMs'
-  | 'authStaleIfErrorMs'
-  | 'priceCacheTtlMs'
-  | 'queuePrefix'
-  | 'queueShards'
-  | 'uploadDir'
-  | 'uploadMaxBytes'
-  | 'uploadTtlSeconds'
-  | 'uploadSweepIntervalMs'
-  | 'uploadQuotaBytes'
-  | 'uploadQuotaFiles'
-  | 'messagesLeaseMinor'
-  | 'messagesLeaseTtlMs'
-  | 'messagesChannelCacheTtlMs'
-  | 'upstreamTimeoutMs'
-  | 'messagesRelay'
-  | 'webhookAllowInsecure'
-  | 'adminQueuesWrite'
-  | 'trustProxy'
-  | 'failedAuthLimit'
-  | 'failedAuthWindowSeconds'
-  | 'failedAuthBlockSeconds'
-  | 'mediaDnsServers'
-  | 'mediaDnsTimeoutMs'
-  | 'mediaDnsCacheTtlMs'
-  | 'resultStoreUrl'
-  | 'resultSigningKey'
-  | 'upstreamCallbackSigningKey'
-  | 'resultLinkTtlSeconds'
-  | 'resultStoreEndpoint'
-  | 'resultStoreRegion'
-  | 'resultStoreForcePathStyle'
-> &
-  Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs' | 'channelBackOff' | 'consoleDir' | 'consoleMediaSources'>>;
-
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
 export interface AppDeps {
-  config: AppConfig;
+  config: ApiEdgeConfig;
   logger: Logger;
   dataSource: DataSource;
   /** A ready client connection: task views, readiness, rate limits. */
@@ -302,7 +258,7 @@ function appParts(deps: AppDeps): AppParts {
 /**
  * Task holds paid from this edge's credit leases: the hold statements touch no account row, so edges holding for
  * one busy account never wait for each other (docs/reliability.md, "Hot accounts"); expired leases of a dead edge
- * are closed by any edge's ChatCallSweeper. (Absent from a config built by hand, as in most tests: no leases.)
+ * are closed by any edge's ChatCallSweeper. None with TASK_LEASE_UNITS=0.
  * Submissions that arrive while a hold statement is in flight are held together, of any accounts (hold-batcher.ts).
  */
 function taskLeaseBook({ config, dataSource, logger }: AppDeps): TaskLeaseBook | undefined {
@@ -310,8 +266,8 @@ function taskLeaseBook({ config, dataSource, logger }: AppDeps): TaskLeaseBook |
     ? new TaskLeaseBook(new CreditLeaseRepository(dataSource), {
         targetMinor: config.taskLeaseMinor,
         logger,
-        ttlMs: config.taskLeaseTtlMs ?? 30_000,
-        idleCloseMs: config.taskLeaseIdleMs ?? 5000,
+        ttlMs: config.taskLeaseTtlMs,
+        idleCloseMs: config.taskLeaseIdleMs,
       })
     : undefined;
 }
@@ -508,7 +464,7 @@ function mountArtgen(app: Express, parts: AppParts): void {
   app.use(
     '/v1/artgen',
     artgenRouter(
-      { ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource), describeWaitMs: describeWaitOf(parts.deps.config) },
+      { ...submitDeps(parts), assets: new AssetRepository(parts.deps.dataSource), describeWaitMs: parts.deps.config.artgenDescribeWaitMs },
       parts.submitBody,
       parts.submitGuards,
     ),

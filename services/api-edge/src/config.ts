@@ -2,11 +2,10 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import {
   Joi,
+  commonConfigOf,
   commonSchema,
+  configLoader,
   env,
-  loadConfig,
-  postgresOptions,
-  redisTargetOf,
   resultStoreSchema,
   upstreamCallbackSchema,
   type CommonEnv,
@@ -89,33 +88,22 @@ const schema = Joi.object({
   PORT: env.port(8080),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   // A management token grants money and keys: long, and never a copied placeholder.
-  ADMIN_TOKEN: Joi.string()
-    .min(24)
-    .pattern(/change-?me/i, { invert: true, name: 'placeholder' })
-    .required(),
+  ADMIN_TOKEN: env.secret(24).required(),
   TASK_TIMEOUT_SECONDS: env.positiveInt(1800),
-  MAX_BODY_BYTES: Joi.number()
-    .integer()
-    .min(1024)
-    .max(200 * MIB)
-    .default(25 * MIB),
+  MAX_BODY_BYTES: env.int(1024, 200 * MIB, 25 * MIB),
   // Large bodies (≥ 256 KiB) held at once by one process, and how long one waits for room (http/body-budget.ts).
-  MAX_BODY_BYTES_IN_FLIGHT: Joi.number()
-    .integer()
-    .min(MIB)
-    .max(4096 * MIB)
-    .default(64 * MIB),
-  BODY_BUDGET_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(10_000),
+  MAX_BODY_BYTES_IN_FLIGHT: env.int(MIB, 4096 * MIB, 64 * MIB),
+  BODY_BUDGET_WAIT_MS: env.int(0, 120_000, 10_000),
   // One key's most of that budget: its slow large bodies cannot take every other key's room (http/body-budget.ts).
   BODY_BUDGET_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
   // A slow sender holds a connection (and a large body its share of the budget) at most this long, not node's 300 s.
-  REQUEST_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(60_000),
-  HEADERS_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(15_000),
-  KEEP_ALIVE_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(65_000),
+  REQUEST_TIMEOUT_MS: env.int(1000, 3_600_000, 60_000),
+  HEADERS_TIMEOUT_MS: env.int(1000, 3_600_000, 15_000),
+  KEEP_ALIVE_TIMEOUT_MS: env.int(1000, 3_600_000, 65_000),
   // At most 5 s: a revoked key must stop working within 5 seconds.
-  AUTH_CACHE_TTL_MS: Joi.number().integer().min(0).max(5000).default(2000),
-  AUTH_STALE_IF_ERROR_MS: Joi.number().integer().min(0).max(3_600_000).default(300_000),
-  PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
+  AUTH_CACHE_TTL_MS: env.int(0, 5000, 2000),
+  AUTH_STALE_IF_ERROR_MS: env.int(0, 3_600_000, 300_000),
+  PRICE_CACHE_TTL_MS: env.int(0, 3_600_000, 5000),
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
   // The console's build (/console; docs/management-api.md, "Console routes"); unset: packages/console/dist.
   CONSOLE_DIR: Joi.string().min(1),
@@ -125,17 +113,9 @@ const schema = Joi.object({
     .allow('')
     .pattern(/^((https?:|https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?)(\s+|$))*$/, 'CSP sources (http:, https:, or origins)')
     .default('https:'),
-  UPLOAD_MAX_BYTES: Joi.number()
-    .integer()
-    .min(1024)
-    .max(100 * MIB)
-    .default(10 * MIB),
-  UPLOAD_TTL_SECONDS: Joi.number()
-    .integer()
-    .min(60)
-    .max(30 * 86400)
-    .default(86400),
-  UPLOAD_SWEEP_INTERVAL_MS: Joi.number().integer().min(100).max(86_400_000).default(600_000),
+  UPLOAD_MAX_BYTES: env.int(1024, 100 * MIB, 10 * MIB),
+  UPLOAD_TTL_SECONDS: env.int(60, 30 * 86400, 86400),
+  UPLOAD_SWEEP_INTERVAL_MS: env.int(100, 86_400_000, 600_000),
   // Per account, over unexpired uploads; 0 = off. At least one largest image, or no upload could ever fit.
   UPLOAD_QUOTA_BYTES: Joi.alternatives(
     Joi.number().valid(0),
@@ -146,47 +126,39 @@ const schema = Joi.object({
   )
     .default(1024 * MIB)
     .messages({ 'alternatives.match': '"UPLOAD_QUOTA_BYTES" must be 0 (no quota) or at least UPLOAD_MAX_BYTES' }),
-  UPLOAD_QUOTA_FILES: Joi.number().integer().min(0).max(10_000_000).default(1000),
+  UPLOAD_QUOTA_FILES: env.int(0, 10_000_000, 1000),
   // RESULT_STORE_URL, RESULT_SIGNING_KEY (required), RESULT_LINK_TTL_SECONDS, RESULT_STORE_ENDPOINT/REGION/FORCE_PATH_STYLE: shared with the workers
   ...resultStoreSchema,
   // UPSTREAM_CALLBACK_SIGNING_KEY: shared with the workers (vendor callbacks, docs/upstreams.md)
   ...upstreamCallbackSchema,
   MESSAGES_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(1),
-  MESSAGES_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
-  MESSAGES_CHANNEL_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
-  UPSTREAM_TIMEOUT_MS: Joi.number().integer().min(1).max(600_000).default(10_000),
+  MESSAGES_LEASE_TTL_SECONDS: env.int(3, 3600, 30),
+  MESSAGES_CHANNEL_CACHE_TTL_MS: env.int(0, 3_600_000, 5000),
+  UPSTREAM_TIMEOUT_MS: env.int(1, 600_000, 10_000),
   TASK_LEASE_UNITS: Joi.number().min(0).max(1_000_000).default(5),
-  TASK_LEASE_TTL_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
+  TASK_LEASE_TTL_SECONDS: env.int(3, 3600, 30),
   TASK_LEASE_IDLE_SECONDS: Joi.number().min(0.1).max(3600).default(5),
   MESSAGES_CONNECT_TIMEOUT_SECONDS: Joi.number().min(0.1).max(60).default(5),
   MESSAGES_HEADERS_TIMEOUT_SECONDS: Joi.number().min(0.1).max(600).default(15),
   MESSAGES_STREAM_IDLE_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(60),
   MESSAGES_ANSWER_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(600),
-  MESSAGES_MAX_ANSWER_BYTES: Joi.number()
-    .integer()
-    .min(1024)
-    .max(1024 * MIB)
-    .default(32 * MIB),
-  MESSAGES_MAX_EVENT_BYTES: Joi.number()
-    .integer()
-    .min(1024)
-    .max(256 * MIB)
-    .default(4 * MIB),
-  MESSAGES_BREAKER_FAILURES: Joi.number().integer().min(1).max(1000).default(3),
+  MESSAGES_MAX_ANSWER_BYTES: env.int(1024, 1024 * MIB, 32 * MIB),
+  MESSAGES_MAX_EVENT_BYTES: env.int(1024, 256 * MIB, 4 * MIB),
+  MESSAGES_BREAKER_FAILURES: env.int(1, 1000, 3),
   MESSAGES_BREAKER_COOLDOWN_SECONDS: Joi.number().min(0).max(3600).default(30),
   // channel health (docs/management-api.md): a failing channel's cool-down, doubling per failed trial up to the max
-  CHANNEL_COOLDOWN_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
-  CHANNEL_COOLDOWN_MAX_MS: Joi.number().integer().min(100).max(86_400_000).default(900_000),
-  ARTGEN_DESCRIBE_WAIT_MS: Joi.number().integer().min(0).max(120_000).default(30_000),
+  CHANNEL_COOLDOWN_MS: env.int(100, 3_600_000, 30_000),
+  CHANNEL_COOLDOWN_MAX_MS: env.int(100, 86_400_000, 900_000),
+  ARTGEN_DESCRIBE_WAIT_MS: env.int(0, 120_000, 30_000),
   WEBHOOK_ALLOW_INSECURE: env.bool(false),
   ADMIN_QUEUES_WRITE: env.bool(false),
   TRUST_PROXY: trustProxySchema,
-  FAILED_AUTH_LIMIT: Joi.number().integer().min(1).max(100_000).default(20),
-  FAILED_AUTH_WINDOW_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
-  FAILED_AUTH_BLOCK_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
+  FAILED_AUTH_LIMIT: env.int(1, 100_000, 20),
+  FAILED_AUTH_WINDOW_SECONDS: env.int(1, 86_400, 60),
+  FAILED_AUTH_BLOCK_SECONDS: env.int(1, 86_400, 300),
   MEDIA_DNS_SERVERS: dnsServersSchema,
-  MEDIA_DNS_TIMEOUT_MS: Joi.number().integer().min(100).max(30_000).default(2000),
-  MEDIA_DNS_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(60_000),
+  MEDIA_DNS_TIMEOUT_MS: env.int(100, 30_000, 2000),
+  MEDIA_DNS_CACHE_TTL_MS: env.int(0, 3_600_000, 60_000),
 });
 
 interface RawEnv extends CommonEnv, ResultStoreEnv, UpstreamCallbackEnv {
@@ -241,20 +213,11 @@ interface RawEnv extends CommonEnv, ResultStoreEnv, UpstreamCallbackEnv {
   MEDIA_DNS_CACHE_TTL_MS: number;
 }
 
-/**
- * Everything api-edge reads from its environment, parsed once, frozen; this file is the only reader of process.env.
- * The type is what toConfig makes of the checked environment (no separate interface to keep in step).
- */
-export type ApiEdgeConfig = ReturnType<typeof toConfig>;
-
-/** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
-export function parseConfig(source: Record<string, string | undefined>): ApiEdgeConfig {
-  return toConfig(loadConfig<RawEnv>(schema as Joi.ObjectSchema<RawEnv>, source));
-}
-
 // not annotated: its return type IS ApiEdgeConfig (one list of the settings, each with its comment)
 function toConfig(e: Readonly<RawEnv>) {
-  return Object.freeze({
+  return {
+    /** Postgres (PG_POOL_MAX default 20), Redis, the queues, logging and tracing: what every service reads alike. */
+    ...commonConfigOf(e, 20, 'api-edge'),
     port: e.PORT,
     /** Absolute base of this gateway as clients see it (upload links, docs). No trailing slash. */
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
@@ -282,19 +245,6 @@ function toConfig(e: Readonly<RawEnv>) {
     /** How long past AUTH_CACHE_TTL_MS a known key still authenticates while Postgres is unreachable. */
     authStaleIfErrorMs: e.AUTH_STALE_IF_ERROR_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
-    /** Postgres: DATABASE_URL (PgBouncer in production), pool size and timeouts (PG_*; PG_POOL_MAX default 20). */
-    postgres: postgresOptions(e, 20, 'api-edge'),
-    redisUrl: e.REDIS_URL,
-    /** Where Redis is: REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER. */
-    redis: redisTargetOf(e),
-    /** Queue shards (QUEUE_SHARDS): the edge enqueues a task, or a cancelled task's settlement, on shard shardOf(id, K). */
-    queueShards: e.QUEUE_SHARDS,
-    logLevel: e.LOG_LEVEL,
-    /** Log lines buffered at most this long (0: each line written at once). */
-    logFlushMs: e.LOG_FLUSH_MS,
-    /** BullMQ key prefix; also prefixes the Redis task view. */
-    queuePrefix: e.QUEUE_PREFIX,
-    redisRequireNoeviction: e.REDIS_REQUIRE_NOEVICTION,
     /** Local-disk upload storage (absolute; relative values resolve against the working directory). */
     uploadDir: path.resolve(e.UPLOAD_DIR),
     /** The console's built app (absolute); undefined: the default, packages/console/dist. */
@@ -352,8 +302,6 @@ function toConfig(e: Readonly<RawEnv>) {
     channelBackOff: Object.freeze<ChannelBackOffConfig>({ baseMs: e.CHANNEL_COOLDOWN_MS, maxMs: e.CHANNEL_COOLDOWN_MAX_MS }),
     /** How long a describe request waits for its text before answering with the plain acknowledgement. */
     artgenDescribeWaitMs: e.ARTGEN_DESCRIBE_WAIT_MS,
-    /** OTLP/HTTP collector base URL; unset: tracing off. */
-    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     /**
      * Local mode for webhooks (WEBHOOK_ALLOW_INSECURE): a `callback_url` may be http and point at loopback or a
      * private address. Off (production), https to a public host only (docs/webhooks.md).
@@ -379,10 +327,14 @@ function toConfig(e: Readonly<RawEnv>) {
     mediaDnsTimeoutMs: e.MEDIA_DNS_TIMEOUT_MS,
     /** How long a host's verdict is cached. */
     mediaDnsCacheTtlMs: e.MEDIA_DNS_CACHE_TTL_MS,
-  });
+  };
 }
 
-/** The service's config from process.env. */
-export function loadApiEdgeConfig(): ApiEdgeConfig {
-  return parseConfig(process.env);
-}
+/**
+ * Everything api-edge reads from its environment (process.env unless given: tests pass their own), checked once,
+ * frozen; this file is the only reader of process.env. Throws ConfigError listing every bad key.
+ */
+export const loadApiEdgeConfig = configLoader(schema as Joi.ObjectSchema<RawEnv>, toConfig);
+
+/** What toConfig makes of the checked environment (no separate interface to keep in step). */
+export type ApiEdgeConfig = ReturnType<typeof loadApiEdgeConfig>;

@@ -9,7 +9,7 @@ import { createLogger } from '@gmg/logger';
 import { Producers, createRedis, createTaskQueue, type Redis, type TaskQueue } from '@gmg/queue';
 import { REPO_ROOT, TEST_REDIS_TARGET, createTestDatabase, uniqueRedisPrefix, type TestDatabase, deleteRedisPrefix } from '@gmg/testing';
 import { createApp, type AppDeps, type EdgeBackground } from './app';
-import { parseConfig, type ApiEdgeConfig } from './config';
+import { loadApiEdgeConfig, type ApiEdgeConfig } from './config';
 import { startEdgeTimers } from './edge-timers';
 import { appServer } from './http/app-server';
 
@@ -69,7 +69,7 @@ export async function startEdgeHarness(
   );
   // Never the repository's .data/results: the edge sweeps its result store.
   const resultDir = path.join(tmpdir(), `gmg-edge-results-${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}`);
-  const config = parseConfig({
+  const config = loadApiEdgeConfig({
     ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
     RESULT_SIGNING_KEY: 'test-result-signing-key-0123456789abcdef',
     RESULT_STORE_URL: resultDir,

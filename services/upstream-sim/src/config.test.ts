@@ -1,9 +1,9 @@
 import { ConfigError } from '@gmg/config';
-import { parseSimConfig } from './config';
+import { loadSimConfig } from './config';
 
-describe('parseSimConfig', () => {
+describe('loadSimConfig', () => {
   it('applies the documented defaults', () => {
-    expect(parseSimConfig({})).toEqual({
+    expect(loadSimConfig({})).toEqual({
       port: 9090,
       timeScale: 1,
       publicUrl: 'http://127.0.0.1:9090',
@@ -14,12 +14,12 @@ describe('parseSimConfig', () => {
   });
 
   it('derives the public URL from PORT and strips a trailing slash from SIM_PUBLIC_URL', () => {
-    expect(parseSimConfig({ PORT: '9999' }).publicUrl).toBe('http://127.0.0.1:9999');
-    expect(parseSimConfig({ SIM_PUBLIC_URL: 'https://sim.example.com/' }).publicUrl).toBe('https://sim.example.com');
+    expect(loadSimConfig({ PORT: '9999' }).publicUrl).toBe('http://127.0.0.1:9999');
+    expect(loadSimConfig({ SIM_PUBLIC_URL: 'https://sim.example.com/' }).publicUrl).toBe('https://sim.example.com');
   });
 
   it('reads the time scale and the optional API key', () => {
-    const c = parseSimConfig({ SIM_TIME_SCALE: '0.05', SIM_API_KEY: 'k' });
+    const c = loadSimConfig({ SIM_TIME_SCALE: '0.05', SIM_API_KEY: 'k' });
     expect(c.timeScale).toBe(0.05);
     expect(c.apiKey).toBe('k');
   });
@@ -27,7 +27,7 @@ describe('parseSimConfig', () => {
   it('lists every bad key at once', () => {
     let err: unknown;
     try {
-      parseSimConfig({ PORT: 'x', SIM_TIME_SCALE: '-1', SIM_PUBLIC_URL: 'ftp://nope' });
+      loadSimConfig({ PORT: 'x', SIM_TIME_SCALE: '-1', SIM_PUBLIC_URL: 'ftp://nope' });
     } catch (e) {
       err = e;
     }

@@ -1,4 +1,4 @@
-import { Joi, env, loadConfig } from '@gmg/config';
+import { Joi, configLoader, env } from '@gmg/config';
 
 /** Everything upstream-sim reads from its environment, parsed once, frozen. The only place that reads process.env. */
 export interface SimConfig {
@@ -29,10 +29,10 @@ const schema = Joi.object({
   SIM_API_KEY: Joi.string().min(1),
   // more keys the gateway protocol (/v1) accepts beside SIM_API_KEY, comma-separated (multi-key channel tests)
   SIM_API_KEYS: Joi.string().min(1),
-  SIM_MAX_TASKS: Joi.number().integer().min(100).max(10_000_000).default(50_000),
+  SIM_MAX_TASKS: env.int(100, 10_000_000, 50_000),
   LOG_LEVEL: env.logLevel(),
   SIM_MESSAGES_FAULT: Joi.string().valid('overloaded', 'rate_limited', 'hang'),
-  SIM_MESSAGES_SLOW_DELTA_MS: Joi.number().integer().min(0).max(60_000).default(50),
+  SIM_MESSAGES_SLOW_DELTA_MS: env.int(0, 60_000, 50),
   SIM_VENDOR_LINK_TTL_MS: Joi.number().integer().min(1).max(86_400_000),
 });
 
@@ -49,10 +49,8 @@ interface RawEnv {
   SIM_VENDOR_LINK_TTL_MS?: number;
 }
 
-/** Pure: parses an environment (tests pass their own). Throws ConfigError listing every bad key. */
-export function parseSimConfig(source: Record<string, string | undefined>): Readonly<SimConfig> {
-  const e = loadConfig<RawEnv>(schema as Joi.ObjectSchema<RawEnv>, source);
-  return Object.freeze({
+function toConfig(e: Readonly<RawEnv>): SimConfig {
+  return {
     port: e.PORT,
     timeScale: e.SIM_TIME_SCALE,
     publicUrl: (e.SIM_PUBLIC_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
@@ -69,9 +67,8 @@ export function parseSimConfig(source: Record<string, string | undefined>): Read
     ...(e.SIM_MESSAGES_FAULT ? { messagesFault: e.SIM_MESSAGES_FAULT } : {}),
     messagesSlowDeltaMs: e.SIM_MESSAGES_SLOW_DELTA_MS,
     ...(e.SIM_VENDOR_LINK_TTL_MS ? { vendorLinkTtlMs: e.SIM_VENDOR_LINK_TTL_MS } : {}),
-  });
+  };
 }
 
-export function loadSimConfig(): Readonly<SimConfig> {
-  return parseSimConfig(process.env);
-}
+/** The simulator's config from its environment (process.env unless given). Throws ConfigError listing every bad key. */
+export const loadSimConfig = configLoader(schema as Joi.ObjectSchema<RawEnv>, toConfig);

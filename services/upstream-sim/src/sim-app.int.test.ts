@@ -4,7 +4,7 @@ import request from 'supertest';
 import sharp from 'sharp';
 import { freePort, waitFor } from '@gmg/testing';
 import { createSimApp } from './app';
-import { testModels } from './test-models';
+import { testModels } from './test-models.test-kit';
 
 const PUBLIC = 'http://sim.test:9090';
 const lumen = (prompt = 'a red fox', extra: Record<string, unknown> = {}) => ({ model: 'lumen-2-pro', prompt, resolution: '1MP', size: '16:9', ...extra });

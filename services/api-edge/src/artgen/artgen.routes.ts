@@ -22,17 +22,6 @@ export interface ArtgenRouterDeps extends SubmitTaskDeps {
   describeWaitMs: number;
 }
 
-/** Default of ARTGEN_DESCRIBE_WAIT_MS. */
-export const DESCRIBE_WAIT_DEFAULT_MS = 30_000;
-
-/**
- * ARTGEN_DESCRIBE_WAIT_MS of the service config (main.ts passes the whole ApiEdgeConfig; a test may pass a
- * narrower AppConfig without it, which means the default).
- */
-export function describeWaitOf(config: object): number {
-  const v = (config as { artgenDescribeWaitMs?: unknown }).artgenDescribeWaitMs;
-  return typeof v === 'number' && v >= 0 ? v : DESCRIBE_WAIT_DEFAULT_MS;
-}
 const notFound = (id: string) => new DomainError('artgen_not_found', `Task ${id} not found`);
 
 /**

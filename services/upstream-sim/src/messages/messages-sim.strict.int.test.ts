@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createSimApp } from '../app';
-import { testModels } from '../test-models';
+import { testModels } from '../test-models.test-kit';
 
 /**
  * The simulator's messages mode is as strict as its vendor: a body that breaks one of the vendor's structural rules
