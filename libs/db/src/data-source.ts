@@ -40,6 +40,7 @@ import { ApiKeyCaps1765637000000 } from './migrations/1765637000000-api-key-caps
 import { CallbackKeysetIndex1765700000000 } from './migrations/1765700000000-callback-keyset-index';
 import { ChatCallFunctions1765760000000 } from './migrations/1765760000000-chat-call-functions';
 import { UsageRollup1765800000000 } from './migrations/1765800000000-usage-rollup';
+import { ConsoleListIndexes1765900000000 } from './migrations/1765900000000-console-list-indexes';
 import { UsageDailyEntity, UsageHourlyEntity, UsageRollupStateEntity } from './entities/usage.entity';
 
 export const ENTITIES = [
@@ -93,6 +94,7 @@ export const MIGRATIONS = [
   CallbackKeysetIndex1765700000000,
   ChatCallFunctions1765760000000,
   UsageRollup1765800000000,
+  ConsoleListIndexes1765900000000,
 ];
 
 export interface DbConfig {

@@ -1,7 +1,7 @@
 export { createDataSource, createMigrationDataSource, pendingMigrations, runMigrations } from './data-source';
 export { newTaskId, randomHex } from './ids';
 export { forEachIdPage } from './id-pages';
-export { toUnifiedTask } from './unified-task';
+export { costMinor, toUnifiedTask } from './unified-task';
 export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, HOLD_LEASED_SQL, toHoldRow, spendCapError } from './repositories/task.repository';
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export { StatementBatcher, type Pending } from './statement-batcher';
@@ -44,3 +44,5 @@ export type { BackOff, ProbeClaim } from './repositories/channel-health.reposito
 export { exportArchives } from './repositories/archive-export';
 export { UsageRepository, USAGE_DIMENSIONS, USAGE_HOURLY_MAX_DAYS, NO_CHANNEL, usageRange } from './repositories/usage.repository';
 export type { UsageDimension, UsageGroup } from './repositories/usage.repository';
+export { ConsoleListRepository, LIST_SCAN_BUDGET } from './repositories/console-list.repository';
+export type { ListPage, ListPosition, ListedTask, TaskEntryRecord, TaskListFilter } from './repositories/console-list.repository';

@@ -4,9 +4,18 @@ import type { TaskRecord } from './repositories/task.repository';
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 /** A chat call (POST /v1/messages, pool `chat`) costs its captured usage (`result.cost`), not its reservation (`price`). */
-function chatCost(t: TaskRecord): string | undefined {
+function chatCostOf(t: TaskRecord): bigint | undefined {
   const cost = (t.result as { cost?: unknown } | null)?.cost;
-  return (t.pool as string) === 'chat' && typeof cost === 'string' && /^\d+$/.test(cost) ? cost : undefined;
+  return (t.pool as string) === 'chat' && typeof cost === 'string' && /^\d+$/.test(cost) ? BigInt(cost) : undefined;
+}
+
+/**
+ * What a task costs its account, minor units: 0 once failed (refunded); once completed, what was captured (a per-asset
+ * partial capture, a chat call's usage: `captured`) or else its price; before that, the price held.
+ */
+export function costMinor(status: TaskRecord['status'], price: bigint, captured: bigint | null | undefined): bigint {
+  if (status === 'failed') return 0n;
+  return status === 'completed' ? (captured ?? price) : price;
 }
 
 /** The unified task of spec 2.2 from a task row. `cost`: 0 once failed (refunded), what was captured once completed. */
@@ -21,8 +30,7 @@ export function toUnifiedTask(t: TaskRecord): UnifiedTask {
     model: t.requestedModel,
     status: t.status,
     progress: t.status === 'completed' ? 100 : t.progress,
-    // completed: what was captured — a per-asset partial capture, a chat call's usage — else the price held
-    cost: t.status === 'failed' ? 0 : fromMinor(t.status === 'completed' ? (t.captureAmount ?? chatCost(t) ?? t.price) : t.price),
+    cost: fromMinor(costMinor(t.status, t.price, t.captureAmount ?? chatCostOf(t))),
     created: secs(t.createdAt),
   };
   if (contract) u.estimated_time = contract.estimatedSeconds;

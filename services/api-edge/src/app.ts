@@ -74,6 +74,7 @@ import { ChannelListCache } from './channels/channel-list.cache';
 import { channelCarryCheck } from './use-cases/channel-carry.check';
 import { messagesRouter } from './messages/messages.router';
 import { mountPlayground } from './playground';
+import { createConsoleRouter } from './console/console.static';
 import { createResultsRouter } from './results/results.router';
 import { createUpstreamCallbacksRouter } from './upstream-callbacks/upstream-callbacks.router';
 
@@ -119,7 +120,7 @@ export type AppConfig = Pick<
   | 'resultStoreRegion'
   | 'resultStoreForcePathStyle'
 > &
-  Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs' | 'channelBackOff'>>;
+  Partial<Pick<ApiEdgeConfig, 'taskLeaseMinor' | 'taskLeaseTtlMs' | 'taskLeaseIdleMs' | 'channelBackOff' | 'consoleDir' | 'consoleMediaSources'>>;
 
 /** Everything the app needs, built by main.ts (or a test) and injected: createApp never connects or listens. */
 export interface AppDeps {
@@ -232,6 +233,7 @@ export function createApp(deps: AppDeps): EdgeApp {
   mountManagement(app, parts);
   mountQueueDashboard(app, parts);
   mountPlayground(app);
+  mountConsole(app, deps);
   app.use(routeNotFound);
   app.use(errorHandler(deps.logger));
   const { keys, chatCallSweeper, creditLeases, taskLeases, uploadSweeper } = parts;
@@ -568,6 +570,17 @@ function mountManagement(app: Express, { deps, keys, authThrottle, adapters, mes
       trial: { adapters, messages: messagesClient },
       logger: deps.logger,
     }),
+  );
+}
+
+/**
+ * GET /console: the web console's static build (docs/management-api.md, "Console routes"). Result media may come from
+ * PUBLIC_BASE_URL's origin (our signed result links, when it is not this one) and CONSOLE_MEDIA_SOURCES (vendor links).
+ */
+function mountConsole(app: Express, { config }: AppDeps): void {
+  app.use(
+    '/console',
+    createConsoleRouter({ dir: config.consoleDir, mediaSources: [new URL(config.publicBaseUrl).origin, ...(config.consoleMediaSources ?? [])] }),
   );
 }
 

@@ -117,6 +117,14 @@ const schema = Joi.object({
   AUTH_STALE_IF_ERROR_MS: Joi.number().integer().min(0).max(3_600_000).default(300_000),
   PRICE_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(5000),
   UPLOAD_DIR: Joi.string().min(1).default('.data/uploads'),
+  // The console's build (/console; docs/management-api.md, "Console routes"); unset: packages/console/dist.
+  CONSOLE_DIR: Joi.string().min(1),
+  // Where result images and videos may come from besides this origin (CSP source expressions, space-separated).
+  CONSOLE_MEDIA_SOURCES: Joi.string()
+    .trim()
+    .allow('')
+    .pattern(/^((https?:|https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?)(\s+|$))*$/, 'CSP sources (http:, https:, or origins)')
+    .default('https:'),
   UPLOAD_MAX_BYTES: Joi.number()
     .integer()
     .min(1024)
@@ -197,6 +205,8 @@ interface RawEnv extends CommonEnv, ResultStoreEnv, UpstreamCallbackEnv {
   AUTH_STALE_IF_ERROR_MS: number;
   PRICE_CACHE_TTL_MS: number;
   UPLOAD_DIR: string;
+  CONSOLE_DIR?: string;
+  CONSOLE_MEDIA_SOURCES: string;
   UPLOAD_MAX_BYTES: number;
   UPLOAD_TTL_SECONDS: number;
   UPLOAD_SWEEP_INTERVAL_MS: number;
@@ -287,6 +297,10 @@ function toConfig(e: Readonly<RawEnv>) {
     redisRequireNoeviction: e.REDIS_REQUIRE_NOEVICTION,
     /** Local-disk upload storage (absolute; relative values resolve against the working directory). */
     uploadDir: path.resolve(e.UPLOAD_DIR),
+    /** The console's built app (absolute); undefined: the default, packages/console/dist. */
+    consoleDir: e.CONSOLE_DIR === undefined ? undefined : path.resolve(e.CONSOLE_DIR),
+    /** CSP sources the console loads result media from, besides its own origin and PUBLIC_BASE_URL's. */
+    consoleMediaSources: e.CONSOLE_MEDIA_SOURCES.split(/\s+/).filter(Boolean),
     /** Largest accepted image of POST /v1/uploads/images (decoded bytes). */
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     /** Upload links stop working this long after the upload. */

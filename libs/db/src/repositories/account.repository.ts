@@ -11,7 +11,7 @@ export interface AccountRecord {
   createdAt: Date;
 }
 
-const toAccount = (r: Row): AccountRecord => ({
+export const toAccount = (r: Row): AccountRecord => ({
   id: r.id as string,
   name: r.name as string,
   groupName: r.group_name as string,
@@ -22,7 +22,8 @@ const toAccount = (r: Row): AccountRecord => ({
 });
 
 /** The columns toAccount reads (never `*`): a column added to it is added here. */
-const COLUMNS = 'id, name, group_name, available, held, spent, created_at';
+export const ACCOUNT_COLUMNS = 'id, name, group_name, available, held, spent, created_at';
+const COLUMNS = ACCOUNT_COLUMNS;
 
 export class AccountRepository {
   constructor(private readonly ds: DataSource) {}

@@ -55,11 +55,12 @@ export interface LogsPage {
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
-function encodeCursor(ts: string, ref: string): string {
+/** The keyset cursor of every management list: opaque base64url of [created_at as Postgres text, id]. */
+export function encodeCursor(ts: string, ref: string): string {
   return Buffer.from(JSON.stringify([ts, ref]), 'utf8').toString('base64url');
 }
 
-function decodeCursor(c: string): { ts: string; ref: string } {
+export function decodeCursor(c: string): { ts: string; ref: string } {
   try {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as unknown;
     if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0]))) {

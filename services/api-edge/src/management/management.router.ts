@@ -10,6 +10,7 @@ import { assertJsonDepth } from '../http/json-depth';
 import type { FailedAuthThrottle } from '../auth/failed-auth.throttle';
 import { bearerOf as bearer, requireAdminToken } from '../middleware/admin-token';
 import { ChannelKeysService } from './channel-keys.service';
+import { ConsoleService } from './console.service';
 import { ManagementService } from './management.service';
 import { lookupTasks } from './task-lookup';
 import { UsageService, usageCsv, type UsageReport } from './usage.service';
@@ -74,6 +75,8 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
 
   router.use(express.json({ limit: deps.maxBodyBytes ?? 1024 * 1024, verify: (_req, _res, buf) => assertJsonDepth(buf) }));
 
+  const consoleReads = new ConsoleService(deps.ds);
+  router.get('/accounts', admin, async (req, res) => send(res, 200, await consoleReads.accounts(req.query)));
   router.post('/accounts', admin, async (req, res) => send(res, 201, await svc.createAccount(req.body), 'account created'));
   router.get('/accounts/:id', admin, async (req, res) => send(res, 200, await svc.getAccount(id(req))));
   router.post('/accounts/:id/topups', admin, async (req, res) => {
@@ -119,9 +122,14 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
   router.get('/prices', admin, async (_req, res) => send(res, 200, await svc.listPrices()));
   router.put('/prices', admin, async (req, res) => send(res, 200, await svc.putPrices(req.body), 'prices saved'));
 
-  // Support: the tasks of a request id (X-Request-Id) or a trace id (X-Trace-Id).
+  // Support: the tasks of a request id (X-Request-Id) or a trace id (X-Trace-Id) — an array, as it always was; without
+  // either, the console's filtered list (a page: docs/management-api.md, "Console routes").
   const tasks = new TaskRepository(deps.ds);
-  router.get('/tasks', admin, async (req, res) => send(res, 200, await lookupTasks(tasks, req.query)));
+  router.get('/tasks', admin, async (req, res) => {
+    const support = 'request_id' in req.query || 'trace_id' in req.query;
+    send(res, 200, support ? await lookupTasks(tasks, req.query) : await consoleReads.list(req.query));
+  });
+  router.get('/tasks/:id', admin, async (req, res) => send(res, 200, await consoleReads.detail(id(req))));
   router.get('/groups', admin, async (_req, res) => send(res, 200, await svc.listGroups()));
   router.put('/groups', admin, async (req, res) => send(res, 200, await svc.putGroups(req.body), 'groups saved'));
 
