@@ -3,6 +3,10 @@
  * Builds the console (src/main.tsx) into dist/: `index.html` plus content-hashed `assets/main-<hash>.js` and `.css`
  * (the edge serves them long-cached; index.html is `no-cache`). No inline script or style anywhere: the console's CSP
  * is `script-src 'self'; style-src 'self'` (docs/console.md). `npm run build` (scripts/build.mjs) calls this too.
+ * The stylesheet's id: React Aria's press handling (react-aria usePress) adds one <style> of its own to <head> unless an
+ * element with the id `react-aria-pressable-style` is already there; the CSP would refuse that inline style, so the
+ * console's stylesheet carries the id and the same rule (src/console.css). test/e2e/console.e2e.test.ts fails on any
+ * CSP violation, so a React Aria release that changes this is caught.
  *
  *   node packages/console/build.mjs
  */
@@ -48,8 +52,9 @@ export async function buildConsole() {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
 <title>Gateway console</title>
-<link rel="stylesheet" href="${BASE}assets/${css}">
+<link rel="stylesheet" id="react-aria-pressable-style" href="${BASE}assets/${css}">
 <script type="module" src="${BASE}assets/${js}"></script>
 </head>
 <body>

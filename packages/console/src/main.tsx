@@ -102,16 +102,27 @@ function Shell({ who, onSignOut }: { who: Session; onSignOut: () => void }) {
 
 function App() {
   const [who, setWho] = useState<Session | null>(() => session.read());
+  const { go } = useNav();
   useEffect(() => {
     document.body.dataset.ready = 'true';
   }, []);
-  if (!who) return <SignIn onSignedIn={() => setWho(session.read())} />;
+  // signing in or out starts on the home page (the other role may have no page at the current path)
+  if (!who)
+    return (
+      <SignIn
+        onSignedIn={() => {
+          go('');
+          setWho(session.read());
+        }}
+      />
+    );
   return (
     <Shell
       who={who}
       onSignOut={() => {
         session.clear();
         queries.clear();
+        go('');
         setWho(null);
       }}
     />

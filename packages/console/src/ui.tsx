@@ -1,9 +1,13 @@
-import * as Dialog from '@radix-ui/react-dialog';
+import { Button, Dialog, DialogTrigger, Heading, Modal as AriaModal, ModalOverlay } from 'react-aria-components';
 import { useId, useState, type ReactNode } from 'react';
 import { ApiError } from './api';
 
 /** Money as the API gives it (currency units, up to 6 decimals). */
-export const money = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : n.toFixed(n % 1 === 0 ? 2 : 6).replace(/0{1,4}$/, ''));
+export const money = (n: number | null | undefined): string => {
+  if (n === null || n === undefined) return '—';
+  const [int, dec = ''] = n.toFixed(6).replace(/0+$/, '').split('.');
+  return `${int}.${dec.padEnd(2, '0')}`;
+};
 
 export const when = (t: number | null | undefined): string => (t ? new Date(t * 1000).toISOString().replace('T', ' ').slice(0, 19) + ' UTC' : '—');
 
@@ -120,36 +124,40 @@ export function Select({
   );
 }
 
-/** A modal dialog (Radix: focus trapped and returned, Escape closes, labelled by its title). */
+/**
+ * A modal dialog (React Aria Components: focus contained and returned to the trigger, Escape and a click outside
+ * close it, labelled by its heading, the page behind inert). `trigger` is the label of the button that opens it.
+ */
 export function Modal({
   title,
   trigger,
+  triggerDisabled,
   children,
   open,
   onOpenChange,
 }: {
   title: string;
-  trigger?: ReactNode;
+  trigger: string;
+  triggerDisabled?: boolean;
   children: ReactNode;
   open?: boolean;
   onOpenChange?: (open: boolean) => void;
 }) {
   return (
-    <Dialog.Root open={open} onOpenChange={onOpenChange}>
-      {trigger ? <Dialog.Trigger asChild>{trigger}</Dialog.Trigger> : null}
-      <Dialog.Portal>
-        <Dialog.Overlay className="overlay" />
-        <Dialog.Content className="dialog" aria-describedby={undefined}>
-          <Dialog.Title>{title}</Dialog.Title>
-          {children}
-          <Dialog.Close asChild>
-            <button type="button" className="close" aria-label="Close">
+    <DialogTrigger isOpen={open} onOpenChange={onOpenChange}>
+      <Button isDisabled={triggerDisabled}>{trigger}</Button>
+      <ModalOverlay className="overlay" isDismissable>
+        <AriaModal className="dialog">
+          <Dialog>
+            <Heading slot="title">{title}</Heading>
+            {children}
+            <Button slot="close" className="close" aria-label="Close">
               ×
-            </button>
-          </Dialog.Close>
-        </Dialog.Content>
-      </Dialog.Portal>
-    </Dialog.Root>
+            </Button>
+          </Dialog>
+        </AriaModal>
+      </ModalOverlay>
+    </DialogTrigger>
   );
 }
 

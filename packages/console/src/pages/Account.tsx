@@ -86,7 +86,7 @@ function TopUp({ account }: { account: AccountView }) {
           topup.reset();
         }
       }}
-      trigger={<button type="button">Top up</button>}
+      trigger="Top up"
     >
       <form
         onSubmit={(e) => {
@@ -140,7 +140,7 @@ function CreateKey({ accountId }: { accountId: string }) {
         setOpen(o);
         if (o) create.reset();
       }}
-      trigger={<button type="button">New key</button>}
+      trigger="New key"
     >
       {create.data?.key ? (
         <Secret label="The new key" value={create.data.key} />
@@ -246,7 +246,7 @@ function KeyActions({ k, accountId }: { k: Key; accountId: string }) {
   });
   return (
     <div className="actions">
-      <Modal title="Rotate key" trigger={<button type="button">Rotate</button>}>
+      <Modal title="Rotate key" trigger="Rotate">
         {rotate.data?.key ? (
           <Secret label="The new secret" value={rotate.data.key} />
         ) : (
@@ -259,7 +259,7 @@ function KeyActions({ k, accountId }: { k: Key; accountId: string }) {
         )}
         <ErrorText error={rotate.error} />
       </Modal>
-      <Modal title="Cap and expiry" trigger={<button type="button">Cap / expiry</button>}>
+      <Modal title="Cap and expiry" trigger="Cap / expiry">
         <form
           onSubmit={(e) => {
             e.preventDefault();

@@ -94,7 +94,7 @@ function CreateAccount() {
         setOpen(o);
         if (o) create.reset();
       }}
-      trigger={<button type="button">New account</button>}
+      trigger="New account"
     >
       <form
         onSubmit={(e) => {

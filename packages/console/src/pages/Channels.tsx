@@ -81,7 +81,7 @@ function ChannelCard({ c }: { c: Channel }) {
       <ErrorText error={test.error ?? toggle.error ?? bringBack.error ?? disableKey.error} />
       {test.data ? (
         <div role="status" className="test-answer">
-          <strong>Test of {test.data.model}:</strong>
+          <strong>Test{test.data.model ? ` of ${test.data.model}` : ''}:</strong>
           <ul>
             {test.data.keys.map((k, i) => (
               <li key={k.key_id ?? i} data-test-status={k.status}>
@@ -194,7 +194,7 @@ function ChannelForm({ channel }: { channel?: Channel }) {
           save.reset();
         }
       }}
-      trigger={<button type="button">{channel ? 'Edit' : 'New channel'}</button>}
+      trigger={channel ? 'Edit' : 'New channel'}
     >
       <form
         onSubmit={(e) => {

@@ -29,7 +29,7 @@ function useEditable<T>(rows: T[] | undefined, id: (r: T) => string, fields: Arr
 
 function Review({ changes, onSave, pending, error }: { changes: Change[]; onSave: () => void; pending: boolean; error: unknown }) {
   return (
-    <Modal title="Review changes" trigger={<button type="button" disabled={changes.length === 0}>{`Review ${changes.length} change(s)`}</button>}>
+    <Modal title="Review changes" trigger={`Review ${changes.length} change(s)`} triggerDisabled={changes.length === 0}>
       <table className="diff">
         <caption className="sr-only">Changes to save</caption>
         <thead>
