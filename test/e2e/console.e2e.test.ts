@@ -229,6 +229,7 @@ describe('console e2e: an operator and a customer in headless Chromium', () => {
     const account = await admin('GET', `/api/accounts/${accountId}`);
     expect(account.body.data.balance).toBe(5);
     await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
     await expect(page.getByTestId('balance').textContent()).resolves.toBe('5.00');
     await visit('account', 'Account acme-console');
   });
@@ -243,6 +244,7 @@ describe('console e2e: an operator and a customer in headless Chromium', () => {
     await shot('key-created');
     await axe('key dialog');
     await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
     await page.locator('tr[data-key-id]').filter({ hasText: 'console-key' }).waitFor();
     // the list shows no secret; the key answers for its account
     expect(await page.content()).not.toContain(customerKey);
@@ -317,6 +319,11 @@ describe('console e2e: an operator and a customer in headless Chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Account acme-console' }).waitFor();
     await page.getByRole('link', { name: imageTaskId }).waitFor();
     await visit('customer-home', 'Account acme-console');
+    // the CSV export: fetched with the key (a plain link could not send it) and saved as a file
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export usage (CSV, 30 days)' }).click();
+    const csv = readFileSync((await (await download).path())!, 'utf8');
+    expect(csv.split('\r\n')[0]).toMatch(/^day,model,tasks,/);
     await page.getByRole('link', { name: imageTaskId }).click();
     await page.waitForFunction(
       () => {

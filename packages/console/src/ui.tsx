@@ -172,8 +172,10 @@ export function Secret({ value, label }: { value: string; label: string }) {
       <code className="secret-value" data-testid="secret">
         {value}
       </code>
+      {/* focus lands here when the secret appears (the form's button it replaced is gone), so Escape still closes */}
       <button
         type="button"
+        autoFocus
         onClick={() => {
           navigator.clipboard.writeText(value).then(
             () => setCopied(true),

@@ -7,7 +7,8 @@ import { ErrorText, Field, Loading, money, Pager, Select, StatusBadge, usePager,
 const FILTERS = ['account_id', 'key_id', 'model', 'status', 'channel_id', 'pool'] as const;
 type Filters = Record<(typeof FILTERS)[number] | 'from' | 'to', string>;
 
-const unix = (date: string) => (date ? Math.floor(Date.parse(date) / 1000) : undefined);
+/** A datetime-local value (labelled UTC) as unix seconds. */
+const unix = (date: string) => (date ? Math.floor(Date.parse(`${date}Z`) / 1000) : undefined);
 
 /** Tasks and chat calls: filters (keyset pages, newest first) or a lookup by trace / request id. */
 export function Tasks() {
