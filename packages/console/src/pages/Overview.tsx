@@ -58,7 +58,11 @@ export function UsagePanel({ path, by, byLabel }: { path: '/api/usage' | '/api/u
       <ErrorText error={series.error ?? table.error} />
       {series.isPending ? <Loading /> : null}
       {series.data ? (
-        <p className="muted">Counted until {new Date(series.data.counted_until * 1000).toISOString()} (the rollup trails the clock by about a minute).</p>
+        <p className="muted">
+          {series.data.counted_until > 0
+            ? `Counted until ${new Date(series.data.counted_until * 1000).toISOString()} (the rollup trails the clock by about a minute).`
+            : 'Nothing has been counted yet (the rollup counts a task about a minute after it is settled).'}
+        </p>
       ) : null}
       {chart.x.length ? (
         <div className="charts">
