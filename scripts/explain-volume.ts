@@ -1,6 +1,6 @@
 /**
- * EXPLAIN (ANALYZE, BUFFERS) of every periodic query the services run, on a database of production size
- * (docs/benchmarks.md, "Periodic queries at volume"; issue 38).
+ * EXPLAIN (ANALYZE, BUFFERS) of every periodic query the services run, and of the console's lists (issue 40), on a
+ * database of production size (docs/benchmarks.md, "Periodic queries at volume"; issue 38).
  *   node --import tsx scripts/explain-volume.ts                      10 M tasks, 20 M ledger entries (≈ 40 min to seed)
  *   VOLUME_TASKS=1000000 VOLUME_LEDGER=2000000 node --import tsx scripts/explain-volume.ts
  * The database (VOLUME_DB, default gmg_volume_<tasks>) is created, migrated and seeded by seedVolume
@@ -14,7 +14,7 @@
 import { Client } from 'pg';
 import { createDataSource, runMigrations } from '@gmg/db';
 import { seedVolume, TEST_PG_ADMIN_URL, volumeSeeded } from '@gmg/testing';
-import { explainAll, formatTable, periodicQueries } from './lib/periodic-queries';
+import { consoleQueries, explainAll, formatTable, periodicQueries } from './lib/periodic-queries';
 
 const TASKS = Number(process.env.VOLUME_TASKS ?? 10_000_000);
 const LEDGER = Number(process.env.VOLUME_LEDGER ?? TASKS * 2);
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       );
     } else console.log(`explain-volume: reusing ${DB}`);
     if (process.env.VOLUME_SEED_ONLY === '1') return;
-    const { backlog, results } = await explainAll(ds, periodicQueries());
+    const { backlog, results } = await explainAll(ds, [...periodicQueries(), ...consoleQueries()]);
     const big = (t: string) => Math.round(backlog.rows[t] ?? 0).toLocaleString('en-US');
     console.log(
       `\nexplain-volume: tasks ${big('tasks')}, ledger_entries ${big('ledger_entries')}, webhook_deliveries ${big('webhook_deliveries')}; ` +

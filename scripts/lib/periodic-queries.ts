@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { DataSource, QueryRunner } from 'typeorm';
 import {
   ChannelHealthRepository,
+  ConsoleListRepository,
   ChatCallRepository,
   CreditLeaseRepository,
   OpsStatsRepository,
@@ -17,6 +18,8 @@ import {
   TaskRepository,
   WebhookRepository,
   pingDatabase,
+  LIST_SCAN_BUDGET,
+  type TaskListFilter,
 } from '@gmg/db';
 
 const REPO_ROOT = path.resolve(__dirname, '../..');
@@ -58,6 +61,8 @@ export interface Picks {
   activeLeases: string[];
   overdueChatCall?: string;
   runningChatCalls: string[];
+  /** The console lists' filters (consoleQueries): the busiest account and key, a busy channel, a model, a task. */
+  console: { account: string; key: string; channel: string; model: string; task: string };
 }
 
 const PAGE = 500; // forEachIdPage's page (libs/tasks/src/sweep-pages.ts)
@@ -264,6 +269,86 @@ export function periodicQueries(): PeriodicQuery[] {
   ];
 }
 
+const CONSOLE_PAGE = 20;
+/** A console list's walk reads at most its scan budget, then the page's rows again by id (and one edge row). */
+const consoleBound = (): number => LIST_SCAN_BUDGET + 2 * (CONSOLE_PAGE + 2) + SLACK;
+
+/**
+ * The console's lists (GET /api/tasks, GET /api/accounts; docs/management-api.md, "Console routes"): not on a timer
+ * but on every page an operator opens, so proven the same way. Each is one page of 20 under the filters named; the
+ * rare combinations are the worst case (the walk reads its whole budget and finds little).
+ */
+export function consoleQueries(): PeriodicQuery[] {
+  const file = 'services/api-edge/src/management/console.service.ts';
+  const every = 'each console page (GET /api/tasks, /api/accounts)';
+  const tasks = (ds: DataSource, f: Omit<TaskListFilter, 'limit'>) => new ConsoleListRepository(ds).tasks({ ...f, limit: CONSOLE_PAGE });
+  const hourAgo = () => Math.floor(Date.now() / 1000) - 3600;
+  return [
+    { label: 'console: all tasks, newest page', file, method: 'tasks', every, run: (ds) => tasks(ds, {}), bound: consoleBound },
+    {
+      label: 'console: all tasks, a page deep in the past (cursor 30 days back)',
+      file,
+      method: 'tasks',
+      every,
+      run: (ds) => tasks(ds, { before: { ts: new Date(Date.now() - 30 * 86_400_000).toISOString(), id: 'task_zzzzzzzzz' } }),
+      bound: consoleBound,
+    },
+    {
+      label: "console: the busiest account's tasks",
+      file,
+      method: 'tasks',
+      every,
+      run: (ds, p) => tasks(ds, { accountId: p.console.account }),
+      bound: consoleBound,
+    },
+    {
+      label: "console: the busiest account's failed tasks of one model in the last day",
+      file,
+      method: 'tasks',
+      every,
+      run: (ds, p) => tasks(ds, { accountId: p.console.account, status: 'failed', model: p.console.model, from: hourAgo() - 23 * 3600 }),
+      bound: consoleBound,
+    },
+    { label: "console: the busiest key's tasks", file, method: 'tasks', every, run: (ds, p) => tasks(ds, { apiKeyId: p.console.key }), bound: consoleBound },
+    {
+      label: "console: one channel's failed video tasks (no index of their own: one budget walk)",
+      file,
+      method: 'tasks',
+      every,
+      run: (ds, p) => tasks(ds, { channelId: p.console.channel, status: 'failed', pool: 'video' }),
+      bound: consoleBound,
+    },
+    {
+      label: 'console: one model, processing, last hour (no index of their own)',
+      file,
+      method: 'tasks',
+      every,
+      run: (ds, p) => tasks(ds, { model: p.console.model, status: 'processing', from: hourAgo() }),
+      bound: consoleBound,
+    },
+    {
+      label: 'console: account search by a part of the name',
+      file,
+      method: 'accounts',
+      every,
+      run: (ds) => new ConsoleListRepository(ds).accounts({ nameContains: 'acme', limit: CONSOLE_PAGE }),
+      bound: consoleBound,
+    },
+    {
+      label: "console: a task's detail (row, ledger rows, prompt)",
+      file,
+      method: 'entriesOfTask',
+      every: 'each task page of the console',
+      run: async (ds, p) => {
+        const t = await new TaskRepository(ds).get(p.console.task);
+        const lists = new ConsoleListRepository(ds);
+        return Promise.all([lists.entriesOfTask(t?.accountId ?? p.console.account, p.console.task), lists.promptOf(p.console.task, 2001)]);
+      },
+      bound: () => SLACK,
+    },
+  ];
+}
+
 export interface ScanNode {
   node: string;
   relation?: string;
@@ -372,6 +457,28 @@ async function backlogOf(ds: DataSource): Promise<Backlog> {
   };
 }
 
+/**
+ * The worst cases of the console's filters: the busiest account and its busiest key (a planner that read all their
+ * tasks and sorted would show here), the busiest channel of the last few thousand tasks, a model, the newest task.
+ */
+async function consolePicks(ds: DataSource): Promise<Picks['console']> {
+  const one = async (sql: string): Promise<Record<string, string> | undefined> => ((await ds.query(sql)) as Array<Record<string, string>>)[0];
+  const busiest = await one(`SELECT account_id, api_key_id FROM tasks GROUP BY account_id, api_key_id ORDER BY count(*) DESC LIMIT 1`);
+  const newest = await one(`SELECT id, model FROM tasks ORDER BY created_at DESC, id DESC LIMIT 1`);
+  const channel = await one(
+    `SELECT channel_id FROM (SELECT channel_id FROM tasks ORDER BY created_at DESC, id DESC LIMIT 5000) w WHERE channel_id IS NOT NULL
+      GROUP BY channel_id ORDER BY count(*) DESC LIMIT 1`,
+  );
+  const none = '00000000-0000-4000-8000-000000000000';
+  return {
+    account: busiest?.account_id ?? none,
+    key: busiest?.api_key_id ?? none,
+    channel: channel?.channel_id ?? none,
+    model: newest?.model ?? 'none',
+    task: newest?.id ?? 'task_none',
+  };
+}
+
 async function picksOf(ds: DataSource): Promise<Picks> {
   const ids = async (sql: string): Promise<string[]> => ((await ds.query(sql)) as Array<{ id: string }>).map((r) => r.id);
   return {
@@ -382,6 +489,7 @@ async function picksOf(ds: DataSource): Promise<Picks> {
       await ids(`SELECT id FROM tasks WHERE pool = 'chat' AND lease_id IS NULL AND status IN ('pending','processing') AND deadline_at < now() LIMIT 1`)
     )[0],
     runningChatCalls: await ids(`SELECT id FROM tasks WHERE pool = 'chat' AND status IN ('pending','processing') ORDER BY id LIMIT 100`),
+    console: await consolePicks(ds),
   };
 }
 

@@ -1,5 +1,5 @@
 import { createTestDatabase, seedVolume, type TestDatabase } from '@gmg/testing';
-import { callerOf, explainAll, judge, periodicQueries, scansOf } from '../../scripts/lib/periodic-queries';
+import { callerOf, consoleQueries, explainAll, judge, periodicQueries, scansOf } from '../../scripts/lib/periodic-queries';
 
 /**
  * scripts/explain-volume.ts at a small size: the volume seed has the shape it promises, every periodic query runs
@@ -80,8 +80,25 @@ describe('periodic queries at volume (small)', () => {
   });
 
   it("finds each query's caller: a line of the named service file that calls the named method", () => {
-    for (const p of periodicQueries()) {
+    for (const p of [...periodicQueries(), ...consoleQueries()]) {
       expect({ file: p.file, method: p.method, found: !callerOf(p).endsWith(':0') }).toEqual({ file: p.file, method: p.method, found: true });
     }
+  });
+
+  it("EXPLAINs the console's lists through their repository, the unfiltered walk along tasks (created_at, id) and within the budget", async () => {
+    const { results } = await explainAll(db.dataSource, consoleQueries());
+    expect(results.map((r) => r.label)).toEqual(consoleQueries().map((c) => c.label));
+    // planned through the repository; the bounds are proven at volume (docs/benchmarks.md): on 20,000 rows the planner
+    // may rightly scan a busy account's tasks whole instead of walking its index
+    for (const r of results) expect({ label: r.label, planned: r.statements > 0 }).toEqual({ label: r.label, planned: true });
+    const walked = (label: string): Array<string | undefined> =>
+      results
+        .find((r) => r.label === label)!
+        .scans.filter((s) => s.relation === 'tasks')
+        .map((s) => s.index);
+    expect(walked('console: all tasks, newest page')).toContain('tasks_created_id_idx');
+    // the walk reads at most its budget whatever the filters: a rare combination reads the budget, no more
+    const rare = results.find((r) => r.label.startsWith("console: one channel's failed video tasks"))!;
+    expect(rare.scans.find((s) => s.relation === 'tasks')!.touched).toBeLessThanOrEqual(5000);
   });
 });

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ConfigError } from '@gmg/config';
 import { parseConfig } from './config';
 
@@ -47,6 +48,21 @@ describe('parseConfig', () => {
   it('refuses a short or placeholder ADMIN_TOKEN (it grants money and keys)', () => {
     expect(() => parseConfig({ ADMIN_TOKEN: 'short-token' })).toThrow(/ADMIN_TOKEN/);
     expect(() => parseConfig({ ADMIN_TOKEN: 'CHANGE-ME-to-a-long-random-token' })).toThrow(/ADMIN_TOKEN/);
+  });
+
+  it('CONSOLE_DIR: unset by default (packages/console/dist), else absolute; CONSOLE_MEDIA_SOURCES: https: by default, sources only', () => {
+    const base = { ADMIN_TOKEN: 'admin-secret-0123456789abcdef', RESULT_SIGNING_KEY: 'result-signing-key-0123456789abcdef' };
+    expect(parseConfig(base)).toMatchObject({ consoleDir: undefined, consoleMediaSources: ['https:'] });
+    expect(parseConfig({ ...base, CONSOLE_DIR: 'build/console' }).consoleDir).toBe(path.resolve('build/console'));
+    expect(parseConfig({ ...base, CONSOLE_MEDIA_SOURCES: '' }).consoleMediaSources).toEqual([]);
+    expect(parseConfig({ ...base, CONSOLE_MEDIA_SOURCES: ' https://cdn.example.com  https://*.vendor.io:8443 ' }).consoleMediaSources).toEqual([
+      'https://cdn.example.com',
+      'https://*.vendor.io:8443',
+    ]);
+    // no way to widen the policy beyond media sources (a quote, a semicolon, a keyword)
+    for (const bad of ["'unsafe-inline'", 'https:; script-src *', '*', 'javascript:', 'https://cdn.example.com/path']) {
+      expect(() => parseConfig({ ...base, CONSOLE_MEDIA_SOURCES: bad })).toThrow(/CONSOLE_MEDIA_SOURCES/);
+    }
   });
 
   it('has the upload defaults of the docs', () => {

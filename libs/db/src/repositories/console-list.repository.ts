@@ -177,6 +177,19 @@ export class ConsoleListRepository {
     return pageOf(rows, (r) => ({ ...toAccount(r), position: { ts: r.ts as string, id: r.id as string } }));
   }
 
+  /**
+   * The prompt the task was submitted with (the stored request's `upstreamBody.prompt`, which the summary column keeps
+   * for art-suite tasks only), cut to `max` characters in the database; null when it has none or is not text.
+   */
+  async promptOf(taskId: string, max: number): Promise<string | null> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT CASE WHEN jsonb_typeof(request #> '{upstreamBody,prompt}') = 'string' THEN left(request #>> '{upstreamBody,prompt}', $2) END AS prompt
+         FROM tasks WHERE id = $1`,
+      [taskId, max],
+    );
+    return (rows[0]?.prompt as string | null | undefined) ?? null;
+  }
+
   /** The ledger rows of one task, in the order they were written (at most one hold, capture, release). */
   async entriesOfTask(accountId: string, taskId: string): Promise<TaskEntryRecord[]> {
     const rows: Row[] = await this.ds.query(

@@ -188,7 +188,11 @@ export class ConsoleService {
   private readonly channels: ChannelRepository;
   private readonly accountRepo: AccountRepository;
 
-  constructor(ds: DataSource) {
+  /** `scanBudget`: rows one page's walk may read (default LIST_SCAN_BUDGET; tests lower it). */
+  constructor(
+    ds: DataSource,
+    private readonly scanBudget?: number,
+  ) {
     this.accountRepo = new AccountRepository(ds);
     this.lists = new ConsoleListRepository(ds);
     this.tasks = new TaskRepository(ds);
@@ -203,7 +207,7 @@ export class ConsoleService {
       const a = await this.accountRepo.get(q.q.toLowerCase());
       return { items: a ? [accountView(a)] : [], next_cursor: null };
     }
-    return pageFrom(await this.lists.accounts({ nameContains: q.q, before, limit: q.limit }), q.limit, accountView);
+    return pageFrom(await this.lists.accounts({ nameContains: q.q, before, limit: q.limit, budget: this.scanBudget }), q.limit, accountView);
   }
 
   /** GET /api/tasks (without request_id/trace_id): the filtered list, newest first. */
@@ -221,6 +225,7 @@ export class ConsoleService {
       to: q.to,
       before,
       limit: q.limit,
+      budget: this.scanBudget,
     });
     return pageFrom(p, q.limit, taskSummary);
   }
@@ -229,7 +234,11 @@ export class ConsoleService {
   async detail(id: string): Promise<TaskDetail> {
     const t = /^task_[0-9A-Za-z]{1,64}$/.test(id) ? await this.tasks.get(id) : null;
     if (!t) throw new DomainError('not_found', `Task ${id} not found`);
-    const [entries, channel] = await Promise.all([this.lists.entriesOfTask(t.accountId, t.id), t.channelId ? this.channels.get(t.channelId) : null]);
+    const [entries, channel, prompt] = await Promise.all([
+      this.lists.entriesOfTask(t.accountId, t.id),
+      t.channelId ? this.channels.get(t.channelId) : null,
+      this.lists.promptOf(t.id, REQUEST_STRING_MAX + 1),
+    ]);
     const unified = toUnifiedTask(t);
     const summary = taskSummary({
       ...t,
@@ -243,7 +252,7 @@ export class ConsoleService {
       ...summary,
       cost: unified.cost,
       progress: t.status === 'completed' ? 100 : t.progress,
-      request: clipStrings(t.request ?? null),
+      request: clipStrings({ ...t.request, upstreamBody: prompt === null ? {} : { prompt } }),
       upstream_task_id: t.upstreamTaskId,
       channel: channel ? { id: channel.id, name: channel.name } : null,
       deadline_at: secs(t.deadlineAt),

@@ -32,6 +32,8 @@ export interface ManagementRouterDeps {
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
   /** Largest accepted JSON body. Default 1 MiB (price tables). */
   maxBodyBytes?: number;
+  /** Rows one page of a console list may read (default LIST_SCAN_BUDGET, 5,000; tests lower it). */
+  listScanBudget?: number;
   /** Wrong admin tokens count against the client address's failed-auth budget, like wrong API keys. */
   authThrottle?: FailedAuthThrottle;
 }
@@ -75,7 +77,7 @@ export function createManagementRouter(deps: ManagementRouterDeps): Router {
 
   router.use(express.json({ limit: deps.maxBodyBytes ?? 1024 * 1024, verify: (_req, _res, buf) => assertJsonDepth(buf) }));
 
-  const consoleReads = new ConsoleService(deps.ds);
+  const consoleReads = new ConsoleService(deps.ds, deps.listScanBudget);
   router.get('/accounts', admin, async (req, res) => send(res, 200, await consoleReads.accounts(req.query)));
   router.post('/accounts', admin, async (req, res) => send(res, 201, await svc.createAccount(req.body), 'account created'));
   router.get('/accounts/:id', admin, async (req, res) => send(res, 200, await svc.getAccount(id(req))));
