@@ -284,11 +284,13 @@ describe('console e2e: an operator and a customer in headless Chromium', () => {
     await visit('tasks', 'Tasks and calls');
     await page.getByLabel('Trace id or request id').fill(failedTraceId);
     await page.getByRole('button', { name: 'Find' }).click();
+    const stored = (await admin('GET', `/api/tasks/${failedTaskId}`)).body.data;
+    expect(stored.error.message.length).toBeGreaterThan(0);
+    // the lookup's row already says why (its `error` is the message itself)
+    expect(await page.locator('tbody tr').filter({ hasText: failedTaskId }).textContent()).toContain(stored.error.message);
     await page.getByRole('link', { name: failedTaskId }).click();
     await page.getByRole('heading', { name: 'Why it failed' }).waitFor();
     const why = await page.locator('.task-error p').textContent();
-    const stored = (await admin('GET', `/api/tasks/${failedTaskId}`)).body.data;
-    expect(stored.error.message.length).toBeGreaterThan(0);
     expect(why).toContain(stored.error.message);
     expect(await page.locator('.facts').textContent()).toContain(failedTraceId);
     await visit('task-failed', `Task ${failedTaskId}`);

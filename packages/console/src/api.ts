@@ -196,7 +196,8 @@ export interface TaskSummary {
   settled: boolean;
   created_at: number;
   completed_at: number | null;
-  error: { code?: string; message: string } | null;
+  /** The list's and detail's error is `{code, message}`; the support lookup's (`?trace_id=`, `?request_id=`) a string. */
+  error: { code?: string; message: string } | string | null;
   trace_id: string | null;
   request_id: string | null;
 }
@@ -207,7 +208,8 @@ export interface TaskResult {
   text?: string;
 }
 
-export interface TaskDetail extends TaskSummary {
+export interface TaskDetail extends Omit<TaskSummary, 'error'> {
+  error: { code?: string; message: string } | null;
   request?: Record<string, unknown> | null;
   upstream_task_id?: string | null;
   channel?: { id: string; name: string } | null;

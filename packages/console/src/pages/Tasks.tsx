@@ -115,7 +115,7 @@ function TaskTable({ rows }: { rows: TaskSummary[] }) {
             </td>
             <td>{t.cost === undefined ? '—' : money(t.cost)}</td>
             <td>{when(t.created_at)}</td>
-            <td>{t.error?.message ?? ''}</td>
+            <td>{typeof t.error === 'string' ? t.error : (t.error?.message ?? '')}</td>
           </tr>
         ))}
         {rows.length === 0 ? (
