@@ -203,6 +203,11 @@ describe('console e2e: an operator and a customer in headless Chromium', () => {
     });
     expect(stored).toEqual({ local: 0, cookie: '', url: `${base}/console/`, session: 1 });
     expect(await page.getByRole('link', { name: 'Queues' }).getAttribute('href')).toBe('/admin/queues');
+    // by keyboard: the first Tab reaches "Skip to content", Enter puts the focus on the page's main region
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => (globalThis as InPage).document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => (globalThis as InPage).document.activeElement?.id === 'main');
   });
 
   it('creates an account and tops it up twice with the same click: booked once', async () => {

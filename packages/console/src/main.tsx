@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { StrictMode, useEffect, useState } from 'react';
+import { StrictMode, useEffect, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import 'uplot/dist/uPlot.min.css';
 import './console.css';
@@ -59,8 +59,14 @@ function NotFound() {
 
 function Shell({ who, onSignOut }: { who: Session; onSignOut: () => void }) {
   const { path } = useNav();
-  // a page change moves focus to the main heading's region, so a keyboard or screen reader user starts there
+  // a page change moves focus to the main region, so a keyboard or screen reader user starts there; the first page
+  // keeps the browser's start (the first Tab reaches "Skip to content")
+  const first = useRef(true);
   useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
     document.getElementById('main')?.focus();
   }, [path]);
   return (
