@@ -90,9 +90,11 @@ CMD ["sh", "-c", "exec node dist/services/${SERVICE}/main.js"]
 FROM app AS build
 USER root
 COPY --from=deps-build /app/node_modules ./node_modules
-# .node-version: the bundles' target (scripts/build.mjs reads it)
+# .node-version: the bundles' target (scripts/build.mjs reads it); packages/console: the web console's sources, built
+# into packages/console/dist (static files the edge serves at /console)
 COPY scripts ./scripts
 COPY .node-version ./
+COPY packages/console ./packages/console
 RUN node scripts/build.mjs
 
 # --- sim: the upstream simulator (`docker build --target sim -t gmg-sim .`): the only image with ffmpeg
@@ -106,3 +108,4 @@ COPY --from=build --chown=node:node /app/dist ./dist
 FROM app AS runtime
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+COPY --from=build --chown=node:node /app/packages/console/dist ./packages/console/dist

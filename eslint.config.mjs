@@ -7,7 +7,8 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   {
-    files: ['**/*.ts'],
+    // .tsx: the console's React sources (packages/console, its own tsconfig with the DOM library)
+    files: ['**/*.ts', '**/*.tsx'],
     // typescript-eslint's type-checked recommended set first; the rules below add to it or tighten it
     extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {

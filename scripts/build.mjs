@@ -18,13 +18,17 @@
  * mentions `__dirname` is compiled with it replaced by a local constant = <repo root>/<its source dir>, so the same
  * `path.join(__dirname, …)` finds the same file in the image (which ships libs/ and services/) and in a checkout.
  *
- *   node scripts/build.mjs [name …]      (default: every services/<name>/src/main.ts, and the scripts migrate, admin)
+ * The web console (packages/console, a browser bundle with its own esbuild settings: packages/console/build.mjs) is
+ * built too when no name is given, or with the name `console`: packages/console/dist/, which the edge serves at /console.
+ *
+ *   node scripts/build.mjs [name …]      (default: every services/<name>/src/main.ts, the scripts migrate, admin, and the console)
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { buildConsole } from '../packages/console/build.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(ROOT, 'dist');
@@ -96,15 +100,19 @@ function bundle(entryPoints, depth) {
 }
 
 export async function build(names = []) {
-  const { services, scripts } = targets(names);
+  const withConsole = !names.length || names.includes('console');
+  const others = names.filter((n) => n !== 'console');
+  // `console` alone builds only the console; otherwise the named (or every) service and script
+  const { services, scripts } = names.length && !others.length ? { services: [], scripts: [] } : targets(others);
   const started = Date.now();
   await Promise.all([
+    withConsole && buildConsole(),
     // dist/services/<name>/main.js → the root is three levels up
     services.length && bundle(Object.fromEntries(services.map((n) => [`services/${n}/main`, path.join(ROOT, 'services', n, 'src', 'main.ts')])), 3),
     // dist/scripts/<name>.js → two levels up
     scripts.length && bundle(Object.fromEntries(scripts.map((n) => [`scripts/${n}`, path.join(ROOT, 'scripts', `${n}.ts`)])), 2),
   ]);
-  return { services, scripts, ms: Date.now() - started };
+  return { services, scripts, console: withConsole, ms: Date.now() - started };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -113,6 +121,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       const parts = [
         r.services.length && `${r.services.length} service bundle(s) in dist/services/ (${r.services.join(', ')})`,
         r.scripts.length && `${r.scripts.length} script bundle(s) in dist/scripts/ (${r.scripts.join(', ')})`,
+        r.console && 'the console in packages/console/dist/',
       ];
       console.log(`build: ${parts.filter(Boolean).join(', ')} in ${r.ms} ms`);
     },

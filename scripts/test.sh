@@ -8,8 +8,11 @@ bin=node_modules/.bin
 
 step() { printf '\n=== %s\n' "$*"; }
 
-step "typecheck (tsc -p tsconfig.json)"
+step "typecheck (tsc -p tsconfig.json; the console's browser code: tsc -p packages/console)"
 "$bin/tsc" -p tsconfig.json
+# The console compiles against the DOM library, which the server code must not see (its fetch/Buffer types differ):
+# its own program (packages/console/tsconfig.json, referenced from tsconfig.json).
+"$bin/tsc" -p packages/console/tsconfig.json
 echo "typecheck: ok"
 
 step "lint (eslint: type-aware rules, Nx module boundaries)"
@@ -22,7 +25,7 @@ if grep -q "rule will be skipped" <<<"$lint_out"; then echo "$lint_out" >&2; ech
 echo "lint: ok"
 
 step "format (prettier --check: .prettierrc.json; npm run format rewrites)"
-"$bin/prettier" --check --log-level warn "**/*.{ts,js,mjs}" || { echo "format: files above differ from prettier's layout; run npm run format" >&2; exit 1; }
+"$bin/prettier" --check --log-level warn "**/*.{ts,tsx,js,mjs}" || { echo "format: files above differ from prettier's layout; run npm run format" >&2; exit 1; }
 echo "format: ok"
 
 step "dead code (knip: unused files, exports, types, dependencies)"
