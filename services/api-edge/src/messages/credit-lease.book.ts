@@ -16,7 +16,8 @@ import type { Logger } from '@gmg/logger';
  * in memory, so a chat call has no Postgres round trip before its first byte. Invariants kept locally:
  * - a call reserves the most it can cost from its account's lease, and only while `reserved ≤ amount`;
  * - a finished call costs at most its reservation; the unused part goes back to the lease at once;
- * - a call's row is written (batched) before its first byte reaches the client, and its cost so far journalled
+ * - a call's row is written (batched, issued before its upstream request; a stream's writes after its first wait
+ *   for it, a whole answer does not: its record writes the row if it is missing), and its cost so far journalled
  *   every `journalMs` while it runs: closing the lease (a sweeper, after this edge died) charges it that much;
  * - finished calls are written in batches (task row + capture, once: `record` skips a call already ended); a batch
  *   that fails (Postgres unreachable) keeps its calls for a retry, never drops them;
@@ -81,6 +82,12 @@ interface RunningCall {
 interface LeaseItem<C> {
   lease: LocalLease;
   call: C;
+}
+
+/** A started call's row: `durable` resolves once it is written; `failure` is set once its write was refused. */
+export interface OpenRow {
+  readonly durable: Promise<void>;
+  failure: unknown;
 }
 
 export interface Reservation {
@@ -156,17 +163,18 @@ export class CreditLeaseBook implements IdleLeases {
 
   /**
    * A call has started: its row is written by the open batcher (at once when no open statement is in flight, else
-   * with every call started meanwhile). `durable` resolves once it is written; the first byte of its answer waits
-   * for it. `live` is its cost so far, journalled while it runs.
+   * with every call started meanwhile). `durable` resolves once it is written (the relay's first write does not wait
+   * for it, a stream's next ones do). `live` is its cost so far, journalled while it runs.
    */
-  open(r: Reservation, call: Omit<OpenedCall, 'reserved'>, live: () => bigint): { durable: Promise<void> } {
+  open(r: Reservation, call: Omit<OpenedCall, 'reserved'>, live: () => bigint): OpenRow {
     const running: RunningCall = { live, journalled: 0n, opened: false };
     r.lease.running.set(call.id, running);
     const durable = this.opens.push({ lease: r.lease, call: { ...call, reserved: r.amount }, running });
-    // a call that ends before its first byte never awaits it
-    durable.catch(() => undefined);
+    const row: OpenRow = { durable, failure: undefined };
+    // a call that ends before its row is written never awaits it; the relay reads `failure`
+    durable.catch((err: unknown) => (row.failure = err ?? new Error('the call row was not written')));
     this.journalTimer ??= setInterval(() => void this.journal(), this.o.journalMs ?? 1000).unref();
-    return { durable };
+    return row;
   }
 
   /** A call is over: its cost (≤ its reservation) goes to the record batcher, the rest is free again. */
