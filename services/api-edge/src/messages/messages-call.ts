@@ -5,8 +5,8 @@ import type { MessagesUpstreamClient } from '@gmg/upstream';
 import type { CreditLeaseBook } from './credit-lease.book';
 import { liveCostOf, settlementOf } from './messages-charge';
 import { relayMessages, type RelayInput, type RelayOutcome } from './messages-relay';
-import type { MessagesRequest } from './messages-request';
-import type { MessagesSink } from './messages-sink';
+import type { MessagesRequest } from '../chat/messages-request';
+import type { MessagesSink } from '../chat/messages-sink';
 import { SseUsageTracker } from './sse-usage.tracker';
 
 /** What serving one messages call needs (built once per app). */

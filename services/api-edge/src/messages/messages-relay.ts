@@ -17,7 +17,7 @@ import {
   type MessagesUpstreamClient,
 } from '@gmg/upstream';
 import type { OpenRow } from './credit-lease.book';
-import type { MessagesSink, RelayedHeaders } from './messages-sink';
+import type { MessagesSink, RelayedHeaders } from '../chat/messages-sink';
 import type { CallTiming } from './server-timing';
 import { SseEventTooLarge, SseFramer } from './sse-framer';
 import { SseUsageTracker } from './sse-usage.tracker';

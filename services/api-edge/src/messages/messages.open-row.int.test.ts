@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { waitFor } from '@gmg/testing';
 import type { QueryRunner } from 'typeorm';
-import { chargeOf, chatCalls, expectedCost, sdkFor, startChatWorld, type EdgeHarness } from './messages.test-kit';
+import { chargeOf, chatCalls, expectedCost, sdkFor, startChatWorld, type EdgeHarness } from '../chat/chat.test-kit';
 
 /**
  * The call's open row is not on the first byte's path (issue 36, docs/messages.md "Open"): it is issued before the
