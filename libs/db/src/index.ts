@@ -6,6 +6,7 @@ export { TaskRepository, DuplicateSubmissionError, HOLD_MANY_SQL, HOLD_LEASED_SQ
 export { HoldBatchingTaskRepository } from './repositories/hold-batcher';
 export { StatementBatcher, type Pending } from './statement-batcher';
 export { TaskLeaseBook, type IdleLeases } from './repositories/task-lease.book';
+export { LeaseBookCore } from './repositories/lease-book.core';
 export type { TaskRecord, NewTask, AvatarBatch, CancelOutcome } from './repositories/task.repository';
 export { TaskRecoveryRepository } from './repositories/task-recovery.repository';
 export { RetentionRepository, type RetentionPolicy } from './repositories/retention.repository';

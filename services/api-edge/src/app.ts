@@ -72,7 +72,7 @@ import { ChatCallSweeper } from './messages/chat-call.sweeper';
 import { CreditLeaseBook } from './messages/credit-lease.book';
 import { ChannelListCache } from './channels/channel-list.cache';
 import { channelCarryCheck } from './use-cases/channel-carry.check';
-import { messagesRouter } from './messages/messages.router';
+import { messagesRouter } from './routes/chat.router';
 import { mountPlayground } from './playground';
 import { createConsoleRouter } from './console/console.static';
 import { createResultsRouter } from './results/results.router';
@@ -476,7 +476,7 @@ function mountCatalog(app: Express, { messagesChannels }: AppParts): void {
   app.use(
     '/v1',
     catalogRouter({
-      // a custom name is served by POST /v1/messages and /v1/chat/completions only on channels that list it by name (messages.router.ts)
+      // a custom name is served by POST /v1/messages and /v1/chat/completions only on channels that list it by name (routes/chat.router.ts)
       // (unknown while Postgres is away: not listed, the rest of the catalog still answers)
       customChat: (name, group) =>
         messagesChannels.get(name, group).then(

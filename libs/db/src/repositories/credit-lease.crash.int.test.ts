@@ -83,3 +83,43 @@ it("closing a dead edge's lease charges each open call its journalled cost once;
   expect(BigInt(hold.amount as string)).toBe(120n + 1000n + 0n + 300n + BigInt(release.amount as string));
   expect(await money(account.id)).toEqual({ available: 10_000n - 1420n, held: 0n, spent: 1420n });
 });
+
+it('the first byte does not wait for the open row: a record that lands before it is captured once and the late row changes nothing; a call without a row when its edge dies costs nothing', async () => {
+  const accounts = new AccountRepository(db.dataSource);
+  const account = await accounts.create({ name: 'crash-open-row' });
+  await accounts.topup(account.id, 10_000n, {});
+  const { key } = await new ApiKeyRepository(db.dataSource).create({ accountId: account.id, name: 'k', models: null });
+  const leaseId = `lease_${newTaskId().slice(5)}`;
+  expect(await leases.grant({ id: leaseId, accountId: account.id, edgeId: 'edge-b', min: 1000n, want: 5000n, ttlMs: 60_000 })).not.toBeNull();
+  const opened = (reserved: bigint): OpenedCall => ({
+    id: newTaskId(),
+    accountId: account.id,
+    apiKeyId: key.id,
+    model: 'lumen-chat-1',
+    requestedModel: 'lumen-chat-1',
+    reserved,
+    request: {},
+    priceSnapshot: {},
+    startedAt: new Date(),
+  });
+  // `whole`: a whole answer sent while its open row was still being written; its record (which writes a missing
+  // row) is answered first, then the open row's statement arrives: it must neither reopen nor charge the call
+  const [whole, unopened] = [opened(1000n), opened(1000n)];
+  expect(await leases.record(leaseId, [{ ...whole, status: 'completed', cost: 400n, result: { cost: '400' }, error: null, channelId: null }])).toBe(true);
+  expect(await leases.openCalls(leaseId, [whole])).toBe(true);
+  const [row]: Row[] = await db.dataSource.query(`SELECT status FROM tasks WHERE id = $1`, [whole.id]);
+  expect(row.status).toBe('completed');
+
+  // `unopened`: the edge died while its open row was in flight (a kill -9 within the open statement); no row
+  // reached Postgres. The lease's close charges it nothing (as a written row that had journalled nothing) and
+  // returns its reservation with the rest
+  expect(await leases.close(leaseId)).toBe(5000n - 400n);
+  expect((await ledger(whole.id)).map((r) => [r.kind, r.amount])).toEqual([['capture', '400']]);
+  expect(await ledger(unopened.id)).toEqual([]);
+  // a late open row (the edge was only cut off) finds the lease closed: nothing written, nothing charged
+  expect(await leases.openCalls(leaseId, [unopened])).toBe(false);
+  expect(await db.dataSource.query(`SELECT id FROM tasks WHERE id = $1`, [unopened.id])).toEqual([]);
+  const [hold, release] = await ledger(leaseId);
+  expect(BigInt(hold.amount as string)).toBe(400n + BigInt(release.amount as string));
+  expect(await money(account.id)).toEqual({ available: 10_000n - 400n, held: 0n, spent: 400n });
+});

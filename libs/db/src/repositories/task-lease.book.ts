@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { CreditLeaseRepository } from './credit-lease.repository';
+import { LeaseBookCore } from './lease-book.core';
 import { batchFailed, type BatchLogger } from '@gmg/observability';
 
 /** How an edge sizes and keeps its task-hold leases (docs/configuration.md: TASK_LEASE_*). */
@@ -52,24 +52,18 @@ export interface TaskLease {
  * - `reserve` answers null when no lease can cover the task, after giving back this edge's idle leases of the
  *   account: the caller then holds the task directly on the account row, which answers exactly (402 or the hold).
  */
-export class TaskLeaseBook implements IdleLeases {
-  readonly edgeId = `edge_${randomBytes(6).toString('hex')}`;
-  private readonly current = new Map<string, TaskLease>();
-  private readonly leases = new Map<string, TaskLease>();
-  private readonly granting = new Map<string, Promise<boolean>>();
+export class TaskLeaseBook extends LeaseBookCore<TaskLease> implements IdleLeases {
   /** Waiters for a retired lease's close, by lease id (resolved once it is closed or its close was tried). */
   private readonly closing = new Map<string, Array<() => void>>();
   /** Closes under way (the lease already left `leases`), by lease id: a refusal waits for them too. */
   private readonly closes = new Map<string, { accountId: string; done: Promise<void> }>();
-  private renewTimer: NodeJS.Timeout | undefined;
-  private readonly now: () => number;
   private closed = false;
 
   constructor(
     private readonly repo: Pick<CreditLeaseRepository, 'grant' | 'renew' | 'close'>,
     private readonly o: TaskLeaseOptions,
   ) {
-    this.now = o.now ?? Date.now;
+    super(repo, o);
   }
 
   /** Reserves `price` on the account's lease (granting one when none has room); null: hold it directly. */
@@ -128,33 +122,13 @@ export class TaskLeaseBook implements IdleLeases {
     this.renewTimer = undefined;
   }
 
-  private fresh(l: TaskLease): boolean {
-    return this.now() - l.renewedAt < (this.o.ttlMs * 2) / 3;
+  /** An exhausted lease gives its rest back first: when the balance is small that rest is what the next lease needs. */
+  protected replace(old: TaskLease): Promise<void> {
+    return this.retire(old);
   }
 
-  private grantFor(accountId: string, need: bigint): Promise<boolean> {
-    let p = this.granting.get(accountId);
-    if (!p) {
-      p = this.grant(accountId, need).finally(() => this.granting.delete(accountId));
-      this.granting.set(accountId, p);
-    }
-    return p;
-  }
-
-  private async grant(accountId: string, need: bigint): Promise<boolean> {
-    const old = this.current.get(accountId);
-    // an exhausted lease gives its rest back first: when the balance is small that rest is what the next lease needs
-    if (old) await this.retire(old);
-    const id = `lease_${randomBytes(12).toString('hex')}`;
-    const want = this.o.targetMinor > need ? this.o.targetMinor : need;
-    const g = await this.repo.grant({ id, accountId, edgeId: this.edgeId, min: need, want, ttlMs: this.o.ttlMs });
-    if (!g) return false;
-    const at = this.now();
-    const l: TaskLease = { id, accountId, amount: g.amount, committed: 0n, writing: 0, lastUsed: at, renewedAt: at, retired: false };
-    this.current.set(accountId, l);
-    this.leases.set(id, l);
-    this.renewTimer ??= setInterval(() => void this.renew(), Math.max(50, Math.floor(this.o.ttlMs / 3))).unref();
-    return true;
+  protected leaseOf(id: string, accountId: string, amount: bigint, at: number): TaskLease {
+    return { id, accountId, amount, committed: 0n, writing: 0, lastUsed: at, renewedAt: at, retired: false };
   }
 
   /** No new reservations; closed now when no journal statement still counts on it (else by the last `done`). */
@@ -184,7 +158,7 @@ export class TaskLeaseBook implements IdleLeases {
     return new Promise<void>((resolve) => this.closing.set(l.id, [...(this.closing.get(l.id) ?? []), resolve]));
   }
 
-  private async renew(): Promise<void> {
+  protected async renew(): Promise<void> {
     const at = this.now();
     for (const l of this.leases.values()) if (l.writing === 0 && at - l.lastUsed > this.o.idleCloseMs) void this.retire(l);
     const ids = [...this.leases.keys()];

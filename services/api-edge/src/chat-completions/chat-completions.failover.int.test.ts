@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { PriceRepository } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
-import { chargeOf, chatCalls, expectedCost, nextCall, startFailoverWorld, type EdgeHarness, type SimHandle } from '../messages/messages.test-kit';
+import { chargeOf, chatCalls, expectedCost, nextCall, startFailoverWorld, type EdgeHarness, type SimHandle } from '../chat/chat.test-kit';
 
 /**
  * The failure paths of /v1/messages, seen through the chat-completions protocol (the official `openai` client):

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { waitFor } from '@gmg/testing';
-import { balanceOf, chargeOf, chatCalls, expectedCost, nextCall, startChatWorld, type EdgeHarness, type SimHandle } from '../messages/messages.test-kit';
+import { balanceOf, chargeOf, chatCalls, expectedCost, nextCall, startChatWorld, type EdgeHarness, type SimHandle } from '../chat/chat.test-kit';
 
 /**
  * The official chat-completions client (`openai`), unchanged, pointed at the gateway by baseURL alone, against a

@@ -1,5 +1,5 @@
 import { DomainError } from '@gmg/errors';
-import { parseMessagesRequest, type MessagesRequest } from '../messages/messages-request';
+import { parseMessagesRequest, type MessagesRequest } from '../chat/messages-request';
 import { parseChatRequest, type ChatRequest } from './chat-request';
 
 /**

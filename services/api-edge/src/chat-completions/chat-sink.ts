@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { drained, sinkOn, type MessagesSink, type RelayedHeaders } from '../messages/messages-sink';
+import { drained, sinkOn, type MessagesSink, type RelayedHeaders } from '../chat/messages-sink';
 import { chatCompletionOf, chatError, chatErrorOfUpstream, type ChatAnswerContext } from './chat-response';
 import { ChatStreamTranslator } from './chat-stream.translator';
 import { isObject } from './chat-messages';

@@ -3,7 +3,7 @@ import express from 'express';
 import request from 'supertest';
 import { createTestDatabase, freePort, waitFor, type TestDatabase } from '@gmg/testing';
 import { MessagesUpstreamClient, createUpstreamAdapters } from '@gmg/upstream';
-import { SIM_KEY, startSim, type SimHandle } from '../messages/messages.test-kit';
+import { SIM_KEY, startSim, type SimHandle } from '../chat/chat.test-kit';
 
 /**
  * Several keys per channel through the management API (issue 37 items 1 and 3), against a real upstream-sim process:

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import {
+  LeaseBookCore,
   StatementBatcher,
   type ChatCallRepository,
   type CreditLeaseRepository,
@@ -16,7 +16,8 @@ import type { Logger } from '@gmg/logger';
  * in memory, so a chat call has no Postgres round trip before its first byte. Invariants kept locally:
  * - a call reserves the most it can cost from its account's lease, and only while `reserved ≤ amount`;
  * - a finished call costs at most its reservation; the unused part goes back to the lease at once;
- * - a call's row is written (batched) before its first byte reaches the client, and its cost so far journalled
+ * - a call's row is written (batched, issued before its upstream request; a stream's writes after its first wait
+ *   for it, a whole answer does not: its record writes the row if it is missing), and its cost so far journalled
  *   every `journalMs` while it runs: closing the lease (a sweeper, after this edge died) charges it that much;
  * - finished calls are written in batches (task row + capture, once: `record` skips a call already ended); a batch
  *   that fails (Postgres unreachable) keeps its calls for a retry, never drops them;
@@ -83,6 +84,12 @@ interface LeaseItem<C> {
   call: C;
 }
 
+/** A started call's row: `durable` resolves once it is written; `failure` is set once its write was refused. */
+export interface OpenRow {
+  readonly durable: Promise<void>;
+  failure: unknown;
+}
+
 export interface Reservation {
   readonly lease: LocalLease;
   readonly amount: bigint;
@@ -99,24 +106,18 @@ function byLease<I extends { lease: LocalLease }, R>(batch: Array<Pending<I, R>>
   return groups;
 }
 
-export class CreditLeaseBook implements IdleLeases {
-  readonly edgeId = `edge_${randomBytes(6).toString('hex')}`;
-  private readonly current = new Map<string, LocalLease>();
-  private readonly leases = new Map<string, LocalLease>();
-  private readonly granting = new Map<string, Promise<boolean>>();
-  private renewTimer: NodeJS.Timeout | undefined;
+export class CreditLeaseBook extends LeaseBookCore<LocalLease> implements IdleLeases {
   private journalTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   /** Record batches failed in a row (the retry's backoff); 0 after one succeeds. */
   private failures = 0;
-  private readonly now: () => number;
   /** Rows of started calls, written before their first byte (answers: written, or why not). */
   private readonly opens = new StatementBatcher<LeaseItem<OpenedCall> & { running: RunningCall }, void>((batch) => this.writeOpens(batch));
   /** Finished calls (answers: written or charged directly; rejected: kept in their lease's `pending` for a retry). */
   private readonly records = new StatementBatcher<LeaseItem<LeasedCall>, void>((batch) => this.writeRecords(batch));
 
   constructor(private readonly o: CreditLeaseBookOptions) {
-    this.now = o.now ?? Date.now;
+    super(o.leases, o);
   }
 
   /**
@@ -156,17 +157,18 @@ export class CreditLeaseBook implements IdleLeases {
 
   /**
    * A call has started: its row is written by the open batcher (at once when no open statement is in flight, else
-   * with every call started meanwhile). `durable` resolves once it is written; the first byte of its answer waits
-   * for it. `live` is its cost so far, journalled while it runs.
+   * with every call started meanwhile). `durable` resolves once it is written (the relay's first write does not wait
+   * for it, a stream's next ones do). `live` is its cost so far, journalled while it runs.
    */
-  open(r: Reservation, call: Omit<OpenedCall, 'reserved'>, live: () => bigint): { durable: Promise<void> } {
+  open(r: Reservation, call: Omit<OpenedCall, 'reserved'>, live: () => bigint): OpenRow {
     const running: RunningCall = { live, journalled: 0n, opened: false };
     r.lease.running.set(call.id, running);
     const durable = this.opens.push({ lease: r.lease, call: { ...call, reserved: r.amount }, running });
-    // a call that ends before its first byte never awaits it
-    durable.catch(() => undefined);
+    const row: OpenRow = { durable, failure: undefined };
+    // a call that ends before its row is written never awaits it; the relay reads `failure`
+    durable.catch((err: unknown) => (row.failure = err ?? new Error('the call row was not written')));
     this.journalTimer ??= setInterval(() => void this.journal(), this.o.journalMs ?? 1000).unref();
-    return { durable };
+    return row;
   }
 
   /** A call is over: its cost (≤ its reservation) goes to the record batcher, the rest is free again. */
@@ -278,10 +280,6 @@ export class CreditLeaseBook implements IdleLeases {
     }, ms).unref();
   }
 
-  private renewEveryMs(): number {
-    return Math.max(50, Math.floor(this.o.ttlMs / 3));
-  }
-
   /** Writes the cost so far of running calls that grew since their last journal entry. */
   private async journal(): Promise<void> {
     const updates: Array<{ id: string; costSoFar: bigint; call: RunningCall }> = [];
@@ -307,49 +305,27 @@ export class CreditLeaseBook implements IdleLeases {
     }
   }
 
-  /** A lease is used only while surely alive: renewed within the last two thirds of its life. */
-  private fresh(l: LocalLease): boolean {
-    return this.now() - l.renewedAt < (this.o.ttlMs * 2) / 3;
+  /** A replaced lease: its unreserved money is needed now when the balance is small, so it goes back first if nothing runs on it. */
+  protected async replace(old: LocalLease): Promise<void> {
+    old.retired = true;
+    if (old.inflight === 0) await this.flushAndClose(old);
   }
 
-  private grantFor(accountId: string, need: bigint): Promise<boolean> {
-    let p = this.granting.get(accountId);
-    if (!p) {
-      p = this.grant(accountId, need).finally(() => this.granting.delete(accountId));
-      this.granting.set(accountId, p);
-    }
-    return p;
-  }
-
-  private async grant(accountId: string, need: bigint): Promise<boolean> {
-    const old = this.current.get(accountId);
-    if (old) {
-      old.retired = true;
-      // its unreserved money is needed now when the balance is small: give it back first if nothing runs on it
-      if (old.inflight === 0) await this.flushAndClose(old);
-    }
-    const id = `lease_${randomBytes(12).toString('hex')}`;
-    const want = this.o.targetMinor > need ? this.o.targetMinor : need;
-    const g = await this.o.leases.grant({ id, accountId, edgeId: this.edgeId, min: need, want, ttlMs: this.o.ttlMs });
-    if (!g) return false;
-    const l: LocalLease = {
+  protected leaseOf(id: string, accountId: string, amount: bigint, at: number): LocalLease {
+    return {
       id,
       accountId,
-      amount: g.amount,
+      amount,
       committed: 0n,
       inflight: 0,
       pending: [],
       recording: new Set(),
       closing: undefined,
       running: new Map(),
-      lastUsed: this.now(),
-      renewedAt: this.now(),
+      lastUsed: at,
+      renewedAt: at,
       retired: false,
     };
-    this.current.set(accountId, l);
-    this.leases.set(id, l);
-    this.renewTimer ??= setInterval(() => void this.renew(), this.renewEveryMs()).unref();
-    return true;
   }
 
   private async chargeDirect(c: LeasedCall): Promise<void> {
@@ -396,7 +372,7 @@ export class CreditLeaseBook implements IdleLeases {
     }
   }
 
-  private async renew(): Promise<void> {
+  protected async renew(): Promise<void> {
     void this.flush();
     const ids = [...this.leases.keys()];
     if (ids.length === 0) {

@@ -5,8 +5,8 @@ import type { MessagesUpstreamClient } from '@gmg/upstream';
 import type { CreditLeaseBook } from './credit-lease.book';
 import { liveCostOf, settlementOf } from './messages-charge';
 import { relayMessages, type RelayInput, type RelayOutcome } from './messages-relay';
-import type { MessagesRequest } from './messages-request';
-import type { MessagesSink } from './messages-sink';
+import type { MessagesRequest } from '../chat/messages-request';
+import type { MessagesSink } from '../chat/messages-sink';
 import { SseUsageTracker } from './sse-usage.tracker';
 
 /** What serving one messages call needs (built once per app). */
@@ -45,8 +45,9 @@ export interface MessagesCall {
 
 /**
  * Reserve the most the call can cost (in memory, from the account's credit lease) → relay → charge what it used,
- * exactly once. The call's record is made durable before the first byte of an answer leaves (batched with other
- * calls, while the upstream works), so a crash after that still charges it (docs/messages.md, "Crash").
+ * exactly once. The call's row is issued before the upstream request (batched with other calls) and the first byte
+ * does not wait for it; a stream's later writes do, so a kill -9 of the edge charges what the call journalled
+ * (docs/messages.md, "What a crash costs").
  * Resolves with the outcome; an error the gateway answers itself is in `outcome.error` (nothing was sent).
  * Throws 402 when the balance cannot cover the reservation.
  */
@@ -88,7 +89,7 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
   };
   const tracker = new SseUsageTracker();
   // journalled while the call runs: what a crash of this process charges it
-  const { durable } = d.book.open(reservation, call, () => liveCostOf(tracker, request, prices, principal.priceRatio));
+  const row = d.book.open(reservation, call, () => liveCostOf(tracker, request, prices, principal.priceRatio));
   let outcome: RelayOutcome;
   try {
     outcome = await relayMessages(d.client, d.logger, {
@@ -102,7 +103,7 @@ export async function serveMessagesCall(d: MessagesCallDeps, c: MessagesCall): P
       headers: c.headers,
       limits: d.limits,
       tracker,
-      beforeFirstByte: () => durable,
+      row,
       timing: c.timing,
       openai: c.openai,
     });

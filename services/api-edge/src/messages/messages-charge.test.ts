@@ -1,6 +1,6 @@
 import { tokenCost, type TokenPrices } from '@gmg/contracts';
 import { CHARS_PER_TOKEN, liveCostOf } from './messages-charge';
-import type { MessagesRequest } from './messages-request';
+import type { MessagesRequest } from '../chat/messages-request';
 import { SseUsageTracker } from './sse-usage.tracker';
 
 /** The journalled live cost of a running stream (what a crash of the edge charges), for both upstream protocols. */

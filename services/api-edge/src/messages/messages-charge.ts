@@ -1,6 +1,6 @@
 import { tokenCost, type TokenPrices, type TokenUsage } from '@gmg/contracts';
 import type { ChatSettlement } from '@gmg/db';
-import type { MessagesRequest } from './messages-request';
+import type { MessagesRequest } from '../chat/messages-request';
 import type { RelayOutcome } from './messages-relay';
 import type { SseUsageTracker } from './sse-usage.tracker';
 

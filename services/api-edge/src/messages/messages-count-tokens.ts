@@ -3,8 +3,8 @@ import type { MessagesChannel } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { pickChannel, type MessagesUpstreamClient } from '@gmg/upstream';
 import type { RelayInput } from './messages-relay';
-import type { MessagesRequest } from './messages-request';
-import { IMAGE_TOKEN_CEILING, PROMPT_OVERHEAD_TOKENS } from './messages-request';
+import type { MessagesRequest } from '../chat/messages-request';
+import { IMAGE_TOKEN_CEILING, PROMPT_OVERHEAD_TOKENS } from '../chat/messages-request';
 
 export interface CountTokensInput {
   res: Response;

@@ -16,7 +16,8 @@ import {
   type MessagesAnswer,
   type MessagesUpstreamClient,
 } from '@gmg/upstream';
-import type { MessagesSink, RelayedHeaders } from './messages-sink';
+import type { OpenRow } from './credit-lease.book';
+import type { MessagesSink, RelayedHeaders } from '../chat/messages-sink';
 import type { CallTiming } from './server-timing';
 import { SseEventTooLarge, SseFramer } from './sse-framer';
 import { SseUsageTracker } from './sse-usage.tracker';
@@ -56,10 +57,13 @@ export interface RelayInput {
   /** Follows the relayed usage; pass one to read it while the call runs. */
   tracker?: SseUsageTracker;
   /**
-   * Awaited once, just before the first byte of an answer goes to the client (the call's record is durable
-   * then: a crash after it still charges the call). A rejection fails the call before anything is sent.
+   * The call's open row (docs/messages.md, "Open"), issued before the upstream request and not awaited before the
+   * first byte: a call whose row is already refused when its answer arrives (Postgres unreachable, lease swept)
+   * answers 503 and relays nothing; a stream's writes after its first wait for the row (a kill -9 of the edge
+   * charges a call what it journalled, and only a written row is journalled), and a stream whose row is refused
+   * is cut with an error event. A whole answer does not wait: its record writes the row if it is missing.
    */
-  beforeFirstByte?: () => Promise<void>;
+  row?: OpenRow;
   /** The call's times, sent as `Server-Timing` with the answer (server-timing.ts). */
   timing?: CallTiming;
   /** The call for an `openai` channel (built on first use); without it (or when it cannot carry the call) such channels are not tried. */
@@ -224,7 +228,7 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
           continue;
         }
         if (action !== 'fail') succeeded();
-        if (answer.status < 300 && !(await recorded(input, logger))) return unrecorded(ch.id, tracker);
+        if (answer.status < 300 && refused(input, logger)) return unrecorded(ch.id, tracker);
         out.whole(answer.status, relayedHeaders(answer.headers, input.timing?.wholeHeader()), body);
         if (answer.status >= 300) return { kind: 'failed', reason: `upstream_${answer.status}`, channelId: ch.id, tracker };
         try {
@@ -253,12 +257,12 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
       // reading goes on while the call is recorded and while the client drains: bytes left unread in the socket
       // are lost when the upstream resets it, and the events that arrived whole before a cut belong to the client
       const ahead = readAhead(it, framer, READ_AHEAD_BYTES);
-      if (!(await recorded(input, logger))) {
+      if (refused(input, logger)) {
         answer.body.destroy();
         return unrecorded(ch.id, tracker);
       }
       out.open(relayedHeaders(answer.headers, input.timing?.streamHeader()));
-      return await pump(out, ahead, first, tracker, abort.signal, ch.id, answer, logger);
+      return await pump(out, ahead, first, tracker, abort.signal, ch.id, answer, logger, input.row);
     }
   } finally {
     unsubscribe();
@@ -281,16 +285,12 @@ export async function relayMessages(client: MessagesUpstreamClient, logger: Logg
   return { kind: 'failed', reason: last ? `upstream_${last.status}` : 'no_channel_answered', channelId: last?.channelId ?? null, tracker, error };
 }
 
-/** False when the call's record could not be made durable: then nothing may be sent (the call could not be charged). */
-async function recorded(input: RelayInput, logger: Logger): Promise<boolean> {
-  if (!input.beforeFirstByte) return true;
-  try {
-    await input.beforeFirstByte();
-    return true;
-  } catch (err) {
-    logger.error({ err }, 'the chat call could not be recorded; answering 503 instead of relaying an uncharged answer');
-    return false;
-  }
+/** True when the call's open row was already refused: then nothing may be sent (the call could not be charged). */
+function refused(input: RelayInput, logger: Logger): boolean {
+  const err = input.row?.failure;
+  if (err === undefined) return false;
+  logger.error({ err }, 'the chat call could not be recorded; answering 503 instead of relaying an uncharged answer');
+  return true;
 }
 
 const unrecorded = (channelId: string, tracker: SseUsageTracker): RelayOutcome => ({
@@ -311,8 +311,11 @@ async function pump(
   channelId: string,
   answer: MessagesAnswer,
   logger: Logger,
+  row: OpenRow | undefined,
 ): Promise<RelayOutcome> {
   let events: Buffer | undefined = first;
+  // the first write goes at once; the next ones wait for the call's row (normally written long before)
+  let unwritten = row?.durable;
   for (;;) {
     if (events) {
       tracker.push(events);
@@ -320,6 +323,17 @@ async function pump(
       if (wait) await wait;
     }
     if (signal.aborted) return { kind: 'cut', reason: 'client_closed', channelId, tracker };
+    if (unwritten) {
+      try {
+        await unwritten;
+        unwritten = undefined;
+      } catch (err) {
+        answer.body.destroy();
+        logger.error({ err, channelId }, 'the chat call could not be recorded; its stream ends after its first events');
+        sink.end({ type: 'service_unavailable', message: 'The gateway cannot record calls at the moment; retry shortly' });
+        return { kind: 'cut', reason: 'not_recorded', channelId, tracker };
+      }
+    }
     try {
       const next = await ahead.next();
       if (next === null) break;

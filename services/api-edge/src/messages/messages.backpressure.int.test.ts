@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { waitFor } from '@gmg/testing';
-import { chargeOf, nextCall, startEdgeHarness, type EdgeHarness } from './messages.test-kit';
+import { chargeOf, nextCall, startEdgeHarness, type EdgeHarness } from '../chat/chat.test-kit';
 
 /**
  * Backpressure: a client that stops reading makes the gateway stop reading the upstream, so the upstream stops

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { chargeOf, nextCall, sdkFor, startChatWorld, type EdgeHarness } from './messages.test-kit';
+import { chargeOf, nextCall, sdkFor, startChatWorld, type EdgeHarness } from '../chat/chat.test-kit';
 
 /**
  * Bounded memory per call (docs/messages.md, "Timeouts and bounds"): a non-streamed answer above

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ChannelRepository, PriceRepository } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { waitFor } from '@gmg/testing';
-import { SIM_KEY, chargeOf, chatCalls, nextCall, sdkFor, startEdgeHarness, startSim, type EdgeHarness, type SimHandle } from './messages.test-kit';
+import { SIM_KEY, chargeOf, chatCalls, nextCall, sdkFor, startEdgeHarness, startSim, type EdgeHarness, type SimHandle } from '../chat/chat.test-kit';
 
 /**
  * The failure table of docs/messages.md, one row per test: a hung channel fails over within the header bound (and

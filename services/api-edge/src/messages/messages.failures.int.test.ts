@@ -12,7 +12,7 @@ import {
   startFailoverWorld,
   type EdgeHarness,
   type SimHandle,
-} from './messages.test-kit';
+} from '../chat/chat.test-kit';
 
 /**
  * Failover before the first byte, never after; a client abort closes the upstream request; an upstream dying

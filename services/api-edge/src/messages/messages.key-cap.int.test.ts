@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import request from 'supertest';
 import { ApiKeyRepository, GroupRepository } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
-import { addMessagesChannel, balanceOf, chatCalls, sdkFor, startEdgeHarness, startSim, type EdgeHarness, type SimHandle } from './messages.test-kit';
+import { addMessagesChannel, balanceOf, chatCalls, sdkFor, startEdgeHarness, startSim, type EdgeHarness, type SimHandle } from '../chat/chat.test-kit';
 
 /**
  * A key's spending cap on chat calls (docs/messages.md, "Keys with a spending cap"): a call's most is counted into the

@@ -1,6 +1,6 @@
 import { ChannelRepository } from '@gmg/db';
 import { waitFor } from '@gmg/testing';
-import { SIM_KEY, sdkFor, startEdgeHarness, startSim, type EdgeHarness, type SimHandle } from './messages.test-kit';
+import { SIM_KEY, sdkFor, startEdgeHarness, startSim, type EdgeHarness, type SimHandle } from '../chat/chat.test-kit';
 
 /**
  * A chat channel of several keys (issue 37): each call takes a usable key by weight; a key the vendor refuses moves

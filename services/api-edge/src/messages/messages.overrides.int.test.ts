@@ -5,7 +5,7 @@ import express from 'express';
 import { ChannelRepository } from '@gmg/db';
 import { startForwardProxy, type ForwardProxy } from '@gmg/testing';
 import { closeChannelDispatchers } from '@gmg/upstream';
-import { sdkFor, startEdgeHarness, type EdgeHarness } from './messages.test-kit';
+import { sdkFor, startEdgeHarness, type EdgeHarness } from '../chat/chat.test-kit';
 
 /**
  * Per-channel overrides on chat calls (docs/upstreams.md, "Per-channel overrides"): a channel's extra headers, fixed

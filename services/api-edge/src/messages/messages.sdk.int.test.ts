@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { balanceOf, chargeOf, expectedCost, leasesOf, nextCall, sdkFor, startChatWorld, type EdgeHarness } from './messages.test-kit';
+import { balanceOf, chargeOf, expectedCost, leasesOf, nextCall, sdkFor, startChatWorld, type EdgeHarness } from '../chat/chat.test-kit';
 
 /**
  * The vendor's own client (@anthropic-ai/sdk), unchanged, pointed at the gateway by baseURL, against a real

@@ -1,4 +1,4 @@
-import { startChatWorld, type EdgeHarness } from './messages.test-kit';
+import { startChatWorld, type EdgeHarness } from '../chat/chat.test-kit';
 
 /**
  * `Server-Timing` on every chat answer (docs/messages.md, "Server-Timing"), through real HTTP against a real

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { ChannelRepository } from '@gmg/db';
-import { chargeOf, expectedCost, nextCall, sdkFor, startEdgeHarness, type EdgeHarness } from '../messages/messages.test-kit';
+import { chargeOf, expectedCost, nextCall, sdkFor, startEdgeHarness, type EdgeHarness } from '../chat/chat.test-kit';
 
 /**
  * Issue 36: the same usage costs the same on all four paths — the official messages SDK and the official `openai`

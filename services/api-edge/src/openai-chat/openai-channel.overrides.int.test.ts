@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { ChannelRepository } from '@gmg/db';
 import { startForwardProxy, type ForwardProxy } from '@gmg/testing';
 import { closeChannelDispatchers } from '@gmg/upstream';
-import { chargeOf, nextCall, startEdgeHarness, type EdgeHarness } from '../messages/messages.test-kit';
+import { chargeOf, nextCall, startEdgeHarness, type EdgeHarness } from '../chat/chat.test-kit';
 
 /**
  * Per-channel overrides on `/v1/chat/completions` to an `openai` channel (docs/upstreams.md, "Per-channel

@@ -14,7 +14,7 @@ import {
   startSim,
   type EdgeHarness,
   type SimHandle,
-} from '../messages/messages.test-kit';
+} from '../chat/chat.test-kit';
 
 /**
  * `openai` chat channels (docs/upstreams/openai.md, "Chat"), through real HTTP: the official `openai` client

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_TOKENS } from '../chat-completions/chat-request';
 import { chatError } from '../chat-completions/chat-response';
 import { keptHeaders, sseHeaders, translatingSink } from '../chat-completions/chat-sink';
 import type { UpstreamLeg } from '../messages/messages-relay';
-import { drained, errorEvent, sinkOn, type MessagesSink } from '../messages/messages-sink';
+import { drained, errorEvent, sinkOn, type MessagesSink } from '../chat/messages-sink';
 import { messageOfCompletion, messagesErrorOf } from './chat-to-messages';
 import { MessagesFromChatStream } from './chat-to-messages.stream';
 import { chatBodyOfMessages } from './messages-to-chat';

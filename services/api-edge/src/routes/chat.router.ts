@@ -10,17 +10,17 @@ import { jsonBody } from '../http/json-body';
 import { methodNotAllowed } from '../http/error-handler';
 import { principalOf } from '../http/principal';
 import type { PriceTableCache } from '../pricing/price-table.cache';
-import type { ChatCallSweeper } from './chat-call.sweeper';
-import { countTokens } from './messages-count-tokens';
-import { serveMessagesCall, type MessagesCallDeps } from './messages-call';
+import type { ChatCallSweeper } from '../messages/chat-call.sweeper';
+import { countTokens } from '../messages/messages-count-tokens';
+import { serveMessagesCall, type MessagesCallDeps } from '../messages/messages-call';
 import type { ChannelListCache } from '../channels/channel-list.cache';
-import { parseMessagesRequest, type MessagesRequest } from './messages-request';
-import { httpSink, type MessagesSink } from './messages-sink';
-import { CallTiming } from './server-timing';
-import type { UpstreamLeg } from './messages-relay';
+import { parseMessagesRequest, type MessagesRequest } from '../chat/messages-request';
+import { httpSink, type MessagesSink } from '../chat/messages-sink';
+import { CallTiming } from '../messages/server-timing';
+import type { UpstreamLeg } from '../messages/messages-relay';
 import { chatPassLeg, messagesToChatLeg } from '../openai-chat/openai-legs';
 import { chatBodyOfMessages } from '../openai-chat/messages-to-chat';
-import { parseMessagesVersion } from './messages-version';
+import { parseMessagesVersion } from '../messages/messages-version';
 
 export interface MessagesRouterDeps {
   /** Reservation, relay and charge of one call (messages-call.ts); reusable by other fronts. */
