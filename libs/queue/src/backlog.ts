@@ -8,6 +8,11 @@ import { backlogDeferred } from '@gmg/observability';
  */
 export const BACKLOG_CAPS = {
   /**
+   * Task jobs waiting, delayed or prioritized per pool shard (workers down or far behind) above which the edge refuses
+   * a submit before any money moves: 503 `service_unavailable` with `Retry-After`. ~1.5 KB each: ≤ ~150 MB per shard.
+   */
+  taskJobs: 100_000,
+  /**
    * Failed jobs kept per queue shard (BullMQ `removeOnFail.count`, the oldest trimmed first; with their age limit).
    * A failed task job's task is failed and refunded in Postgres; a failed settle job's task stays unsettled there and
    * the billing sweep settles it; a failed delivery is in `webhook_deliveries`.
@@ -28,9 +33,9 @@ export const BACKLOG_CAPS = {
 } as const;
 
 /**
- * Whether a queue shard has room for one more job: its waiting (or paused) + delayed + prioritized count, read at most every
- * `refreshMs` per queue (one round trip; counted up locally in between), against `cap`. Declines are counted in
- * `gmg_backlog_deferred_total{queue}`.
+ * Whether a queue shard — or a pool's shards together — has room for one more job: the waiting (or paused) + delayed
+ * + prioritized count, read at most every `refreshMs` (one round trip per shard; counted up locally in between),
+ * against `cap` per shard. Declines are counted in `gmg_backlog_deferred_total{queue}`.
  */
 export class BacklogGate {
   private readonly seen = new WeakMap<Queue, { count: number; at: number }>();
@@ -40,15 +45,18 @@ export class BacklogGate {
     private readonly refreshMs = 1000,
   ) {}
 
-  async admits(queue: Queue): Promise<boolean> {
-    let s = this.seen.get(queue);
+  async admits(queues: Queue | readonly Queue[]): Promise<boolean> {
+    const list: readonly Queue[] = Array.isArray(queues) ? queues : [queues as Queue];
+    const first = list[0]!;
+    let s = this.seen.get(first);
     if (!s || Date.now() - s.at >= this.refreshMs) {
-      const c = await queue.getJobCounts('wait', 'paused', 'delayed', 'prioritized');
-      s = { count: (c.wait ?? 0) + (c.paused ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), at: Date.now() };
-      this.seen.set(queue, s);
+      const counts = await Promise.all(list.map((q) => q.getJobCounts('wait', 'paused', 'delayed', 'prioritized')));
+      const count = counts.reduce((n, c) => n + (c.wait ?? 0) + (c.paused ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), 0);
+      s = { count, at: Date.now() };
+      this.seen.set(first, s);
     }
-    if (s.count >= this.cap) {
-      backlogDeferred.inc({ queue: queue.name });
+    if (s.count >= this.cap * list.length) {
+      backlogDeferred.inc({ queue: first.name });
       return false;
     }
     s.count++;

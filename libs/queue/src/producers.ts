@@ -16,7 +16,7 @@ import {
 } from '@gmg/contracts';
 import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
 import type { Redis } from './connection';
-import { BACKLOG_CAPS, SETTLE_GATE, WEBHOOK_GATE, type BacklogGate } from './backlog';
+import { BACKLOG_CAPS, BacklogGate, SETTLE_GATE, WEBHOOK_GATE } from './backlog';
 import { DuePolls } from './due-polls';
 import { billingQueueKeyPrefix, queueKeyPrefix, shardOf } from './keys';
 import { WORKER_LOCK_DEFAULTS } from './typed-worker';
@@ -149,6 +149,8 @@ export class Producers {
     shards: Readonly<Partial<Record<ShardedQueue, number>>> = {},
     /** Whether the connection answers now (RedisReachability); absent: always taken as answering. */
     private readonly reachability?: { answering(): boolean },
+    /** The pools' task backlog cap (BACKLOG_CAPS.taskJobs per shard; a test's own gate). */
+    private readonly taskGate = new BacklogGate(BACKLOG_CAPS.taskJobs),
   ) {
     this.tasks = Object.fromEntries(POOLS.map((p) => [p, createTaskQueueShards(p, connection, prefix, shards[p] ?? 1)])) as Record<Pool, TaskQueue[]>;
     this.polls = Object.fromEntries(
@@ -167,6 +169,14 @@ export class Producers {
    */
   accepting(): boolean {
     return this.reachability?.answering() ?? true;
+  }
+
+  /**
+   * False while the pool's task backlog (waiting, delayed, prioritized jobs over its shards) is at its cap
+   * (BACKLOG_CAPS.taskJobs per shard; read at most once a second): a submit is refused before any money moves.
+   */
+  hasRoom(pool: Pool): Promise<boolean> {
+    return this.taskGate.admits(this.tasks[pool]);
   }
 
   /** The shard queue a task belongs to (shardOf its id): every producer and sweep picks the same one. */
