@@ -97,7 +97,7 @@ async function main(): Promise<void> {
     const built = (Date.now() - t0) / 1000;
     const queue = createBillingQueue(redis, prefix);
     const t1 = Date.now();
-    await inBatches(TASKS, (i) => enqueueSettlement(queue, ids[i]));
+    await inBatches(TASKS, async (i) => void (await enqueueSettlement(queue, ids[i])));
     const enqueued = (Date.now() - t1) / 1000;
     // paused until billing is up: its start-up (tsx, module loading) is neither in the window nor in the CPU
     await queue.pause();

@@ -4,7 +4,7 @@
  * when any scenario is not green. CHAOS_ONLY=flush,pg,... runs a subset; CHAOS_TABLE=<file> also writes the table.
  * CHAOS_PGBOUNCER=1 puts PgBouncer (transaction mode, k8s/base/pgbouncer/pgbouncer.ini) between the services and Postgres,
  * as production runs them, and adds the "PgBouncer restarted mid-flight" scenario. CHAOS_REDIS_CLUSTER=1 puts the
- * services on a Redis Cluster of its own (3 masters, a replica each) and adds "kill -9 the image queue's master".
+ * services on a Redis Cluster of its own (3 masters, a replica each) and adds "kill -9 the image queue's master" and "the image queue's slot migrated to another master".
  */
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
@@ -33,9 +33,12 @@ const SCENARIOS: Array<[string, (w: World) => Promise<s.Row>]> = [
   ['pgbouncer', s.pgbouncerRestart],
   // only on the Redis Cluster (CHAOS_REDIS_CLUSTER=1)
   ['cluster-master', s.clusterMasterKill],
+  ['cluster-slot-migration', s.clusterSlotMigration],
 ];
 /** Scenarios that fault the standalone Redis itself: not run when the services use the cluster. */
 const STANDALONE_REDIS_ONLY = new Set(['flush', 'redis-kill', 'redis-black-hole']);
+/** Scenarios that fault the Redis Cluster: run only when the services use it. */
+const CLUSTER_ONLY = new Set(['cluster-master', 'cluster-slot-migration']);
 const SUITE_LIMIT_MS = 9 * 60_000;
 
 const cell = (v: number | undefined): string => (v === undefined ? '–' : String(v));
@@ -74,8 +77,8 @@ async function main(): Promise<void> {
         console.log('chaos: not run  pgbouncer (needs CHAOS_PGBOUNCER=1)');
         continue;
       }
-      if (name === 'cluster-master' && !w.cluster) {
-        console.log('chaos: not run  cluster-master (needs CHAOS_REDIS_CLUSTER=1)');
+      if (CLUSTER_ONLY.has(name) && !w.cluster) {
+        console.log(`chaos: not run  ${name} (needs CHAOS_REDIS_CLUSTER=1)`);
         continue;
       }
       if (w.cluster && STANDALONE_REDIS_ONLY.has(name)) {

@@ -860,3 +860,95 @@ export async function redisBlackHole(w: World, holeMs = 6000): Promise<Row> {
     await Promise.all((['edge', 'worker', 'billing'] as const).map((s) => w.startSvc(s)));
   }
 }
+
+/** CLUSTER NODES as records: id, port, flags, the slot ranges it serves (migration markers `[…]` left out). */
+async function clusterNodes(c: NonNullable<World['cluster']>, probe: number): Promise<Array<{ id: string; port: number; master: boolean; ranges: string[] }>> {
+  return (await c.cli(probe, 'cluster', 'nodes'))
+    .split('\n')
+    .map((l) => l.trim().split(' '))
+    .filter((f) => f.length >= 8)
+    .map((f) => ({
+      id: f[0]!,
+      port: Number(f[1]!.split('@')[0]!.split(':')[1]),
+      master: f[2]!.includes('master') && !f[2]!.includes('fail'),
+      ranges: f.slice(8).filter((r) => !r.startsWith('[')),
+    }));
+}
+
+const serves = (ranges: string[], slot: number): boolean =>
+  ranges.some((r) => {
+    const [a, b] = r.split('-').map(Number);
+    return slot >= a! && slot <= (b ?? a)!;
+  });
+
+/**
+ * A Redis Cluster slot migration mid-flight (issue 38 item 7): the slot of the image queue's hash tag (its shard 0:
+ * every job, due poll, event stream and the sweep cursor) moves from its master to another one, the way
+ * `redis-cli --cluster reshard` does it — SETSLOT IMPORTING on the target, MIGRATING on the source, MIGRATE the keys in
+ * small batches (the slot stays split for a while: BullMQ's multi-key scripts meet ASK and TRYAGAIN, which ioredis
+ * follows and retries), then SETSLOT NODE on every master — with 50 tasks in flight and 20 more submitted during it.
+ * Ends as every scenario: every task terminal, settled once, the ledger whole, no service exited.
+ */
+export async function clusterSlotMigration(w: World): Promise<Row> {
+  const c = w.cluster;
+  if (!c) throw new Error('needs CHAOS_REDIS_CLUSTER=1');
+  const scenario = "Redis Cluster: the image queue's slot migrated to another master, 50 in flight + 20 during";
+  const { accountId, key, ids } = await inFlight(w, 'cluster-slot-migration', 50);
+  // a node that answers (an earlier scenario may have killed one)
+  let probe = 0;
+  for (const n of c.nodes) if (!probe && (await c.cli(n.port, 'ping').catch(() => '')).trim() === 'PONG') probe = n.port;
+  const tagKey = `${queueKeyPrefix('chaos', QUEUES.image, 0)}:${QUEUES.image}:meta`;
+  const slot = Number((await c.cli(probe, 'cluster', 'keyslot', tagKey)).trim());
+  const nodes = await clusterNodes(c, probe);
+  const source = nodes.find((n) => n.master && serves(n.ranges, slot));
+  const target = nodes.find((n) => n.master && n !== source && n.ranges.length > 0);
+  if (!source || !target) throw new Error(`slot ${slot}: no source or no target master`);
+  const t0 = Date.now();
+  await c.cli(target.port, 'cluster', 'setslot', String(slot), 'importing', source.id);
+  await c.cli(source.port, 'cluster', 'setslot', String(slot), 'migrating', target.id);
+  // 20 submits while the slot is split (their jobs land on whichever side owns their keys at that moment)
+  const during = w.submitMany(key, 20, SLOW('cluster-slot-migration-during')).then(
+    (got) => ({ got, error: undefined }),
+    (e: unknown) => ({ got: [] as string[], error: (e as Error).message }),
+  );
+  const errorstats = async (port: number): Promise<Record<string, number>> =>
+    Object.fromEntries([...(await c.cli(port, 'info', 'errorstats')).matchAll(/errorstat_(\w+):count=(\d+)/g)].map((m) => [m[1]!, Number(m[2])]));
+  const before = await errorstats(source.port);
+  // one key per MIGRATE, and the slot kept split until the 20 submits are answered and 3 s have passed: the services
+  // work on a split slot (ASK for moved keys, TRYAGAIN for scripts whose keys are on both sides) — bounded in count
+  let moved = 0;
+  let batches = 0;
+  const splitUntil = Date.now() + 3000;
+  let submitsDone = false;
+  void during.then(() => (submitsDone = true));
+  for (; batches < 5000; batches++) {
+    const keys = (await c.cli(source.port, 'cluster', 'getkeysinslot', String(slot), '1')).split('\n').filter(Boolean);
+    if (keys.length === 0 && submitsDone && Date.now() >= splitUntil) break;
+    if (keys.length > 0) {
+      const out = (await c.cli(source.port, 'migrate', '127.0.0.1', String(target.port), '', '0', '5000', 'replace', 'keys', ...keys)).trim();
+      if (out !== 'OK' && out !== 'NOKEY') throw new Error(`MIGRATE answered ${out}`);
+      moved += keys.length;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const after = await errorstats(source.port);
+  const redirected = ['ASK', 'TRYAGAIN', 'MOVED'].map((k) => `${k} ${(after[k] ?? 0) - (before[k] ?? 0)}`).join(', ');
+  // the new owner first, then the old one, then every other master (redis-cli --cluster's order)
+  await c.cli(target.port, 'cluster', 'setslot', String(slot), 'node', target.id);
+  await c.cli(source.port, 'cluster', 'setslot', String(slot), 'node', target.id);
+  for (const n of nodes.filter((x) => x.master && x !== source && x !== target)) await c.cli(n.port, 'cluster', 'setslot', String(slot), 'node', target.id);
+  const migratedAt = Date.now();
+  const owner = (await clusterNodes(c, probe)).find((n) => n.master && serves(n.ranges, slot));
+  const late = await during;
+  const all = [...ids, ...late.got];
+  const v = await verify(w, accountId, all, 180_000);
+  const dead = w.deadServices();
+  const left = Number((await c.cli(source.port, 'cluster', 'countkeysinslot', String(slot))).trim());
+  return {
+    scenario,
+    ...v,
+    healMs: migratedAt - t0,
+    ok: ok(v, dead.length === 0 && owner?.id === target.id && left === 0 && moved > 0 && late.error === undefined),
+    note: `slot ${slot} :${source.port} → :${target.port}: ${moved} keys in ${batches} MIGRATE batches, split for ${((migratedAt - t0) / 1000).toFixed(1)} s (the source answered ${redirected}); owner after: ${owner?.port === target.port ? 'the target' : `:${owner?.port ?? '?'} (WRONG)`}; keys left on the source: ${left}; submits during: ${late.error ? `FAILED (${late.error})` : `${late.got.length} accepted`}; ${v.completed} completed, ${v.failed} failed${dead.length ? `; crashed: ${dead.join(', ')}` : ''}`,
+  };
+}

@@ -43,6 +43,7 @@ export type { ChannelKeyRecord, HealthRecord, HealthStatus, KeyInput } from './r
 export { ChannelHealthRepository } from './repositories/channel-health.repository';
 export type { BackOff, ProbeClaim } from './repositories/channel-health.repository';
 export { exportArchives } from './repositories/archive-export';
+export { S3ArchiveTarget } from './repositories/archive-s3';
 export { UsageRepository, USAGE_DIMENSIONS, USAGE_HOURLY_MAX_DAYS, NO_CHANNEL, usageRange } from './repositories/usage.repository';
 export type { UsageDimension, UsageGroup } from './repositories/usage.repository';
 export { ConsoleListRepository, LIST_SCAN_BUDGET } from './repositories/console-list.repository';

@@ -13,6 +13,7 @@ export {
   pollLateness,
   resultStoreBytes,
   upstreamCallbacks,
+  backlogDeferred,
 } from './metrics';
 export { batchFailed, type BatchLogger } from './batch-errors';
 export { addHistograms, diffHistograms, emptyHistogram, histogramQuantile, parseHistogram, shareAtMost, sumSamples } from './histogram-text';

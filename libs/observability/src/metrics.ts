@@ -112,6 +112,14 @@ export const batchErrors = new Counter({
   registers: [registry],
 });
 
+/** Jobs not enqueued because their queue shard's backlog was at its cap (libs/queue BACKLOG_CAPS), by queue. */
+export const backlogDeferred = new Counter({
+  name: 'gmg_backlog_deferred_total',
+  help: 'Jobs not enqueued because the queue shard held its cap of waiting and delayed jobs (Postgres keeps the work; the billing sweep sends it again), by queue',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+});
+
 /** Vendor callbacks at the edge (issue 35 item 8), by outcome: accepted, forged, replayed, late, capped. */
 export const upstreamCallbacks = new Counter({
   name: 'gmg_upstream_callbacks_total',

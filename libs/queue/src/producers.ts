@@ -16,6 +16,7 @@ import {
 } from '@gmg/contracts';
 import { SpanKind, traceCarrier, withSpan, type QueueCounts } from '@gmg/observability';
 import type { Redis } from './connection';
+import { BACKLOG_CAPS, BacklogGate, SETTLE_GATE, WEBHOOK_GATE } from './backlog';
 import { DuePolls } from './due-polls';
 import { billingQueueKeyPrefix, queueKeyPrefix, shardOf } from './keys';
 import { WORKER_LOCK_DEFAULTS } from './typed-worker';
@@ -33,13 +34,13 @@ export const TASK_JOB_OPTIONS: JobsOptions = {
   attempts: 8,
   backoff: { type: 'exponential', delay: 2000 },
   removeOnComplete: true,
-  removeOnFail: { age: 7 * 24 * 3600 },
+  removeOnFail: { age: 7 * 24 * 3600, count: BACKLOG_CAPS.failedJobs },
 };
 export const SETTLE_JOB_OPTIONS: JobsOptions = {
   attempts: 20,
   backoff: { type: 'exponential', delay: 1000 },
   removeOnComplete: { age: 24 * 3600, count: 100_000 },
-  removeOnFail: { age: 30 * 24 * 3600 },
+  removeOnFail: { age: 30 * 24 * 3600, count: BACKLOG_CAPS.failedJobs },
 };
 
 /** Shard `shard` of a pool's task queue (keys `{<prefix>:<queue>:<shard>}:...`, one slot per shard). */
@@ -85,7 +86,7 @@ export function createWebhookQueue(connection: Redis, prefix: string, retry: Web
       attempts: retry.attempts,
       backoff: { type: 'exponential', delay: retry.backoffMs },
       removeOnComplete: { age: 48 * 3600, count: 100_000 },
-      removeOnFail: { age: 7 * 24 * 3600 },
+      removeOnFail: { age: 7 * 24 * 3600, count: BACKLOG_CAPS.failedJobs },
     },
   }) as WebhookQueue;
 }
@@ -105,22 +106,31 @@ export function shardFor<Q>(queues: Q | readonly Q[], taskId: string): Q {
   return list[shardOf(taskId, list.length)]!;
 }
 
-/** jobId = webhook-<taskId>-<event>, on the task's shard: one delivery per task and terminal state, however often it is asked for. */
-export async function enqueueWebhook(queues: WebhookQueue | readonly WebhookQueue[], data: WebhookJobData): Promise<void> {
-  await shardFor(queues, data.taskId).add('deliver', data, { jobId: webhookJobId(data.taskId, data.event) });
+/**
+ * jobId = webhook-<taskId>-<event>, on the task's shard: one delivery per task and terminal state, however often it is
+ * asked for. false: the shard's backlog is at its cap (BACKLOG_CAPS.webhook) and nothing was enqueued.
+ */
+export async function enqueueWebhook(queues: WebhookQueue | readonly WebhookQueue[], data: WebhookJobData, gate: BacklogGate = WEBHOOK_GATE): Promise<boolean> {
+  const queue = shardFor(queues, data.taskId);
+  if (!(await gate.admits(queue))) return false;
+  await queue.add('deliver', data, { jobId: webhookJobId(data.taskId, data.event) });
+  return true;
 }
 
 /**
  * The one way to ask for a settlement. jobId = settle-<taskId> on the task's shard (shardFor): a duplicate request
- * collapses into the existing job.
+ * collapses into the existing job. false: the shard's backlog is at its cap (BACKLOG_CAPS.settle) and nothing was
+ * enqueued — the task stays unsettled in Postgres and the billing sweep sends it again.
  */
-export async function enqueueSettlement(billing: BillingQueue | readonly BillingQueue[], taskId: string): Promise<void> {
+export async function enqueueSettlement(billing: BillingQueue | readonly BillingQueue[], taskId: string, gate: BacklogGate = SETTLE_GATE): Promise<boolean> {
   const queue = shardFor(billing, taskId);
+  if (!(await gate.admits(queue))) return false;
   await withSpan('enqueue settle', { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': queue.name, 'gmg.task_id': taskId } }, async () => {
     const trace = traceCarrier();
     const data: SettleJobData = { taskId, ...(trace ? { trace } : {}) };
     await queue.add('settle', data, { jobId: settleJobId(taskId) });
   });
+  return true;
 }
 
 /** One producer per pool shard and per settlement shard. */
@@ -139,6 +149,8 @@ export class Producers {
     shards: Readonly<Partial<Record<ShardedQueue, number>>> = {},
     /** Whether the connection answers now (RedisReachability); absent: always taken as answering. */
     private readonly reachability?: { answering(): boolean },
+    /** The pools' task backlog cap (BACKLOG_CAPS.taskJobs per shard; a test's own gate). */
+    private readonly taskGate = new BacklogGate(BACKLOG_CAPS.taskJobs),
   ) {
     this.tasks = Object.fromEntries(POOLS.map((p) => [p, createTaskQueueShards(p, connection, prefix, shards[p] ?? 1)])) as Record<Pool, TaskQueue[]>;
     this.polls = Object.fromEntries(
@@ -157,6 +169,14 @@ export class Producers {
    */
   accepting(): boolean {
     return this.reachability?.answering() ?? true;
+  }
+
+  /**
+   * False while the pool's task backlog (waiting, delayed, prioritized jobs over its shards) is at its cap
+   * (BACKLOG_CAPS.taskJobs per shard; read at most once a second): a submit is refused before any money moves.
+   */
+  hasRoom(pool: Pool): Promise<boolean> {
+    return this.taskGate.admits(this.tasks[pool]);
   }
 
   /** The shard queue a task belongs to (shardOf its id): every producer and sweep picks the same one. */

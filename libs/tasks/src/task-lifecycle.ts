@@ -6,7 +6,8 @@ import type { TaskViewStore } from './task-view.store';
 
 /** Where the winner of a terminal transition sends the settlement (Producers and a billing Queue fit). */
 export interface SettlementSink {
-  enqueueSettlement(taskId: string): Promise<void>;
+  /** false: not enqueued, the settle backlog at its cap (libs/queue BACKLOG_CAPS); the billing sweep sends it later. */
+  enqueueSettlement(taskId: string): Promise<boolean | void>;
 }
 
 /**
@@ -72,7 +73,8 @@ export class TaskLifecycle {
     this.logger.info({ taskId: rec.id, model: rec.model, outcome, error: rec.error?.message }, 'task finished');
     await this.writeView(rec);
     try {
-      await this.settlements.enqueueSettlement(rec.id);
+      if ((await this.settlements.enqueueSettlement(rec.id)) === false)
+        this.logger.warn({ taskId: rec.id }, 'settle backlog at its cap: settlement left to the billing sweep (the task stays unsettled in Postgres)');
     } catch (e) {
       // The billing sweeper finds terminal tasks without capture/release and settles them later.
       this.logger.error({ taskId: rec.id, err: (e as Error).message }, 'settlement enqueue failed; the billing sweeper will retry');

@@ -7,6 +7,7 @@ export { recordCalls } from './record-calls';
 export { startLocalRedis, startLocalRedisCluster } from './redis-cluster';
 export { startBlackHoleProxy, type BlackHoleProxy } from './black-hole-proxy';
 export { startForwardProxy, type ForwardProxy } from './forward-proxy';
+export { startS3TestServer, type S3TestServer } from './s3-server';
 export type { LocalRedis, LocalRedisCluster } from './redis-cluster';
 export { ownPort, redisAnswers, redisClusterArgs, redisServerArgs, ServerProc, serverUserWhenRoot } from './local-server';
 export { checkLedger } from './ledger-check';

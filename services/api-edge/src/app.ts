@@ -85,7 +85,7 @@ export interface AppDeps {
   dataSource: DataSource;
   /** A ready client connection: task views, readiness, rate limits. */
   redis: Redis;
-  producers: Pick<Producers, 'enqueueTask' | 'requestSettlement' | 'removeTaskJob'> & Partial<Pick<Producers, 'accepting'>>;
+  producers: Pick<Producers, 'enqueueTask' | 'requestSettlement' | 'removeTaskJob'> & Partial<Pick<Producers, 'accepting' | 'hasRoom'>>;
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending traffic. */
   isDraining?: () => boolean;
   /** Where uploaded images live; default: local disk at `config.uploadDir` (see docs/uploads.md for object storage). */

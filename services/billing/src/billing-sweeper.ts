@@ -146,8 +146,8 @@ export class BillingSweeper {
         const presence = await presenceOnShards(queues, owed, (o) => webhookJobId(o.id, o.event));
         for (const [i, o] of owed.entries()) {
           if (presence[i] !== 'missing') continue;
-          await enqueueWebhook(queues, { taskId: o.id, event: o.event });
-          resent++;
+          // at the webhook backlog's cap nothing is enqueued (gmg_backlog_deferred_total): tried again next sweep
+          if (await enqueueWebhook(queues, { taskId: o.id, event: o.event })) resent++;
         }
       },
     );
@@ -161,10 +161,8 @@ export class BillingSweeper {
    */
   private async sweepOne(taskId: string, presence: JobPresence): Promise<'pending' | 'resent' | 'settled'> {
     if (presence === 'live') return 'pending';
-    if (presence === 'missing') {
-      await enqueueSettlement(this.queues, taskId);
-      return 'resent';
-    }
+    // at the settle backlog's cap nothing is enqueued (gmg_backlog_deferred_total): the task stays unsettled, next sweep
+    if (presence === 'missing') return (await enqueueSettlement(this.queues, taskId)) ? 'resent' : 'pending';
     await this.settler.settle(taskId);
     return 'settled';
   }

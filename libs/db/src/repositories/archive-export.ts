@@ -3,6 +3,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type { DataSource } from 'typeorm';
+import type { ArchiveTarget } from './archive-s3';
 import type { Row } from './sql';
 
 /** The archives retention fills (tasks_archive, ledger_archive): the gateway writes them and never reads them. */
@@ -16,7 +17,18 @@ export interface ExportedArchive {
   from: string;
   file: string;
   rows: number;
+  /** Where else the file is, each read back equal (ArchiveTarget.store): `s3://bucket/key`. */
+  stored: string[];
   seconds: number;
+}
+
+export interface ExportOptions {
+  /** false: no rotation, only finish rotated tables left by an earlier run. */
+  rotate?: boolean;
+  /** The rotation's name suffix (yyyymmddhhmmss); now by default. */
+  stamp?: string;
+  /** Object stores the file also goes to (S3ArchiveTarget); the table is dropped only once each confirmed it. */
+  targets?: readonly ArchiveTarget[];
 }
 
 /**
@@ -29,11 +41,14 @@ export interface ExportedArchive {
  * 2. **export** — the rotated table is read in keyset pages of its primary key and written as gzip-compressed NDJSON
  *    (one `row_to_json` per line) to `<dir>/<table>/<rotated name>.ndjson.gz`, written to a `.part` file first and
  *    renamed once complete and its line count equals the table's row count;
- * 3. **drop** — the rotated table is dropped: one catalog operation, no dead rows, nothing for vacuum.
- * A run that stops half-way leaves a rotated table behind; the next run exports and drops it first (`rotate: false`
- * exports only those).
+ * 3. **store** — the file goes to each target (`targets`: S3-compatible object storage through the AWS SDK,
+ *    archive-s3.ts) as `<table>/<rotated name>.ndjson.gz`, and is read back (size and ETag) before going on;
+ * 4. **drop** — the rotated table is dropped: one catalog operation, no dead rows, nothing for vacuum.
+ * The rotated table is the watermark: it exists until every copy is confirmed, so a run that stops (a crash, a store
+ * that failed or answered a wrong size or ETag) leaves it behind, and the next run exports, stores and drops it first
+ * (`rotate: false` does only that). Storing again is idempotent (same key, same bytes).
  */
-export async function exportArchives(ds: DataSource, dir: string, opts: { rotate?: boolean; stamp?: string } = {}): Promise<ExportedArchive[]> {
+export async function exportArchives(ds: DataSource, dir: string, opts: ExportOptions = {}): Promise<ExportedArchive[]> {
   const stamp = opts.stamp ?? new Date().toISOString().replace(/\D/g, '').slice(0, 14);
   const out: ExportedArchive[] = [];
   for (const table of ARCHIVES) {
@@ -42,7 +57,7 @@ export async function exportArchives(ds: DataSource, dir: string, opts: { rotate
       `SELECT relname FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND relname ~ $1 ORDER BY relname`,
       [`^${table}_[0-9]{14}$`],
     )) as Array<{ relname: string }>;
-    for (const { relname } of leftovers) out.push(await exportAndDrop(ds, table, relname, dir));
+    for (const { relname } of leftovers) out.push(await exportAndDrop(ds, table, relname, dir, opts.targets ?? []));
   }
   return out;
 }
@@ -56,7 +71,7 @@ async function rotate(ds: DataSource, table: string, rotated: string): Promise<v
   });
 }
 
-async function exportAndDrop(ds: DataSource, table: string, rotated: string, dir: string): Promise<ExportedArchive> {
+async function exportAndDrop(ds: DataSource, table: string, rotated: string, dir: string, targets: readonly ArchiveTarget[]): Promise<ExportedArchive> {
   const t0 = Date.now();
   mkdirSync(path.join(dir, table), { recursive: true });
   const file = path.join(dir, table, `${rotated}.ndjson.gz`);
@@ -82,6 +97,8 @@ async function exportAndDrop(ds: DataSource, table: string, rotated: string, dir
   const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM ${rotated}`)) as Array<{ n: number }>;
   if (n !== rows) throw new Error(`export of ${rotated}: ${rows} lines written, ${n} rows in the table; kept for the next run`);
   renameSync(`${file}.part`, file);
+  const stored: string[] = [];
+  for (const t of targets) stored.push((await t.store(file, `${table}/${rotated}.ndjson.gz`)).location);
   await ds.query(`DROP TABLE ${rotated}`);
-  return { table, from: rotated, file, rows, seconds: (Date.now() - t0) / 1000 };
+  return { table, from: rotated, file, rows, stored, seconds: (Date.now() - t0) / 1000 };
 }

@@ -32,8 +32,11 @@ export interface SubmitTaskDeps {
   views: { write(t: TaskRecord): Promise<unknown> };
   /** Where large inline media (Base64 / data URIs) is stored before the task row is written (docs/uploads.md). */
   media: UploadImageDeps;
-  /** `accepting`: false while the queue's Redis does not answer — a submit is then refused before the hold (503). */
-  queue: { enqueueTask(pool: Pool, taskId: string): Promise<void>; accepting?(): boolean };
+  /**
+   * `accepting`: false while the queue's Redis does not answer; `hasRoom`: false while the pool's task backlog is at
+   * its cap (libs/queue BACKLOG_CAPS) — a submit is then refused before the hold (503).
+   */
+  queue: { enqueueTask(pool: Pool, taskId: string): Promise<void>; accepting?(): boolean; hasRoom?(pool: Pool): Promise<boolean> };
   logger: Logger;
   publicBaseUrl: string;
   taskTimeoutSeconds: number;
@@ -254,6 +257,10 @@ async function holdAndRecord(
   // charged. (A Redis lost after this check still finds the task: publishAccepted's note.)
   if (deps.queue.accepting && !deps.queue.accepting()) {
     throw new DomainError('service_unavailable', 'The task queue is not answering right now; nothing was charged. Retry later.', { retryAfter: 1 });
+  }
+  // the pool's backlog at its cap (workers down or far behind): no new work into Redis, nothing charged
+  if (deps.queue.hasRoom && !(await deps.queue.hasRoom(request.pool))) {
+    throw new DomainError('service_unavailable', `The ${request.pool} task queue is full; nothing was charged. Retry later.`, { retryAfter: 5 });
   }
   const now = (deps.now ?? (() => new Date()))();
   let task: TaskRecord;
