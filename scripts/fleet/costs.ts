@@ -94,6 +94,19 @@ export interface MeasuredCosts extends Costs {
     redisCmdsPerS: number;
     pgTxPerS: number;
     walBytesPerS: number;
+    /**
+     * The same from the start of the load phase to the end of the drain: all the work the phase's tasks caused, also
+     * what a fleet that fell behind did after the phase (the model's check reads this when present).
+     */
+    toEnd?: {
+      seconds: number;
+      tasksPerS: number;
+      stepsPerTask: Record<Pool, number>;
+      cores: Record<string, number>;
+      redisCmdsPerS: number;
+      pgTxPerS: number;
+      walBytesPerS: number;
+    };
   };
 }
 
@@ -335,6 +348,7 @@ export function measureCosts(
       redisCmdsPerS: redisCmds / seconds,
       pgTxPerS: pgTx / seconds,
       walBytesPerS: (b.pgWalBytes - a.pgWalBytes) / seconds,
+      toEnd: toEnd(a, end, tasks, byKind, kinds),
     },
     derivation: {
       seconds,
@@ -356,8 +370,33 @@ export function measureCosts(
   };
 }
 
-/** Predicted (reference costs, this run's load) against measured, each within 25 %. */
-export function modelCheck(m: MeasuredCosts, reference: string | Costs = COSTS_FILE): { text: string; within: number; of: number } {
+/** The run measured from the start of the load phase `a` to the end of the drain `end`. */
+function toEnd(a: Snapshot, end: Snapshot, tasks: number, byKind: Record<Pool, number>, kinds: number): NonNullable<MeasuredCosts['run']['toEnd']> {
+  const seconds = Math.max(0.001, (end.at - a.at) / 1000);
+  const cores: Record<string, number> = {};
+  for (const g of new Set(Object.keys(end.cpu).map(groupOf))) cores[g] = cpuOfGroup(a, end, g) / seconds;
+  const stepsPerTask = {} as Record<Pool, number>;
+  for (const p of MODEL_POOLS) stepsPerTask[p] = ((end.steps[p] ?? 0) - (a.steps[p] ?? 0)) / Math.max(1, (tasks * byKind[p]) / kinds);
+  return {
+    seconds,
+    tasksPerS: tasks / seconds,
+    stepsPerTask,
+    cores,
+    redisCmdsPerS: redisCommandsBetween(a, end) / seconds,
+    pgTxPerS: (end.pgXacts - a.pgXacts) / seconds,
+    walBytesPerS: (end.pgWalBytes - a.pgWalBytes) / seconds,
+  };
+}
+
+/**
+ * Predicted (reference costs, this run's load) against measured, each within 25 %: over the load phase and its
+ * drain (`run.toEnd`) when the run has it — the work of the phase's tasks, wherever the fleet did it.
+ */
+export function modelCheck(
+  m: MeasuredCosts,
+  reference: string | Costs = COSTS_FILE,
+  over: 'phase' | 'drained' = 'drained',
+): { text: string; within: number; of: number } {
   if (typeof reference === 'string' && !existsSync(reference))
     return {
       text: `capacity model: no reference costs at ${path.relative(REPO_ROOT, reference)} (FLEET_COSTS_OUT=${path.relative(REPO_ROOT, reference)} records this run's)`,
@@ -365,16 +404,18 @@ export function modelCheck(m: MeasuredCosts, reference: string | Costs = COSTS_F
       of: 0,
     };
   const ref = typeof reference === 'string' ? (JSON.parse(readFileSync(reference, 'utf8')) as Costs) : reference;
-  const rate = m.run.completedPerS;
+  const drained = over === 'drained' ? m.run.toEnd : undefined;
+  const x = drained ?? { ...m.run, tasksPerS: m.run.completedPerS, stepsPerTask: m.stepsPerTask };
+  const rate = x.tasksPerS;
   // this run's load (rate, mix, client polls, messages calls), its upstream (steps per task) and its processes (each
   // pays its fixed cost): the reference's costs per operation and per process do the rest
-  const shape = { stepsPerTask: m.stepsPerTask, ...(m.processes ? { processes: m.processes } : {}) };
+  const shape = { stepsPerTask: x.stepsPerTask, ...(m.processes ? { processes: m.processes } : {}) };
   const predicted = coresAt(ref, rate, m.mix, m.pollsPerTask, m.messagesPerTask ?? 0, shape);
   const rows: Array<[string, number, number]> = [];
-  for (const [k, v] of Object.entries(predicted)) rows.push([`${k} CPU (cores)`, v, m.run.cores[k] ?? 0]);
-  rows.push(['Redis commands/s', redisCmdsAt(ref, rate, m.mix, m.pollsPerTask, shape), m.run.redisCmdsPerS]);
-  rows.push(['Postgres transactions/s', pgTxAt(ref, rate, m.mix, shape), m.run.pgTxPerS]);
-  rows.push(['Postgres WAL bytes/s', rate * ref.pgWalBytesPerTask + (m.processes ? (ref.fixed?.walBytesPerS ?? 0) : 0), m.run.walBytesPerS]);
+  for (const [k, v] of Object.entries(predicted)) rows.push([`${k} CPU (cores)`, v, x.cores[k] ?? 0]);
+  rows.push(['Redis commands/s', redisCmdsAt(ref, rate, m.mix, m.pollsPerTask, shape), x.redisCmdsPerS]);
+  rows.push(['Postgres transactions/s', pgTxAt(ref, rate, m.mix, shape), x.pgTxPerS]);
+  rows.push(['Postgres WAL bytes/s', rate * ref.pgWalBytesPerTask + (m.processes ? (ref.fixed?.walBytesPerS ?? 0) : 0), x.walBytesPerS]);
   let within = 0;
   const lines = rows.map(([what, p, x]) => {
     // nothing predicted and nothing measured (a pool the mix leaves out) is exact
@@ -385,7 +426,9 @@ export function modelCheck(m: MeasuredCosts, reference: string | Costs = COSTS_F
   });
   return {
     text: [
-      `capacity model (${ref === m ? "this run's own costs" : `reference costs of ${ref.measuredAt}`}) against this run's load of ${rate.toFixed(1)} tasks/s: ${within} of ${rows.length} within 25 %`,
+      `capacity model (${ref === m ? "this run's own costs" : `reference costs of ${ref.measuredAt}`}) against this run's load of ${m.run.completedPerS.toFixed(1)} tasks/s` +
+        (drained ? ` (${rate.toFixed(1)} tasks/s over the phase and its drain, ${x.seconds.toFixed(0)} s)` : '') +
+        `: ${within} of ${rows.length} within 25 %`,
       '',
       '| quantity | predicted | measured | error | within 25 % |',
       '|---|---|---|---|---|',

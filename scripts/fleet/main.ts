@@ -296,7 +296,7 @@ async function main(): Promise<number> {
     const model = modelCheck(measured, cfg.costsRef ?? COSTS_FILE);
     const { derivation: d, fitted, ...costs } = measured;
     // the costs this run measured, checked against the run itself (the model must at least reproduce its own run)
-    const self = modelCheck(costs, costs);
+    const self = modelCheck(costs, costs, 'phase');
     const derivationLine =
       `costs of this run: ${d.tasks} tasks, ${d.polls} client polls, ${d.messages} messages calls in ${d.seconds.toFixed(0)} s; ` +
       `edge ${d.edgeCpuS.toFixed(1)} CPU s = ${costs.edgeMsPerSubmit.toFixed(2)} ms/submit + ${costs.edgeMsPerPoll.toFixed(2)} ms/poll + ${(costs.edgeMsPerMessage ?? 0).toFixed(2)} ms/messages call ` +
@@ -375,6 +375,12 @@ async function main(): Promise<number> {
       };
       writeFileSync(cfg.checkOut, `${JSON.stringify(check, null, 2)}\n`);
     }
+    // the raw windows (every snapshot and what the driver saw in each): the costs can be fitted again from them
+    if (process.env.FLEET_SNAPS_OUT)
+      writeFileSync(
+        process.env.FLEET_SNAPS_OUT,
+        `${JSON.stringify({ cfg, machine, activeServers, calibration, upstream, snaps, end, answered, windows: windows.map((x) => ({ accepted: x.accepted, polls: x.polls, messages: x.messages })), kinds: [...driver.tasks.values()].map((t) => t.kind) })}\n`,
+      );
     if (cfg.costsOut) writeFileSync(cfg.costsOut, `${JSON.stringify({ ...costs, derivation: d, check: model.text, selfCheck: self.text }, null, 2)}\n`);
     if (bad.length) for (const r of w.services.all()) if (!w.services.alive(r)) log(`--- ${r.id} exited ---\n${w.services.tail(r)}`);
     return bad.length ? 1 : 0;

@@ -142,7 +142,7 @@ describe('per-operation costs of a fleet run', () => {
     expect(m.pgStorageBytesPerTask).toBeCloseTo(6000, 9);
     const { derivation, ...costs } = m;
     expect(derivation.edgeCpuS).toBeCloseTo(20, 9);
-    const self = modelCheck(costs, costs);
+    const self = modelCheck(costs, costs, 'phase');
     expect(self.of).toBe(12);
     expect(self.within).toBe(12);
     for (const line of self.text.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| quantity'))) expect(line).toMatch(/\| -?0\.0 % \| yes \|$/);
