@@ -63,6 +63,9 @@ export interface Costs {
    */
   redisCmdsPerTask: number;
   redisCmdsPerPoll: number;
+  /** Redis commands and Postgres transactions per worker step, when the run fitted them (else the worker bench's). */
+  redisCmdsPerStep?: number;
+  pgTxPerStep?: number;
   redisUsPerCmd: number;
   redisBytesPerTask: number;
   /** Postgres: transactions (less worker steps'), CPU, WAL and table bytes per task; mean transaction time. */
@@ -223,14 +226,17 @@ const fixedRedisCmds = (c: Costs, processes: Processes | undefined): number =>
 export function redisCmdsAt(c: Costs, rate: number, mix: Record<Pool, number>, pollsPerTask: number, shape: Shape = {}): number {
   const steps = shape.stepsPerTask ?? c.stepsPerTask;
   const stepsPerTask = MODEL_POOLS.reduce((s, p) => s + share(mix, p) * steps[p], 0);
-  return rate * (c.redisCmdsPerTask + pollsPerTask * c.redisCmdsPerPoll + stepsPerTask * REDIS_CMDS_PER_STEP) + fixedRedisCmds(c, shape.processes);
+  return (
+    rate * (c.redisCmdsPerTask + pollsPerTask * c.redisCmdsPerPoll + stepsPerTask * (c.redisCmdsPerStep ?? REDIS_CMDS_PER_STEP)) +
+    fixedRedisCmds(c, shape.processes)
+  );
 }
 
 /** Postgres transactions/s at `rate` tasks/s: per task, per worker step, and the idle fleet's. */
 export function pgTxAt(c: Costs, rate: number, mix: Record<Pool, number>, shape: Shape = {}): number {
   const steps = shape.stepsPerTask ?? c.stepsPerTask;
   const stepsPerTask = MODEL_POOLS.reduce((s, p) => s + share(mix, p) * steps[p], 0);
-  return rate * (c.pgTxPerTask + stepsPerTask * PG_TX_PER_STEP) + (shape.processes && c.fixed ? c.fixed.pgTxPerS : 0);
+  return rate * (c.pgTxPerTask + stepsPerTask * (c.pgTxPerStep ?? PG_TX_PER_STEP)) + (shape.processes && c.fixed ? c.fixed.pgTxPerS : 0);
 }
 
 /**
@@ -311,7 +317,7 @@ export function size(c: Costs, load: Load): Sizing {
       what: `Redis core of the ${p} queue (K = ${shards(p)}; QUEUE_SHARDS raises it)`,
       maxRate:
         (shards(p) * (REDIS_SHARD_CORES * TARGET_UTILISATION) * 1e6) /
-        (c.redisUsPerCmd * Math.max(1e-9, share(load.mix, p) * (c.redisCmdsPerTask + steps[p] * REDIS_CMDS_PER_STEP))),
+        (c.redisUsPerCmd * Math.max(1e-9, share(load.mix, p) * (c.redisCmdsPerTask + steps[p] * (c.redisCmdsPerStep ?? REDIS_CMDS_PER_STEP)))),
     })),
     {
       what: `billing queue slot (K = ${shards('billing')}; ≥ ${SETTLEMENTS_PER_S_PER_BILLING_SHARD} settlements/s a shard, measured)`,

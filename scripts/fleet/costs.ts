@@ -480,6 +480,27 @@ function line(xs: number[], ys: number[]): { a: number; b: number } | undefined 
   return { a: my - b * mx, b };
 }
 
+/** Least squares y = a + b·x + c·z over the windows (the normal equations, 3 × 3); `undefined` when singular. */
+function plane(xs: number[], zs: number[], ys: number[]): { a: number; b: number; c: number } | undefined {
+  const n = xs.length;
+  const S = (f: (i: number) => number): number => Array.from({ length: n }, (_, i) => f(i)).reduce((s, v) => s + v, 0);
+  const m = [
+    [n, S((i) => xs[i]!), S((i) => zs[i]!), S((i) => ys[i]!)],
+    [S((i) => xs[i]!), S((i) => xs[i]! ** 2), S((i) => xs[i]! * zs[i]!), S((i) => xs[i]! * ys[i]!)],
+    [S((i) => zs[i]!), S((i) => xs[i]! * zs[i]!), S((i) => zs[i]! ** 2), S((i) => zs[i]! * ys[i]!)],
+  ];
+  for (let c = 0; c < 3; c++) {
+    const p = m[c]![c]!;
+    if (!(Math.abs(p) > 1e-12)) return undefined;
+    for (let r = 0; r < 3; r++) {
+      if (r === c) continue;
+      const k = m[r]![c]! / p;
+      for (let j = c; j < 4; j++) m[r]![j]! -= k * m[c]![j]!;
+    }
+  }
+  return { a: m[0]![3]! / m[0]![0]!, b: m[1]![3]! / m[1]![1]!, c: m[2]![3]! / m[2]![2]! };
+}
+
 /**
  * The fixed cost while serving, and the cost per operation above it, from the day's windows (a cosine from 0.5× to
  * 1.5× the mean rate, so the windows see different rates): per resource, a straight line through (its driver/s,
@@ -559,16 +580,27 @@ export function fitWindows<T extends MeasuredCosts>(
     out.billingMsPerSettlement = billing.b;
   }
   const services = SERVICE_GROUPS.reduce((t, g) => t + (n[g] ?? 0), 0);
-  // Redis commands: what tasks drive, once client polls and worker steps are taken out at their own rates
-  const cmds = fit(
+  // Redis commands and Postgres transactions: a plane through (tasks/s, worker steps/s) — a window the workers fell
+  // behind in has the tasks without their steps, and the steps (claims, BullMQ jobs) carry most of the commands
+  const byTasksAndSteps = (name: string, y: (w: (typeof ws)[number]) => number, idle: number): { a: number; b: number; c: number } | undefined => {
+    const l = plane(
+      ws.map((w) => w.tasks),
+      ws.map((w) => w.steps),
+      ws.map(y),
+    );
+    if (!l || !(l.b >= 0) || !(l.c >= 0) || !(l.a >= idle)) return undefined;
+    fitted.push(name);
+    return l;
+  };
+  const cmds = byTasksAndSteps(
     'Redis commands',
-    (w) => w.tasks,
-    (w) => redisCommandsBetween(w.a, w.b) / w.s - w.polls * m.redisCmdsPerPoll - w.steps * REDIS_CMDS_PER_STEP,
+    (w) => redisCommandsBetween(w.a, w.b) / w.s - w.polls * m.redisCmdsPerPoll,
     cal.fixed.redisCmdsPerSPerProcess * services,
   );
   if (cmds) {
     fixed.redisCmdsPerSPerProcess = cmds.a / services;
     out.redisCmdsPerTask = cmds.b;
+    out.redisCmdsPerStep = cmds.c;
   }
   const redisCpu = fit(
     'redis CPU',
@@ -580,15 +612,11 @@ export function fitWindows<T extends MeasuredCosts>(
     fixed.coresPerProcess.redis = redisCpu.a / 1e6 / (n.redis ?? 1);
     out.redisUsPerCmd = redisCpu.b;
   }
-  const pgTx = fit(
-    'Postgres transactions',
-    (w) => w.tasks,
-    (w) => (w.b.pgXacts - w.a.pgXacts) / w.s - w.steps * PG_TX_PER_STEP,
-    cal.fixed.pgTxPerS,
-  );
+  const pgTx = byTasksAndSteps('Postgres transactions', (w) => (w.b.pgXacts - w.a.pgXacts) / w.s, cal.fixed.pgTxPerS);
   if (pgTx) {
     fixed.pgTxPerS = pgTx.a;
     out.pgTxPerTask = pgTx.b;
+    out.pgTxPerStep = pgTx.c;
   }
   const pgCpu = fit(
     'postgres CPU',

@@ -218,26 +218,36 @@ describe('per-operation costs of a fleet run', () => {
   it('fits the fixed cost while serving and the cost per step as a line through windows at different rates', () => {
     // worker-image: 2 processes costing 30 millicores each whatever the load, plus 1.5 ms a step; 4 windows of 10 s
     const rates = [10, 40, 70, 40, 10];
+    // the workers fall behind in the 4th window: its tasks come without their steps
+    const stepsPerTask = [7, 7, 7, 3, 9];
     let cpu = 0;
     let steps = 0;
+    let cmds = 0;
+    let done = 0;
     const snaps: Snapshot[] = [];
     const mk = (at: number): Snapshot =>
       ({
         at,
         cpu: { 'worker-image#1': cpu / 2, 'worker-image#2': cpu / 2 },
         rss: {},
-        redisCommands: {},
-        redisMasters: [],
+        redisCommands: { '7000': cmds },
+        redisMasters: ['7000'],
         pgXacts: 0,
         pgWalBytes: 0,
         bouncerXacts: 0,
         settlements: 0,
+        completed: done,
+        failed: 0,
         steps: { image: steps },
       }) as unknown as Snapshot;
     snaps.push(mk(0));
     rates.forEach((r, i) => {
-      steps += r * 10;
-      cpu += 10 * (0.06 + (r * 1.5) / 1000);
+      const st = r * stepsPerTask[i]!;
+      steps += st * 10;
+      done += r * 10;
+      // Redis: 2 worker processes × 600 commands/s while serving, 16 a task, 30 a step
+      cmds += 10 * (1200 + 16 * r + 30 * st);
+      cpu += 10 * (0.06 + (st * 1.5) / 1000);
       snaps.push(mk((i + 1) * 10_000));
     });
     const idle = { seconds: 10, coresPerProcess: { 'worker-image': 0.01 }, rssMiBPerProcess: {}, redisCmdsPerSPerProcess: 0, pgTxPerS: 0, walBytesPerS: 0 };
@@ -246,10 +256,14 @@ describe('per-operation costs of a fleet run', () => {
     const out = fitWindows(
       m,
       snaps,
-      rates.map(() => ({ accepted: 0, polls: 0, messages: 0 })),
+      rates.map((r) => ({ accepted: r * 10, polls: 0, messages: 0 })),
       cal,
     );
     expect(out.fitted).toContain('worker-image');
+    expect(out.fitted).toContain('Redis commands');
+    expect(out.redisCmdsPerTask).toBeCloseTo(16, 6);
+    expect(out.redisCmdsPerStep).toBeCloseTo(30, 6);
+    expect(out.fixed!.redisCmdsPerSPerProcess).toBeCloseTo(600, 6);
     expect(out.workerMsPerStep.image).toBeCloseTo(1.5, 6);
     expect(out.fixed!.coresPerProcess['worker-image']).toBeCloseTo(0.03, 6);
     // fewer than 4 windows: nothing fitted, the whole-phase costs stay
