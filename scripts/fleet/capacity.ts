@@ -157,7 +157,10 @@ function costsTable(c: Costs): string {
     ['Postgres WAL per task; database growth per task', `${f(c.pgWalBytesPerTask, 0)} bytes; ${f(c.pgStorageBytesPerTask, 0)} bytes`],
     ['mean transaction time (PgBouncer sv_active ÷ its transactions/s)', `${f(c.pgMsPerTx, 2)} ms`],
     ['PgBouncer CPU per pooled transaction; pooled transactions per task', `${f(c.bouncerMsPerTx, 3)} ms; ${f(c.bouncerTxPerTask ?? c.pgTxPerTask, 1)}`],
-    [`Redis commands and Postgres transactions per worker step (worker bench, quoted)`, `${f(REDIS_CMDS_PER_STEP, 2)}; ${f(PG_TX_PER_STEP, 2)}`],
+    [
+      `Redis commands and Postgres transactions per worker step (${c.redisCmdsPerStep !== undefined ? 'fitted' : 'worker bench, quoted'})`,
+      `${f(c.redisCmdsPerStep ?? REDIS_CMDS_PER_STEP, 2)}; ${f(c.pgTxPerStep ?? PG_TX_PER_STEP, 2)}`,
+    ],
     [
       'client polls per task (tasks without a webhook poll every FLEET_POLL_MS); /v1/messages calls per task',
       `${f(c.pollsPerTask, 2)}; ${f(c.messagesPerTask ?? 0, 3)}`,
@@ -171,11 +174,11 @@ function fixedTable(c: Costs): string {
   const x = c.fixed;
   const groups = Object.keys(x.coresPerProcess).filter((g) => g !== 'fleet-driver' && g !== 'upstream-sim');
   return [
-    '| process | replicas in the run | idle CPU per process (millicores) | RSS per process (MiB) |',
+    '| process | replicas in the run | fixed CPU per process while serving (millicores) | RSS per process, idle (MiB) |',
     '|---|---|---|---|',
     ...groups.map((g) => `| ${g} | ${c.processes?.[g] ?? '–'} | ${f(1000 * x.coresPerProcess[g]!, 1)} | ${f(x.rssMiBPerProcess[g] ?? NaN, 0)} |`),
     '',
-    `Idle background: ${f(x.redisCmdsPerSPerProcess, 1)} Redis commands/s per edge, worker or billing process; ${f(x.pgTxPerS, 1)} Postgres transactions/s and ${f(x.walBytesPerS / 1024, 1)} KiB/s of WAL for the whole fleet (measured over ${f(x.seconds, 0)} s).`,
+    `Fixed background while serving: ${f(x.redisCmdsPerSPerProcess, 1)} Redis commands/s per edge, worker or billing process; ${f(x.pgTxPerS, 1)} Postgres transactions/s and ${f(x.walBytesPerS / 1024, 1)} KiB/s of WAL for the whole fleet.`,
   ].join('\n');
 }
 
@@ -243,9 +246,14 @@ trip is the model's input, not measured here.
 
 ## Measured costs
 
-How each is measured (scripts/fleet/costs.ts): the fixed cost over the idle window; every other cost over the
-day's load phase, as the total of a resource in the phase **less the processes' fixed cost** divided by the count of
-what drove it in the same phase. The edge's CPU is divided among the submits, client polls and /v1/messages calls
+How each is measured (scripts/fleet/costs.ts): per resource, **a line through the day's windows** (20 s each; the
+day's cosine takes them from 0.5× to 1.5× the mean rate): its intercept is the fixed cost while serving, its slope
+the cost of one operation — for Redis commands and Postgres transactions a plane through tasks/s and worker
+steps/s, since a window the workers fell behind in has tasks without their steps. Where a line does not fit (an
+intercept below the idle window's fixed cost, a negative slope), that resource keeps the whole-phase cost: its total
+in the phase less the idle fixed cost, over the count of what drove it. The idle window (every process, nothing
+asked, before the calibration) is printed by every run: 5–12 millicores a service process, 18 Redis commands/s a
+service process — well below what the same processes cost while serving. The edge's CPU is divided among the submits, client polls and /v1/messages calls
 the edges answered in the ratios of a calibration before the day (each operation alone at a fixed concurrency).
 Worker steps from \`gmg_upstream_requests_total\`, settlement attempts from \`gmg_settlements_total\`, Redis
 \`total_commands_processed\` of the masters, Postgres \`pg_stat_database\` and \`pg_stat_wal\`, PgBouncer
