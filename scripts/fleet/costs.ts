@@ -480,6 +480,34 @@ function line(xs: number[], ys: number[]): { a: number; b: number } | undefined 
   return { a: my - b * mx, b };
 }
 
+/**
+ * y = a + b·x + c·z with a ≥ `floor` (the idle cost), b ≥ 0, c ≥ 0, by the first of these that satisfies them
+ * (tasks and steps move together, so the free plane often puts a negative weight on one): the free plane; the plane
+ * with a = `floor`; a line on z alone (b = 0); a line on x alone (c = 0). `undefined` when none does.
+ */
+export function constrainedPlane(xs: number[], zs: number[], ys: number[], floor: number): { a: number; b: number; c: number; how: string } | undefined {
+  const ok = (f: { a: number; b: number; c: number } | undefined): boolean => !!f && f.a >= floor - 1e-9 && f.b >= 0 && f.c >= 0;
+  const free = plane(xs, zs, ys);
+  if (free && ok(free)) return { ...free, how: 'plane' };
+  // a = floor: least squares through the origin on (x, z) for y − floor
+  const yf = ys.map((v) => v - floor);
+  const sxx = xs.reduce((t, v) => t + v * v, 0);
+  const szz = zs.reduce((t, v) => t + v * v, 0);
+  const sxz = xs.reduce((t, v, i) => t + v * zs[i]!, 0);
+  const sxy = xs.reduce((t, v, i) => t + v * yf[i]!, 0);
+  const szy = zs.reduce((t, v, i) => t + v * yf[i]!, 0);
+  const det = sxx * szz - sxz * sxz;
+  if (Math.abs(det) > 1e-12) {
+    const pinned = { a: floor, b: (sxy * szz - szy * sxz) / det, c: (szy * sxx - sxy * sxz) / det };
+    if (ok(pinned)) return { ...pinned, how: 'plane at the idle cost' };
+  }
+  const onZ = line(zs, ys);
+  if (onZ && ok({ a: onZ.a, b: 0, c: onZ.b })) return { a: onZ.a, b: 0, c: onZ.b, how: 'steps alone' };
+  const onX = line(xs, ys);
+  if (onX && ok({ a: onX.a, b: onX.b, c: 0 })) return { a: onX.a, b: onX.b, c: 0, how: 'tasks alone' };
+  return undefined;
+}
+
 /** Least squares y = a + b·x + c·z over the windows (the normal equations, 3 × 3); `undefined` when singular. */
 function plane(xs: number[], zs: number[], ys: number[]): { a: number; b: number; c: number } | undefined {
   const n = xs.length;
@@ -583,13 +611,13 @@ export function fitWindows<T extends MeasuredCosts>(
   // Redis commands and Postgres transactions: a plane through (tasks/s, worker steps/s) — a window the workers fell
   // behind in has the tasks without their steps, and the steps (claims, BullMQ jobs) carry most of the commands
   const byTasksAndSteps = (name: string, y: (w: (typeof ws)[number]) => number, idle: number): { a: number; b: number; c: number } | undefined => {
-    const l = plane(
+    const l = constrainedPlane(
       ws.map((w) => w.tasks),
       ws.map((w) => w.steps),
       ws.map(y),
+      idle,
     );
-    if (!l || !(l.b >= 0) || !(l.c >= 0) || !(l.a >= idle)) return undefined;
-    fitted.push(name);
+    if (l) fitted.push(`${name} (${l.how})`);
     return l;
   };
   const cmds = byTasksAndSteps(

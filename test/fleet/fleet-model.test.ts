@@ -1,6 +1,6 @@
 import { dayCurve, loadFleetConfig } from '../../scripts/fleet/config';
 import { REDIS_CMDS_PER_STEP, coresAt, redisCmdsAt, size, stepsFor, type Costs } from '../../scripts/fleet/capacity-model';
-import { fitWindows, measureCosts, modelCheck } from '../../scripts/fleet/costs';
+import { constrainedPlane, fitWindows, measureCosts, modelCheck } from '../../scripts/fleet/costs';
 import type { Driver } from '../../scripts/fleet/driver';
 import type { Snapshot } from '../../scripts/fleet/sampler';
 import { DEFAULT_MIX, KINDS, parseMix, pick, taskIdOf } from '../../scripts/fleet/mix';
@@ -260,7 +260,7 @@ describe('per-operation costs of a fleet run', () => {
       cal,
     );
     expect(out.fitted).toContain('worker-image');
-    expect(out.fitted).toContain('Redis commands');
+    expect(out.fitted).toContain('Redis commands (plane)');
     expect(out.redisCmdsPerTask).toBeCloseTo(16, 6);
     expect(out.redisCmdsPerStep).toBeCloseTo(30, 6);
     expect(out.fixed!.redisCmdsPerSPerProcess).toBeCloseTo(600, 6);
@@ -268,5 +268,30 @@ describe('per-operation costs of a fleet run', () => {
     expect(out.fixed!.coresPerProcess['worker-image']).toBeCloseTo(0.03, 6);
     // fewer than 4 windows: nothing fitted, the whole-phase costs stay
     expect(fitWindows(m, snaps.slice(0, 3), [], cal).fitted).toEqual([]);
+  });
+
+  it('keeps a fitted plane physical: no negative cost per task or per step, no fixed cost below the idle one', () => {
+    // tasks and steps move together; the exact plane would be 200 + 30 a step − 5 a task
+    const xs = [10, 20, 30, 40, 25];
+    const zs = [70, 150, 200, 290, 160];
+    const ys = xs.map((x, i) => 200 + 30 * zs[i]! - 5 * x);
+    const free = constrainedPlane(xs, zs, ys, -Infinity);
+    expect(free).toBeDefined();
+    const p = constrainedPlane(xs, zs, ys, 100)!;
+    expect(p.how).not.toBe('plane');
+    expect(p.a).toBeGreaterThanOrEqual(100 - 1e-9);
+    expect(p.b).toBeGreaterThanOrEqual(0);
+    expect(p.c).toBeGreaterThanOrEqual(0);
+    // an exact plane within the bounds is taken as it is
+    const q = constrainedPlane(
+      xs,
+      zs,
+      xs.map((x, i) => 300 + 16 * x + 30 * zs[i]!),
+      100,
+    )!;
+    expect(q.how).toBe('plane');
+    expect(q.a).toBeCloseTo(300, 6);
+    expect(q.b).toBeCloseTo(16, 6);
+    expect(q.c).toBeCloseTo(30, 6);
   });
 });
