@@ -252,8 +252,8 @@ the cost of one operation — for Redis commands and Postgres transactions a pla
 steps/s, since a window the workers fell behind in has tasks without their steps. Where a line does not fit (an
 intercept below the idle window's fixed cost, a negative slope), that resource keeps the whole-phase cost: its total
 in the phase less the idle fixed cost, over the count of what drove it. The idle window (every process, nothing
-asked, before the calibration) is printed by every run: 5–12 millicores a service process, 18 Redis commands/s a
-service process — well below what the same processes cost while serving. The edge's CPU is divided among the submits, client polls and /v1/messages calls
+asked, before the calibration) is printed by every run: 5–12 millicores and about 18 Redis commands/s a service
+process on this machine; the fixed cost while serving (below) is the fit's. The edge's CPU is divided among the submits, client polls and /v1/messages calls
 the edges answered in the ratios of a calibration before the day (each operation alone at a fixed concurrency).
 Worker steps from \`gmg_upstream_requests_total\`, settlement attempts from \`gmg_settlements_total\`, Redis
 \`total_commands_processed\` of the masters, Postgres \`pg_stat_database\` and \`pg_stat_wal\`, PgBouncer
