@@ -309,7 +309,7 @@ Any other load: \`node --import tsx scripts/fleet/capacity.ts --tasks-per-day 2e
 Each fleet run predicts, from these costs (a separate run's, never its own) and its own load — accepted tasks/s,
 mix, client polls and messages calls per task, its steps per task, its processes — each part's CPU and the Redis and
 Postgres rates, and prints them against what it measured (target: each within 25 %; \`FLEET_MODEL_STRICT=1\` fails
-the run otherwise). The two loads, one command each (≤ 6 minutes each on this machine; \`FLEET_CHECK_OUT\` records
+the run otherwise). The two loads, one command each (about 3 minutes each on this machine; \`FLEET_CHECK_OUT\` records
 the check shown here, then \`node --import tsx scripts/fleet/capacity.ts --write\`):
 
     FLEET_MODEL_STRICT=1 FLEET_CHECK_OUT=scripts/fleet/checks/rate-40.json node --import tsx scripts/fleet/main.ts
@@ -317,10 +317,12 @@ the check shown here, then \`node --import tsx scripts/fleet/capacity.ts --write
 
 and the costs themselves from a third run at another load:
 
-    FLEET_RATE=30 FLEET_COSTS_OUT=scripts/fleet/costs.json node --import tsx scripts/fleet/main.ts
+    FLEET_RATE=30 FLEET_WINDOW_S=20 FLEET_COSTS_OUT=scripts/fleet/costs.json node --import tsx scripts/fleet/main.ts
 
-The CPU rows are sensitive to other work on the machine (the load average is in each heading); the Redis and Postgres
-rates are not.
+(20 s windows: the costs are lines through them, docs/benchmarks.md "Fleet run".) The CPU rows are sensitive to
+other work on the machine (the load average is in each heading); the Redis and Postgres rates much less. The checks
+below are the runs' recorded windows (\`FLEET_SNAPS_OUT\`) checked against scripts/fleet/costs.json by this code
+(docs/benchmarks.md says how each was made).
 
 ${checksSection()}
 `;
