@@ -11,18 +11,19 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { AccountRepository, ApiKeyRepository, ChannelRepository, GroupRepository, createDataSource, loadPrices, runMigrations } from '@gmg/db';
 import { REPO_ROOT } from '@gmg/testing';
 import { ChaosPostgres } from '../../test/chaos/infra';
 import { MODEL_POOLS } from './capacity-model';
-import { calibrateAndCost, measureCosts, modelCheck } from './costs';
+import { COSTS_FILE, calibrateAndCost, fitWindows, measureCosts, measureUpstream, modelCheck } from './costs';
 import { dayCurve, loadFleetConfig, type FleetConfig } from './config';
 import { problems, verify } from './checks';
 import { Driver, type Account } from './driver';
 import { plannedFaults, type FaultResult } from './faults';
 import { startPgBouncer, startRedisCluster, startStandaloneRedis, type Bouncer, type RedisTopology } from './infra';
+import type { FleetCheck } from './capacity-model';
 import { cpuTable, dataTable, makeRow, mergeWindows, processTable, throughputTable, type Row } from './report';
 import { Sampler, type MetricsTarget, type Proc, type Snapshot } from './sampler';
 import { FleetServices } from './services';
@@ -122,7 +123,7 @@ async function main(): Promise<number> {
   process.setMaxListeners(64);
   const loadMs = cfg.minutes * 60_000;
   // the whole run is bounded: start-up, calibration, load, drain and teardown
-  const hardLimitMs = loadMs + (cfg.drainS + 4 * cfg.calibrateS + 420) * 1000;
+  const hardLimitMs = loadMs + (cfg.drainS + 4 * cfg.calibrateS + cfg.idleS + 420) * 1000;
   const w: World = { root: mkdtempSync(path.join(tmpdir(), 'gmg-fleet-')) };
   const killer = setTimeout(() => {
     log(`over ${(hardLimitMs / 60_000).toFixed(1)} min: tearing down and failing`);
@@ -222,6 +223,7 @@ async function main(): Promise<number> {
     const windows = [];
     const peakRss = new Map<string, number>();
     const t0 = Date.now();
+    const loadAtStart = loadavg()[0]!;
     const rate = dayCurve(cfg);
     const run = driver.run();
     const faultRuns = faults.map(
@@ -277,22 +279,40 @@ async function main(): Promise<number> {
     const bad = problems(verdict, cfg.faults);
     const machine = `${cpus().length}× ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const activeServers = snaps.reduce((s, x) => s + x.bouncerActive, 0) / snaps.length;
-    const measured = measureCosts(snaps[0]!, snaps[snaps.length - 1]!, end, driver, calibration, cfg, machine, activeServers, {
+    const answered = {
       tasks: windows.reduce((a, x) => a + x.accepted, 0),
       polls: windows.reduce((a, x) => a + x.polls, 0),
       messages: windows.reduce((a, x) => a + x.messages, 0),
-    });
-    const model = modelCheck(measured);
-    const { derivation: d, ...costs } = measured;
+    };
+    const first = measureCosts(snaps[0]!, snaps[snaps.length - 1]!, end, driver, calibration, cfg, machine, activeServers, answered);
+    const upstream = await measureUpstream(directUrl, cfg.pollScale, first.stepsPerTask);
+    // the costs: per resource a line through the windows (fixed cost while serving + cost per operation) where it fits
+    const measured = fitWindows(
+      measureCosts(snaps[0]!, snaps[snaps.length - 1]!, end, driver, calibration, cfg, machine, activeServers, answered, upstream),
+      snaps,
+      windows,
+      calibration,
+    );
+    const model = modelCheck(measured, cfg.costsRef ?? COSTS_FILE);
+    const { derivation: d, fitted, ...costs } = measured;
     // the costs this run measured, checked against the run itself (the model must at least reproduce its own run)
-    const self = modelCheck(costs, costs);
+    const self = modelCheck(costs, costs, 'phase');
     const derivationLine =
       `costs of this run: ${d.tasks} tasks, ${d.polls} client polls, ${d.messages} messages calls in ${d.seconds.toFixed(0)} s; ` +
       `edge ${d.edgeCpuS.toFixed(1)} CPU s = ${costs.edgeMsPerSubmit.toFixed(2)} ms/submit + ${costs.edgeMsPerPoll.toFixed(2)} ms/poll + ${(costs.edgeMsPerMessage ?? 0).toFixed(2)} ms/messages call ` +
       `(×${d.edgeLevel.toFixed(2)} the calibration's); billing ${d.billingCpuS.toFixed(1)} CPU s over ${d.settlements} settlement attempts (${(costs.settlementsPerTask ?? 0).toFixed(2)} per task) = ${costs.billingMsPerSettlement.toFixed(2)} ms each ` +
       `(to the end of the drain, ${((end.at - snaps[snaps.length - 1]!.at) / 1000).toFixed(0)} s later: ${d.billingCpuSToEnd.toFixed(1)} CPU s over ${d.settlementsToEnd}); ` +
       `PgBouncer ${d.bouncerCpuS.toFixed(1)} CPU s over ${d.bouncerXacts} pooled transactions (the server counted ${d.pgXacts}) = ${costs.bouncerMsPerTx.toFixed(3)} ms each; ` +
-      `worker steps ${MODEL_POOLS.map((p) => `${p} ${d.steps[p]}`).join(', ')}`;
+      `worker steps ${MODEL_POOLS.map((p) => `${p} ${d.steps[p]}`).join(', ')}; ` +
+      `fitted over the ${windows.length} windows (fixed cost while serving + per operation): ${fitted.length ? fitted.join(', ') : 'none (the whole phase, less the idle fixed cost)'}`;
+    const upstreamLine =
+      `upstream (SIM_TIME_SCALE ${cfg.simScale}, POLL_INTERVAL_SCALE ${cfg.pollScale}: task times compressed ${(1 / cfg.pollScale).toFixed(1)}×): ` +
+      MODEL_POOLS.map(
+        (p) =>
+          `${p} open ${(upstream[p].durationS * cfg.pollScale).toFixed(1)} s (real ${upstream[p].durationS.toFixed(1)} s), ${costs.stepsPerTask[p].toFixed(1)} steps per task`,
+      ).join('; ');
+    if (cfg.strictModel && model.within < model.of)
+      bad.push(`capacity model: ${model.of - model.within} of ${model.of} quantities off by more than 25 % (FLEET_MODEL_STRICT)`);
     const out = [
       `## Fleet run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC · ${machine}`,
       '',
@@ -329,12 +349,38 @@ async function main(): Promise<number> {
       '',
       derivationLine,
       '',
+      upstreamLine,
+      '',
       self.text,
       '',
       bad.length ? `RESULT: RED — ${bad.join('; ')}` : 'RESULT: green',
     ].join('\n');
     process.stdout.write(`\n${out}\n`);
     if (cfg.reportFile) writeFileSync(cfg.reportFile, `${out}\n`);
+    if (cfg.checkOut) {
+      const check: FleetCheck = {
+        at: new Date(t0).toISOString(),
+        machine,
+        loadAverage: [loadAtStart, loadavg()[0]!],
+        env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('FLEET_') && !/_(OUT|REPORT|REF)$/.test(k))) as Record<string, string>,
+        rate: cfg.rate,
+        minutes: cfg.minutes,
+        completedPerS: measured.run.completedPerS,
+        gatewayCores: Object.entries(total.cpu).reduce((a, [g, v]) => a + (g === 'upstream-sim' || g === 'fleet-driver' ? 0 : v), 0) / 100,
+        upstream: upstreamLine,
+        within: model.within,
+        of: model.of,
+        text: model.text,
+        result: bad.length ? `RED — ${bad.join('; ')}` : 'green',
+      };
+      writeFileSync(cfg.checkOut, `${JSON.stringify(check, null, 2)}\n`);
+    }
+    // the raw windows (every snapshot and what the driver saw in each): the costs can be fitted again from them
+    if (process.env.FLEET_SNAPS_OUT)
+      writeFileSync(
+        process.env.FLEET_SNAPS_OUT,
+        `${JSON.stringify({ cfg, machine, activeServers, calibration, upstream, snaps, end, answered, windows: windows.map((x) => ({ accepted: x.accepted, polls: x.polls, messages: x.messages })), kinds: [...driver.tasks.values()].map((t) => t.kind) })}\n`,
+      );
     if (cfg.costsOut) writeFileSync(cfg.costsOut, `${JSON.stringify({ ...costs, derivation: d, check: model.text, selfCheck: self.text }, null, 2)}\n`);
     if (bad.length) for (const r of w.services.all()) if (!w.services.alive(r)) log(`--- ${r.id} exited ---\n${w.services.tail(r)}`);
     return bad.length ? 1 : 0;

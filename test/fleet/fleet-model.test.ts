@@ -1,6 +1,6 @@
 import { dayCurve, loadFleetConfig } from '../../scripts/fleet/config';
-import { coresAt, size, type Costs } from '../../scripts/fleet/capacity-model';
-import { measureCosts, modelCheck } from '../../scripts/fleet/costs';
+import { REDIS_CMDS_PER_STEP, coresAt, redisCmdsAt, size, stepsFor, type Costs } from '../../scripts/fleet/capacity-model';
+import { constrainedPlane, fitWindows, measureCosts, modelCheck } from '../../scripts/fleet/costs';
 import type { Driver } from '../../scripts/fleet/driver';
 import type { Snapshot } from '../../scripts/fleet/sampler';
 import { DEFAULT_MIX, KINDS, parseMix, pick, taskIdOf } from '../../scripts/fleet/mix';
@@ -126,7 +126,8 @@ describe('per-operation costs of a fleet run', () => {
       ...{ cpu: { ...b.cpu, 'billing#1': 40 }, steps: { image: 990, video: 240 }, settlements: 1700, redis: 0, pgX: 0, bx: 0, wal: 0, mem: 0, db: 6e6 },
     });
     const tasks = new Map(Array.from({ length: 1000 }, (_, i) => [`t${i}`, { id: `t${i}`, kind: i < 800 ? 'image' : 'video' }]));
-    const cal = { edgeMsPerSubmit: 2, edgeMsPerPoll: 0.5, edgeMsPerMessage: 4, redisCmdsPerPoll: 2, edgeIdleCores: 0.01, messagesAnswered: 0 };
+    const fixed = { seconds: 10, coresPerProcess: {}, rssMiBPerProcess: {}, redisCmdsPerSPerProcess: 0, pgTxPerS: 0, walBytesPerS: 0 };
+    const cal = { edgeMsPerSubmit: 2, edgeMsPerPoll: 0.5, edgeMsPerMessage: 4, redisCmdsPerPoll: 2, edgeIdleCores: 0.01, messagesAnswered: 0, fixed };
     const cfg = { webhookShare: 0.5 } as Parameters<typeof measureCosts>[5];
     const m = measureCosts(a, b, end, { tasks } as unknown as Driver, cal, cfg, 'test', 2, { tasks: 1000, polls: 600, messages: 50 });
     // the edge's 20 CPU s in the calibration's ratios 2 : 0.5 : 4 over 1000 submits, 600 polls, 50 messages calls
@@ -141,7 +142,7 @@ describe('per-operation costs of a fleet run', () => {
     expect(m.pgStorageBytesPerTask).toBeCloseTo(6000, 9);
     const { derivation, ...costs } = m;
     expect(derivation.edgeCpuS).toBeCloseTo(20, 9);
-    const self = modelCheck(costs, costs);
+    const self = modelCheck(costs, costs, 'phase');
     expect(self.of).toBe(12);
     expect(self.within).toBe(12);
     for (const line of self.text.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| quantity'))) expect(line).toMatch(/\| -?0\.0 % \| yes \|$/);
@@ -155,5 +156,142 @@ describe('per-operation costs of a fleet run', () => {
     expect(cores.billing).toBeCloseTo(0.6, 9);
     expect(cores.pgbouncer).toBeCloseTo(0.01, 9);
     expect(coresAt(c, 100, c.mix, 3, 0)['api-edge']).toBeCloseTo(0.7, 9);
+  });
+
+  it('pays each process its fixed cost once, whatever the rate, and only the per-operation part grows with the load', () => {
+    const c: Costs = {
+      ...costs,
+      fixed: {
+        seconds: 10,
+        coresPerProcess: { 'api-edge': 0.01, 'worker-image': 0.02, redis: 0.005 },
+        rssMiBPerProcess: {},
+        redisCmdsPerSPerProcess: 50,
+        pgTxPerS: 1,
+        walBytesPerS: 0,
+      },
+    };
+    const processes = { 'api-edge': 2, 'worker-image': 2, redis: 6, billing: 2 };
+    const at = (rate: number): Record<string, number> => coresAt(c, rate, c.mix, 3, 0, { processes });
+    expect(at(0)['api-edge']).toBeCloseTo(0.02, 9);
+    expect(at(200)['api-edge']! - 0.02).toBeCloseTo(2 * (at(100)['api-edge']! - 0.02), 9);
+    expect(at(100)['worker-image']).toBeCloseTo(0.04 + (100 * (70 / 95) * 3 * 2) / 1000, 9);
+    // 6 service processes × 50 commands/s of background, at any rate; without processes, none
+    expect(redisCmdsAt(c, 0, c.mix, 3, { processes })).toBeCloseTo(300, 9);
+    expect(redisCmdsAt(c, 0, c.mix, 3)).toBe(0);
+    expect(coresAt(c, 100, c.mix, 3, 0)['api-edge']).toBeCloseTo(0.7, 9);
+  });
+
+  it('takes steps per task from the upstream (time open ÷ cadence) and sizes the pools by CPU and by slots, listing every limit', () => {
+    // an image open 20 s polled every 4 s: its submit, 5 polls and the half poll of the renewal mean
+    expect(stepsFor({ durationS: 20, cadenceS: 4 })).toBeCloseTo(6.5, 9);
+    const load = { tasksPerDay: 10_000_000, peakFactor: 3, mix: costs.mix, pollsPerTask: 3 };
+    const quick = size(costs, { ...load, upstream: { image: { durationS: 2, cadenceS: 4 } } });
+    const slow = size(costs, { ...load, upstream: { image: { durationS: 60, cadenceS: 4 } } });
+    expect(slow.stepsPerTask.image).toBeCloseTo(16.5, 9);
+    expect(slow.cores['worker-image']! / quick.cores['worker-image']!).toBeCloseTo(16.5 / 2, 6);
+    expect(slow.openTasks).toBeGreaterThan(quick.openTasks);
+    expect(slow.redisCmdsPerS - quick.redisCmdsPerS).toBeCloseTo(slow.peakTasksPerS * (70 / 95) * 14.5 * REDIS_CMDS_PER_STEP, 3);
+    // a slow round trip holds the slots: more pods than the CPU asks for
+    const rtt = size(costs, { ...load, upstreamRttS: 30 });
+    expect(rtt.slotPods.image).toBeGreaterThan(size(costs, load).slotPods.image);
+    expect(rtt.pods['worker-image']).toBe(Math.max(2, rtt.slotPods.image, size(costs, load).pods['worker-image']!));
+    const names = size(costs, load)
+      .limits.map((l) => l.what)
+      .join('\n');
+    for (const part of [
+      'Postgres primary',
+      'PgBouncer CPU',
+      'server connections',
+      'image queue',
+      'billing queue',
+      'webhook queue',
+      'api-edge at its HPA cap',
+      'billing at its maxReplicaCount',
+      'worker-video at its maxReplicaCount',
+      'retention',
+    ])
+      expect(names).toContain(part);
+    const l = size(costs, load).limits;
+    expect(l.map((x) => x.maxRate)).toEqual([...l.map((x) => x.maxRate)].sort((a, b) => a - b));
+  });
+
+  it('fits the fixed cost while serving and the cost per step as a line through windows at different rates', () => {
+    // worker-image: 2 processes costing 30 millicores each whatever the load, plus 1.5 ms a step; 4 windows of 10 s
+    const rates = [10, 40, 70, 40, 10];
+    // the workers fall behind in the 4th window: its tasks come without their steps
+    const stepsPerTask = [7, 7, 7, 3, 9];
+    let cpu = 0;
+    let steps = 0;
+    let cmds = 0;
+    let done = 0;
+    const snaps: Snapshot[] = [];
+    const mk = (at: number): Snapshot =>
+      ({
+        at,
+        cpu: { 'worker-image#1': cpu / 2, 'worker-image#2': cpu / 2 },
+        rss: {},
+        redisCommands: { '7000': cmds },
+        redisMasters: ['7000'],
+        pgXacts: 0,
+        pgWalBytes: 0,
+        bouncerXacts: 0,
+        settlements: 0,
+        completed: done,
+        failed: 0,
+        steps: { image: steps },
+      }) as unknown as Snapshot;
+    snaps.push(mk(0));
+    rates.forEach((r, i) => {
+      const st = r * stepsPerTask[i]!;
+      steps += st * 10;
+      done += r * 10;
+      // Redis: 2 worker processes × 600 commands/s while serving, 16 a task, 30 a step
+      cmds += 10 * (1200 + 16 * r + 30 * st);
+      cpu += 10 * (0.06 + (st * 1.5) / 1000);
+      snaps.push(mk((i + 1) * 10_000));
+    });
+    const idle = { seconds: 10, coresPerProcess: { 'worker-image': 0.01 }, rssMiBPerProcess: {}, redisCmdsPerSPerProcess: 0, pgTxPerS: 0, walBytesPerS: 0 };
+    const cal = { edgeMsPerSubmit: 1, edgeMsPerPoll: 0, edgeMsPerMessage: 0, redisCmdsPerPoll: 0, edgeIdleCores: 0, messagesAnswered: 0, fixed: idle };
+    const m = { ...costs, processes: { 'worker-image': 2 }, run: {} } as unknown as Parameters<typeof fitWindows>[0];
+    const out = fitWindows(
+      m,
+      snaps,
+      rates.map((r) => ({ accepted: r * 10, polls: 0, messages: 0 })),
+      cal,
+    );
+    expect(out.fitted).toContain('worker-image');
+    expect(out.fitted).toContain('Redis commands (plane)');
+    expect(out.redisCmdsPerTask).toBeCloseTo(16, 6);
+    expect(out.redisCmdsPerStep).toBeCloseTo(30, 6);
+    expect(out.fixed!.redisCmdsPerSPerProcess).toBeCloseTo(600, 6);
+    expect(out.workerMsPerStep.image).toBeCloseTo(1.5, 6);
+    expect(out.fixed!.coresPerProcess['worker-image']).toBeCloseTo(0.03, 6);
+    // fewer than 4 windows: nothing fitted, the whole-phase costs stay
+    expect(fitWindows(m, snaps.slice(0, 3), [], cal).fitted).toEqual([]);
+  });
+
+  it('keeps a fitted plane physical: no negative cost per task or per step, no fixed cost below the idle one', () => {
+    // tasks and steps move together; the exact plane would be 200 + 30 a step − 5 a task
+    const xs = [10, 20, 30, 40, 25];
+    const zs = [70, 150, 200, 290, 160];
+    const ys = xs.map((x, i) => 200 + 30 * zs[i]! - 5 * x);
+    const free = constrainedPlane(xs, zs, ys, -Infinity);
+    expect(free).toBeDefined();
+    const p = constrainedPlane(xs, zs, ys, 100)!;
+    expect(p.how).not.toBe('plane');
+    expect(p.a).toBeGreaterThanOrEqual(100 - 1e-9);
+    expect(p.b).toBeGreaterThanOrEqual(0);
+    expect(p.c).toBeGreaterThanOrEqual(0);
+    // an exact plane within the bounds is taken as it is
+    const q = constrainedPlane(
+      xs,
+      zs,
+      xs.map((x, i) => 300 + 16 * x + 30 * zs[i]!),
+      100,
+    )!;
+    expect(q.how).toBe('plane');
+    expect(q.a).toBeCloseTo(300, 6);
+    expect(q.b).toBeCloseTo(16, 6);
+    expect(q.c).toBeCloseTo(30, 6);
   });
 });
