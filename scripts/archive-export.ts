@@ -11,14 +11,14 @@
  * S3 credentials come from the AWS SDK's own chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, web
  * identity, the instance role); none is read here.
  */
-import { createDataSource, exportArchives, S3ArchiveTarget } from '@gmg/db';
+import { createDataSource, createS3ArchiveTarget, exportArchives, type S3ArchiveTarget } from '@gmg/db';
 
-function s3Target(): S3ArchiveTarget | undefined {
+async function s3Target(): Promise<S3ArchiveTarget | undefined> {
   const url = process.env.ARCHIVE_EXPORT_S3_URL;
   if (!url) return undefined;
   const u = new URL(url);
   if (u.protocol !== 's3:' || !u.hostname) throw new Error(`ARCHIVE_EXPORT_S3_URL ${url}: expected s3://bucket[/prefix]`);
-  return new S3ArchiveTarget({
+  return createS3ArchiveTarget({
     bucket: u.hostname,
     prefix: decodeURIComponent(u.pathname.replace(/^\/+/, '')),
     endpoint: process.env.ARCHIVE_EXPORT_S3_ENDPOINT || undefined,
@@ -30,7 +30,7 @@ function s3Target(): S3ArchiveTarget | undefined {
 async function main(): Promise<void> {
   const dir = process.env.ARCHIVE_EXPORT_DIR;
   if (!dir) throw new Error('ARCHIVE_EXPORT_DIR is required (where the .ndjson.gz files go)');
-  const target = s3Target();
+  const target = await s3Target();
   const ds = createDataSource({
     url: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gmg',
     poolSize: 2,

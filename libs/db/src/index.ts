@@ -43,7 +43,17 @@ export type { ChannelKeyRecord, HealthRecord, HealthStatus, KeyInput } from './r
 export { ChannelHealthRepository } from './repositories/channel-health.repository';
 export type { BackOff, ProbeClaim } from './repositories/channel-health.repository';
 export { exportArchives } from './repositories/archive-export';
-export { S3ArchiveTarget } from './repositories/archive-s3';
+export type { S3ArchiveTarget } from './repositories/archive-s3';
+/**
+ * An S3 archive target, its module (and the AWS SDK) loaded on first use: every service imports @gmg/db, and the SDK
+ * at start-up costs each of them ~8 MB of resident memory (the edge's budget: docs/benchmarks.md, "ceiling").
+ */
+export async function createS3ArchiveTarget(
+  opts: import('./repositories/archive-s3').S3ArchiveTargetOptions,
+): Promise<import('./repositories/archive-s3').S3ArchiveTarget> {
+  const { S3ArchiveTarget } = await import('./repositories/archive-s3');
+  return new S3ArchiveTarget(opts);
+}
 export { UsageRepository, USAGE_DIMENSIONS, USAGE_HOURLY_MAX_DAYS, NO_CHANNEL, usageRange } from './repositories/usage.repository';
 export type { UsageDimension, UsageGroup } from './repositories/usage.repository';
 export { ConsoleListRepository, LIST_SCAN_BUDGET } from './repositories/console-list.repository';
