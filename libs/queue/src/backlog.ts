@@ -36,9 +36,16 @@ export const BACKLOG_CAPS = {
  * Whether a queue shard — or a pool's shards together — has room for one more job: the waiting (or paused) + delayed
  * + prioritized count, read at most every `refreshMs` (one round trip per shard; counted up locally in between),
  * against `cap` per shard. Declines are counted in `gmg_backlog_deferred_total{queue}`.
+ * Concurrent callers share one read. A read that fails or takes longer than READ_WAIT_MS (Redis black-holed, failing
+ * over) admits on the last count it knew (a late answer still updates it), and the next read waits `refreshMs`: the cap guards Redis memory, not money, and a Redis that cannot answer a
+ * count cannot take the job either — the enqueue meets that and its caller's own path (reconcile, retry) handles it,
+ * without a second command timeout on every call (test/e2e/redis-black-hole.e2e.test.ts).
  */
+/** How long a caller waits for a count before it admits on the last one (a submit's path: no command timeout here). */
+const READ_WAIT_MS = 250;
+
 export class BacklogGate {
-  private readonly seen = new WeakMap<Queue, { count: number; at: number }>();
+  private readonly seen = new WeakMap<Queue, { count: number; at: number; reading?: Promise<void> }>();
 
   constructor(
     readonly cap: number,
@@ -49,11 +56,14 @@ export class BacklogGate {
     const list: readonly Queue[] = Array.isArray(queues) ? queues : [queues as Queue];
     const first = list[0]!;
     let s = this.seen.get(first);
-    if (!s || Date.now() - s.at >= this.refreshMs) {
-      const counts = await Promise.all(list.map((q) => q.getJobCounts('wait', 'paused', 'delayed', 'prioritized')));
-      const count = counts.reduce((n, c) => n + (c.wait ?? 0) + (c.paused ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), 0);
-      s = { count, at: Date.now() };
-      this.seen.set(first, s);
+    if (!s) this.seen.set(first, (s = { count: 0, at: -Infinity }));
+    if (Date.now() - s.at >= this.refreshMs) {
+      const state = s;
+      state.reading ??= this.read(list, state).finally(() => (state.reading = undefined));
+      // a healthy Redis answers in well under a millisecond; one that does not is not waited for past READ_WAIT_MS
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([state.reading, new Promise<void>((resolve) => (timer = setTimeout(resolve, READ_WAIT_MS)))]);
+      clearTimeout(timer);
     }
     if (s.count >= this.cap * list.length) {
       backlogDeferred.inc({ queue: first.name });
@@ -61,6 +71,17 @@ export class BacklogGate {
     }
     s.count++;
     return true;
+  }
+
+  private async read(list: readonly Queue[], s: { count: number; at: number }): Promise<void> {
+    try {
+      const counts = await Promise.all(list.map((q) => q.getJobCounts('wait', 'paused', 'delayed', 'prioritized')));
+      s.count = counts.reduce((n, c) => n + (c.wait ?? 0) + (c.paused ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), 0);
+    } catch {
+      // admit on the last known count (above); nothing here is money
+    } finally {
+      s.at = Date.now();
+    }
   }
 }
 
