@@ -64,7 +64,7 @@ FROM ${NODE_IMAGE} AS app
 # NODE_OPTIONS: the same flags as SERVICE_NODE_FLAGS in libs/config/src/runtime.ts (test/infra/build.e2e.test.ts
 # checks); a Deployment that needs a larger heap sets its own.
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--enable-source-maps --max-old-space-size=192 --max-semi-space-size=16" \
+    NODE_OPTIONS="--enable-source-maps --max-old-space-size=192 --max-semi-space-size=8" \
     SERVICE=api-edge
 WORKDIR /app
 COPY --chown=node:node package.json package-lock.json tsconfig.base.json tsconfig.json ./

@@ -9,8 +9,10 @@ import { REPO_ROOT, testResultEnv, waitFor } from '@gmg/testing';
  */
 export async function startNode(script: string, port: number, env: Record<string, string>, args: string[] = [], root = REPO_ROOT): Promise<ChildProcess> {
   const service = /^services\/([^/]+)\/src\/main\.ts$/.exec(script)?.[1];
+  // another checkout (BENCH_BASELINE) runs with the node flags of its own revision: an A/B compares what each ships
+  const argsOf = root === REPO_ROOT ? serviceNodeArgs : await baselineArgsOf(root);
   const run = service
-    ? serviceNodeArgs(root, service, process.env.GMG_SERVICE_RUNTIME === 'dist' || root !== REPO_ROOT ? 'dist' : 'tsx')
+    ? argsOf(root, service, process.env.GMG_SERVICE_RUNTIME === 'dist' || root !== REPO_ROOT ? 'dist' : 'tsx')
     : ['--import', 'tsx', path.join(root, script)];
   // `args` go after the service's own flags, just before the script: a flag given there (BENCH_EDGE_NODE_ARGS)
   // overrides SERVICE_NODE_FLAGS' value of it (the last value of a V8 flag wins)
@@ -32,4 +34,10 @@ export async function stop(proc: ChildProcess | undefined): Promise<void> {
   const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
   await exited;
   clearTimeout(t);
+}
+
+/** The `serviceNodeArgs` of another checkout (its libs/config/src/runtime.ts, loaded through tsx). */
+async function baselineArgsOf(root: string): Promise<typeof serviceNodeArgs> {
+  const mod = (await import(path.join(root, 'libs', 'config', 'src', 'runtime.ts'))) as { serviceNodeArgs: typeof serviceNodeArgs };
+  return mod.serviceNodeArgs;
 }

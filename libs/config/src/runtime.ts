@@ -12,12 +12,14 @@ import path from 'node:path';
  *   container's) and lets it grow lazily under load: the edge reached 333 MiB resident under the ceiling bench with
  *   a live set well under 96 MiB, and 177 MiB with this budget at the same throughput (docs/benchmarks.md,
  *   "Compiled build"). A Deployment that needs more heap sets its own NODE_OPTIONS.
- * - `--max-semi-space-size=16`: the young generation's bound (two semi-spaces of 16 MiB: Node 20's default). Node 24
- *   sizes it from the host's memory too: 128 MiB committed on a 24 GiB host, which put the edge at 290 MiB resident
- *   before any load (211 MiB with this flag, 229 with 1,000 open streams; same throughput within the run's noise:
- *   `npm run bench -- messages`, docs/benchmarks.md).
+ * - `--max-semi-space-size=8`: the young generation's bound (two semi-spaces of 8 MiB). Node 24 sizes it from the
+ *   host's memory: 128 MiB committed on a 24 GiB host put the edge at 290 MiB resident before any load; 16 MiB (Node
+ *   20's default) at 211 MiB, and start-up alone grows it to its bound (the edge's heap is ~42 MiB live, nearly all
+ *   surviving the scavenges of start-up), so the bound is paid before the first request: 8 MiB put the edge at
+ *   123–129 MiB after start-up against 141–148 with 16, with the same requests and CPU per request under the ceiling
+ *   load in one run (A/B of the flag alone, docs/benchmarks.md "Compiled build"; issue 39's ≤ 150 MB).
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = Object.freeze(['--enable-source-maps', '--max-old-space-size=192', '--max-semi-space-size=16']);
+export const SERVICE_NODE_FLAGS: readonly string[] = Object.freeze(['--enable-source-maps', '--max-old-space-size=192', '--max-semi-space-size=8']);
 
 /** dist/services/<name>/main.js under `root` (the repository, or /app in the image). */
 export const serviceBundlePath = (root: string, service: string): string => path.join(root, 'dist', 'services', service, 'main.js');

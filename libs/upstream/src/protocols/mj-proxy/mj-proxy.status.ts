@@ -19,8 +19,10 @@ const STATUS: Record<string, { status: UpstreamStatus; native: string }> = {
   CANCEL: { status: 'failed', native: 'FAILURE' },
 };
 
+// 敏感 (sensitive) and 违规 (violation) are escaped: one non-ASCII character anywhere in a bundle makes V8 hold the
+// whole bundle's source as a two-byte string (the edge's: 1.7 MiB instead of 0.7).
 /** A proxy's failReason that is Midjourney's or its own content refusal ("Banned prompt detected", "可能包含敏感词"). */
-const BANNED = /banned|blocked|sensitive|敏感|违规|moderat|violat/i;
+const BANNED = /banned|blocked|sensitive|\u654f\u611f|\u8fdd\u89c4|moderat|violat/i;
 
 const httpUrl = (v: unknown): string | undefined => {
   const s = str(v);
