@@ -3,10 +3,16 @@ import type { TaskRecord } from './repositories/task.repository';
 
 const secs = (d: Date): number => Math.floor(d.getTime() / 1000);
 
-/** A chat call (POST /v1/messages, pool `chat`) costs its captured usage (`result.cost`), not its reservation (`price`). */
-function chatCostOf(t: TaskRecord): bigint | undefined {
+/**
+ * A chat call (POST /v1/messages, pool `chat`) costs its captured usage (`result.cost`), not its reservation (`price`)
+ * — at most the reservation: the ledger captures `min(cost, reservation)` (CreditLeaseBook.finish), while
+ * `result.cost` keeps what the usage priced (an upstream that answered past `max_tokens`).
+ */
+export function chatCostOf(t: Pick<TaskRecord, 'pool' | 'result' | 'price'>): bigint | undefined {
   const cost = (t.result as { cost?: unknown } | null)?.cost;
-  return (t.pool as string) === 'chat' && typeof cost === 'string' && /^\d+$/.test(cost) ? BigInt(cost) : undefined;
+  if ((t.pool as string) !== 'chat' || typeof cost !== 'string' || !/^\d+$/.test(cost)) return undefined;
+  const priced = BigInt(cost);
+  return priced < t.price ? priced : t.price;
 }
 
 /**
