@@ -2,7 +2,7 @@ import express, { type RequestHandler } from 'express';
 import request from 'supertest';
 import { AccountRepository, ApiKeyRepository, TaskRepository } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createRedis, limiterKey, type Redis } from '@gmg/queue';
+import { createRedis, limiterKey, redisPrimaries, type Redis } from '@gmg/queue';
 import {
   TEST_REDIS_URL,
   createTestDatabase,
@@ -86,7 +86,7 @@ describe('rate limits (real Redis and Postgres)', () => {
 
   /** Commands (EVAL/EVALSHA) naming `key` that Redis received, seen on a MONITOR connection. */
   const monitorCommands = async (key: string) => {
-    const monitor = await client().monitor();
+    const monitor = await redisPrimaries(client())[0]!.monitor();
     const seen: string[][] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args.includes(key) || args[0]?.toLowerCase() === 'echo') seen.push(args);
