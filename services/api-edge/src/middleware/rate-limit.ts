@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { DomainError } from '@gmg/errors';
 import type { Logger } from '@gmg/logger';
 import { limiterKey, type Redis } from '@gmg/queue';
 import { principalOf } from '../http/principal';
+import { RpsLeaseLimiter, type RpsAnswer } from './rps-lease';
 
 export interface RateLimitOptions {
   /** A ready ioredis client shared by every replica: the counters live in Redis, so the limit is global. */
@@ -16,51 +16,51 @@ export interface RateLimitOptions {
 /** Whole seconds until the window resets, at least 1 (Retry-After). */
 export const retryAfterSeconds = (msBeforeNext: number): number => Math.max(1, Math.ceil(msBeforeNext / 1000));
 
+/** One lease limiter per (Redis client, prefix): the middlewares app.ts mounts on its route groups share it. */
+const limiters = new WeakMap<Redis, Map<string, RpsLeaseLimiter>>();
+
+function limiterFor(opts: RateLimitOptions): RpsLeaseLimiter {
+  let byPrefix = limiters.get(opts.redis);
+  if (!byPrefix) limiters.set(opts.redis, (byPrefix = new Map<string, RpsLeaseLimiter>()));
+  let limiter = byPrefix.get(opts.prefix);
+  if (!limiter) byPrefix.set(opts.prefix, (limiter = new RpsLeaseLimiter({ redis: opts.redis, keyPrefix: `${opts.prefix}:rps`, logger: opts.logger })));
+  return limiter;
+}
+
 /**
  * Requests per second per API key (`principal.rpsLimit`, the key's override else its group's; null = unlimited),
  * counted in fixed one-second windows in Redis. Over the limit → 429 `rate_limit_error` with `Retry-After`.
  * Mount after auth (reads `res.locals.principal`).
  *
- * Redis down (docs/rate-limits.md): neither open nor closed — each replica counts in its own memory instead (the
- * library's insurance limiter, taken at once while the connection is not ready), so a key stays limited to its
- * rate per replica and the API stays up. Only an unexpected store error lets a request through (logged).
+ * Counted through a token lease per (process, key) (rps-lease.ts): a hot key's requests take tokens this process
+ * leased from the key's Redis window in batches, most of them with no Redis round trip; a key with little traffic
+ * is counted in Redis request by request, as before. No window admits more than the limit.
+ *
+ * Redis down (docs/rate-limits.md): neither open nor closed — each replica counts in its own memory instead (taken
+ * at once while the connection is not ready), so a key stays limited to its rate per replica and the API stays up.
+ * Only an unexpected store error lets a request through (logged).
  */
 export function createRateLimitMiddleware(opts: RateLimitOptions): RequestHandler {
-  // One limiter for every key: its own ceiling is never reached, the per-key limit is compared below, so keys
-  // with different limits share one Redis counter layout.
-  const window = { points: Number.MAX_SAFE_INTEGER, duration: 1 };
-  const limiter = new RateLimiterRedis({
-    storeClient: opts.redis,
-    keyPrefix: `${opts.prefix}:rps`,
-    ...window,
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory(window),
-  });
+  const limiter = limiterFor(opts);
   const warn = redisDownWarner(opts.redis, opts.logger, 'rate limit: Redis unavailable, counting requests per replica in memory');
 
-  return async (_req, res, next) => {
+  return (_req, res, next) => {
     const principal = principalOf(res);
     const limit = principal.rpsLimit;
     if (limit === null || limit === undefined) return next();
     warn();
-    let r: RateLimiterRes;
-    try {
-      r = await limiter.consume(limiterKey(principal.keyId), 1);
-    } catch (err) {
-      if (err instanceof RateLimiterRes) r = err;
-      else {
-        opts.logger?.warn({ err }, 'rate limit: store error, request not limited');
-        return next();
-      }
-    }
-    res.setHeader('X-RateLimit-Limit', String(limit));
-    res.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - r.consumedPoints)));
-    if (r.consumedPoints > limit) {
-      const retryAfter = retryAfterSeconds(r.msBeforeNext);
+    const answer = (a: RpsAnswer): void => {
+      if (a === null) return next();
+      res.setHeader('X-RateLimit-Limit', String(limit));
+      res.setHeader('X-RateLimit-Remaining', String(a.remaining));
+      if (a.allowed) return next();
+      const retryAfter = retryAfterSeconds(a.msBeforeNext);
       res.setHeader('Retry-After', String(retryAfter));
-      throw new DomainError('rate_limited', `Rate limit exceeded: at most ${limit} requests per second for this key`, { retryAfter });
-    }
-    next();
+      next(new DomainError('rate_limited', `Rate limit exceeded: at most ${limit} requests per second for this key`, { retryAfter }));
+    };
+    const taken = limiter.take(limiterKey(principal.keyId), limit);
+    if (taken instanceof Promise) taken.then(answer, next);
+    else answer(taken);
   };
 }
 
