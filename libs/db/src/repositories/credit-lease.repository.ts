@@ -40,6 +40,16 @@ const openedRow = (c: OpenedCall) => ({
   started_at: c.startedAt.toISOString(),
 });
 
+/** A finished call's columns as the statements below read them. */
+const recordedRow = (c: LeasedCall) => ({
+  ...openedRow(c),
+  status: c.status,
+  cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(),
+  result: c.result,
+  error: c.error,
+  channel_id: c.channelId,
+});
+
 export interface LeaseGrant {
   id: string;
   amount: bigint;
@@ -101,14 +111,7 @@ export class CreditLeaseRepository {
    * 1765760000000-chat-call-functions: its plan is cached per server connection instead of planned per call).
    */
   async record(leaseId: string, calls: readonly LeasedCall[]): Promise<boolean> {
-    const input = calls.map((c) => ({
-      ...openedRow(c),
-      status: c.status,
-      cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(),
-      result: c.result,
-      error: c.error,
-      channel_id: c.channelId,
-    }));
+    const input = calls.map(recordedRow);
     const rows = rowsOf(await this.ds.query(`SELECT out_active AS active FROM gmg_record_chat_calls($1, $2::jsonb)`, [leaseId, JSON.stringify(input)]));
     return Number(rows[0]?.active ?? 0) > 0;
   }
@@ -144,6 +147,25 @@ export class CreditLeaseRepository {
     const input = calls.map(openedRow);
     const rows = rowsOf(await this.ds.query(`SELECT out_active AS active FROM gmg_open_chat_calls($1, $2::jsonb)`, [leaseId, JSON.stringify(input)]));
     return Number(rows[0]?.active ?? 0) > 0;
+  }
+
+  /**
+   * The edge's one statement per lease: the calls started (`opens`, as `openCalls`) and the calls finished
+   * (`records`, as `record`) of one lease, in one transaction, only while the lease is active (`active` false:
+   * nothing written). `written` is how many open rows it inserted. The function `gmg_write_chat_calls` (migration
+   * 1766000000000-chat-call-write) commits asynchronously when it carries only open rows (see `openCalls`) and
+   * synchronously as soon as it carries a record (money moves). A call in both is written once and captured once
+   * (the record moves the row the open part just wrote); the book sends such a call only as a record.
+   */
+  async write(leaseId: string, opens: readonly OpenedCall[], records: readonly LeasedCall[]): Promise<{ active: boolean; written: number }> {
+    const rows = rowsOf(
+      await this.ds.query(`SELECT out_active AS active, out_written AS written FROM gmg_write_chat_calls($1, $2::jsonb, $3::jsonb)`, [
+        leaseId,
+        JSON.stringify(opens.map(openedRow)),
+        JSON.stringify(records.map(recordedRow)),
+      ]),
+    );
+    return { active: Number(rows[0]?.active ?? 0) > 0, written: Number(rows[0]?.written ?? 0) };
   }
 
   /** The cost so far of calls still running (what a crash charges them); ignores calls already ended. */
