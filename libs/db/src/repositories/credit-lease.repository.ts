@@ -109,6 +109,8 @@ export class CreditLeaseRepository {
    * nothing twice). Returns false, recording nothing, when the lease is no longer active (the caller charges
    * those calls another way). The statement is the function `gmg_record_chat_calls` (migration
    * 1765760000000-chat-call-functions: its plan is cached per server connection instead of planned per call).
+   * The previous release's statement (the edge now sends `write`): kept while that release may still call it, and
+   * for the tests that prove it keeps the invariants next to `write` (credit-lease.property.int.test.ts).
    */
   async record(leaseId: string, calls: readonly LeasedCall[]): Promise<boolean> {
     const input = calls.map(recordedRow);
@@ -142,6 +144,8 @@ export class CreditLeaseRepository {
    * default); the edge then writes the call again with its record (`record` inserts a missing row), so the call is
    * still charged once. Only when the edge dies too before that is a lost call left uncharged (the lease's close
    * releases its reservation): money of ours, never the client's, bounded by the calls opened in that window.
+   * The previous release's statement (the edge now sends `write`, committed the same way when it carries only open
+   * rows): kept while that release may still call it, and for test/chaos/postgres-crash.int.test.ts.
    */
   async openCalls(leaseId: string, calls: readonly OpenedCall[]): Promise<boolean> {
     const input = calls.map(openedRow);
