@@ -41,6 +41,7 @@ import { CallbackKeysetIndex1765700000000 } from './migrations/1765700000000-cal
 import { ChatCallFunctions1765760000000 } from './migrations/1765760000000-chat-call-functions';
 import { UsageRollup1765800000000 } from './migrations/1765800000000-usage-rollup';
 import { ConsoleListIndexes1765900000000 } from './migrations/1765900000000-console-list-indexes';
+import { ChatCallWrite1766000000000 } from './migrations/1766000000000-chat-call-write';
 import { UsageDailyEntity, UsageHourlyEntity, UsageRollupStateEntity } from './entities/usage.entity';
 
 export const ENTITIES = [
@@ -95,6 +96,7 @@ export const MIGRATIONS = [
   ChatCallFunctions1765760000000,
   UsageRollup1765800000000,
   ConsoleListIndexes1765900000000,
+  ChatCallWrite1766000000000,
 ];
 
 export interface DbConfig {

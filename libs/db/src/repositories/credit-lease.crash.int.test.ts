@@ -20,6 +20,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** The edge's statements: its one statement per lease (`gmg_write_chat_calls`) with open rows only, or records only. */
+const openCalls = async (leaseId: string, calls: OpenedCall[]) => (await leases.write(leaseId, calls, [])).active;
+const record = async (leaseId: string, calls: LeasedCall[]) => (await leases.write(leaseId, [], calls)).active;
 const money = async (accountId: string) => {
   const [a]: Row[] = await db.dataSource.query(`SELECT available::text, held::text, spent::text FROM accounts WHERE id = $1`, [accountId]);
   return { available: BigInt(a.available as string), held: BigInt(a.held as string), spent: BigInt(a.spent as string) };
@@ -47,7 +50,7 @@ it("closing a dead edge's lease charges each open call its journalled cost once;
     startedAt: new Date(),
   });
   const [a, b, c, done] = [opened(1000n), opened(1000n), opened(500n), opened(800n)];
-  expect(await leases.openCalls(leaseId, [a, b, c, done])).toBe(true);
+  expect(await openCalls(leaseId, [a, b, c, done])).toBe(true);
   // journalled: a streamed 120, b 9999 (above its reservation: clamped), c nothing yet
   await leases.journal([
     { id: a.id, costSoFar: 120n },
@@ -55,7 +58,7 @@ it("closing a dead edge's lease charges each open call its journalled cost once;
   ]);
   // `done` ended before the crash and its batch was written: captured once, by the batch
   const final: LeasedCall = { ...done, status: 'completed', cost: 300n, result: { cost: '300' }, error: null, channelId: null };
-  expect(await leases.record(leaseId, [final])).toBe(true);
+  expect(await record(leaseId, [final])).toBe(true);
 
   const rest = await leases.close(leaseId);
   expect(rest).toBe(5000n - 300n - 120n - 1000n - 0n);
@@ -74,7 +77,7 @@ it("closing a dead edge's lease charges each open call its journalled cost once;
 
   // the edge was only cut off and comes back with its batch: the lease is closed, nothing is charged twice
   const late = [a, b].map((x): LeasedCall => ({ ...x, status: 'completed', cost: 700n, result: null, error: null, channelId: null }));
-  expect(await leases.record(leaseId, late)).toBe(false);
+  expect(await record(leaseId, late)).toBe(false);
   expect(await leases.close(leaseId)).toBeNull();
   expect((await ledger(a.id)).length).toBe(1);
 
@@ -105,8 +108,8 @@ it('the first byte does not wait for the open row: a record that lands before it
   // `whole`: a whole answer sent while its open row was still being written; its record (which writes a missing
   // row) is answered first, then the open row's statement arrives: it must neither reopen nor charge the call
   const [whole, unopened] = [opened(1000n), opened(1000n)];
-  expect(await leases.record(leaseId, [{ ...whole, status: 'completed', cost: 400n, result: { cost: '400' }, error: null, channelId: null }])).toBe(true);
-  expect(await leases.openCalls(leaseId, [whole])).toBe(true);
+  expect(await record(leaseId, [{ ...whole, status: 'completed', cost: 400n, result: { cost: '400' }, error: null, channelId: null }])).toBe(true);
+  expect(await leases.write(leaseId, [whole], [])).toEqual({ active: true, written: 0 });
   const [row]: Row[] = await db.dataSource.query(`SELECT status FROM tasks WHERE id = $1`, [whole.id]);
   expect(row.status).toBe('completed');
 
@@ -117,7 +120,7 @@ it('the first byte does not wait for the open row: a record that lands before it
   expect((await ledger(whole.id)).map((r) => [r.kind, r.amount])).toEqual([['capture', '400']]);
   expect(await ledger(unopened.id)).toEqual([]);
   // a late open row (the edge was only cut off) finds the lease closed: nothing written, nothing charged
-  expect(await leases.openCalls(leaseId, [unopened])).toBe(false);
+  expect(await openCalls(leaseId, [unopened])).toBe(false);
   expect(await db.dataSource.query(`SELECT id FROM tasks WHERE id = $1`, [unopened.id])).toEqual([]);
   const [hold, release] = await ledger(leaseId);
   expect(BigInt(hold.amount as string)).toBe(400n + BigInt(release.amount as string));

@@ -8,7 +8,9 @@ import type { Row } from './sql';
 
 /**
  * Credit leases under random interleavings of two edges: grants racing for one balance, batches recorded (and
- * re-sent) while sweepers close the same lease, edges that die (their leases expire and are swept). After every
+ * re-sent) while sweepers close the same lease — through the previous release's `gmg_record_chat_calls` or the
+ * edge's one statement per lease `gmg_write_chat_calls` (records alone, or with the same calls' open rows: both
+ * functions live in the database while a deploy rolls), edges that die (their leases expire and are swept). After every
  * run, against Postgres: never below zero; `available + held + spent = topups`; every call captured at most once
  * and only while its lease was active; per closed lease `hold = Σ captures + release`; once every lease is
  * closed nothing stays held.
@@ -25,7 +27,7 @@ afterAll(async () => {
 
 type Step =
   | { t: 'grant'; edge: number; min: number; want: number }
-  | { t: 'spend'; edge: number; costs: number[]; resend: boolean; closeDuring: boolean }
+  | { t: 'spend'; edge: number; costs: number[]; resend: boolean; closeDuring: boolean; via: 'record' | 'write' | 'write-opened' }
   | { t: 'die'; edge: number }
   | { t: 'sweep' };
 
@@ -37,6 +39,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     costs: fc.array(fc.nat(120), { minLength: 1, maxLength: 4 }),
     resend: fc.boolean(),
     closeDuring: fc.boolean(),
+    via: fc.constantFrom('record' as const, 'write' as const, 'write-opened' as const),
   }),
   fc.record({ t: fc.constant('die' as const), edge: fc.nat(1) }),
   fc.constant({ t: 'sweep' as const }),
@@ -84,7 +87,8 @@ async function run(topup: number, steps: Step[]): Promise<void> {
         l.remaining -= BigInt(c);
         calls.push(call(c, reserved));
       }
-      const sends = [leases.record(l.id, calls), ...(s.resend ? [leases.record(l.id, calls)] : []), ...(s.closeDuring ? [leases.close(l.id)] : [])];
+      const send = () => (s.via === 'record' ? leases.record(l.id, calls) : leases.write(l.id, s.via === 'write-opened' ? calls : [], calls));
+      const sends = [send(), ...(s.resend ? [send()] : []), ...(s.closeDuring ? [leases.close(l.id)] : [])];
       await Promise.all(sends);
       if (s.closeDuring) edges[s.edge] = undefined;
     } else if (s.t === 'die') {

@@ -40,6 +40,16 @@ const openedRow = (c: OpenedCall) => ({
   started_at: c.startedAt.toISOString(),
 });
 
+/** A finished call's columns as the statements below read them. */
+const recordedRow = (c: LeasedCall) => ({
+  ...openedRow(c),
+  status: c.status,
+  cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(),
+  result: c.result,
+  error: c.error,
+  channel_id: c.channelId,
+});
+
 export interface LeaseGrant {
   id: string;
   amount: bigint;
@@ -99,16 +109,11 @@ export class CreditLeaseRepository {
    * nothing twice). Returns false, recording nothing, when the lease is no longer active (the caller charges
    * those calls another way). The statement is the function `gmg_record_chat_calls` (migration
    * 1765760000000-chat-call-functions: its plan is cached per server connection instead of planned per call).
+   * The previous release's statement (the edge now sends `write`): kept while that release may still call it, and
+   * for the tests that prove it keeps the invariants next to `write` (credit-lease.property.int.test.ts).
    */
   async record(leaseId: string, calls: readonly LeasedCall[]): Promise<boolean> {
-    const input = calls.map((c) => ({
-      ...openedRow(c),
-      status: c.status,
-      cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(),
-      result: c.result,
-      error: c.error,
-      channel_id: c.channelId,
-    }));
+    const input = calls.map(recordedRow);
     const rows = rowsOf(await this.ds.query(`SELECT out_active AS active FROM gmg_record_chat_calls($1, $2::jsonb)`, [leaseId, JSON.stringify(input)]));
     return Number(rows[0]?.active ?? 0) > 0;
   }
@@ -139,11 +144,32 @@ export class CreditLeaseRepository {
    * default); the edge then writes the call again with its record (`record` inserts a missing row), so the call is
    * still charged once. Only when the edge dies too before that is a lost call left uncharged (the lease's close
    * releases its reservation): money of ours, never the client's, bounded by the calls opened in that window.
+   * The previous release's statement (the edge now sends `write`, committed the same way when it carries only open
+   * rows): kept while that release may still call it, and for test/chaos/postgres-crash.int.test.ts.
    */
   async openCalls(leaseId: string, calls: readonly OpenedCall[]): Promise<boolean> {
     const input = calls.map(openedRow);
     const rows = rowsOf(await this.ds.query(`SELECT out_active AS active FROM gmg_open_chat_calls($1, $2::jsonb)`, [leaseId, JSON.stringify(input)]));
     return Number(rows[0]?.active ?? 0) > 0;
+  }
+
+  /**
+   * The edge's one statement per lease: the calls started (`opens`, as `openCalls`) and the calls finished
+   * (`records`, as `record`) of one lease, in one transaction, only while the lease is active (`active` false:
+   * nothing written). `written` is how many open rows it inserted. The function `gmg_write_chat_calls` (migration
+   * 1766000000000-chat-call-write) commits asynchronously when it carries only open rows (see `openCalls`) and
+   * synchronously as soon as it carries a record (money moves). A call in both is written once and captured once
+   * (the record moves the row the open part just wrote); the book sends such a call only as a record.
+   */
+  async write(leaseId: string, opens: readonly OpenedCall[], records: readonly LeasedCall[]): Promise<{ active: boolean; written: number }> {
+    const rows = rowsOf(
+      await this.ds.query(`SELECT out_active AS active, out_written AS written FROM gmg_write_chat_calls($1, $2::jsonb, $3::jsonb)`, [
+        leaseId,
+        JSON.stringify(opens.map(openedRow)),
+        JSON.stringify(records.map(recordedRow)),
+      ]),
+    );
+    return { active: Number(rows[0]?.active ?? 0) > 0, written: Number(rows[0]?.written ?? 0) };
   }
 
   /** The cost so far of calls still running (what a crash charges them); ignores calls already ended. */

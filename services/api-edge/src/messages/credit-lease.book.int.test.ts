@@ -85,10 +85,9 @@ it('a crashed edge (never closes, never renews): its lease expires, a sweeper re
 function leasesWith(overrides: Partial<ConstructorParameters<typeof CreditLeaseBook>[0]['leases']>) {
   return {
     grant: leases.grant.bind(leases),
-    record: leases.record.bind(leases),
+    write: leases.write.bind(leases),
     renew: leases.renew.bind(leases),
     close: leases.close.bind(leases),
-    openCalls: leases.openCalls.bind(leases),
     journal: leases.journal.bind(leases),
     ...overrides,
   };
@@ -108,9 +107,9 @@ it('calls opened in one turn on two leases: the first goes alone, the rest in on
   const statements: Array<{ leaseId: string; n: number }> = [];
   const b = new CreditLeaseBook({
     leases: leasesWith({
-      openCalls: (leaseId, opened) => {
-        statements.push({ leaseId, n: opened.length });
-        return leases.openCalls(leaseId, opened);
+      write: (leaseId, opened, done) => {
+        if (done.length === 0) statements.push({ leaseId, n: opened.length });
+        return leases.write(leaseId, opened, done);
       },
     }),
     calls,
@@ -160,10 +159,10 @@ it('a record statement that fails (Postgres unreachable) loses no call: they are
   const sent: string[][] = [];
   const b = new CreditLeaseBook({
     leases: leasesWith({
-      record: (leaseId, done) => {
+      write: (leaseId, opened, done) => {
         sent.push(done.map((x) => x.id));
         if (failuresLeft-- > 0) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
-        return leases.record(leaseId, done);
+        return leases.write(leaseId, opened, done);
       },
     }),
     calls,
@@ -237,4 +236,84 @@ describe("the edge's two lease books give each other an account's idle money bef
     await Promise.all([chat.close(), alone.close(), taskLeases.close()]);
     expect(await money(a.accountId)).toEqual({ available: 900n, held: 100n, spent: 0n });
   });
+});
+
+it('one statement per lease carries its open rows and records together; a call open and finished in one flush is sent once, as its record', async () => {
+  const a = await account(1000n);
+  const statements: Array<{ opens: string[]; records: string[] }> = [];
+  const b = new CreditLeaseBook({
+    leases: leasesWith({
+      write: (leaseId, opened, done) => {
+        statements.push({ opens: opened.map((c) => c.id), records: done.map((c) => c.id) });
+        return leases.write(leaseId, opened, done);
+      },
+    }),
+    calls,
+    logger,
+    targetMinor: 1000n,
+    ttlMs: 30_000,
+  });
+  const rs = await Promise.all(Array.from({ length: 6 }, () => b.reserve(a.accountId, 100n)));
+  const cs = rs.map(() => started(a));
+  // six calls start in one turn; three of them (whole answers) end in that turn too
+  const opened = rs.map((r, i) => b.open(r, cs[i]!, () => 0n));
+  for (const i of [0, 1, 2]) b.finish(rs[i]!, { ...finished(a, 10n), id: cs[i]!.id });
+  await Promise.all(opened.map((o) => o.durable));
+  // the rest end once their rows are written (streams)
+  for (const i of [3, 4, 5]) b.finish(rs[i]!, { ...finished(a, 10n), id: cs[i]!.id });
+  await b.flush();
+  const ids = cs.map((c) => c.id);
+  expect(statements).toEqual([
+    // the first call's row alone (nothing in flight), then one statement for everything that came meanwhile: the
+    // open rows of 3..5, the records of 0..2 — the rows of 1 and 2 are written by their records, not sent twice
+    { opens: [ids[0]], records: [] },
+    { opens: ids.slice(3), records: ids.slice(0, 3) },
+    { opens: [], records: [ids[3]] },
+    { opens: [], records: ids.slice(4) },
+  ]);
+  // the two batchers sent 2 open statements (0 alone, 1..5) + 4 record statements (0 alone, 1..2, 3 alone, 4..5)
+  expect(statements.length).toBeLessThan(6);
+  const rows = await db.dataSource.query(`SELECT id, status FROM tasks WHERE id = ANY($1)`, [ids]);
+  expect(rows).toHaveLength(6);
+  expect(rows.every((r: { status: string }) => r.status === 'completed')).toBe(true);
+  const caps = await db.dataSource.query(`SELECT task_id FROM ledger_entries WHERE task_id = ANY($1) AND kind = 'capture'`, [ids]);
+  expect(caps).toHaveLength(6);
+  await b.close();
+  expect(await money(a.accountId)).toEqual({ available: 940n, held: 0n, spent: 60n });
+});
+
+it('a failed statement carrying open rows and records refuses the open rows and keeps the records, written once by the retry', async () => {
+  const a = await account(1000n);
+  let failuresLeft = 1;
+  const b = new CreditLeaseBook({
+    leases: leasesWith({
+      write: (leaseId, opened, done) => {
+        if (done.length > 0 && failuresLeft-- > 0) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+        return leases.write(leaseId, opened, done);
+      },
+    }),
+    calls,
+    logger,
+    targetMinor: 1000n,
+    ttlMs: 30_000,
+  });
+  const [r0, r1, r2] = await Promise.all([0, 1, 2].map(() => b.reserve(a.accountId, 100n)));
+  const [c0, c1, c2] = [0, 1, 2].map(() => started(a));
+  // 0 is written alone; 1 and 2 start meanwhile and 1 ends at once: its record and 2's row share the failing statement
+  const o0 = b.open(r0!, c0!, () => 0n);
+  const o1 = b.open(r1!, c1!, () => 0n);
+  const o2 = b.open(r2!, c2!, () => 0n);
+  b.finish(r1!, { ...finished(a, 25n), id: c1!.id });
+  await o0.durable;
+  await expect(o1.durable).rejects.toThrow(/ECONNREFUSED/);
+  await expect(o2.durable).rejects.toThrow(/ECONNREFUSED/);
+  expect(o2.failure).toBeInstanceOf(Error);
+  // the record is retried by the book itself (a timer): call 1 is charged once
+  await waitFor(async () => (await money(a.accountId)).spent === 25n, { timeoutMs: 5000, what: 'the kept record written' });
+  b.finish(r0!, { ...finished(a, 5n), id: c0!.id });
+  b.finish(r2!, { ...finished(a, 0n), id: c2!.id });
+  await b.close();
+  const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE account_id = $1 AND kind = 'capture'`, [a.accountId]);
+  expect(n).toBe(3);
+  expect(await money(a.accountId)).toEqual({ available: 970n, held: 0n, spent: 30n });
 });

@@ -25,13 +25,16 @@ import type { Logger } from '@gmg/logger';
  * - a lease no longer renewed (this edge died or lost Postgres) is closed by any sweeper, which releases what
  *   it did not record; a batch that finds its lease closed charges its calls directly from the balance.
  *
- * Both batches (call rows before their first byte, finished calls) go through a StatementBatcher (@gmg/db): one
- * statement in flight per batcher; a call that finds none goes at once, alone, and the calls that come meanwhile go
- * together in the next, split per lease (one statement per lease). A finished call's record never waits for company:
- * until it is written, a kill -9 of the edge would charge only what the call journalled (docs/messages.md).
+ * Call rows (before their first byte) and finished calls go through one StatementBatcher (@gmg/db): one statement
+ * in flight; a call that finds none goes at once, alone, and the calls that come meanwhile go together in the next,
+ * split per lease: one statement per lease (`write`, issue 36 item 3) carrying that lease's pending open rows and
+ * records together — committed asynchronously when it carries only open rows, synchronously with a record. A call
+ * whose open row and record are both pending is sent once, as its record (which writes the row), and its open row
+ * is answered with the statement. A finished call's record never waits for company: until it is written, a kill -9
+ * of the edge would charge only what the call journalled (docs/messages.md).
  */
 export interface CreditLeaseBookOptions {
-  leases: Pick<CreditLeaseRepository, 'grant' | 'record' | 'renew' | 'close' | 'openCalls' | 'journal'>;
+  leases: Pick<CreditLeaseRepository, 'grant' | 'write' | 'renew' | 'close' | 'journal'>;
   calls: Pick<ChatCallRepository, 'open' | 'settle'>;
   logger: Logger;
   /** What a lease asks for (it gets less when the balance is smaller, never less than the call needs). */
@@ -59,7 +62,7 @@ interface LocalLease {
   inflight: number;
   /** Finished calls whose batch failed: pushed again by the next flush (a retry, the renew tick or `close`). */
   pending: LeasedCall[];
-  /** Finished calls queued in (or being written by) the record batcher, each until its batch answers it. */
+  /** Finished calls queued in (or being written by) the batcher, each until its statement answers it. */
   recording: Set<Promise<void>>;
   /** Its close, while one is under way (see `flushAndClose`). */
   closing: Promise<void> | undefined;
@@ -78,11 +81,8 @@ interface RunningCall {
   opened: boolean;
 }
 
-/** A call of a lease, waiting in one of the two batchers. */
-interface LeaseItem<C> {
-  lease: LocalLease;
-  call: C;
-}
+/** A call of a lease waiting in the batcher: its open row (before its first byte) or its record (it ended). */
+type LeaseItem = { kind: 'open'; lease: LocalLease; call: OpenedCall; running: RunningCall } | { kind: 'record'; lease: LocalLease; call: LeasedCall };
 
 /** A started call's row: `durable` resolves once it is written; `failure` is set once its write was refused. */
 export interface OpenRow {
@@ -111,10 +111,11 @@ export class CreditLeaseBook extends LeaseBookCore<LocalLease> implements IdleLe
   private retryTimer: NodeJS.Timeout | undefined;
   /** Record batches failed in a row (the retry's backoff); 0 after one succeeds. */
   private failures = 0;
-  /** Rows of started calls, written before their first byte (answers: written, or why not). */
-  private readonly opens = new StatementBatcher<LeaseItem<OpenedCall> & { running: RunningCall }, void>((batch) => this.writeOpens(batch));
-  /** Finished calls (answers: written or charged directly; rejected: kept in their lease's `pending` for a retry). */
-  private readonly records = new StatementBatcher<LeaseItem<LeasedCall>, void>((batch) => this.writeRecords(batch));
+  /**
+   * Rows of started calls (answers: written, or why not) and finished calls (answers: written or charged directly;
+   * rejected: kept in their lease's `pending` for a retry), one statement per lease.
+   */
+  private readonly writes = new StatementBatcher<LeaseItem, void>((batch) => this.write(batch));
 
   constructor(private readonly o: CreditLeaseBookOptions) {
     super(o.leases, o);
@@ -156,14 +157,14 @@ export class CreditLeaseBook extends LeaseBookCore<LocalLease> implements IdleLe
   }
 
   /**
-   * A call has started: its row is written by the open batcher (at once when no open statement is in flight, else
-   * with every call started meanwhile). `durable` resolves once it is written (the relay's first write does not wait
+   * A call has started: its row is written by the batcher (at once when no statement is in flight, else with every
+   * call started or finished meanwhile). `durable` resolves once it is written (the relay's first write does not wait
    * for it, a stream's next ones do). `live` is its cost so far, journalled while it runs.
    */
   open(r: Reservation, call: Omit<OpenedCall, 'reserved'>, live: () => bigint): OpenRow {
     const running: RunningCall = { live, journalled: 0n, opened: false };
     r.lease.running.set(call.id, running);
-    const durable = this.opens.push({ lease: r.lease, call: { ...call, reserved: r.amount }, running });
+    const durable = this.writes.push({ kind: 'open', lease: r.lease, call: { ...call, reserved: r.amount }, running });
     const row: OpenRow = { durable, failure: undefined };
     // a call that ends before its row is written never awaits it; the relay reads `failure`
     durable.catch((err: unknown) => (row.failure = err ?? new Error('the call row was not written')));
@@ -171,7 +172,7 @@ export class CreditLeaseBook extends LeaseBookCore<LocalLease> implements IdleLe
     return row;
   }
 
-  /** A call is over: its cost (≤ its reservation) goes to the record batcher, the rest is free again. */
+  /** A call is over: its cost (≤ its reservation) goes to the batcher, the rest is free again. */
   finish(r: Reservation, call: Omit<LeasedCall, 'reserved'>): void {
     const l = r.lease;
     const cost = call.cost < r.amount ? call.cost : r.amount;
@@ -201,65 +202,63 @@ export class CreditLeaseBook extends LeaseBookCore<LocalLease> implements IdleLe
     const until = this.now() + deadlineMs;
     while ([...this.leases.values()].some((l) => l.inflight > 0) && this.now() < until) await new Promise((r) => setTimeout(r, 50));
     for (const l of this.leases.values()) this.requeue(l);
-    await this.opens.idle();
-    await this.records.idle();
+    await this.writes.idle();
     for (const l of [...this.leases.values()]) await this.flushAndClose(l);
     for (const t of [this.renewTimer, this.journalTimer, this.retryTimer]) if (t) clearTimeout(t);
     this.renewTimer = this.journalTimer = this.retryTimer = undefined;
   }
 
-  /** The open batcher's run: one `openCalls` per lease; a written call is marked `opened` before it is answered. */
-  private async writeOpens(batch: Array<Pending<LeaseItem<OpenedCall> & { running: RunningCall }, void>>): Promise<void> {
+  /**
+   * The batcher's run: one `write` per lease, carrying its pending open rows and records. An open row whose record
+   * is in the same statement is not sent (the record writes the row) and is answered with it. A written call is
+   * marked `opened` before it is answered. A lease found closed (a sweeper) retires: its open rows are refused and
+   * its finished calls charged directly; a statement that fails (Postgres unreachable) refuses its open rows and
+   * puts its finished calls back in their lease's `pending` (a call already recorded is skipped when they are sent
+   * again), with a retry scheduled.
+   */
+  private async write(batch: Array<Pending<LeaseItem, void>>): Promise<void> {
     for (const [l, items] of byLease(batch)) {
+      const opens: Array<Pending<LeaseItem & { kind: 'open' }, void>> = [];
+      const records: Array<Pending<LeaseItem & { kind: 'record' }, void>> = [];
+      for (const p of items) {
+        if (p.item.kind === 'open') opens.push(p as Pending<LeaseItem & { kind: 'open' }, void>);
+        else records.push(p as Pending<LeaseItem & { kind: 'record' }, void>);
+      }
+      const recorded = new Set(records.map((p) => p.item.call.id));
+      const calls = records.map((p) => p.item.call);
       try {
-        if (
-          await this.o.leases.openCalls(
-            l.id,
-            items.map((p) => p.item.call),
-          )
-        ) {
-          for (const p of items) {
+        const { active } = await this.o.leases.write(
+          l.id,
+          opens.filter((p) => !recorded.has(p.item.call.id)).map((p) => p.item.call),
+          calls,
+        );
+        if (active) {
+          for (const p of opens) {
             p.item.running.opened = true;
             p.resolve();
           }
-          continue;
-        }
-        l.retired = true;
-        for (const p of items) p.reject(new Error(`credit lease ${l.id} is no longer active`));
-      } catch (err) {
-        for (const p of items) p.reject(err);
-      }
-    }
-  }
-
-  /**
-   * The record batcher's run: one `record` per lease. A lease found closed (a sweeper) retires and its calls are
-   * charged directly; a statement that fails (Postgres unreachable) puts its calls back in their lease's `pending`
-   * (a call already recorded is skipped when they are sent again) and schedules a retry.
-   */
-  private async writeRecords(batch: Array<Pending<LeaseItem<LeasedCall>, void>>): Promise<void> {
-    for (const [l, items] of byLease(batch)) {
-      const calls = items.map((p) => p.item.call);
-      try {
-        if (!(await this.o.leases.record(l.id, calls))) {
-          // the lease was closed by a sweeper (this edge was cut off too long): charge each call from the balance
+        } else {
           l.retired = true;
+          for (const p of opens) p.reject(new Error(`credit lease ${l.id} is no longer active`));
+          // the lease was closed by a sweeper (this edge was cut off too long): charge each call from the balance
           for (const c of calls) await this.chargeDirect(c);
         }
-        this.failures = 0;
-        for (const p of items) p.resolve();
+        if (records.length > 0) this.failures = 0;
+        for (const p of records) p.resolve();
       } catch (err) {
+        for (const p of opens) p.reject(err);
+        if (records.length === 0) continue;
         l.pending.push(...calls);
         this.o.logger.error({ err, leaseId: l.id, calls: calls.length }, 'writing chat calls failed; retrying');
-        for (const p of items) p.reject(err);
+        for (const p of records) p.reject(err);
         this.retryLater();
       }
     }
   }
 
-  /** Queues a finished call for the record batcher, tracked on its lease until its batch answers it. */
+  /** Queues a finished call for the batcher, tracked on its lease until its statement answers it. */
   private record(l: LocalLease, call: LeasedCall): void {
-    const written = this.records.push({ lease: l, call });
+    const written = this.writes.push({ kind: 'record', lease: l, call });
     l.recording.add(written);
     const answered = () => l.recording.delete(written);
     written.then(answered, answered);
@@ -270,7 +269,7 @@ export class CreditLeaseBook extends LeaseBookCore<LocalLease> implements IdleLe
     for (const c of l.pending.splice(0)) this.record(l, c);
   }
 
-  /** After a failed record batch: a flush in 50 ms, doubling per failure in a row, at most the renew interval. */
+  /** After a failed statement carrying records: a flush in 50 ms, doubling per failure in a row, at most the renew interval. */
   private retryLater(): void {
     this.failures++;
     const ms = Math.min(FIRST_RETRY_MS * 2 ** Math.min(this.failures - 1, 16), this.renewEveryMs());

@@ -7,7 +7,7 @@ import { chargeOf, chatCalls, expectedCost, sdkFor, startChatWorld, type EdgeHar
  * The call's open row is not on the first byte's path (issue 36, docs/messages.md "Open"): it is issued before the
  * upstream request, a whole answer goes out without waiting for it, and a stream's writes after its first wait for
  * it (a kill -9 of the edge charges a call what it journalled, and only a written row is journalled). The open row
- * is held back here by a lock on the account's lease row (its statement takes the lease `FOR SHARE`).
+ * is held back here by a lock on the account's lease row (its statement, `gmg_write_chat_calls`, takes the lease `FOR SHARE`).
  */
 let h: EdgeHarness;
 let accountId: string;
@@ -49,7 +49,7 @@ const blockedOpens = async (): Promise<number> =>
   Number(
     (
       await h.db.dataSource.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%gmg_open_chat_calls%'`,
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%gmg_write_chat_calls%'`,
       )
     )[0].n,
   );
