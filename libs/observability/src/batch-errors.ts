@@ -15,6 +15,7 @@ export type BatchPath =
   | 'poll_rows'
   | 'poll_settle'
   | 'sweep_cursor'
+  | 'settle_batch'
   | 'billing_settle_page'
   | 'billing_settle_task'
   | 'billing_webhooks'
