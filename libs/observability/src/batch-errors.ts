@@ -6,7 +6,23 @@ export interface BatchLogger {
 }
 
 /** The batch paths whose errors are told and not thrown (gmg_batch_errors_total's `batch` label; docs/operations.md). */
-export type BatchPath = 'hold' | 'hold_leased' | 'lease_renew' | 'lease_close' | 'poll_claim' | 'poll_rows' | 'poll_settle' | 'sweep_cursor';
+export type BatchPath =
+  | 'hold'
+  | 'hold_leased'
+  | 'lease_renew'
+  | 'lease_close'
+  | 'poll_claim'
+  | 'poll_rows'
+  | 'poll_settle'
+  | 'sweep_cursor'
+  | 'settle_batch'
+  | 'billing_settle_page'
+  | 'billing_settle_task'
+  | 'billing_webhooks'
+  | 'idempotency_expiry'
+  | 'retired_drain'
+  | 'retention'
+  | 'usage_rollup';
 
 /**
  * A batch statement failed and its items go another way (one by one, again later, or left to expire): no answer is

@@ -1,6 +1,7 @@
 import { TaskRecoveryRepository, TaskRepository, settleTask, type TaskRecord } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
 import { Worker } from 'bullmq';
+import { batchErrors } from '@gmg/observability';
 import { QUEUES, settleJobId } from '@gmg/contracts';
 import { createBillingQueue, createRedis, jobPresence, queueKeyPrefix, type BillingQueue, type Redis } from '@gmg/queue';
 import {
@@ -18,6 +19,11 @@ import { BillingSweeper } from './billing-sweeper';
 import type { SettleTaskHandler } from './settle-task.handler';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
+
+/** gmg_batch_errors_total{batch} as the metrics registry holds it now. */
+async function batchErrorCount(batch: string): Promise<number> {
+  return (await batchErrors.get()).values.find((v) => v.labels.batch === batch)?.value ?? 0;
+}
 const PRICE = 100n;
 
 let db: TestDatabase;
@@ -110,7 +116,10 @@ describe('billing sweeper', () => {
     } as unknown as SettleTaskHandler;
     const sweeper = new BillingSweeper(tasks, new TaskRecoveryRepository(db.dataSource), [queue], settler, logger, 0);
 
+    const before = await batchErrorCount('billing_settle_task');
     expect(await sweeper.sweep()).toEqual({ resent: 0, settledDirectly: 1, failed: 1, webhooksResent: 0 });
+    // the failure is counted, not only logged
+    expect(await batchErrorCount('billing_settle_task')).toBe(before + 1);
     expect(await kinds(healthy.id)).toEqual(['hold', 'capture']);
     expect(await kinds(poisoned.id)).toEqual(['hold']);
     expect(await unsettledIds()).toEqual([poisoned.id]);

@@ -1,6 +1,7 @@
 import { settleJobId, webhookJobId } from '@gmg/contracts';
 import type { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
+import { batchFailed } from '@gmg/observability';
 import { enqueueSettlement, enqueueWebhook, jobPresence, shardOf, type BillingQueue, type JobPresence, type WebhookQueue } from '@gmg/queue';
 import { forEachIdPage } from '@gmg/db';
 import type { SettleTaskHandler } from './settle-task.handler';
@@ -92,7 +93,13 @@ export class BillingSweeper {
           presence = await presenceOnShards(this.queues, ids, settleJobId);
         } catch (e) {
           failed += ids.length;
-          this.logger.error({ tasks: ids.length, err: (e as Error).message }, 'billing sweep could not read the settle jobs of a page; retried next sweep');
+          batchFailed(
+            this.logger,
+            'billing_settle_page',
+            e,
+            { tasks: ids.length },
+            'billing sweep could not read the settle jobs of a page; retried next sweep',
+          );
           return;
         }
         for (const [i, id] of ids.entries()) {
@@ -102,7 +109,7 @@ export class BillingSweeper {
             if (r === 'settled') settledDirectly++;
           } catch (e) {
             failed++;
-            this.logger.error({ taskId: id, err: (e as Error).message }, 'billing sweep could not settle a task; retried next sweep');
+            batchFailed(this.logger, 'billing_settle_task', e, { taskId: id }, 'billing sweep could not settle a task; retried next sweep');
           }
         }
       },
@@ -111,13 +118,13 @@ export class BillingSweeper {
       this.logger.warn({ resent, settledDirectly, failed }, 'billing sweep found unsettled tasks');
     }
     const webhooksResent = await this.sweepWebhooks(olderThanMs).catch((e: unknown) => {
-      this.logger.error({ err: (e as Error).message }, 'billing sweep could not check the owed webhooks; retried next sweep');
+      batchFailed(this.logger, 'billing_webhooks', e, {}, 'billing sweep could not check the owed webhooks; retried next sweep');
       return 0;
     });
     // Housekeeping on the same beat: Idempotency-Keys past their 24 h are unbound from their tasks, in bounded
     // batches (a backlog after an outage is worked off over the following beats, never in one long statement).
     await this.expireIdempotencyKeys().catch((e: unknown) =>
-      this.logger.warn({ err: (e as Error).message }, 'could not expire idempotency keys; retried next sweep'),
+      batchFailed(this.logger, 'idempotency_expiry', e, {}, 'could not expire idempotency keys; retried next sweep'),
     );
     return { resent, settledDirectly, failed, webhooksResent };
   }

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { QUEUES, type BillingJobCatalog } from '@gmg/contracts';
 import { RetentionRepository, TaskRecoveryRepository, TaskRepository, UsageRepository, WebhookRepository, type RetentionPolicy } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { SpanKind, recordSweep, withSpan } from '@gmg/observability';
+import { SpanKind, batchFailed, recordSweep, withSpan } from '@gmg/observability';
 import {
   BILLING_JOB_NAMES,
   billingQueueKeyPrefix,
@@ -118,7 +118,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
       ),
     sweep: async () => {
       const retiredMoved = await drainRetired().catch((e: unknown) => {
-        logger.warn({ err: (e as Error).message }, 'could not read retired queue shards; retried next sweep');
+        batchFailed(logger, 'retired_drain', e, {}, 'could not read retired queue shards; retried next sweep');
         return 0;
       });
       const r = { ...(await sweeper.sweep()), retiredMoved };
@@ -127,14 +127,14 @@ export async function startBillingWorker(deps: BillingWorkerDeps, opts: BillingW
       const kept =
         opts.retention &&
         (await retention.sweep(opts.retention).catch((e: unknown) => {
-          logger.warn({ err: (e as Error).message }, 'retention batch failed; retried next sweep');
+          batchFailed(logger, 'retention', e, {}, 'retention batch failed; retried next sweep');
           return undefined;
         }));
       if (kept && (kept.archivedTasks || kept.archivedLedgerEntries || kept.prunedDeliveries))
         logger.info(kept, 'retention: tasks and ledger entries archived, webhook deliveries pruned');
       // the usage rollup (GET /api/usage): settled tasks past its watermark, in bounded batches
       const rolledUp = await usage.sweep().catch((e: unknown) => {
-        logger.warn({ err: (e as Error).message }, 'usage rollup batch failed; retried next sweep');
+        batchFailed(logger, 'usage_rollup', e, {}, 'usage rollup batch failed; retried next sweep');
         return 0;
       });
       return { ...r, ...kept, rolledUp };

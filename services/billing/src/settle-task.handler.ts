@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { MAX_SETTLE_BATCH, settle, settleMany, StatementBatcher, type Pending, type SettleOutcome } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
-import { settlements } from '@gmg/observability';
+import { batchFailed, settlements } from '@gmg/observability';
 
 type Settlement = Awaited<ReturnType<typeof settle>>;
 /** A settle job waiting for its batch: its task id, and its settlement once the batch is written. */
@@ -56,7 +56,7 @@ export class SettleTaskHandler {
     try {
       results = await settleMany(this.ds, ids);
     } catch (e) {
-      this.logger.warn({ tasks: ids.length, err: (e as Error).message }, 'settlement batch failed; settling its tasks one by one');
+      batchFailed(this.logger, 'settle_batch', e, { tasks: ids.length }, 'settlement batch failed; settling its tasks one by one');
     }
     if (results) this.answer(batch, results);
     else await Promise.all(batch.map((w) => settle(this.ds, w.item).then(w.resolve, w.reject)));
