@@ -1,11 +1,12 @@
 /**
- * Issue 36 item 3: a chat call's open row (written before its first byte) is committed asynchronously
- * (CreditLeaseRepository.openCalls: `synchronous_commit = off` for that statement alone). This is what a crash of
+ * Issue 36 item 3: a chat call's open row (written before its first byte) is committed asynchronously when its
+ * statement carries no record (CreditLeaseRepository.write, the edge's one statement per lease: `synchronous_commit
+ * = off` for that statement alone; with a record it commits synchronously). This is what a crash of
  * Postgres itself costs, on a Postgres of the test's own (test/chaos/infra.ts: initdb on a free port, killed -9 —
  * backends and postmaster — so the WAL buffers in its shared memory are lost, then crash recovery):
  * - an open row committed before any later synchronous commit on the server survives (that commit flushed the WAL
  *   up to it): the window is the async rows after the last synchronous commit, at most 3 × wal_writer_delay;
- * - a call whose open row was lost and whose edge lives on is written again by its record (`record` inserts a
+ * - a call whose open row was lost and whose edge lives on is written again by its record (`write` inserts a
  *   missing row) and charged exactly once;
  * - a call whose open row was lost and whose edge died too is not charged: the lease's close releases its
  *   reservation (money of ours, never the client's), and the ledger invariants hold either way.
@@ -89,25 +90,27 @@ it('a Postgres crash loses at most the open rows after its last synchronous comm
     channelId: null,
   });
 
+  // the edge's statement: a lease's open rows and records (asynchronous while it carries no record)
+  const write = async (opens: OpenedCall[], records: LeasedCall[]) => (await leases.write(leaseId, opens, records)).active;
   // A: opened, then a synchronous commit (the lease's renewal) — its row is durable from then on
   const a = opened();
-  expect(await leases.openCalls(leaseId, [a])).toBe(true);
+  expect(await write([a], [])).toBe(true);
   expect((await leases.renew([leaseId], 60_000)).has(leaseId)).toBe(true);
   // B: opened last, then the crash at once — its row may be lost (async commit) or not (the WAL writer was quicker)
   const b = opened();
-  expect(await leases.openCalls(leaseId, [b])).toBe(true);
+  expect(await write([b], [])).toBe(true);
   await crashAndRecover();
 
   expect(await rowOf(a.id)).toEqual({ status: 'processing' });
   const bSurvived = (await rowOf(b.id)) !== undefined;
   // the edge lived on: both calls end and its record batch writes them (B's row again when it was lost)
-  expect(await leases.record(leaseId, [finished(a, 300n), finished(b, 400n)])).toBe(true);
+  expect(await write([], [finished(a, 300n), finished(b, 400n)])).toBe(true);
   expect(await rowOf(b.id)).toEqual({ status: 'completed' });
   expect([await capturesOf(a.id), await capturesOf(b.id)]).toEqual([1, 1]);
 
   // C: opened, crash at once, and its edge is gone too: the lease's close (a sweeper) charges what it finds
   const c = opened();
-  expect(await leases.openCalls(leaseId, [c])).toBe(true);
+  expect(await write([c], [])).toBe(true);
   await crashAndRecover();
   const cSurvived = (await rowOf(c.id)) !== undefined;
   expect(await leases.close(leaseId)).not.toBeNull();
