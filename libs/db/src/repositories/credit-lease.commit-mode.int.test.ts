@@ -1,6 +1,6 @@
 import { createTestDatabase, fundedOwner, testChatCall, type TestDatabase } from '@gmg/testing';
 import { newTaskId } from '../ids';
-import { CreditLeaseRepository, type LeasedCall } from './credit-lease.repository';
+import { CreditLeaseRepository, openedRow, recordedRow, type LeasedCall } from './credit-lease.repository';
 import type { Row } from './sql';
 
 /**
@@ -42,19 +42,6 @@ async function leased() {
   expect(await leases.grant({ id: leaseId, accountId: owner.accountId, edgeId: 'edge-a', min: 1000n, want: 5000n, ttlMs: 60_000 })).not.toBeNull();
   return { owner, leaseId };
 }
-/** A call's columns as the repository sends them to the functions. */
-const asJson = (c: LeasedCall, open = false) => ({
-  id: c.id,
-  account_id: c.accountId,
-  api_key_id: c.apiKeyId,
-  model: c.model,
-  requested_model: c.requestedModel,
-  price: c.reserved.toString(),
-  request: c.request,
-  price_snapshot: c.priceSnapshot,
-  started_at: c.startedAt.toISOString(),
-  ...(open ? {} : { status: c.status, cost: c.cost.toString(), result: c.result, error: c.error, channel_id: c.channelId }),
-});
 
 it('the open-row function commits its own transaction asynchronously; the record function synchronously', async () => {
   expect(await commitModeOf(`SELECT * FROM gmg_open_chat_calls('lease_none', '[]'::jsonb)`)).toEqual({ inside: 'off', after: 'on' });
@@ -65,7 +52,8 @@ it('the one statement per lease commits asynchronously with open rows only, sync
   const { owner, leaseId } = await leased();
   const call = (): LeasedCall => ({ ...testChatCall(owner, 40n), reserved: 100n });
   const write = `SELECT * FROM gmg_write_chat_calls($1, $2::jsonb, $3::jsonb)`;
-  const json = (cs: LeasedCall[], open: boolean) => JSON.stringify(cs.map((c) => asJson(c, open)));
+  // a call's columns as the repository sends them
+  const json = (cs: LeasedCall[], open: boolean) => JSON.stringify(cs.map(open ? openedRow : recordedRow));
   const [a, b, c] = [call(), call(), call()];
   // open rows only: no money moves
   expect(await commitModeOf(write, [leaseId, json([a], true), '[]'])).toEqual({ inside: 'off', after: 'on' });

@@ -28,7 +28,7 @@ export type OpenedCall = Pick<
 >;
 
 /** A call's columns as the statements below read them (jsonb_to_recordset): what it has from its start. */
-const openedRow = (c: OpenedCall) => ({
+export const openedRow = (c: OpenedCall) => ({
   id: c.id,
   account_id: c.accountId,
   api_key_id: c.apiKeyId,
@@ -41,7 +41,7 @@ const openedRow = (c: OpenedCall) => ({
 });
 
 /** A finished call's columns as the statements below read them. */
-const recordedRow = (c: LeasedCall) => ({
+export const recordedRow = (c: LeasedCall) => ({
   ...openedRow(c),
   status: c.status,
   cost: (c.cost < c.reserved ? c.cost : c.reserved).toString(),
