@@ -132,34 +132,23 @@ export class CreditLeaseRepository {
   }
 
   /**
-   * Writes calls as they start (status `processing`, the lease id, the reservation as price), in one statement,
-   * only while the lease is active; false (nothing written) otherwise. Moves no money: the lease holds it.
+   * The edge's one statement per lease: the calls started (`opens`: status `processing`, the lease id, the
+   * reservation as price; no money moves, the lease holds it) and the calls finished (`records`, as `record`) of one
+   * lease, in one transaction, only while the lease is active (`active` false: nothing written). `written` is how
+   * many open rows it inserted. A call in both is written once and captured once (the record moves the row the open
+   * part just wrote); the book sends such a call only as a record.
    *
-   * The statement is the function `gmg_open_chat_calls` (migration 1765760000000-chat-call-functions: its plan is
-   * cached per server connection instead of planned per call). Committed asynchronously (`synchronous_commit = off`
-   * for its own transaction only, through `set_config(…, true)`: one round trip, safe under PgBouncer's transaction
-   * pooling): the row is visible to every session at once, so a kill of the edge is covered exactly as before, but
-   * the first byte of a chat answer no longer waits for the WAL flush (issue 36 item 3; docs/messages.md "What a
-   * crash costs"). A crash of Postgres itself can lose the rows of the last ≤ 3 × wal_writer_delay (600 ms by
-   * default); the edge then writes the call again with its record (`record` inserts a missing row), so the call is
-   * still charged once. Only when the edge dies too before that is a lost call left uncharged (the lease's close
-   * releases its reservation): money of ours, never the client's, bounded by the calls opened in that window.
-   * The previous release's statement (the edge now sends `write`, committed the same way when it carries only open
-   * rows): kept while that release may still call it, and for test/chaos/postgres-crash.int.test.ts.
-   */
-  async openCalls(leaseId: string, calls: readonly OpenedCall[]): Promise<boolean> {
-    const input = calls.map(openedRow);
-    const rows = rowsOf(await this.ds.query(`SELECT out_active AS active FROM gmg_open_chat_calls($1, $2::jsonb)`, [leaseId, JSON.stringify(input)]));
-    return Number(rows[0]?.active ?? 0) > 0;
-  }
-
-  /**
-   * The edge's one statement per lease: the calls started (`opens`, as `openCalls`) and the calls finished
-   * (`records`, as `record`) of one lease, in one transaction, only while the lease is active (`active` false:
-   * nothing written). `written` is how many open rows it inserted. The function `gmg_write_chat_calls` (migration
-   * 1766000000000-chat-call-write) commits asynchronously when it carries only open rows (see `openCalls`) and
-   * synchronously as soon as it carries a record (money moves). A call in both is written once and captured once
-   * (the record moves the row the open part just wrote); the book sends such a call only as a record.
+   * The function `gmg_write_chat_calls` (migration 1766000000000-chat-call-write; its plan is cached per server
+   * connection) commits synchronously as soon as it carries a record (money moves), and asynchronously while it
+   * carries only open rows (`synchronous_commit = off` for its own transaction only, through `set_config(…, true)`:
+   * one round trip, safe under PgBouncer's transaction pooling): the row is visible to every session at once, so a
+   * kill of the edge is covered, but the first byte of a chat answer does not wait for the WAL flush (issue 36 item
+   * 3; docs/messages.md "What a crash costs"). A crash of Postgres itself can lose the open rows of the last ≤ 3 ×
+   * wal_writer_delay (600 ms by default); the edge then writes the call again with its record (a missing row is
+   * inserted), so the call is still charged once. Only when the edge dies too before that is a lost call left
+   * uncharged (the lease's close releases its reservation): money of ours, never the client's, bounded by the calls
+   * opened in that window (test/chaos/postgres-crash.int.test.ts). The previous release's two statements
+   * (`gmg_open_chat_calls`, `gmg_record_chat_calls`) stay in the database while it may still run.
    */
   async write(leaseId: string, opens: readonly OpenedCall[], records: readonly LeasedCall[]): Promise<{ active: boolean; written: number }> {
     const rows = rowsOf(
