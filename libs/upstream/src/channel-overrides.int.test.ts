@@ -170,7 +170,9 @@ describe('per-channel overrides on the task protocols, against a local vendor an
     const t0 = Date.now();
     const e = await failure(adapter.submit(slowSubmit, request(), { taskId: 'task-slow' }));
     expect({ retryable: e.retryable, kind: e.kind }).toEqual({ retryable: true, kind: 'timeout' });
-    const slowPoll = channel('slow-poll', { proxy: proxy.url, timeouts: { poll_ms: 200 } }, '/slow');
+    // the poll's bound is wider: it covers the tunnel through the proxy too, which a loaded CI host has taken
+    // more than 200 ms to open (the vendor never saw the poll); 1 s still proves poll_ms, not the adapter's 5 s
+    const slowPoll = channel('slow-poll', { proxy: proxy.url, timeouts: { poll_ms: 1_000 } }, '/slow');
     const p = await failure(adapter.poll(slowPoll, 't1'));
     expect(p.kind).toBe('timeout');
     // both well under the adapter's 5 s
