@@ -23,6 +23,10 @@
  * statement), and the CPU of the Postgres backends serving that edge alone — counts that the other processes of a
  * shared machine do not move, unlike the latencies and the all-postgres CPU.
  *
+ * `serverTiming`: the medians of the `Server-Timing` header of the one-connection calls (docs/messages.md): the edge's own
+ * account of its time before the upstream call (`gw`), the upstream's (`upstream`: request sent to whole answer read)
+ * and its total to the answer's headers — what the client's latency has beyond it is the HTTP hops and the writes.
+ *
  * BENCH_CPU_PROF=<dir>: the edge's V8 CPU profile, written when the bench stops it (bench/profile-summary.ts reads it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -62,10 +66,15 @@ interface Target {
   headers: Record<string, string>;
 }
 
+/** While set, the `Server-Timing` header of each call's answer is kept here (the gateway's own account of its time). */
+let serverTimings: string[] | undefined;
+
 /** One call; resolves with [time to first body byte, total] in ms. */
 async function call(t: Target, body: string, extra: Record<string, string> = {}, urlPath = '/v1/messages'): Promise<[number, number]> {
   const s = performance.now();
   const res = await t.pool.request({ method: 'POST', path: urlPath, headers: { ...t.headers, ...extra }, body });
+  const st = res.headers['server-timing'];
+  if (serverTimings && typeof st === 'string') serverTimings.push(st);
   let first = NaN;
   for await (const _chunk of res.body) if (Number.isNaN(first)) first = performance.now() - s;
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
@@ -159,6 +168,30 @@ async function counted<R extends { lat: number[] }>(
     perCall: `${((c1.statements - c0.statements) / n).toFixed(2)} statements, ${((c1.roundTrips - c0.roundTrips) / n).toFixed(2)} round trips, own backends ${(cpuUs / n).toFixed(0)} µs per call`,
     byStatement: Object.fromEntries(each.slice(0, 8).map(([sql, k]) => [sql, Number(k.toFixed(3))])),
   };
+}
+
+/** The medians of each metric of the `Server-Timing` headers kept (`gw`, `upstream`, `total`), in ms. */
+function serverTimingMedians(headers: readonly string[]): string {
+  const by = new Map<string, number[]>();
+  for (const h of headers) {
+    for (const m of h.matchAll(/(\w+);dur=([\d.]+)/g)) {
+      const [, name, dur] = m;
+      if (name !== undefined && dur !== undefined) by.set(name, [...(by.get(name) ?? []), Number(dur)]);
+    }
+  }
+  return (
+    [...by]
+      .map(
+        ([name, v]) =>
+          `${name} p50 ${f2(
+            pct(
+              v.sort((a, b) => a - b),
+              50,
+            ),
+          )}`,
+      )
+      .join(', ') + " ms (the edge's own account)"
+  );
 }
 
 async function startMock(port: number): Promise<ChildProcess> {
@@ -261,8 +294,11 @@ async function main(): Promise<void> {
       return [NaN, performance.now() - s];
     });
     const latD = await load(REQUESTS, 1, () => call(direct1, BODY));
+    serverTimings = [];
     const w1 = await counted(wire, () => load(REQUESTS, 1, () => call(gw1, BODY)));
     const latG = w1.r;
+    const timings = serverTimings;
+    serverTimings = undefined;
     const ttfbD = await load(Math.floor(REQUESTS / 2), 1, () => call(direct1, STREAM_BODY), 0);
     const ttfbG = await load(Math.floor(REQUESTS / 2), 1, () => call(gw1, STREAM_BODY), 0);
     // the chat-completions path beside /v1/messages: whole answers (total), and streams (first byte)
@@ -386,6 +422,7 @@ async function main(): Promise<void> {
       rss: `${rssOpen.toFixed(0)} MiB with ${STREAMS} open (${rssBefore.toFixed(0)} before)`,
       heap: heapOpen,
       healthz: `p50 ${f2(pct(floor.lat, 50))} ms`,
+      serverTiming: serverTimingMedians(timings),
       failures: latD.failures + latG.failures + ttfbD.failures + ttfbG.failures + thr[16].failures + thr[50].failures,
     };
     const chat = {
