@@ -26,8 +26,9 @@ export const BACKLOG_CAPS = {
   settle: 200_000,
   /**
    * Webhook deliveries waiting or delayed per webhook shard (receivers failing: each retried for ~23 h) above which a
-   * delivery is not enqueued; the billing sweep enqueues an owed delivery whose job is missing within its look-back
-   * (10 min), so one deferred longer than that is not sent (no money moves; the task is still there to poll).
+   * delivery is not enqueued: the shard is marked (webhook-deferral.ts) and the billing sweep, which enqueues an owed
+   * delivery whose job is missing, looks back to the first decline instead of its usual 10 minutes (at most the
+   * webhook max age, 24 h), so a deferred delivery is sent once there is room.
    */
   webhook: 200_000,
 } as const;

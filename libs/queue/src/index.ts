@@ -27,6 +27,7 @@ export type { TaskQueue, BillingQueue, WebhookQueue } from './producers';
 export { createTypedWorker, requireTaskId, TASK_JOB_NAMES, BILLING_JOB_NAMES, WEBHOOK_JOB_NAMES, WORKER_LOCK_DEFAULTS } from './typed-worker';
 export { DuePolls } from './due-polls';
 export { BacklogGate } from './backlog';
+export { clearWebhookDeferral, webhookDeferrals } from './webhook-deferral';
 export type { ClaimedPoll, PollSettlement } from './due-polls';
 export type { JobHandlers } from './typed-worker';
 export { evaluateLiveness, startHealthServer } from './health-server';

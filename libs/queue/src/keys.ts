@@ -48,6 +48,12 @@ export const upstreamCallbackKey = (prefix: string, taskId: string): string => `
 /** In the slot of the queue (shard) it guards: lost with that queue's data, so its absence means the queue was lost. */
 export const healSentinelKey = (queuePrefix: string): string => `${queuePrefix}:heal`;
 
+/**
+ * Since when deliveries of a webhook shard were declined at its backlog cap (a hash: `since`, `last`), in the shard's
+ * slot: the billing sweep looks back to it (webhook-deferral.ts).
+ */
+export const webhookDeferredKey = (queuePrefix: string): string => `${queuePrefix}:webhook-deferred`;
+
 /** Where a pool's orphan sweep stopped (a task id), in the slot of the pool's shard 0. */
 export const sweepCursorKey = (queuePrefix: string): string => `${queuePrefix}:sweep-cursor`;
 

@@ -20,6 +20,7 @@ import { BACKLOG_CAPS, BacklogGate, SETTLE_GATE, WEBHOOK_GATE } from './backlog'
 import { DuePolls } from './due-polls';
 import { billingQueueKeyPrefix, queueKeyPrefix, shardOf } from './keys';
 import { WORKER_LOCK_DEFAULTS } from './typed-worker';
+import { markWebhookDeferred } from './webhook-deferral';
 
 export type TaskQueue = Queue<TaskJobCatalog[keyof TaskJobCatalog], unknown, keyof TaskJobCatalog>;
 export type BillingQueue = Queue<BillingJobCatalog[keyof BillingJobCatalog], unknown, keyof BillingJobCatalog>;
@@ -108,11 +109,16 @@ export function shardFor<Q>(queues: Q | readonly Q[], taskId: string): Q {
 
 /**
  * jobId = webhook-<taskId>-<event>, on the task's shard: one delivery per task and terminal state, however often it is
- * asked for. false: the shard's backlog is at its cap (BACKLOG_CAPS.webhook) and nothing was enqueued.
+ * asked for. false: the shard's backlog is at its cap (BACKLOG_CAPS.webhook) and nothing was enqueued; the shard is
+ * marked (webhook-deferral.ts) so that the billing sweep looks back far enough to send it later.
  */
 export async function enqueueWebhook(queues: WebhookQueue | readonly WebhookQueue[], data: WebhookJobData, gate: BacklogGate = WEBHOOK_GATE): Promise<boolean> {
   const queue = shardFor(queues, data.taskId);
-  if (!(await gate.admits(queue))) return false;
+  if (!(await gate.admits(queue))) {
+    // the billing sweep looks back to the first decline, however long ago, and sends it once there is room
+    await markWebhookDeferred(queue);
+    return false;
+  }
   await queue.add('deliver', data, { jobId: webhookJobId(data.taskId, data.event) });
   return true;
 }

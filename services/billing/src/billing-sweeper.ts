@@ -2,7 +2,17 @@ import { settleJobId, webhookJobId } from '@gmg/contracts';
 import type { TaskRecoveryRepository, TaskRepository, WebhookRepository } from '@gmg/db';
 import type { Logger } from '@gmg/logger';
 import { batchFailed } from '@gmg/observability';
-import { enqueueSettlement, enqueueWebhook, jobPresence, shardOf, type BillingQueue, type JobPresence, type WebhookQueue } from '@gmg/queue';
+import {
+  clearWebhookDeferral,
+  enqueueSettlement,
+  enqueueWebhook,
+  jobPresence,
+  shardOf,
+  webhookDeferrals,
+  type BillingQueue,
+  type JobPresence,
+  type WebhookQueue,
+} from '@gmg/queue';
 import { forEachIdPage } from '@gmg/db';
 import type { SettleTaskHandler } from './settle-task.handler';
 
@@ -16,6 +26,9 @@ const IDEMPOTENCY_EXPIRY_BATCHES = 10;
  * The webhooks the sweep owes (billing runs with webhooks): Postgres's owed deliveries (WebhookRepository.owedIds)
  * whose job Redis no longer has are enqueued again. `lookbackMs`: how far back a regular sweep reads (a lost job is
  * found by the first sweep after the loss); the rebuild after a Redis loss reads `maxAgeMs` (no attempt starts later).
+ * A shard that declined deliveries at its backlog cap is marked (libs/queue webhook-deferral.ts): a regular sweep then
+ * reads back to the first decline (plus `lookbackMs`, at most `maxAgeMs`), until a walk gets through its window with
+ * no decline since it read the mark.
  */
 export interface OwedWebhooks {
   repo: Pick<WebhookRepository, 'owedIds'>;
@@ -137,16 +150,20 @@ export class BillingSweeper {
   }
 
   /**
-   * Owed webhooks whose delivery job is missing (Redis lost it: a failover before the write replicated, a flush):
+   * Owed webhooks whose delivery job is missing (Redis lost it: a failover before the write replicated, a flush; or
+   * it was declined at the webhook backlog's cap):
    * enqueued again under the same jobId (a job still there, live or finished, swallows nothing and is left alone;
    * the delivery handler skips a webhook delivered meanwhile). Keyset pages, bounded like the settlements.
    */
   private async sweepWebhooks(olderThanMs: number): Promise<number> {
     if (!this.webhooks) return 0;
     const { repo, queues } = this.webhooks;
-    const withinMs = olderThanMs === 0 ? this.webhooks.maxAgeMs : this.webhooks.lookbackMs;
+    const { lookbackMs, maxAgeMs } = this.webhooks;
+    const deferrals = await webhookDeferrals(queues);
+    const since = Math.min(...deferrals.map((d) => d.since));
+    const withinMs = olderThanMs === 0 ? maxAgeMs : Math.min(maxAgeMs, lookbackMs + (deferrals.length > 0 ? Math.max(0, Date.now() - since) : 0));
     let resent = 0;
-    await forEachIdPage(
+    const walk = await forEachIdPage(
       (limit, afterId) => repo.owedIds(olderThanMs, withinMs, limit, afterId),
       MAX_ROWS_PER_SWEEP,
       async (owed) => {
@@ -158,6 +175,8 @@ export class BillingSweeper {
         }
       },
     );
+    // the whole window walked: the deferred deliveries are queued now (or were declined again, which moved the mark)
+    if (walk.done) for (const d of deferrals) await clearWebhookDeferral(d);
     if (resent) this.logger.warn({ webhooksResent: resent }, 'billing sweep re-enqueued owed webhooks Redis had lost');
     return resent;
   }

@@ -8,7 +8,17 @@ import type { AddressInfo } from 'node:net';
 import { QUEUES, webhookJobId } from '@gmg/contracts';
 import { TaskRecoveryRepository, TaskRepository, WebhookRepository, settleTask } from '@gmg/db';
 import { createLogger } from '@gmg/logger';
-import { createRedis, createWebhookQueue, jobPresence, queueKeyPrefix, type Redis } from '@gmg/queue';
+import {
+  BacklogGate,
+  clearWebhookDeferral,
+  createRedis,
+  createWebhookQueue,
+  enqueueWebhook,
+  jobPresence,
+  queueKeyPrefix,
+  webhookDeferrals,
+  type Redis,
+} from '@gmg/queue';
 import {
   TEST_REDIS_URL,
   createTestDatabase,
@@ -142,6 +152,54 @@ describe('the billing sweep and owed webhooks', () => {
     // the rebuild after a Redis loss: however recent, back to the max age (the old one too)
     expect((await sweeper.sweep(0)).webhooksResent).toBe(2);
     expect(await presence()).toEqual({ lost: 'live', lostFailed: 'live', delivered: 'missing', live: 'live', recent: 'live', old: 'live' });
+  });
+
+  it('a delivery declined at the backlog cap longer ago than the look-back is still sent; the mark goes once a walk is through', async () => {
+    const queue = createWebhookQueue(redis, prefix, { attempts: 1, backoffMs: 10 });
+    onEnd = () => queue.close();
+    const deferred = await settledTask('deferred');
+    const unmarked = await settledTask('unmarked');
+    // settlement asked for its delivery while the shard was at its cap (a gate of 0): declined, the shard marked
+    expect(await enqueueWebhook(queue, { taskId: deferred, event: 'completed' }, new BacklogGate(0))).toBe(false);
+    const marks = await webhookDeferrals([queue]);
+    expect(marks).toHaveLength(1);
+    // two hours later (the look-back is 10 minutes): the mark is as old as the decline
+    await ageTask(deferred, 2 * 3600_000);
+    await ageTask(unmarked, 2 * 3600_000);
+    await redis.hset(`${queue.opts.prefix}:webhook-deferred`, 'since', String(Date.now() - 2 * 3600_000 - 1000));
+    const sweeper = new BillingSweeper(
+      new TaskRepository(db.dataSource),
+      new TaskRecoveryRepository(db.dataSource),
+      undefined as never,
+      {} as SettleTaskHandler,
+      logger,
+      30_000,
+      { repo: new WebhookRepository(db.dataSource), queues: [queue], lookbackMs: 600_000, maxAgeMs: 3 * 3600_000 },
+    );
+    const presence = () => jobPresence(queue, [webhookJobId(deferred, 'completed'), webhookJobId(unmarked, 'completed')]);
+    // the regular sweep reads back to the decline: both owed deliveries of that window are queued (the unmarked one
+    // lost its job some other way; it is owed all the same; the other tests' owed tasks of the window too)
+    expect((await sweeper.sweep()).webhooksResent).toBeGreaterThanOrEqual(2);
+    expect(await presence()).toEqual(['live', 'live']);
+    // the walk got through its window with no decline since: the mark is gone, the next sweep looks back 10 minutes
+    expect(await webhookDeferrals([queue])).toEqual([]);
+    await queue.obliterate({ force: true });
+    await sweeper.sweep();
+    expect(await presence()).toEqual(['missing', 'missing']);
+  });
+
+  it('a mark that moved while a walk ran (another decline) is not cleared by it', async () => {
+    const queue = createWebhookQueue(redis, prefix, { attempts: 1, backoffMs: 10 });
+    onEnd = () => queue.close();
+    expect(await enqueueWebhook(queue, { taskId: 'task_declined_a', event: 'completed' }, new BacklogGate(0))).toBe(false);
+    const [read] = await webhookDeferrals([queue]);
+    await waitFor(() => (Date.now() > Number(read!.last) ? true : undefined), { timeoutMs: 1000, intervalMs: 1, what: 'the clock to move' });
+    expect(await enqueueWebhook(queue, { taskId: 'task_declined_b', event: 'completed' }, new BacklogGate(0))).toBe(false);
+    expect(await clearWebhookDeferral(read!)).toBe(false);
+    const [now] = await webhookDeferrals([queue]);
+    expect(now).toMatchObject({ since: read!.since });
+    expect(await clearWebhookDeferral(now!)).toBe(true);
+    expect(await webhookDeferrals([queue])).toEqual([]);
   });
 
   it("after the webhook queue's keys are lost (its shard failed over empty), every owed webhook is delivered, once", async () => {
