@@ -18,6 +18,7 @@ import {
   queueKeyPrefix,
   webhookDeferrals,
   type Redis,
+  type WebhookQueue,
 } from '@gmg/queue';
 import {
   TEST_REDIS_URL,
@@ -81,6 +82,18 @@ async function settledTask(path: string, outcome: 'completed' | 'failed' = 'comp
 const ageTask = (id: string, ms: number): Promise<unknown> =>
   db.dataSource.query(`UPDATE tasks SET completed_at = now() - ($2 || ' milliseconds')::interval WHERE id = $1`, [id, String(ms)]);
 
+/** A billing sweep over the webhook queue only (no settlements here): a 10-minute look-back, a 3 h max age. */
+const webhookSweeper = (queue: WebhookQueue): BillingSweeper =>
+  new BillingSweeper(
+    new TaskRepository(db.dataSource),
+    new TaskRecoveryRepository(db.dataSource),
+    undefined as never,
+    {} as SettleTaskHandler,
+    logger,
+    30_000,
+    { repo: new WebhookRepository(db.dataSource), queues: [queue], lookbackMs: 600_000, maxAgeMs: 3 * 3600_000 },
+  );
+
 describe('the billing sweep and owed webhooks', () => {
   let prefix: string;
   let webhooks: WebhookWorker | undefined;
@@ -126,15 +139,7 @@ describe('the billing sweep and owed webhooks', () => {
     for (const id of [lost, lostFailed, delivered, live]) await ageTask(id, 60_000);
     await ageTask(old, 2 * 3600_000);
 
-    const sweeper = new BillingSweeper(
-      new TaskRepository(db.dataSource),
-      new TaskRecoveryRepository(db.dataSource),
-      undefined as never,
-      {} as SettleTaskHandler,
-      logger,
-      30_000,
-      { repo: new WebhookRepository(db.dataSource), queues: [queue], lookbackMs: 600_000, maxAgeMs: 3 * 3600_000 },
-    );
+    const sweeper = webhookSweeper(queue);
     const presence = async (): Promise<Record<string, string>> => {
       const ids = { lost, lostFailed, delivered, live, recent, old };
       const events = { lost: 'completed', lostFailed: 'failed', delivered: 'completed', live: 'completed', recent: 'completed', old: 'completed' } as const;
@@ -167,15 +172,7 @@ describe('the billing sweep and owed webhooks', () => {
     await ageTask(deferred, 2 * 3600_000);
     await ageTask(unmarked, 2 * 3600_000);
     await redis.hset(`${queue.opts.prefix}:webhook-deferred`, 'since', String(Date.now() - 2 * 3600_000 - 1000));
-    const sweeper = new BillingSweeper(
-      new TaskRepository(db.dataSource),
-      new TaskRecoveryRepository(db.dataSource),
-      undefined as never,
-      {} as SettleTaskHandler,
-      logger,
-      30_000,
-      { repo: new WebhookRepository(db.dataSource), queues: [queue], lookbackMs: 600_000, maxAgeMs: 3 * 3600_000 },
-    );
+    const sweeper = webhookSweeper(queue);
     const presence = () => jobPresence(queue, [webhookJobId(deferred, 'completed'), webhookJobId(unmarked, 'completed')]);
     // the regular sweep reads back to the decline: both owed deliveries of that window are queued (the unmarked one
     // lost its job some other way; it is owed all the same; the other tests' owed tasks of the window too)
