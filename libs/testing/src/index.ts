@@ -1,4 +1,13 @@
-export { createTestDatabase, TEST_PG_ADMIN_URL, TEST_REDIS_TARGET, TEST_REDIS_URL, uniqueRedisPrefix, uniqueSuffix, type TestDatabase } from './test-database';
+export {
+  createTestDatabase,
+  propertyRuns,
+  TEST_PG_ADMIN_URL,
+  TEST_REDIS_TARGET,
+  TEST_REDIS_URL,
+  uniqueRedisPrefix,
+  uniqueSuffix,
+  type TestDatabase,
+} from './test-database';
 export { waitFor } from './wait-for';
 export { startService, freePort, REPO_ROOT, testResultEnv } from './service-process';
 export type { ServiceProcess } from './service-process';

@@ -12,6 +12,14 @@ export const TEST_PG_ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgre
  * the test's own data source, the services a test starts — goes through the pooler, as in production.
  */
 const TEST_PG_POOL_URL = process.env.TEST_DATABASE_POOL_URL || undefined;
+
+/**
+ * How many random cases a money property test runs: `n` against Postgres itself, a quarter of it (at least 25) in the
+ * second pass through PgBouncer (CI's with-pgbouncer step). That pass proves the properties hold on the pooled path
+ * (transaction pooling, no session state); the depth of the random search is the direct pass's, and each pass draws
+ * its own seed. The mutation tests (ledger.mutation.int.test.ts) keep their counts: they must find their bug.
+ */
+export const propertyRuns = (n: number): number => (TEST_PG_POOL_URL ? Math.max(25, Math.ceil(n / 4)) : n);
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /**
  * Set by the test set-up when TEST_REDIS_CLUSTER=1 (test/redis-cluster.setup.ts: a local 3-master cluster on free

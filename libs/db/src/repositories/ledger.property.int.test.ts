@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createTestDatabase, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, propertyRuns, type TestDatabase } from '@gmg/testing';
 import { OpsStatsRepository } from './ops-stats.repository';
 import { BATCH_OVER_BALANCE, batchedHoldOps, batchedOps, ledgerProperty, partialCaptureProperty, settlementStormProperty } from './ledger-model.test-kit';
 
@@ -19,28 +19,28 @@ describe('ledger invariants (model-based, real Postgres)', () => {
   });
 
   it('keeps every invariant after every step of random topups, holds, finishes and settlements (700 runs)', async () => {
-    await fc.assert(ledgerProperty(db.dataSource), { numRuns: 700 });
+    await fc.assert(ledgerProperty(db.dataSource), { numRuns: propertyRuns(700) });
   }, 300_000);
 
   it('captures exactly the stored capture amount and releases the rest, once, under duplicated deliveries (200 runs)', async () => {
-    await fc.assert(partialCaptureProperty(db.dataSource), { numRuns: 200 });
+    await fc.assert(partialCaptureProperty(db.dataSource), { numRuns: propertyRuns(200) });
   }, 300_000);
 
   it('keeps every invariant with settlements batched as billing runs them (settleMany, concurrent batches; 300 runs)', async () => {
-    await fc.assert(ledgerProperty(db.dataSource, batchedOps()), { numRuns: 300 });
-    await fc.assert(partialCaptureProperty(db.dataSource, batchedOps()), { numRuns: 100 });
+    await fc.assert(ledgerProperty(db.dataSource, batchedOps()), { numRuns: propertyRuns(300) });
+    await fc.assert(partialCaptureProperty(db.dataSource, batchedOps()), { numRuns: propertyRuns(100) });
   }, 300_000);
 
   it('keeps every invariant with concurrent holds of one account batched as the edge runs them (HoldBatchingTaskRepository; 300 runs)', async () => {
-    await fc.assert(ledgerProperty(db.dataSource, batchedHoldOps()), { numRuns: 300, examples: [BATCH_OVER_BALANCE] });
+    await fc.assert(ledgerProperty(db.dataSource, batchedHoldOps()), { numRuns: propertyRuns(300), examples: [BATCH_OVER_BALANCE] });
   }, 300_000);
 
   it('settles a storm of duplicated, shuffled, concurrent deliveries exactly once per task (300 runs)', async () => {
-    await fc.assert(settlementStormProperty(db.dataSource), { numRuns: 300 });
+    await fc.assert(settlementStormProperty(db.dataSource), { numRuns: propertyRuns(300) });
   }, 300_000);
 
   it('the same storm with the deliveries batched into shared, concurrent statements (settleMany; 300 runs)', async () => {
-    await fc.assert(settlementStormProperty(db.dataSource, batchedOps()), { numRuns: 300 });
+    await fc.assert(settlementStormProperty(db.dataSource, batchedOps()), { numRuns: propertyRuns(300) });
   }, 300_000);
 
   it('keeps the maintained ledger totals (what the money gauges read) equal to the ledger itself after all of the above', async () => {

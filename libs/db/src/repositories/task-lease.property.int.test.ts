@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createTestDatabase, testTask, type TestDatabase } from '@gmg/testing';
+import { createTestDatabase, propertyRuns, testTask, type TestDatabase } from '@gmg/testing';
 import { AccountRepository } from './account.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreditLeaseRepository } from './credit-lease.repository';
@@ -26,12 +26,15 @@ describe('ledger invariants with lease-paid task holds (model-based, real Postgr
   });
 
   it("keeps every invariant with holds from one edge's leases (300 runs)", async () => {
-    await fc.assert(ledgerProperty(db.dataSource, leasedHoldOps()), { numRuns: 300, examples: [BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND] });
+    await fc.assert(ledgerProperty(db.dataSource, leasedHoldOps()), { numRuns: propertyRuns(300), examples: [BATCH_OVER_BALANCE, LEASE_SHORT_FOR_SECOND] });
   }, 300_000);
 
   it('keeps every invariant with two edges holding for one account from their own leases, small leases (200 + 100 runs)', async () => {
-    await fc.assert(ledgerProperty(db.dataSource, leasedHoldOps({ edges: 2, targetMinor: 120n })), { numRuns: 200, examples: [BATCH_OVER_BALANCE] });
-    await fc.assert(settlementStormProperty(db.dataSource, leasedHoldOps({ edges: 2 })), { numRuns: 100 });
+    await fc.assert(ledgerProperty(db.dataSource, leasedHoldOps({ edges: 2, targetMinor: 120n })), {
+      numRuns: propertyRuns(200),
+      examples: [BATCH_OVER_BALANCE],
+    });
+    await fc.assert(settlementStormProperty(db.dataSource, leasedHoldOps({ edges: 2 })), { numRuns: propertyRuns(100) });
   }, 300_000);
 
   it('two edges holding for one account switch it to their leases by themselves (leaseWhen: contended), money exact', async () => {
