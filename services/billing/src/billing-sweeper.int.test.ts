@@ -126,6 +126,31 @@ describe('billing sweeper', () => {
     await settleTask(db.dataSource, poisoned.id);
   });
 
+  it('counts a failed owed-webhook walk and a failed idempotency expiry under their own batch labels, and the sweep goes on', async () => {
+    const failing = Object.assign(Object.create(tasks) as TaskRepository, {
+      expireIdempotencyKeys: async () => {
+        throw new Error('expiry statement failed');
+      },
+    });
+    const owedFails = {
+      repo: {
+        owedIds: async () => {
+          throw new Error('owed webhooks query failed');
+        },
+      },
+      queues: [],
+      lookbackMs: 600_000,
+      maxAgeMs: 3_600_000,
+    };
+    const sweeper = new BillingSweeper(failing, new TaskRecoveryRepository(db.dataSource), [queue], {} as SettleTaskHandler, logger, 0, owedFails);
+    const before = { webhooks: await batchErrorCount('billing_webhooks'), expiry: await batchErrorCount('idempotency_expiry') };
+    expect(await sweeper.sweep()).toMatchObject({ failed: 0, webhooksResent: 0 });
+    expect({ webhooks: await batchErrorCount('billing_webhooks'), expiry: await batchErrorCount('idempotency_expiry') }).toEqual({
+      webhooks: before.webhooks + 1,
+      expiry: before.expiry + 1,
+    });
+  });
+
   it('reads a page of settle jobs in one pipeline: no job → sent again, a waiting job → left to billing, a finished one → settled here', async () => {
     const [lost, waiting, finished] = [await newTask(), await newTask(), await newTask()];
     for (const t of [lost, waiting, finished]) await tasks.complete(t.id, {});
