@@ -132,6 +132,8 @@ interface AppParts {
   keys: KeyAuthenticator;
   /** Failed API-key authentications per client address (docs/rate-limits.md). */
   authThrottle: FailedAuthThrottle;
+  /** Requests per second per API key: one limiter (and its token lease) for every route group that mounts it. */
+  rateLimit: RequestHandler;
   prices: PriceTableCache;
   /** Where uploads live (one instance: the uploads router writes it, submissions read sizes from it). */
   uploads: UploadStorage;
@@ -217,6 +219,7 @@ function appParts(deps: AppDeps): AppParts {
     windowSeconds: config.failedAuthWindowSeconds,
     blockSeconds: config.failedAuthBlockSeconds,
   });
+  const rateLimit = createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger });
   const taskLeases = taskLeaseBook(deps);
   // the two lease books of this edge give each other the account's idle money before either refuses a request
   const chat = messagesBook(deps, taskLeases);
@@ -233,6 +236,7 @@ function appParts(deps: AppDeps): AppParts {
     views: new TaskViewStore(redis, config.queuePrefix),
     keys,
     authThrottle,
+    rateLimit,
     prices: new PriceTableCache(new PriceRepository(dataSource), config.priceCacheTtlMs),
     uploads,
     uploadSweeper: new UploadSweeper(uploads, config.uploadSweepIntervalMs, logger, deps.now),
@@ -250,7 +254,7 @@ function appParts(deps: AppDeps): AppParts {
       now: deps.now,
     },
     submitBody: [...json, callbackUrlMiddleware({ allowInsecure: config.webhookAllowInsecure, hostCheck: mediaHosts })],
-    submitGuards: submitGuards(deps, json, tasks),
+    submitGuards: submitGuards(deps, json, tasks, rateLimit),
     ...chat,
   };
 }
@@ -278,10 +282,10 @@ function taskLeaseBook({ config, dataSource, logger }: AppDeps): TaskLeaseBook |
  * naming its task is kept as a reference to it, rebuilt from Postgres on replay). The in-flight limit per key is
  * checked by the hold statement itself (TaskRepository.createWithHold): no query of its own.
  */
-function submitGuards({ config, redis, logger }: AppDeps, json: RequestHandler[], tasks: TaskRepository): RequestHandler[] {
+function submitGuards({ config, redis, logger }: AppDeps, json: RequestHandler[], tasks: TaskRepository, rateLimit: RequestHandler): RequestHandler[] {
   return [
     submitMetricsMiddleware,
-    createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger }),
+    rateLimit,
     createIdempotencyMiddleware({
       redis,
       prefix: config.queuePrefix,
@@ -324,14 +328,14 @@ function mountObservability(app: Express, deps: AppDeps): void {
  * Uploads sit before the /v1 key auth: reading an upload link is public (its unguessable name is the
  * capability); the POST authenticates itself with the same middleware.
  */
-function mountUploads(app: Express, { deps, auth, uploadPipeline, uploadSweeper, bodyBudget }: AppParts): void {
+function mountUploads(app: Express, { deps, auth, rateLimit, uploadPipeline, uploadSweeper, bodyBudget }: AppParts): void {
   const { config, redis, logger } = deps;
   app.use(
     '/v1/uploads',
     createUploadsRouter({
       ...uploadPipeline,
       authenticate: auth,
-      guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
+      guards: [rateLimit],
       logger,
       budget: bodyBudget,
       sweeper: uploadSweeper,
@@ -408,8 +412,8 @@ function mountGenerations(app: Express, parts: AppParts): void {
  * POST /v1/messages (docs/messages.md), /v1/messages/count_tokens and /v1/chat/completions (docs/chat.md, the same
  * call translated): synchronous, their own caches and crash sweeper, one credit-lease book and one circuit breaker.
  */
-function mountMessages(app: Express, { deps, prices, bodyBudget, messagesChannels, messagesClient, creditLeases, chatCallSweeper }: AppParts): void {
-  const { config, redis, logger } = deps;
+function mountMessages(app: Express, { deps, rateLimit, prices, bodyBudget, messagesChannels, messagesClient, creditLeases, chatCallSweeper }: AppParts): void {
+  const { config, logger } = deps;
   const gate = new CircuitBreaker({ failureThreshold: config.messagesRelay.breakerFailures, cooldownMs: config.messagesRelay.breakerCooldownMs });
   // the breaker is the fast path; the shared health (Postgres) sets refused keys aside and cools failing channels
   const health = new ChannelHealthReporter(new ChannelHealthRepository(deps.dataSource, config.channelBackOff), gate, (err) =>
@@ -433,7 +437,7 @@ function mountMessages(app: Express, { deps, prices, bodyBudget, messagesChannel
       sweeper: chatCallSweeper,
       maxBodyBytes: config.maxBodyBytes,
       budget: bodyBudget,
-      guards: [createRateLimitMiddleware({ redis, prefix: config.queuePrefix, logger })],
+      guards: [rateLimit],
     }),
   );
 }

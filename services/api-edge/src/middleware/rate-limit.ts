@@ -16,17 +16,6 @@ export interface RateLimitOptions {
 /** Whole seconds until the window resets, at least 1 (Retry-After). */
 export const retryAfterSeconds = (msBeforeNext: number): number => Math.max(1, Math.ceil(msBeforeNext / 1000));
 
-/** One lease limiter per (Redis client, prefix): the middlewares app.ts mounts on its route groups share it. */
-const limiters = new WeakMap<Redis, Map<string, RpsLeaseLimiter>>();
-
-function limiterFor(opts: RateLimitOptions): RpsLeaseLimiter {
-  let byPrefix = limiters.get(opts.redis);
-  if (!byPrefix) limiters.set(opts.redis, (byPrefix = new Map<string, RpsLeaseLimiter>()));
-  let limiter = byPrefix.get(opts.prefix);
-  if (!limiter) byPrefix.set(opts.prefix, (limiter = new RpsLeaseLimiter({ redis: opts.redis, keyPrefix: `${opts.prefix}:rps`, logger: opts.logger })));
-  return limiter;
-}
-
 /**
  * Requests per second per API key (`principal.rpsLimit`, the key's override else its group's; null = unlimited),
  * counted in fixed one-second windows in Redis. Over the limit → 429 `rate_limit_error` with `Retry-After`.
@@ -41,7 +30,8 @@ function limiterFor(opts: RateLimitOptions): RpsLeaseLimiter {
  * Only an unexpected store error lets a request through (logged).
  */
 export function createRateLimitMiddleware(opts: RateLimitOptions): RequestHandler {
-  const limiter = limiterFor(opts);
+  // one per app (app.ts mounts the same middleware on every route group it limits): one token lease per key
+  const limiter = new RpsLeaseLimiter({ redis: opts.redis, keyPrefix: `${opts.prefix}:rps`, logger: opts.logger });
   const warn = redisDownWarner(opts.redis, opts.logger, 'rate limit: Redis unavailable, counting requests per replica in memory');
 
   return (_req, res, next) => {
