@@ -11,7 +11,12 @@ import { REPO_ROOT, adminApi, fundedKeyInGroup, startSimStack, waitFor, type Sim
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const BASE = '/v1/artgen/generations';
-const LINK_TTL_MS = 1500;
+/**
+ * The vendor links' life in this test. The simulator writes their expiry in whole seconds, so a link lives between
+ * TTL − 1 s and TTL: 4 s leaves the worker ≥ 3 s from the poll that hands it the link to the last download. 1.5 s
+ * (0.5–1.5 s) was missed on a loaded CI host: the download met a dead link and the task failed, refunded.
+ */
+const LINK_TTL_MS = 4000;
 type Json = any;
 
 /** Price of a billing key chain, read from infra/prices.json itself (not through the code under test), in micro units. */

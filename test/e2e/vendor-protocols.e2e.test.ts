@@ -30,7 +30,12 @@ const FAMILY_SAMPLES: Body[] = [
   { model: 'wave2.7-videoedit', prompt: 'make it snow', video_urls: [VIDEO_REF] },
   { model: 'wave2.7-r2v', prompt: 'waves', image_with_roles: [{ url: REF, role: 'reference_image' }], duration: 5 },
 ];
-const LINK_TTL_MS = 1500;
+/**
+ * The vendor links' life in this test. The simulator writes their expiry in whole seconds, so a link lives between
+ * TTL − 1 s and TTL: 4 s leaves the worker ≥ 3 s from the poll that hands it the link to the last download. 1.5 s
+ * (0.5–1.5 s) was missed on a loaded CI host: the download met a dead link and the task failed, refunded.
+ */
+const LINK_TTL_MS = 4000;
 
 type Body = Record<string, unknown>;
 interface Seen {
