@@ -66,15 +66,15 @@ interface Target {
   headers: Record<string, string>;
 }
 
-/** While set, the `Server-Timing` header of each call's answer is kept here (the gateway's own account of its time). */
-let serverTimings: string[] | undefined;
-
-/** One call; resolves with [time to first body byte, total] in ms. */
-async function call(t: Target, body: string, extra: Record<string, string> = {}, urlPath = '/v1/messages'): Promise<[number, number]> {
+/**
+ * One call; resolves with [time to first body byte, total] in ms. `timings`: where to keep the answer's
+ * `Server-Timing` header (the gateway's own account of its time).
+ */
+async function call(t: Target, body: string, extra: Record<string, string> = {}, urlPath = '/v1/messages', timings?: string[]): Promise<[number, number]> {
   const s = performance.now();
   const res = await t.pool.request({ method: 'POST', path: urlPath, headers: { ...t.headers, ...extra }, body });
   const st = res.headers['server-timing'];
-  if (serverTimings && typeof st === 'string') serverTimings.push(st);
+  if (timings && typeof st === 'string') timings.push(st);
   let first = NaN;
   for await (const _chunk of res.body) if (Number.isNaN(first)) first = performance.now() - s;
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
@@ -294,11 +294,9 @@ async function main(): Promise<void> {
       return [NaN, performance.now() - s];
     });
     const latD = await load(REQUESTS, 1, () => call(direct1, BODY));
-    serverTimings = [];
-    const w1 = await counted(wire, () => load(REQUESTS, 1, () => call(gw1, BODY)));
+    const timings: string[] = [];
+    const w1 = await counted(wire, () => load(REQUESTS, 1, () => call(gw1, BODY, {}, '/v1/messages', timings)));
     const latG = w1.r;
-    const timings = serverTimings;
-    serverTimings = undefined;
     const ttfbD = await load(Math.floor(REQUESTS / 2), 1, () => call(direct1, STREAM_BODY), 0);
     const ttfbG = await load(Math.floor(REQUESTS / 2), 1, () => call(gw1, STREAM_BODY), 0);
     // the chat-completions path beside /v1/messages: whole answers (total), and streams (first byte)

@@ -8,6 +8,7 @@ export {
   uploadQuotaKey,
   healSentinelKey,
   sweepCursorKey,
+  webhookDeferredKey,
   shardOf,
   upstreamCallbackKey,
 } from './keys';

@@ -127,11 +127,12 @@ describe('billing sweeper', () => {
   });
 
   it('counts a failed owed-webhook walk and a failed idempotency expiry under their own batch labels, and the sweep goes on', async () => {
-    const failing = Object.assign(Object.create(tasks) as TaskRepository, {
+    // the sweep's only use of the task repository
+    const failing = {
       expireIdempotencyKeys: async () => {
         throw new Error('expiry statement failed');
       },
-    });
+    } as unknown as TaskRepository;
     const owedFails = {
       repo: {
         owedIds: async () => {

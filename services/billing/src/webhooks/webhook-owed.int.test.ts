@@ -17,6 +17,7 @@ import {
   jobPresence,
   queueKeyPrefix,
   webhookDeferrals,
+  webhookDeferredKey,
   type Redis,
   type WebhookQueue,
 } from '@gmg/queue';
@@ -171,7 +172,7 @@ describe('the billing sweep and owed webhooks', () => {
     // two hours later (the look-back is 10 minutes): the mark is as old as the decline
     await ageTask(deferred, 2 * 3600_000);
     await ageTask(unmarked, 2 * 3600_000);
-    await redis.hset(`${queue.opts.prefix}:webhook-deferred`, 'since', String(Date.now() - 2 * 3600_000 - 1000));
+    await redis.hset(webhookDeferredKey(queue.opts.prefix!), 'since', String(Date.now() - 2 * 3600_000 - 1000));
     const sweeper = webhookSweeper(queue);
     const presence = () => jobPresence(queue, [webhookJobId(deferred, 'completed'), webhookJobId(unmarked, 'completed')]);
     // the regular sweep reads back to the decline: both owed deliveries of that window are queued (the unmarked one
@@ -185,7 +186,7 @@ describe('the billing sweep and owed webhooks', () => {
     expect(await presence()).toEqual(['missing', 'missing']);
   });
 
-  it('a mark that moved while a walk ran (another decline) is not cleared by it', async () => {
+  it('a mark that moved after the sweep read it (another decline meanwhile) is not cleared with what the sweep read', async () => {
     const queue = createWebhookQueue(redis, prefix, { attempts: 1, backoffMs: 10 });
     onEnd = () => queue.close();
     expect(await enqueueWebhook(queue, { taskId: 'task_declined_a', event: 'completed' }, new BacklogGate(0))).toBe(false);
